@@ -1,0 +1,127 @@
+//! Choosing an adapter and opening a device on it.
+//!
+//! `ENGINE_BACKEND=vulkan|gl|metal|dx12|webgpu|cpu` restricts the backend (unset: all of them,
+//! high performance preferred); `WGPU_ADAPTER_NAME=<substring>` picks an adapter by name.
+//! The device is opened with the adapter's real limits and every optional feature the engine
+//! can use that the adapter has.
+
+use crate::error::{Error, Result};
+
+/// The backend requested by `ENGINE_BACKEND`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// Any backend; no adapter means the CPU reference with one warning.
+    Auto,
+    /// Exactly these backends; no adapter is an error.
+    Only(wgpu::Backends),
+    /// The CPU reference.
+    Cpu,
+}
+
+impl BackendChoice {
+    /// Reads `ENGINE_BACKEND`.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var("ENGINE_BACKEND") {
+            Err(_) => Ok(BackendChoice::Auto),
+            Ok(v) => Self::parse(&v),
+        }
+    }
+
+    /// Parses one of `auto`, `vulkan`, `gl`, `metal`, `dx12`, `webgpu`, `cpu`.
+    pub fn parse(v: &str) -> Result<Self> {
+        Ok(match v.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => BackendChoice::Auto,
+            "vulkan" | "vk" => BackendChoice::Only(wgpu::Backends::VULKAN),
+            "gl" | "gles" | "opengl" => BackendChoice::Only(wgpu::Backends::GL),
+            "metal" | "mtl" => BackendChoice::Only(wgpu::Backends::METAL),
+            "dx12" | "d3d12" => BackendChoice::Only(wgpu::Backends::DX12),
+            "webgpu" => BackendChoice::Only(wgpu::Backends::BROWSER_WEBGPU),
+            "cpu" => BackendChoice::Cpu,
+            other => {
+                return Err(Error::value(
+                    "Context::new",
+                    "ENGINE_BACKEND",
+                    "one of auto, vulkan, gl, metal, dx12, webgpu, cpu",
+                    other,
+                ))
+            }
+        })
+    }
+}
+
+/// A wgpu instance over the given backends, without a display.
+pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    wgpu::Instance::new(desc)
+}
+
+/// Every adapter of the instance, ordered: discrete GPUs first, software adapters last.
+pub(crate) async fn adapters(instance: &wgpu::Instance, backends: wgpu::Backends) -> Vec<wgpu::Adapter> {
+    #[cfg(not(target_arch = "wasm32"))]
+    let mut list = instance.enumerate_adapters(backends).await;
+    #[cfg(target_arch = "wasm32")]
+    let mut list = {
+        let _ = backends;
+        let options = wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        };
+        instance.request_adapter(&options).await.into_iter().collect::<Vec<_>>()
+    };
+    list.sort_by_key(|a| rank(&a.get_info()));
+    list
+}
+
+/// Sort key: high performance first, as `PowerPreference::HighPerformance` would.
+fn rank(info: &wgpu::AdapterInfo) -> u8 {
+    match info.device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
+
+/// The first adapter whose name contains `WGPU_ADAPTER_NAME` (case-insensitive), if set.
+pub(crate) fn filter_by_name(list: Vec<wgpu::Adapter>) -> Result<Vec<wgpu::Adapter>> {
+    let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") else {
+        return Ok(list);
+    };
+    let wanted_lc = wanted.to_lowercase();
+    let names: Vec<String> = list.iter().map(|a| a.get_info().name).collect();
+    let kept: Vec<_> = list
+        .into_iter()
+        .filter(|a| a.get_info().name.to_lowercase().contains(&wanted_lc))
+        .collect();
+    if kept.is_empty() {
+        return Err(Error::NoAdapter(format!(
+            "WGPU_ADAPTER_NAME={wanted:?} matches none of {names:?}"
+        )));
+    }
+    Ok(kept)
+}
+
+/// The optional features the engine uses, where the adapter has them.
+pub(crate) fn wanted_features(adapter: &wgpu::Adapter) -> wgpu::Features {
+    let mut wanted = wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F16 | wgpu::Features::TIMESTAMP_QUERY;
+    if !cfg!(target_arch = "wasm32") {
+        wanted |= wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+    }
+    adapter.features() & wanted
+}
+
+/// Opens a device with the adapter's real limits and the wanted features.
+pub(crate) async fn open(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu::Queue)> {
+    let desc = wgpu::DeviceDescriptor {
+        label: Some("engine device"),
+        required_features: wanted_features(adapter),
+        required_limits: adapter.limits(),
+        ..Default::default()
+    };
+    adapter.request_device(&desc).await.map_err(|e| Error::RequestDevice {
+        adapter: adapter.get_info().name,
+        message: e.to_string(),
+    })
+}

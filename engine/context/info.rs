@@ -1,0 +1,133 @@
+//! What the chosen adapter is and what it can do, as reported by `Context::info()`.
+
+use std::fmt;
+
+/// A snapshot of the adapter behind a context: identity, optional features, real limits.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// Adapter name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)` or `NVIDIA H200`.
+    pub name: String,
+    /// `Vulkan`, `Gl`, `Metal`, `Dx12`, `BrowserWebGpu`, or `Cpu` for the reference context.
+    pub backend: String,
+    /// `DiscreteGpu`, `IntegratedGpu`, `Cpu` (software rasterisers such as lavapipe), ...
+    pub device_type: String,
+    /// Driver name and version, when the backend reports them.
+    pub driver: String,
+    /// `SUBGROUP` was granted: kernels may use `enable subgroups;`.
+    pub subgroups: bool,
+    /// Smallest and largest subgroup size the adapter reports (0 when unknown).
+    pub subgroup_size: (u32, u32),
+    /// `SHADER_F16` was granted.
+    pub shader_f16: bool,
+    /// `TIMESTAMP_QUERY` was granted (and inside passes, natively).
+    pub timestamps: bool,
+    pub timestamps_inside_passes: bool,
+    /// Largest storage buffer binding in bytes.
+    pub max_storage_binding: u64,
+    /// Largest buffer in bytes.
+    pub max_buffer_size: u64,
+    /// Workgroup (shared) memory per workgroup in bytes.
+    pub max_workgroup_memory: u32,
+    /// Invocations per workgroup.
+    pub max_invocations: u32,
+    /// Workgroups per dispatch dimension.
+    pub max_workgroups_per_dim: u32,
+    /// Storage buffers one shader stage may bind.
+    pub max_storage_buffers: u32,
+}
+
+impl DeviceInfo {
+    /// The info of the CPU reference context.
+    pub(crate) fn cpu() -> Self {
+        DeviceInfo {
+            name: "CPU reference (ndarray, f64 accumulation)".into(),
+            backend: "Cpu".into(),
+            device_type: "Cpu".into(),
+            driver: String::new(),
+            subgroups: false,
+            subgroup_size: (0, 0),
+            shader_f16: false,
+            timestamps: false,
+            timestamps_inside_passes: false,
+            max_storage_binding: u64::MAX,
+            max_buffer_size: u64::MAX,
+            max_workgroup_memory: 0,
+            max_invocations: 0,
+            max_workgroups_per_dim: 0,
+            max_storage_buffers: 0,
+        }
+    }
+
+    pub(crate) fn from_device(
+        adapter: Option<&wgpu::AdapterInfo>,
+        features: wgpu::Features,
+        limits: &wgpu::Limits,
+    ) -> Self {
+        let (name, backend, device_type, driver, subgroup_size) = match adapter {
+            Some(a) => (
+                a.name.clone(),
+                format!("{:?}", a.backend),
+                format!("{:?}", a.device_type),
+                format!("{} {}", a.driver, a.driver_info).trim().to_string(),
+                (a.subgroup_min_size, a.subgroup_max_size),
+            ),
+            None => ("external device".into(), "unknown".into(), "unknown".into(), String::new(), (0, 0)),
+        };
+        DeviceInfo {
+            name,
+            backend,
+            device_type,
+            driver,
+            subgroups: features.contains(wgpu::Features::SUBGROUP),
+            subgroup_size,
+            shader_f16: features.contains(wgpu::Features::SHADER_F16),
+            timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            timestamps_inside_passes: features.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
+            max_storage_binding: limits.max_storage_buffer_binding_size as u64,
+            max_buffer_size: limits.max_buffer_size,
+            max_workgroup_memory: limits.max_compute_workgroup_storage_size,
+            max_invocations: limits.max_compute_invocations_per_workgroup,
+            max_workgroups_per_dim: limits.max_compute_workgroups_per_dimension,
+            max_storage_buffers: limits.max_storage_buffers_per_shader_stage,
+        }
+    }
+
+    /// True for the CPU reference context.
+    pub fn is_cpu_reference(&self) -> bool {
+        self.backend == "Cpu"
+    }
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "adapter:          {}", self.name)?;
+        writeln!(f, "backend:          {} ({})", self.backend, self.device_type)?;
+        if !self.driver.is_empty() {
+            writeln!(f, "driver:           {}", self.driver)?;
+        }
+        if self.is_cpu_reference() {
+            return Ok(());
+        }
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        writeln!(
+            f,
+            "subgroups:        {} (size {}..{})",
+            yes(self.subgroups),
+            self.subgroup_size.0,
+            self.subgroup_size.1
+        )?;
+        writeln!(f, "shader-f16:       {}", yes(self.shader_f16))?;
+        writeln!(
+            f,
+            "timestamps:       {} (inside passes: {})",
+            yes(self.timestamps),
+            yes(self.timestamps_inside_passes)
+        )?;
+        writeln!(f, "storage binding:  {} MiB", self.max_storage_binding >> 20)?;
+        writeln!(f, "max buffer:       {} MiB", self.max_buffer_size >> 20)?;
+        writeln!(f, "workgroup memory: {} KiB", self.max_workgroup_memory >> 10)?;
+        writeln!(f, "invocations:      {} per workgroup", self.max_invocations)?;
+        writeln!(f, "storage buffers:  {} per stage", self.max_storage_buffers)?;
+        write!(f, "workgroups:       {} per dimension", self.max_workgroups_per_dim)
+    }
+}

@@ -1,0 +1,119 @@
+//! The one error type of the engine.
+//!
+//! Every fallible public function returns [`Result`]. Variants name the op and the argument
+//! involved, and carry expected vs. actual values, so a caller's mistake reads as a sentence.
+
+use std::fmt;
+
+/// A shape, printed as `[2, 3, 4]`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Dims(pub Vec<usize>);
+
+impl fmt::Debug for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl fmt::Display for Dims {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl From<&[usize]> for Dims {
+    fn from(s: &[usize]) -> Self {
+        Dims(s.to_vec())
+    }
+}
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An argument has the wrong shape (rank, a dimension, or disagreement with another).
+    #[error("{op}: argument `{arg}` has shape {actual}, expected {expected}")]
+    Shape { op: &'static str, arg: &'static str, expected: String, actual: Dims },
+
+    /// Two arguments whose shapes must agree do not.
+    #[error("{op}: shapes do not agree: {lhs_name} {lhs} vs {rhs_name} {rhs}")]
+    ShapeMismatch {
+        op: &'static str,
+        lhs_name: &'static str,
+        lhs: Dims,
+        rhs_name: &'static str,
+        rhs: Dims,
+    },
+
+    /// A scalar argument (a size, a flag, a length) has a value the op does not accept.
+    #[error("{op}: argument `{arg}` is {actual}, expected {expected}")]
+    Value { op: &'static str, arg: &'static str, expected: String, actual: String },
+
+    /// The input is valid but outside what the GPU kernel supports (the scan envelope, a
+    /// missing adapter feature). The dispatch seam falls back to the CPU reference on this.
+    #[error("{op}: outside the GPU kernel's envelope: {reason}")]
+    Fallback { op: &'static str, reason: String },
+
+    /// A buffer would exceed the device's storage binding limit.
+    #[error("{op}: argument `{arg}` needs {bytes} bytes, over the device's storage binding limit of {limit} bytes")]
+    TooLarge { op: &'static str, arg: &'static str, bytes: u64, limit: u64 },
+
+    /// Tensors from different contexts (devices) were mixed in one op.
+    #[error("{op}: argument `{arg}` lives on a different context ({actual}) than the op ({expected})")]
+    WrongContext { op: &'static str, arg: &'static str, expected: String, actual: String },
+
+    /// A WGSL kernel failed to parse, validate or build a pipeline.
+    #[error("kernel `{kernel}` failed to compile: {message}\n--- WGSL ---\n{wgsl}")]
+    Shader { kernel: String, message: String, wgsl: String },
+
+    /// No adapter matched the request (`ENGINE_BACKEND`, `WGPU_ADAPTER_NAME`).
+    #[error("no GPU adapter: {0}")]
+    NoAdapter(String),
+
+    /// The adapter refused to create a device.
+    #[error("could not create a device on `{adapter}`: {message}")]
+    RequestDevice { adapter: String, message: String },
+
+    /// The device was lost (driver reset, removal, or destroyed); every later call fails.
+    #[error("the GPU device was lost: {0}")]
+    DeviceLost(String),
+
+    /// wgpu reported a validation or out-of-memory error outside any error scope.
+    #[error("GPU error in `{context}`: {message}")]
+    Gpu { context: String, message: String },
+
+    /// Mapping a buffer for readback failed.
+    #[error("reading back from the GPU failed: {0}")]
+    Map(String),
+
+    /// An op needs a GPU and the context is CPU-only (or the reverse).
+    #[error("{op}: {message}")]
+    Unsupported { op: &'static str, message: String },
+
+    /// Reading a file or a model failed; names the file or tensor.
+    #[error("{what}: {message}")]
+    Io { what: String, message: String },
+
+    /// Text in a small language (an s-expression body, a config) failed to parse or check.
+    #[error("{code} at {position}: {message}")]
+    Syntax { code: &'static str, position: String, message: String },
+}
+
+/// The engine's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Shorthand for [`Error::Shape`].
+    pub fn shape(op: &'static str, arg: &'static str, expected: impl Into<String>, actual: &[usize]) -> Self {
+        Error::Shape { op, arg, expected: expected.into(), actual: actual.into() }
+    }
+
+    /// Shorthand for [`Error::Value`].
+    pub fn value(op: &'static str, arg: &'static str, expected: impl Into<String>, actual: impl ToString) -> Self {
+        Error::Value { op, arg, expected: expected.into(), actual: actual.to_string() }
+    }
+
+    /// Shorthand for [`Error::ShapeMismatch`].
+    pub fn mismatch(op: &'static str, lhs_name: &'static str, lhs: &[usize], rhs_name: &'static str, rhs: &[usize]) -> Self {
+        Error::ShapeMismatch { op, lhs_name, lhs: lhs.into(), rhs_name, rhs: rhs.into() }
+    }
+}

@@ -1,0 +1,120 @@
+//! The pipeline cache: (shader, entry point, specialization) -> compute pipeline.
+//!
+//! A pipeline is built once even when two threads ask for it at the same moment: the map
+//! hands out one slot per key under a short lock, and the slot's own mutex serialises the
+//! build, so the second thread waits for the first and then finds the pipeline. A failed
+//! build leaves the slot empty and returns the error (with kernel name, message and WGSL).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::{Binding, KernelKey, KernelSource};
+use crate::error::{Error, Result};
+
+/// A compiled compute pipeline and the layout of its bindings.
+pub struct Kernel {
+    pub(crate) name: String,
+    pub(crate) pipeline: wgpu::ComputePipeline,
+    pub(crate) layout: wgpu::BindGroupLayout,
+    pub(crate) bindings: Vec<Binding>,
+}
+
+type Slot = Arc<Mutex<Option<Arc<Kernel>>>>;
+
+#[derive(Default)]
+pub(crate) struct KernelCache {
+    slots: Mutex<HashMap<KernelKey, Slot>>,
+}
+
+impl KernelCache {
+    /// The pipeline for `key`, built from `source()` on the first request.
+    pub fn get(
+        &self,
+        device: &wgpu::Device,
+        key: &KernelKey,
+        source: impl FnOnce() -> Result<KernelSource>,
+    ) -> Result<Arc<Kernel>> {
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            slots.entry(key.clone()).or_default().clone()
+        };
+        let mut built = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = &*built {
+            return Ok(k.clone());
+        }
+        let kernel = Arc::new(build(device, key, &source()?)?);
+        *built = Some(kernel.clone());
+        Ok(kernel)
+    }
+
+    /// How many pipelines have been built.
+    pub fn len(&self) -> usize {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots.values().filter(|s| s.lock().map(|k| k.is_some()).unwrap_or(false)).count()
+    }
+}
+
+/// Validates the WGSL with naga (a synchronous error on every platform, wasm included),
+/// then builds the module and pipeline inside a validation error scope.
+fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<Kernel> {
+    let name = format!("{}::{}", key.name, key.entry);
+    let shader_error = |message: String| Error::Shader { kernel: name.clone(), message, wgsl: src.wgsl.to_string() };
+    validate_wgsl(&src.wgsl).map_err(shader_error)?;
+
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(&name),
+        source: wgpu::ShaderSource::Wgsl(src.wgsl.clone()),
+    });
+    let entries: Vec<_> = src
+        .bindings
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: match b {
+                    Binding::Uniform => wgpu::BufferBindingType::Uniform,
+                    Binding::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                    Binding::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&name), entries: &entries });
+    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(&name),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let constants: Vec<(&str, f64)> = key.constants.iter().map(|(n, v)| (n.as_ref(), f64::from_bits(*v))).collect();
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(&name),
+        layout: Some(&pipeline_layout),
+        module: &module,
+        entry_point: Some(&key.entry),
+        compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+        cache: None,
+    });
+    // Natively the scope resolves at once; in a browser it resolves later, so there the
+    // naga validation above is the synchronous check and later errors reach `Gpu::check`.
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(e) = pollster::block_on(scope.pop()) {
+        return Err(shader_error(e.to_string()));
+    }
+    #[cfg(target_arch = "wasm32")]
+    drop(scope);
+    Ok(Kernel { name, pipeline, layout, bindings: src.bindings.clone() })
+}
+
+/// Parses and validates WGSL with naga; the message names the line and the problem.
+pub(crate) fn validate_wgsl(wgsl: &str) -> std::result::Result<(), String> {
+    let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
+    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+    validator.validate(&module).map_err(|e| e.emit_to_string(wgsl))?;
+    Ok(())
+}

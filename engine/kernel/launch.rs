@@ -1,0 +1,128 @@
+//! Recording one dispatch: uniform parameters, bind group, compute pass.
+
+use wgpu::util::DeviceExt;
+
+use super::cache::Kernel;
+use super::{Binding, KernelDef};
+use crate::context::Gpu;
+use crate::error::{Error, Result};
+
+/// A kernel's uniform block, built field by field as 32-bit words.
+///
+/// Keep the WGSL struct to scalar `u32`/`i32`/`f32` fields (or `vec4<u32>` rows) in the same
+/// order; the block is padded to 16 bytes as uniform layout requires.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Params {
+    words: Vec<u32>,
+}
+
+impl Params {
+    pub fn new() -> Self {
+        Params::default()
+    }
+    pub fn u32(mut self, v: u32) -> Self {
+        self.words.push(v);
+        self
+    }
+    /// A size or index; callers have checked it fits the device (`usize` -> `u32`).
+    pub fn usize(self, v: usize) -> Self {
+        self.u32(v as u32)
+    }
+    #[allow(dead_code)]
+    pub fn i32(self, v: i32) -> Self {
+        self.u32(v as u32)
+    }
+    #[allow(dead_code)]
+    pub fn f32(self, v: f32) -> Self {
+        self.u32(v.to_bits())
+    }
+    /// Pads to the next multiple of four words (a new 16-byte row, for `vec4` or arrays).
+    #[allow(dead_code)]
+    pub fn align4(mut self) -> Self {
+        while self.words.len() % 4 != 0 {
+            self.words.push(0);
+        }
+        self
+    }
+    fn bytes(&self) -> Vec<u8> {
+        let mut w = self.words.clone();
+        w.resize(w.len().div_ceil(4).max(1) * 4, 0);
+        bytemuck::cast_slice(&w).to_vec()
+    }
+}
+
+/// Workgroup counts for `n` workgroups along one logical axis, folded into x and y so no
+/// dimension exceeds the 65535 limit. Kernels recover the index as `id.x + id.y * nwg.x`.
+pub(crate) fn groups_1d(n: u32) -> [u32; 3] {
+    const MAX: u32 = 65535;
+    if n <= MAX {
+        [n.max(1), 1, 1]
+    } else {
+        [MAX, n.div_ceil(MAX), 1]
+    }
+}
+
+impl Gpu {
+    /// The pipeline of a hand-written kernel, specialised by `constants`.
+    pub(crate) fn kernel(&self, def: &KernelDef, constants: &[(&'static str, f64)]) -> Result<std::sync::Arc<Kernel>> {
+        self.kernels.get(&self.device, &def.key(constants), || Ok(def.source()))
+    }
+
+    /// Records one dispatch of `kernel` over `groups` workgroups.
+    ///
+    /// `buffers` fill the kernel's storage bindings in order; `params` fills its uniform
+    /// binding (if it has one). Nothing runs until the pending commands are submitted.
+    pub(crate) fn dispatch(
+        &self,
+        kernel: &Kernel,
+        params: &Params,
+        buffers: &[&wgpu::Buffer],
+        groups: [u32; 3],
+    ) -> Result<()> {
+        self.check(&kernel.name)?;
+        let storage = kernel.bindings.iter().filter(|b| **b != Binding::Uniform).count();
+        if storage != buffers.len() {
+            return Err(Error::Gpu {
+                context: kernel.name.clone(),
+                message: format!("kernel has {storage} storage bindings, {} buffers given", buffers.len()),
+            });
+        }
+        let uniform = kernel.bindings.contains(&Binding::Uniform).then(|| {
+            // A fresh small buffer per dispatch: it is initialised at creation, so no queue
+            // write can reorder it against other pending dispatches.
+            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("params"),
+                contents: &params.bytes(),
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+        });
+        let mut next = buffers.iter();
+        let entries: Vec<wgpu::BindGroupEntry> = kernel
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let buffer = match b {
+                    Binding::Uniform => uniform.as_ref().expect("uniform created above"),
+                    _ => next.next().expect("count checked above"),
+                };
+                wgpu::BindGroupEntry { binding: i as u32, resource: buffer.as_entire_binding() }
+            })
+            .collect();
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(&kernel.name),
+            layout: &kernel.layout,
+            entries: &entries,
+        });
+        self.record(|encoder| {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(&kernel.name),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&kernel.pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+        });
+        Ok(())
+    }
+}

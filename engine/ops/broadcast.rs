@@ -1,0 +1,114 @@
+//! Broadcasting shapes and packing strided views into kernel uniforms.
+
+use crate::error::{Error, Result};
+use crate::kernel::Params;
+use crate::tensor::Layout;
+
+/// Largest rank the strided elementwise kernels address.
+pub(crate) const MAX_RANK: usize = 8;
+
+/// The numpy-style broadcast of two shapes (aligned at the last axis; 1 stretches).
+pub fn broadcast_shape(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let r = a.len().max(b.len());
+    let mut out = vec![0; r];
+    for i in 0..r {
+        let da = if i + a.len() >= r { a[i + a.len() - r] } else { 1 };
+        let db = if i + b.len() >= r { b[i + b.len() - r] } else { 1 };
+        out[i] = match (da, db) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return Err(Error::mismatch(op, "lhs", a, "rhs", b)),
+        };
+    }
+    Ok(out)
+}
+
+/// Strides that read `layout` as if it had `shape` (broadcast axes get stride 0).
+pub(crate) fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<usize> {
+    let r = shape.len();
+    let k = layout.shape.len();
+    (0..r)
+        .map(|i| {
+            if i + k < r {
+                return 0;
+            }
+            let j = i + k - r;
+            if layout.shape[j] == 1 && shape[i] != 1 {
+                0
+            } else {
+                layout.strides[j]
+            }
+        })
+        .collect()
+}
+
+/// Merges adjacent axes that are dense in every operand, and drops size-1 axes, so the
+/// kernels loop over as few axes as possible (rank 1 for same-shape dense operands).
+pub(crate) fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut out_shape: Vec<usize> = vec![];
+    let mut out_strides: Vec<Vec<usize>> = vec![vec![]; strides.len()];
+    for d in 0..shape.len() {
+        if shape[d] == 1 {
+            continue;
+        }
+        let mergeable = !out_shape.is_empty()
+            && strides.iter().zip(&out_strides).all(|(s, o)| *o.last().expect("same length") == s[d] * shape[d]);
+        if mergeable {
+            *out_shape.last_mut().expect("not empty") *= shape[d];
+            for (o, s) in out_strides.iter_mut().zip(strides) {
+                *o.last_mut().expect("not empty") = s[d];
+            }
+        } else {
+            out_shape.push(shape[d]);
+            for (o, s) in out_strides.iter_mut().zip(strides) {
+                o.push(s[d]);
+            }
+        }
+    }
+    if out_shape.is_empty() {
+        out_shape.push(1);
+        for o in &mut out_strides {
+            o.push(0);
+        }
+    }
+    (out_shape, out_strides)
+}
+
+/// Appends an `array<vec4<u32>, 2>` holding up to eight values.
+pub(crate) fn push_dims(mut p: Params, v: &[usize]) -> Params {
+    for i in 0..MAX_RANK {
+        p = p.usize(v.get(i).copied().unwrap_or(0));
+    }
+    p
+}
+
+/// Fails when a view needs more axes than the kernels address, after collapsing.
+pub(crate) fn check_rank(op: &'static str, shape: &[usize]) -> Result<()> {
+    if shape.len() > MAX_RANK {
+        return Err(Error::Unsupported { op, message: format!("views of rank {} (after merging dense axes); at most {MAX_RANK}", shape.len()) });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcast_shapes() {
+        assert_eq!(broadcast_shape("t", &[2, 3], &[3]).unwrap(), vec![2, 3]);
+        assert_eq!(broadcast_shape("t", &[4, 1, 5], &[3, 1]).unwrap(), vec![4, 3, 5]);
+        assert!(broadcast_shape("t", &[2, 3], &[4]).is_err());
+    }
+
+    #[test]
+    fn collapse_merges_dense_axes() {
+        let (s, st) = collapse(&[2, 3, 4], &[vec![12, 4, 1], vec![12, 4, 1]]);
+        assert_eq!(s, vec![24]);
+        assert_eq!(st, vec![vec![1], vec![1]]);
+        let (s, st) = collapse(&[2, 3, 4], &[vec![12, 4, 1], vec![0, 4, 1]]);
+        assert_eq!(s, vec![2, 12]);
+        assert_eq!(st, vec![vec![12, 1], vec![0, 1]]);
+    }
+}

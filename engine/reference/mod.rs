@@ -1,0 +1,6 @@
+//! CPU reference implementations: the oracle of every test and the CPU context's backend.
+//!
+//! Each takes and returns f32 `ndarray` arrays and accumulates in f64 where it matters.
+
+pub mod elementwise;
+pub mod reduce;

@@ -1,0 +1,92 @@
+//! Shape, strides and offset of a tensor view, in elements.
+//!
+//! A view never copies: transposing swaps strides, slicing moves the offset and shrinks one
+//! dimension. Kernels that need dense input call `Tensor::contiguous`, which copies only
+//! when the view is not already dense from offset 0.
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub shape: Vec<usize>,
+    pub strides: Vec<usize>,
+    pub offset: usize,
+}
+
+impl Layout {
+    /// Dense row-major layout of `shape` from offset 0.
+    pub fn contiguous(shape: &[usize]) -> Self {
+        let mut strides = vec![0; shape.len()];
+        let mut acc = 1;
+        for i in (0..shape.len()).rev() {
+            strides[i] = acc;
+            acc *= shape[i];
+        }
+        Layout { shape: shape.to_vec(), strides, offset: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row-major dense (ignoring the offset); size-1 dimensions may have any stride.
+    pub fn is_dense(&self) -> bool {
+        let mut acc = 1;
+        for i in (0..self.shape.len()).rev() {
+            if self.shape[i] != 1 && self.strides[i] != acc {
+                return false;
+            }
+            acc *= self.shape[i];
+        }
+        true
+    }
+
+    /// Dense and starting at element 0 of the buffer: what most kernels bind directly.
+    pub fn is_contiguous(&self) -> bool {
+        self.offset == 0 && self.is_dense()
+    }
+
+    /// One past the largest element index the view touches.
+    pub fn extent(&self) -> usize {
+        if self.is_empty() {
+            return self.offset;
+        }
+        self.offset + self.shape.iter().zip(&self.strides).map(|(n, s)| (n - 1) * s).sum::<usize>() + 1
+    }
+
+    /// Swaps two axes.
+    pub fn transpose(&self, a: usize, b: usize) -> Result<Self> {
+        let r = self.shape.len();
+        if a >= r || b >= r {
+            return Err(Error::value("transpose", "axes", format!("axes below rank {r}"), format!("({a}, {b})")));
+        }
+        let mut out = self.clone();
+        out.shape.swap(a, b);
+        out.strides.swap(a, b);
+        Ok(out)
+    }
+
+    /// Keeps `start..end` of `axis`.
+    pub fn narrow(&self, axis: usize, start: usize, end: usize) -> Result<Self> {
+        let r = self.shape.len();
+        if axis >= r {
+            return Err(Error::value("narrow", "axis", format!("below rank {r}"), axis));
+        }
+        if start > end || end > self.shape[axis] {
+            return Err(Error::value(
+                "narrow",
+                "range",
+                format!("within 0..{} of axis {axis}", self.shape[axis]),
+                format!("{start}..{end}"),
+            ));
+        }
+        let mut out = self.clone();
+        out.offset += start * self.strides[axis];
+        out.shape[axis] = end - start;
+        Ok(out)
+    }
+}

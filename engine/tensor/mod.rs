@@ -1,0 +1,254 @@
+//! Tensors: an f32 buffer on a context's device (or in host memory on the CPU context)
+//! viewed through a shape, strides and an offset.
+//!
+//! Creating a tensor from host data uploads it; reading it back (`to_vec`, `to_array`) is
+//! the only point that waits for the device. Natively those block; `*_async` forms serve
+//! wasm and native alike.
+
+mod layout;
+pub(crate) mod pool;
+pub(crate) mod readback;
+
+use std::sync::Arc;
+
+use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, ShapeBuilder};
+
+pub use layout::Layout;
+pub use pool::PoolStats;
+use pool::PooledBuffer;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+
+/// Where a tensor's elements live.
+#[derive(Clone)]
+pub(crate) enum Storage {
+    Gpu(Arc<PooledBuffer>),
+    Cpu(Arc<Vec<f32>>),
+}
+
+/// An f32 tensor: a shared buffer plus a view (shape, strides, offset). Cloning is cheap.
+#[derive(Clone)]
+pub struct Tensor {
+    ctx: Context,
+    layout: Layout,
+    storage: Storage,
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tensor{:?} on {:?}", self.layout.shape, self.ctx)
+    }
+}
+
+impl Tensor {
+    /// Uploads `data` (row-major) as a tensor of `shape`.
+    pub fn from_slice(ctx: &Context, shape: &[usize], data: &[f32]) -> Result<Self> {
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            return Err(Error::value("Tensor::from_slice", "data", format!("{n} elements for shape {shape:?}"), data.len()));
+        }
+        match ctx.gpu() {
+            None => Ok(Tensor { ctx: ctx.clone(), layout: Layout::contiguous(shape), storage: Storage::Cpu(Arc::new(data.to_vec())) }),
+            Some(gpu) => {
+                let t = Self::alloc(ctx, shape, "Tensor::from_slice", "data")?;
+                if let Storage::Gpu(b) = &t.storage {
+                    gpu.write(b.buffer(), 0, bytemuck::cast_slice(data));
+                }
+                Ok(t)
+            }
+        }
+    }
+
+    /// Uploads an `ndarray` array of any dimension and memory order.
+    pub fn from_array<S: Data<Elem = f32>, D: Dimension>(ctx: &Context, a: &ArrayBase<S, D>) -> Result<Self> {
+        let data: Vec<f32> = a.iter().copied().collect();
+        Self::from_slice(ctx, a.shape(), &data)
+    }
+
+    /// A tensor of `shape` filled with `value`.
+    pub fn full(ctx: &Context, shape: &[usize], value: f32) -> Result<Self> {
+        Self::from_slice(ctx, shape, &vec![value; shape.iter().product()])
+    }
+
+    /// A tensor of `shape` filled with zeros.
+    pub fn zeros(ctx: &Context, shape: &[usize]) -> Result<Self> {
+        Self::full(ctx, shape, 0.0)
+    }
+
+    /// A dense output tensor for `op`, contents unspecified (poisoned when the context asks).
+    pub(crate) fn uninit(ctx: &Context, shape: &[usize], op: &'static str) -> Result<Self> {
+        let t = Self::alloc(ctx, shape, op, "output")?;
+        if let (Some(gpu), Storage::Gpu(b)) = (ctx.gpu(), &t.storage) {
+            if let Some(p) = gpu.poison() {
+                gpu.write(b.buffer(), 0, bytemuck::cast_slice(&vec![p; t.len().max(1)]));
+            }
+        }
+        Ok(t)
+    }
+
+    fn alloc(ctx: &Context, shape: &[usize], op: &'static str, arg: &'static str) -> Result<Self> {
+        let n: usize = shape.iter().product();
+        let storage = match ctx.gpu() {
+            None => Storage::Cpu(Arc::new(vec![0.0; n])),
+            Some(gpu) => {
+                let bytes = (n.max(1) * 4) as u64;
+                if bytes > gpu.info.max_storage_binding {
+                    return Err(Error::TooLarge { op, arg, bytes, limit: gpu.info.max_storage_binding });
+                }
+                Storage::Gpu(Arc::new(gpu.pool.acquire(bytes)))
+            }
+        };
+        Ok(Tensor { ctx: ctx.clone(), layout: Layout::contiguous(shape), storage })
+    }
+
+    /// Wraps a host array as a tensor of the CPU context, or of `ctx` after an upload.
+    pub(crate) fn from_host(ctx: &Context, a: ArrayD<f32>) -> Result<Self> {
+        if ctx.is_gpu() {
+            return Self::from_array(ctx, &a);
+        }
+        let shape = a.shape().to_vec();
+        let data = a.as_standard_layout().iter().copied().collect();
+        Ok(Tensor { ctx: ctx.clone(), layout: Layout::contiguous(&shape), storage: Storage::Cpu(Arc::new(data)) })
+    }
+
+    /// The dimensions.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.shape
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.layout.shape.len()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.layout.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layout.is_empty()
+    }
+
+    /// The view: shape, strides and offset in elements.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The context this tensor lives on.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// The device buffer (None on the CPU context).
+    pub(crate) fn buffer(&self) -> Option<&wgpu::Buffer> {
+        match &self.storage {
+            Storage::Gpu(b) => Some(b.buffer()),
+            Storage::Cpu(_) => None,
+        }
+    }
+
+    /// The device buffer of a GPU tensor; an internal error otherwise.
+    pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<&wgpu::Buffer> {
+        self.buffer().ok_or_else(|| Error::Unsupported { op, message: "tensor is not on a GPU context".into() })
+    }
+
+    /// Same buffer, another view.
+    pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
+        Tensor { ctx: self.ctx.clone(), layout, storage: self.storage.clone() }
+    }
+
+    /// Fails unless this tensor lives on `ctx`.
+    pub(crate) fn expect_context(&self, ctx: &Context, op: &'static str, arg: &'static str) -> Result<()> {
+        if self.ctx.same(ctx) {
+            return Ok(());
+        }
+        Err(Error::WrongContext { op, arg, expected: format!("{ctx:?}"), actual: format!("{:?}", self.ctx) })
+    }
+
+    /// The view with axes `a` and `b` swapped (no copy).
+    pub fn transpose(&self, a: usize, b: usize) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout.transpose(a, b)?))
+    }
+
+    /// The view keeping `start..end` of `axis` (no copy).
+    pub fn narrow(&self, axis: usize, start: usize, end: usize) -> Result<Tensor> {
+        Ok(self.with_layout(self.layout.narrow(axis, start, end)?))
+    }
+
+    /// The same elements under another shape; copies only when the view is not dense.
+    pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
+        let n: usize = shape.iter().product();
+        if n != self.len() {
+            return Err(Error::shape("reshape", "shape", format!("{} elements like {:?}", self.len(), self.shape()), shape));
+        }
+        let dense = if self.layout.is_dense() { self.clone() } else { self.contiguous()? };
+        let mut layout = Layout::contiguous(shape);
+        layout.offset = dense.layout.offset;
+        Ok(dense.with_layout(layout))
+    }
+
+    /// True when dense from element 0, the form every kernel binds without a copy.
+    pub fn is_contiguous(&self) -> bool {
+        self.layout.is_contiguous()
+    }
+
+    /// A dense copy from offset 0, or this tensor when it already is one.
+    pub fn contiguous(&self) -> Result<Tensor> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        crate::ops::copy::strided_copy(self)
+    }
+
+    /// The elements in row-major order of the view (blocking; native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn to_vec(&self) -> Result<Vec<f32>> {
+        pollster::block_on(self.to_vec_async())
+    }
+
+    /// The elements in row-major order of the view.
+    pub async fn to_vec_async(&self) -> Result<Vec<f32>> {
+        match &self.storage {
+            Storage::Cpu(data) => Ok(self.cpu_view(data).iter().copied().collect()),
+            Storage::Gpu(_) => {
+                let dense = self.contiguous()?;
+                let gpu = self.ctx.require_gpu("to_vec")?;
+                let bytes = readback::read_bytes(gpu, dense.gpu_buffer("to_vec")?, 0, (self.len() * 4) as u64).await?;
+                Ok(bytemuck::pod_collect_to_vec(&bytes))
+            }
+        }
+    }
+
+    /// The tensor as an `ndarray` array (blocking; native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn to_array(&self) -> Result<ArrayD<f32>> {
+        pollster::block_on(self.to_array_async())
+    }
+
+    /// The tensor as an `ndarray` array.
+    pub async fn to_array_async(&self) -> Result<ArrayD<f32>> {
+        let v = self.to_vec_async().await?;
+        ArrayD::from_shape_vec(IxDyn(self.shape()), v).map_err(|e| Error::Map(e.to_string()))
+    }
+
+    /// The host elements of a CPU-context tensor, for an op's CPU path.
+    pub(crate) fn host(&self, op: &'static str) -> Result<ArrayD<f32>> {
+        self.host_array().ok_or_else(|| Error::Unsupported { op, message: "expected a CPU-context tensor".into() })
+    }
+
+    /// The host elements of a CPU-context tensor as an `ndarray` array (no device work).
+    pub(crate) fn host_array(&self) -> Option<ArrayD<f32>> {
+        match &self.storage {
+            Storage::Cpu(data) => Some(self.cpu_view(data).to_owned()),
+            Storage::Gpu(_) => None,
+        }
+    }
+
+    fn cpu_view<'a>(&self, data: &'a [f32]) -> ndarray::ArrayViewD<'a, f32> {
+        let l = &self.layout;
+        ndarray::ArrayView::from_shape(IxDyn(&l.shape).strides(IxDyn(&l.strides)), &data[l.offset..])
+            .expect("layout stays within its buffer")
+    }
+}

@@ -1,0 +1,149 @@
+//! A bounded pool of device buffers, reused by size class.
+//!
+//! Sizes round up to one of four classes per power of two (at most 25% slack), so a freed
+//! buffer serves any later request of its class. Freed buffers are kept while the bytes held
+//! idle stay under the bound (`ENGINE_POOL_BYTES`, default 1 GiB); past it they are released.
+//! The pool counts bytes in use and their peak, the figure benchmarks report as peak memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Smallest buffer handed out, in bytes.
+const MIN_BYTES: u64 = 256;
+/// Default bound on idle bytes kept for reuse.
+const DEFAULT_IDLE_BOUND: u64 = 1 << 30;
+
+/// Byte counts of a context's buffer pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Bytes in buffers held by live tensors now.
+    pub in_use: u64,
+    /// Largest `in_use` since the context was made or the peak was reset.
+    pub peak_in_use: u64,
+    /// Bytes in idle buffers kept for reuse.
+    pub idle: u64,
+    /// Buffers created by the device so far (misses).
+    pub created: u64,
+    /// Requests served from idle buffers (hits).
+    pub reused: u64,
+}
+
+#[derive(Default)]
+struct Shelves {
+    idle: HashMap<u64, Vec<wgpu::Buffer>>,
+    stats: PoolStats,
+}
+
+pub(crate) struct BufferPool {
+    device: wgpu::Device,
+    shelves: Arc<Mutex<Shelves>>,
+    max_buffer: u64,
+    idle_bound: u64,
+}
+
+/// A buffer on loan from the pool; it goes back to the pool when dropped.
+pub(crate) struct PooledBuffer {
+    buffer: Option<wgpu::Buffer>,
+    class: u64,
+    shelves: Arc<Mutex<Shelves>>,
+    idle_bound: u64,
+}
+
+impl PooledBuffer {
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer.as_ref().expect("present until drop")
+    }
+}
+
+impl Drop for PooledBuffer {
+    fn drop(&mut self) {
+        let Some(buffer) = self.buffer.take() else { return };
+        let mut s = self.shelves.lock().unwrap_or_else(|p| p.into_inner());
+        s.stats.in_use -= self.class;
+        if s.stats.idle + self.class <= self.idle_bound {
+            s.stats.idle += self.class;
+            s.idle.entry(self.class).or_default().push(buffer);
+        }
+    }
+}
+
+/// The size class of a request: the next of 1, 1.25, 1.5, 1.75 times a power of two.
+fn size_class(bytes: u64) -> u64 {
+    if bytes <= MIN_BYTES {
+        return MIN_BYTES;
+    }
+    let step = 1u64 << (63 - bytes.leading_zeros()).saturating_sub(2);
+    bytes.div_ceil(step) * step
+}
+
+impl BufferPool {
+    pub fn new(device: wgpu::Device, max_buffer: u64) -> Self {
+        let idle_bound = std::env::var("ENGINE_POOL_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_IDLE_BOUND);
+        BufferPool { device, shelves: Arc::default(), max_buffer, idle_bound }
+    }
+
+    /// A storage buffer of at least `bytes` bytes (contents unspecified).
+    pub fn acquire(&self, bytes: u64) -> PooledBuffer {
+        // Near the device limit, allocate exactly rather than round past it.
+        let class = match size_class(bytes) {
+            c if c > self.max_buffer => bytes.max(4).next_multiple_of(4),
+            c => c,
+        };
+        let mut s = self.shelves.lock().unwrap_or_else(|p| p.into_inner());
+        let reused = s.idle.get_mut(&class).and_then(|v| v.pop());
+        let buffer = match reused {
+            Some(b) => {
+                s.stats.idle -= class;
+                s.stats.reused += 1;
+                b
+            }
+            None => {
+                s.stats.created += 1;
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("engine tensor"),
+                    size: class,
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            }
+        };
+        s.stats.in_use += class;
+        s.stats.peak_in_use = s.stats.peak_in_use.max(s.stats.in_use);
+        PooledBuffer { buffer: Some(buffer), class, shelves: self.shelves.clone(), idle_bound: self.idle_bound }
+    }
+
+    pub fn stats(&self) -> PoolStats {
+        self.shelves.lock().unwrap_or_else(|p| p.into_inner()).stats
+    }
+
+    pub fn reset_peak(&self) {
+        let mut s = self.shelves.lock().unwrap_or_else(|p| p.into_inner());
+        s.stats.peak_in_use = s.stats.in_use;
+    }
+
+    /// Releases every idle buffer.
+    pub fn trim(&self) {
+        let mut s = self.shelves.lock().unwrap_or_else(|p| p.into_inner());
+        s.idle.clear();
+        s.stats.idle = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_round_up_by_at_most_a_quarter() {
+        assert_eq!(size_class(1), 256);
+        assert_eq!(size_class(256), 256);
+        assert_eq!(size_class(257), 320);
+        assert_eq!(size_class(1024), 1024);
+        assert_eq!(size_class(1025), 1280);
+        for b in [300u64, 1000, 4097, 123_457, 10_000_000] {
+            let c = size_class(b);
+            assert!(c >= b && c <= b + b / 4 + 64, "{b} -> {c}");
+            assert_eq!(size_class(c), c, "a class is its own class");
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Lists every adapter wgpu can see, then the one the engine picks and what it can do.
+//!
+//!     cargo run --release --example info
+//!     ENGINE_BACKEND=gl cargo run --release --example info
+//!     WGPU_ADAPTER_NAME=nvidia cargo run --release --example info
+
+use engine::Context;
+
+fn main() -> engine::Result<()> {
+    let all = pollster::block_on(Context::each_adapter())?;
+    println!("adapters ({}):", all.len());
+    for (i, ctx) in all.iter().enumerate() {
+        let info = ctx.info();
+        println!("  [{i}] {} ({}, {})", info.name, info.backend, info.device_type);
+    }
+    drop(all);
+
+    let ctx = Context::new()?;
+    println!("\nchosen:\n{}", ctx.info());
+
+    // A tiny op proves the device runs kernels end to end.
+    let x = engine::Tensor::from_slice(&ctx, &[4], &[1.0, 2.0, 3.0, 4.0])?;
+    let s = engine::ops::sum_last(&engine::ops::mul(&x, &x)?)?.to_vec()?;
+    println!("\nsmoke test: sum(x*x) for x = [1, 2, 3, 4] is {} (expected 30)", s[0]);
+    Ok(())
+}

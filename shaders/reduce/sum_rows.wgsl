@@ -1,0 +1,41 @@
+// Sum along the last axis, one workgroup per row:
+//   out[r] = sum_c x[r * cols + c]   for r in 0..rows.
+// Each of the 256 invocations strides over the row accumulating in f32, then a shared-memory
+// tree folds the 256 partial sums.
+
+struct Params {
+    rows: u32,
+    cols: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
+@group(0) @binding(2) var<storage, read_write> out: array<f32>; // (rows,)
+
+var<workgroup> partial: array<f32, 256>;
+
+@compute @workgroup_size(256)
+fn sum_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let row = wid.x + wid.y * nwg.x;
+    // The whole workgroup leaves together, so the barriers below stay uniform.
+    if row >= p.rows {
+        return;
+    }
+    let base = row * p.cols;
+    var acc = 0.0;
+    for (var c = lid; c < p.cols; c += 256u) {
+        acc += x[base + c];
+    }
+    partial[lid] = acc;
+    workgroupBarrier();
+    for (var stride = 128u; stride > 0u; stride >>= 1u) {
+        if lid < stride {
+            partial[lid] += partial[lid + stride];
+        }
+        workgroupBarrier();
+    }
+    if lid == 0u {
+        out[row] = partial[0];
+    }
+}

@@ -1,0 +1,43 @@
+//! Test harness: one context per adapter (built once per binary), seeded inputs, and
+//! comparison against the CPU reference with the worst element reported.
+
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use engine::check::{compare, Gate};
+use engine::Context;
+
+/// One context per adapter present, with outputs poisoned (NaN) before every op.
+pub fn contexts() -> &'static [Context] {
+    static CONTEXTS: OnceLock<Vec<Context>> = OnceLock::new();
+    CONTEXTS.get_or_init(|| {
+        let list = pollster::block_on(Context::each_adapter()).expect("enumerating adapters");
+        if list.is_empty() && engine::context::require_gpu() {
+            panic!("ENGINE_REQUIRE_GPU=1 but no GPU adapter was found (install mesa-vulkan-drivers for lavapipe)");
+        }
+        for c in &list {
+            c.set_poison(Some(f32::NAN));
+            eprintln!("test adapter: {} ({})", c.info().name, c.info().backend);
+        }
+        list
+    })
+}
+
+/// Runs `f` on every adapter; skips (with a note) when there is none and none is required.
+pub fn each_adapter(mut f: impl FnMut(&Context)) {
+    let list = contexts();
+    if list.is_empty() {
+        eprintln!("no GPU adapter: skipped (set ENGINE_REQUIRE_GPU=1 to fail instead)");
+    }
+    for ctx in list {
+        f(ctx);
+    }
+}
+
+/// Asserts `got` is within `gate` of `want`, naming the case, the adapter and the worst element.
+#[track_caller]
+pub fn assert_close(ctx: &Context, case: &str, got: &[f32], want: &[f32], gate: Gate) {
+    let c = compare(got, want, gate);
+    assert!(c.ok, "{case} on {} ({}): {c}", ctx.info().name, ctx.info().backend);
+}

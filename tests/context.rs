@@ -1,0 +1,122 @@
+//! Context, tensor and pool plumbing.
+
+use engine::{Context, Tensor};
+
+use crate::common::each_adapter;
+
+#[test]
+fn cpu_context_runs_the_reference() {
+    let ctx = Context::cpu();
+    assert!(!ctx.is_gpu());
+    let a = Tensor::from_slice(&ctx, &[2, 2], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+    let b = engine::ops::exp(&a).unwrap();
+    let got = b.to_vec().unwrap();
+    assert!((got[3] - 4f32.exp()).abs() < 1e-5);
+}
+
+#[test]
+fn info_reports_limits_and_features() {
+    each_adapter(|ctx| {
+        let info = ctx.info();
+        assert!(info.max_storage_binding >= 128 << 20, "{info}");
+        assert!(info.max_invocations >= 256, "{info}");
+        let text = info.to_string();
+        assert!(text.contains(&info.name) && text.contains("storage binding"));
+    });
+}
+
+#[test]
+fn tensors_round_trip_and_views_need_no_copy() {
+    each_adapter(|ctx| {
+        let data: Vec<f32> = (0..24).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let t = Tensor::from_slice(ctx, &[2, 3, 4], &data).unwrap();
+        assert_eq!(t.to_vec().unwrap(), data);
+        let arr = t.to_array().unwrap();
+        assert_eq!(arr.shape(), &[2, 3, 4]);
+
+        // A transposed, narrowed view reads back in its own row-major order.
+        let v = t.transpose(0, 2).unwrap().narrow(1, 1, 3).unwrap(); // (4, 2, 2)
+        assert_eq!(v.shape(), &[4, 2, 2]);
+        let want: Vec<f32> = arr.permuted_axes(vec![2, 1, 0]).slice(ndarray::s![.., 1..3, ..]).iter().copied().collect();
+        assert_eq!(v.to_vec().unwrap(), want);
+        assert!(!v.is_contiguous());
+        assert!(v.contiguous().unwrap().is_contiguous());
+        let r = t.reshape(&[6, 4]).unwrap();
+        assert_eq!(r.to_vec().unwrap(), data);
+        assert!(t.reshape(&[5, 5]).is_err());
+    });
+}
+
+#[test]
+fn from_slice_rejects_a_wrong_length() {
+    each_adapter(|ctx| {
+        let e = Tensor::from_slice(ctx, &[2, 3], &[1.0; 5]).unwrap_err().to_string();
+        assert!(e.contains("Tensor::from_slice") && e.contains('6') && e.contains('5'), "{e}");
+    });
+}
+
+#[test]
+fn too_large_tensors_are_a_clear_error() {
+    each_adapter(|ctx| {
+        let limit = ctx.info().max_storage_binding;
+        let n = (limit / 4 + 1) as usize;
+        let e = Tensor::zeros(ctx, &[n]).unwrap_err().to_string();
+        assert!(e.contains("storage binding limit"), "{e}");
+    });
+}
+
+#[test]
+fn pool_reuses_freed_buffers_and_tracks_the_peak() {
+    // Fresh contexts: the shared ones serve other tests concurrently, which moves the counts.
+    let fresh = pollster::block_on(Context::each_adapter()).unwrap();
+    fresh.iter().for_each(|ctx| {
+        let before = ctx.pool_stats();
+        ctx.reset_pool_peak();
+        {
+            let _a = Tensor::zeros(ctx, &[1000]).unwrap();
+            let _b = Tensor::zeros(ctx, &[1000]).unwrap();
+            assert!(ctx.pool_stats().in_use >= before.in_use + 8000);
+        }
+        let mid = ctx.pool_stats();
+        let _c = Tensor::zeros(ctx, &[1000]).unwrap();
+        let after = ctx.pool_stats();
+        assert!(after.reused > mid.reused, "a freed buffer of the same class is reused: {after:?}");
+        assert!(after.peak_in_use >= before.in_use + 8000);
+    });
+}
+
+#[test]
+fn pipelines_are_built_once_across_threads() {
+    each_adapter(|ctx| {
+        let x = Tensor::from_slice(ctx, &[64], &[0.5; 64]).unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| engine::ops::sigmoid(&x).unwrap().to_vec().unwrap());
+            }
+        });
+        let built = ctx.pipelines_built();
+        for n in [1usize, 7, 300] {
+            let y = Tensor::from_slice(ctx, &[n], &vec![0.25; n]).unwrap();
+            engine::ops::sigmoid(&y).unwrap().to_vec().unwrap();
+        }
+        assert_eq!(ctx.pipelines_built(), built, "new shapes reuse the pipeline");
+    });
+}
+
+#[test]
+fn bad_wgsl_is_an_error_with_the_kernel_name_and_source() {
+    each_adapter(|ctx| {
+        let e = engine::kernel::check_wgsl(ctx, "broken", "fn main( {").unwrap_err().to_string();
+        assert!(e.contains("broken") && e.contains("fn main("), "{e}");
+    });
+}
+
+#[test]
+fn mixing_contexts_is_an_error() {
+    each_adapter(|ctx| {
+        let a = Tensor::zeros(ctx, &[3]).unwrap();
+        let b = Tensor::zeros(&Context::cpu(), &[3]).unwrap();
+        let e = engine::ops::add(&a, &b).unwrap_err().to_string();
+        assert!(e.contains("add") && e.contains("different context"), "{e}");
+    });
+}

@@ -1,0 +1,11 @@
+//! The one integration-test binary: every GPU test runs on every adapter present.
+//!
+//! `ENGINE_REQUIRE_GPU=1` turns "no adapter" into a failure instead of a skip (CI sets it).
+//! `WGPU_ADAPTER_NAME` / `ENGINE_BACKEND` narrow the adapters as they do for the engine.
+
+mod common;
+
+mod context;
+mod elementwise;
+mod reduce;
+mod shaders;

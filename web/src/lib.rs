@@ -1,0 +1,2 @@
+//! Browser front end of the engine (placeholder until the browser issue lands).
+pub use engine;
