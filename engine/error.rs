@@ -32,7 +32,12 @@ impl From<&[usize]> for Dims {
 pub enum Error {
     /// An argument has the wrong shape (rank, a dimension, or disagreement with another).
     #[error("{op}: argument `{arg}` has shape {actual}, expected {expected}")]
-    Shape { op: &'static str, arg: &'static str, expected: String, actual: Dims },
+    Shape {
+        op: &'static str,
+        arg: &'static str,
+        expected: String,
+        actual: Dims,
+    },
 
     /// Two arguments whose shapes must agree do not.
     #[error("{op}: shapes do not agree: {lhs_name} {lhs} vs {rhs_name} {rhs}")]
@@ -46,7 +51,12 @@ pub enum Error {
 
     /// A scalar argument (a size, a flag, a length) has a value the op does not accept.
     #[error("{op}: argument `{arg}` is {actual}, expected {expected}")]
-    Value { op: &'static str, arg: &'static str, expected: String, actual: String },
+    Value {
+        op: &'static str,
+        arg: &'static str,
+        expected: String,
+        actual: String,
+    },
 
     /// The input is valid but outside what the GPU kernel supports (the scan envelope, a
     /// missing adapter feature). The dispatch seam falls back to the CPU reference on this.
@@ -55,15 +65,29 @@ pub enum Error {
 
     /// A buffer would exceed the device's storage binding limit.
     #[error("{op}: argument `{arg}` needs {bytes} bytes, over the device's storage binding limit of {limit} bytes")]
-    TooLarge { op: &'static str, arg: &'static str, bytes: u64, limit: u64 },
+    TooLarge {
+        op: &'static str,
+        arg: &'static str,
+        bytes: u64,
+        limit: u64,
+    },
 
     /// Tensors from different contexts (devices) were mixed in one op.
     #[error("{op}: argument `{arg}` lives on a different context ({actual}) than the op ({expected})")]
-    WrongContext { op: &'static str, arg: &'static str, expected: String, actual: String },
+    WrongContext {
+        op: &'static str,
+        arg: &'static str,
+        expected: String,
+        actual: String,
+    },
 
     /// A WGSL kernel failed to parse, validate or build a pipeline.
     #[error("kernel `{kernel}` failed to compile: {message}\n--- WGSL ---\n{wgsl}")]
-    Shader { kernel: String, message: String, wgsl: String },
+    Shader {
+        kernel: String,
+        message: String,
+        wgsl: String,
+    },
 
     /// No adapter matched the request (`ENGINE_BACKEND`, `WGPU_ADAPTER_NAME`).
     #[error("no GPU adapter: {0}")]
@@ -95,7 +119,11 @@ pub enum Error {
 
     /// Text in a small language (an s-expression body, a config) failed to parse or check.
     #[error("{code} at {position}: {message}")]
-    Syntax { code: &'static str, position: String, message: String },
+    Syntax {
+        code: &'static str,
+        position: String,
+        message: String,
+    },
 }
 
 /// The engine's result type.
@@ -104,16 +132,38 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// Shorthand for [`Error::Shape`].
     pub fn shape(op: &'static str, arg: &'static str, expected: impl Into<String>, actual: &[usize]) -> Self {
-        Error::Shape { op, arg, expected: expected.into(), actual: actual.into() }
+        Error::Shape {
+            op,
+            arg,
+            expected: expected.into(),
+            actual: actual.into(),
+        }
     }
 
     /// Shorthand for [`Error::Value`].
     pub fn value(op: &'static str, arg: &'static str, expected: impl Into<String>, actual: impl ToString) -> Self {
-        Error::Value { op, arg, expected: expected.into(), actual: actual.to_string() }
+        Error::Value {
+            op,
+            arg,
+            expected: expected.into(),
+            actual: actual.to_string(),
+        }
     }
 
     /// Shorthand for [`Error::ShapeMismatch`].
-    pub fn mismatch(op: &'static str, lhs_name: &'static str, lhs: &[usize], rhs_name: &'static str, rhs: &[usize]) -> Self {
-        Error::ShapeMismatch { op, lhs_name, lhs: lhs.into(), rhs_name, rhs: rhs.into() }
+    pub fn mismatch(
+        op: &'static str,
+        lhs_name: &'static str,
+        lhs: &[usize],
+        rhs_name: &'static str,
+        rhs: &[usize],
+    ) -> Self {
+        Error::ShapeMismatch {
+            op,
+            lhs_name,
+            lhs: lhs.into(),
+            rhs_name,
+            rhs: rhs.into(),
+        }
     }
 }

@@ -37,7 +37,12 @@ fn tensors_round_trip_and_views_need_no_copy() {
         // A transposed, narrowed view reads back in its own row-major order.
         let v = t.transpose(0, 2).unwrap().narrow(1, 1, 3).unwrap(); // (4, 2, 2)
         assert_eq!(v.shape(), &[4, 2, 2]);
-        let want: Vec<f32> = arr.permuted_axes(vec![2, 1, 0]).slice(ndarray::s![.., 1..3, ..]).iter().copied().collect();
+        let want: Vec<f32> = arr
+            .permuted_axes(vec![2, 1, 0])
+            .slice(ndarray::s![.., 1..3, ..])
+            .iter()
+            .copied()
+            .collect();
         assert_eq!(v.to_vec().unwrap(), want);
         assert!(!v.is_contiguous());
         assert!(v.contiguous().unwrap().is_contiguous());
@@ -51,7 +56,10 @@ fn tensors_round_trip_and_views_need_no_copy() {
 fn from_slice_rejects_a_wrong_length() {
     each_adapter(|ctx| {
         let e = Tensor::from_slice(ctx, &[2, 3], &[1.0; 5]).unwrap_err().to_string();
-        assert!(e.contains("Tensor::from_slice") && e.contains('6') && e.contains('5'), "{e}");
+        assert!(
+            e.contains("Tensor::from_slice") && e.contains('6') && e.contains('5'),
+            "{e}"
+        );
     });
 }
 
@@ -80,7 +88,10 @@ fn pool_reuses_freed_buffers_and_tracks_the_peak() {
         let mid = ctx.pool_stats();
         let _c = Tensor::zeros(ctx, &[1000]).unwrap();
         let after = ctx.pool_stats();
-        assert!(after.reused > mid.reused, "a freed buffer of the same class is reused: {after:?}");
+        assert!(
+            after.reused > mid.reused,
+            "a freed buffer of the same class is reused: {after:?}"
+        );
         assert!(after.peak_in_use >= before.in_use + 8000);
     });
 }
@@ -106,7 +117,9 @@ fn pipelines_are_built_once_across_threads() {
 #[test]
 fn bad_wgsl_is_an_error_with_the_kernel_name_and_source() {
     each_adapter(|ctx| {
-        let e = engine::kernel::check_wgsl(ctx, "broken", "fn main( {").unwrap_err().to_string();
+        let e = engine::kernel::check_wgsl(ctx, "broken", "fn main( {")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("broken") && e.contains("fn main("), "{e}");
     });
 }

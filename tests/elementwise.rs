@@ -39,7 +39,13 @@ fn binary_ops_broadcast_like_numpy() {
                 let got = ops::binary(op, &ta, &tb).unwrap();
                 assert_eq!(got.shape(), want.shape());
                 let want: Vec<f32> = want.iter().copied().collect();
-                assert_close(ctx, &format!("{op:?} {sa:?} {sb:?}"), &got.to_vec().unwrap(), &want, GATE);
+                assert_close(
+                    ctx,
+                    &format!("{op:?} {sa:?} {sb:?}"),
+                    &got.to_vec().unwrap(),
+                    &want,
+                    GATE,
+                );
             }
         }
     });

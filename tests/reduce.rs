@@ -10,7 +10,16 @@ use crate::common::{assert_close, each_adapter};
 fn sum_last_at_awkward_sizes() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(21);
-        for shape in [&[1usize][..], &[255], &[256], &[257], &[3, 1000], &[17, 1], &[2, 3, 4097], &[70000, 3]] {
+        for shape in [
+            &[1usize][..],
+            &[255],
+            &[256],
+            &[257],
+            &[3, 1000],
+            &[17, 1],
+            &[2, 3, 4097],
+            &[70000, 3],
+        ] {
             let n = shape.iter().product();
             let x = ArrayD::from_shape_vec(IxDyn(shape), rng.vec_range(n, -1.0, 1.0)).unwrap();
             let want = reference::reduce::sum_last(&x.view());
@@ -18,7 +27,13 @@ fn sum_last_at_awkward_sizes() {
             assert_eq!(got.shape(), want.shape());
             let want: Vec<f32> = want.iter().copied().collect();
             // f32 accumulation over up to 4097 terms of size 1.
-            assert_close(ctx, &format!("sum_last {shape:?}"), &got.to_vec().unwrap(), &want, Gate::new(1e-4, 1e-5));
+            assert_close(
+                ctx,
+                &format!("sum_last {shape:?}"),
+                &got.to_vec().unwrap(),
+                &want,
+                Gate::new(1e-4, 1e-5),
+            );
         }
     });
 }

@@ -18,11 +18,17 @@ fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn translate(path: &Path) -> Result<(), String> {
     let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let module = naga::front::wgsl::parse_str(&src).map_err(|e| e.emit_to_string(&src))?;
-    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+    let mut validator =
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
     let info = validator.validate(&module).map_err(|e| e.emit_to_string(&src))?;
     // Overrides take their defaults, as a pipeline without constants would.
-    let (module, info) = naga::back::pipeline_constants::process_overrides(&module, &info, None, &naga::back::PipelineConstants::default())
-        .map_err(|e| format!("overrides: {e}"))?;
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        None,
+        &naga::back::PipelineConstants::default(),
+    )
+    .map_err(|e| format!("overrides: {e}"))?;
 
     let spv = naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
         .map_err(|e| format!("SPIR-V: {e}"))?;
@@ -39,28 +45,51 @@ fn translate(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("HLSL: {e}"))?;
 
     for ep in &module.entry_points {
-        let options = naga::back::glsl::Options { version: naga::back::glsl::Version::new_gles(310), ..Default::default() };
+        let options = naga::back::glsl::Options {
+            version: naga::back::glsl::Version::new_gles(310),
+            ..Default::default()
+        };
         let pipeline = naga::back::glsl::PipelineOptions {
             shader_stage: ep.stage,
             entry_point: ep.name.clone(),
             multiview: None,
         };
         let mut glsl = String::new();
-        naga::back::glsl::Writer::new(&mut glsl, &module, &info, &options, &pipeline, naga::proc::BoundsCheckPolicies::default())
-            .and_then(|mut w| w.write())
-            .map_err(|e| format!("GLSL ({}): {e}", ep.name))?;
+        naga::back::glsl::Writer::new(
+            &mut glsl,
+            &module,
+            &info,
+            &options,
+            &pipeline,
+            naga::proc::BoundsCheckPolicies::default(),
+        )
+        .and_then(|mut w| w.write())
+        .map_err(|e| format!("GLSL ({}): {e}", ep.name))?;
     }
     Ok(())
 }
 
 fn spirv_val(path: &Path, words: &[u32]) -> Result<(), String> {
     let Ok(tool) = which("spirv-val") else { return Ok(()) };
-    let file = std::env::temp_dir().join(format!("engine-{}-{}.spv", std::process::id(), path.file_stem().unwrap().to_string_lossy()));
+    let file = std::env::temp_dir().join(format!(
+        "engine-{}-{}.spv",
+        std::process::id(),
+        path.file_stem().unwrap().to_string_lossy()
+    ));
     std::fs::write(&file, bytemuck_words(words)).map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(tool).arg("--target-env").arg("vulkan1.1").arg(&file).output().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(tool)
+        .arg("--target-env")
+        .arg("vulkan1.1")
+        .arg(&file)
+        .output()
+        .map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(&file);
     if !out.status.success() {
-        return Err(format!("spirv-val: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+        return Err(format!(
+            "spirv-val: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     Ok(())
 }
@@ -71,7 +100,10 @@ fn bytemuck_words(words: &[u32]) -> Vec<u8> {
 
 fn which(tool: &str) -> Result<PathBuf, ()> {
     let path = std::env::var_os("PATH").ok_or(())?;
-    std::env::split_paths(&path).map(|d| d.join(tool)).find(|p| p.is_file()).ok_or(())
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+        .ok_or(())
 }
 
 #[test]
@@ -84,6 +116,14 @@ fn every_shader_translates_to_every_backend() {
         .iter()
         .filter_map(|f| translate(f).err().map(|e| format!("{}: {e}", f.display())))
         .collect();
-    eprintln!("checked {} shaders (spirv-val: {})", files.len(), if which("spirv-val").is_ok() { "yes" } else { "not installed" });
+    eprintln!(
+        "checked {} shaders (spirv-val: {})",
+        files.len(),
+        if which("spirv-val").is_ok() {
+            "yes"
+        } else {
+            "not installed"
+        }
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -48,16 +48,34 @@ impl fmt::Display for Comparison {
 /// Compares `got` with `want` elementwise under `gate`. A NaN or a length mismatch fails.
 pub fn compare(got: &[f32], want: &[f32], gate: Gate) -> Comparison {
     if got.len() != want.len() {
-        return Comparison { max_abs: f64::INFINITY, worst: got.len().min(want.len()), got: f64::NAN, want: f64::NAN, gate, ok: false };
+        return Comparison {
+            max_abs: f64::INFINITY,
+            worst: got.len().min(want.len()),
+            got: f64::NAN,
+            want: f64::NAN,
+            gate,
+            ok: false,
+        };
     }
-    let mut c = Comparison { max_abs: 0.0, worst: 0, got: 0.0, want: 0.0, gate, ok: true };
+    let mut c = Comparison {
+        max_abs: 0.0,
+        worst: 0,
+        got: 0.0,
+        want: 0.0,
+        gate,
+        ok: true,
+    };
     let mut worst_ratio = -1.0f64;
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
         let (g, w) = (g as f64, w as f64);
         let err = (g - w).abs();
         let bound = gate.atol + gate.rtol * w.abs();
         // NaN never passes, even against a NaN reference: it is always a bug in a kernel here.
-        let ratio = if err.is_nan() || g.is_nan() { f64::INFINITY } else { err / bound.max(f64::MIN_POSITIVE) };
+        let ratio = if err.is_nan() || g.is_nan() {
+            f64::INFINITY
+        } else {
+            err / bound.max(f64::MIN_POSITIVE)
+        };
         if err.is_nan() || err > c.max_abs {
             c.max_abs = if err.is_nan() { f64::INFINITY } else { err };
         }

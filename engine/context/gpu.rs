@@ -56,7 +56,16 @@ impl Gpu {
             }
         }));
         let pool = BufferPool::new(device.clone(), info.max_buffer_size);
-        Gpu { device, queue, info, kernels: KernelCache::default(), pool, health, recorder: Mutex::default(), poison: Mutex::default() }
+        Gpu {
+            device,
+            queue,
+            info,
+            kernels: KernelCache::default(),
+            pool,
+            health,
+            recorder: Mutex::default(),
+            poison: Mutex::default(),
+        }
     }
 
     /// Fails if the device was lost or reported an error nobody caught since the last check.
@@ -65,7 +74,10 @@ impl Gpu {
             return Err(Error::DeviceLost(msg));
         }
         if let Some(message) = self.health.uncaptured.lock().ok().and_then(|mut s| s.take()) {
-            return Err(Error::Gpu { context: context.to_string(), message });
+            return Err(Error::Gpu {
+                context: context.to_string(),
+                message,
+            });
         }
         Ok(())
     }
@@ -83,7 +95,9 @@ impl Gpu {
     pub fn record<R>(&self, f: impl FnOnce(&mut wgpu::CommandEncoder) -> R) -> R {
         let mut rec = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
         let encoder = rec.encoder.get_or_insert_with(|| {
-            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("engine ops") })
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("engine ops"),
+            })
         });
         let out = f(encoder);
         rec.dispatches += 1;
@@ -121,7 +135,10 @@ impl Gpu {
         self.submit();
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Gpu { context: "wait".into(), message: e.to_string() })?;
+            .map_err(|e| Error::Gpu {
+                context: "wait".into(),
+                message: e.to_string(),
+            })?;
         self.check("wait")
     }
 }

@@ -71,7 +71,13 @@ impl DeviceInfo {
                 format!("{} {}", a.driver, a.driver_info).trim().to_string(),
                 (a.subgroup_min_size, a.subgroup_max_size),
             ),
-            None => ("external device".into(), "unknown".into(), "unknown".into(), String::new(), (0, 0)),
+            None => (
+                "external device".into(),
+                "unknown".into(),
+                "unknown".into(),
+                String::new(),
+                (0, 0),
+            ),
         };
         DeviceInfo {
             name,

@@ -97,11 +97,15 @@ impl Context {
 
     /// The CPU reference context: every op runs its `ndarray` implementation.
     pub fn cpu() -> Self {
-        Context { inner: Arc::new(Inner::Cpu(DeviceInfo::cpu())) }
+        Context {
+            inner: Arc::new(Inner::Cpu(DeviceInfo::cpu())),
+        }
     }
 
     fn from_gpu(gpu: Gpu) -> Self {
-        Context { inner: Arc::new(Inner::Gpu(gpu)) }
+        Context {
+            inner: Arc::new(Inner::Gpu(gpu)),
+        }
     }
 
     /// What this context runs on: adapter, backend, features, limits.
@@ -132,7 +136,10 @@ impl Context {
 
     /// The GPU half, failing with a clear error on the CPU context.
     pub(crate) fn require_gpu(&self, op: &'static str) -> Result<&Gpu> {
-        self.gpu().ok_or_else(|| Error::Unsupported { op, message: "needs a GPU context; this is the CPU reference context".into() })
+        self.gpu().ok_or_else(|| Error::Unsupported {
+            op,
+            message: "needs a GPU context; this is the CPU reference context".into(),
+        })
     }
 
     /// Submits every recorded op to the device without waiting.
@@ -192,5 +199,8 @@ impl std::fmt::Debug for Context {
 
 /// `ENGINE_REQUIRE_GPU=1`: a missing adapter is an error, not a CPU fallback or a skipped test.
 pub fn require_gpu() -> bool {
-    matches!(std::env::var("ENGINE_REQUIRE_GPU").as_deref(), Ok("1") | Ok("true") | Ok("yes"))
+    matches!(
+        std::env::var("ENGINE_REQUIRE_GPU").as_deref(),
+        Ok("1") | Ok("true") | Ok("yes")
+    )
 }

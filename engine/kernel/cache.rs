@@ -50,7 +50,10 @@ impl KernelCache {
     /// How many pipelines have been built.
     pub fn len(&self) -> usize {
         let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-        slots.values().filter(|s| s.lock().map(|k| k.is_some()).unwrap_or(false)).count()
+        slots
+            .values()
+            .filter(|s| s.lock().map(|k| k.is_some()).unwrap_or(false))
+            .count()
     }
 }
 
@@ -58,7 +61,11 @@ impl KernelCache {
 /// then builds the module and pipeline inside a validation error scope.
 fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<Kernel> {
     let name = format!("{}::{}", key.name, key.entry);
-    let shader_error = |message: String| Error::Shader { kernel: name.clone(), message, wgsl: src.wgsl.to_string() };
+    let shader_error = |message: String| Error::Shader {
+        kernel: name.clone(),
+        message,
+        wgsl: src.wgsl.to_string(),
+    };
     validate_wgsl(&src.wgsl).map_err(shader_error)?;
 
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -85,19 +92,29 @@ fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<K
             count: None,
         })
         .collect();
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&name), entries: &entries });
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(&name),
+        entries: &entries,
+    });
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(&name),
         bind_group_layouts: &[Some(&layout)],
         immediate_size: 0,
     });
-    let constants: Vec<(&str, f64)> = key.constants.iter().map(|(n, v)| (n.as_ref(), f64::from_bits(*v))).collect();
+    let constants: Vec<(&str, f64)> = key
+        .constants
+        .iter()
+        .map(|(n, v)| (n.as_ref(), f64::from_bits(*v)))
+        .collect();
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(&name),
         layout: Some(&pipeline_layout),
         module: &module,
         entry_point: Some(&key.entry),
-        compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, ..Default::default() },
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            ..Default::default()
+        },
         cache: None,
     });
     // Natively the scope resolves at once; in a browser it resolves later, so there the
@@ -108,13 +125,19 @@ fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<K
     }
     #[cfg(target_arch = "wasm32")]
     drop(scope);
-    Ok(Kernel { name, pipeline, layout, bindings: src.bindings.clone() })
+    Ok(Kernel {
+        name,
+        pipeline,
+        layout,
+        bindings: src.bindings.clone(),
+    })
 }
 
 /// Parses and validates WGSL with naga; the message names the line and the problem.
 pub(crate) fn validate_wgsl(wgsl: &str) -> std::result::Result<(), String> {
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
-    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+    let mut validator =
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
     validator.validate(&module).map_err(|e| e.emit_to_string(wgsl))?;
     Ok(())
 }

@@ -106,7 +106,10 @@ impl Gpu {
                     Binding::Uniform => uniform.as_ref().expect("uniform created above"),
                     _ => next.next().expect("count checked above"),
                 };
-                wgpu::BindGroupEntry { binding: i as u32, resource: buffer.as_entire_binding() }
+                wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource: buffer.as_entire_binding(),
+                }
             })
             .collect();
         let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {

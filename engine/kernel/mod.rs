@@ -54,12 +54,18 @@ impl KernelDef {
         KernelKey {
             name: Cow::Borrowed(self.name),
             entry: Cow::Borrowed(self.entry),
-            constants: constants.iter().map(|(n, v)| (Cow::Borrowed(*n), v.to_bits())).collect(),
+            constants: constants
+                .iter()
+                .map(|(n, v)| (Cow::Borrowed(*n), v.to_bits()))
+                .collect(),
         }
     }
 
     pub fn source(&self) -> KernelSource {
-        KernelSource { wgsl: Cow::Borrowed(self.wgsl), bindings: self.bindings.to_vec() }
+        KernelSource {
+            wgsl: Cow::Borrowed(self.wgsl),
+            bindings: self.bindings.to_vec(),
+        }
     }
 }
 
@@ -74,7 +80,14 @@ pub fn check_wgsl(ctx: &crate::Context, name: &str, wgsl: &str) -> crate::Result
             wgsl: wgsl.to_string(),
         });
     };
-    let key = KernelKey { name: Cow::Owned(name.to_string()), entry: Cow::Borrowed("main"), constants: vec![] };
-    let source = KernelSource { wgsl: Cow::Owned(wgsl.to_string()), bindings: vec![] };
+    let key = KernelKey {
+        name: Cow::Owned(name.to_string()),
+        entry: Cow::Borrowed("main"),
+        constants: vec![],
+    };
+    let source = KernelSource {
+        wgsl: Cow::Owned(wgsl.to_string()),
+        bindings: vec![],
+    };
     gpu.kernels.get(&gpu.device, &key, || Ok(source)).map(|_| ())
 }

@@ -53,7 +53,10 @@ pub(crate) fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, 
             continue;
         }
         let mergeable = !out_shape.is_empty()
-            && strides.iter().zip(&out_strides).all(|(s, o)| *o.last().expect("same length") == s[d] * shape[d]);
+            && strides
+                .iter()
+                .zip(&out_strides)
+                .all(|(s, o)| *o.last().expect("same length") == s[d] * shape[d]);
         if mergeable {
             *out_shape.last_mut().expect("not empty") *= shape[d];
             for (o, s) in out_strides.iter_mut().zip(strides) {
@@ -86,7 +89,13 @@ pub(crate) fn push_dims(mut p: Params, v: &[usize]) -> Params {
 /// Fails when a view needs more axes than the kernels address, after collapsing.
 pub(crate) fn check_rank(op: &'static str, shape: &[usize]) -> Result<()> {
     if shape.len() > MAX_RANK {
-        return Err(Error::Unsupported { op, message: format!("views of rank {} (after merging dense axes); at most {MAX_RANK}", shape.len()) });
+        return Err(Error::Unsupported {
+            op,
+            message: format!(
+                "views of rank {} (after merging dense axes); at most {MAX_RANK}",
+                shape.len()
+            ),
+        });
     }
     Ok(())
 }

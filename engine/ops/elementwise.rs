@@ -37,7 +37,15 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
-    pub const ALL: [BinaryOp; 7] = [Self::Add, Self::Sub, Self::Mul, Self::Div, Self::Max, Self::Min, Self::Pow];
+    pub const ALL: [BinaryOp; 7] = [
+        Self::Add,
+        Self::Sub,
+        Self::Mul,
+        Self::Div,
+        Self::Max,
+        Self::Min,
+        Self::Pow,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -80,8 +88,17 @@ pub enum UnaryOp {
 }
 
 impl UnaryOp {
-    pub const ALL: [UnaryOp; 9] =
-        [Self::Identity, Self::Neg, Self::Exp, Self::Log, Self::Tanh, Self::Sqrt, Self::Abs, Self::Sigmoid, Self::Relu];
+    pub const ALL: [UnaryOp; 9] = [
+        Self::Identity,
+        Self::Neg,
+        Self::Exp,
+        Self::Log,
+        Self::Tanh,
+        Self::Sqrt,
+        Self::Abs,
+        Self::Sigmoid,
+        Self::Relu,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -127,10 +144,17 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let out = Tensor::uninit(ctx, &shape, name)?;
     let (dims, strides) = collapse(
         &shape,
-        &[broadcast_strides(a.layout(), &shape), broadcast_strides(b.layout(), &shape)],
+        &[
+            broadcast_strides(a.layout(), &shape),
+            broadcast_strides(b.layout(), &shape),
+        ],
     );
     check_rank(name, &dims)?;
-    let params = Params::new().usize(out.len()).usize(dims.len()).usize(a.layout().offset).usize(b.layout().offset);
+    let params = Params::new()
+        .usize(out.len())
+        .usize(dims.len())
+        .usize(a.layout().offset)
+        .usize(b.layout().offset);
     let params = push_dims(push_dims(push_dims(params, &dims), &strides[0]), &strides[1]);
     let kernel = gpu.kernel(&BINARY, &[("OP", op as u32 as f64)])?;
     let buffers = [a.gpu_buffer(name)?, b.gpu_buffer(name)?, out.gpu_buffer(name)?];
@@ -148,10 +172,19 @@ pub fn unary(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
     let out = Tensor::uninit(ctx, x.shape(), name)?;
     let (dims, strides) = collapse(x.shape(), &[x.layout().strides.clone()]);
     check_rank(name, &dims)?;
-    let params = Params::new().usize(out.len()).usize(dims.len()).usize(x.layout().offset).u32(0);
+    let params = Params::new()
+        .usize(out.len())
+        .usize(dims.len())
+        .usize(x.layout().offset)
+        .u32(0);
     let params = push_dims(push_dims(params, &dims), &strides[0]);
     let kernel = gpu.kernel(&UNARY, &[("OP", op as u32 as f64)])?;
-    gpu.dispatch(&kernel, &params, &[x.gpu_buffer(name)?, out.gpu_buffer(name)?], groups_1d(out.len().div_ceil(256) as u32))?;
+    gpu.dispatch(
+        &kernel,
+        &params,
+        &[x.gpu_buffer(name)?, out.gpu_buffer(name)?],
+        groups_1d(out.len().div_ceil(256) as u32),
+    )?;
     Ok(out)
 }
 

@@ -7,5 +7,8 @@ pub mod elementwise;
 pub mod reduce;
 
 pub use broadcast::broadcast_shape;
-pub use elementwise::{add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, abs, BinaryOp, UnaryOp};
+pub use elementwise::{
+    abs, add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, BinaryOp,
+    UnaryOp,
+};
 pub use reduce::sum_last;

@@ -27,6 +27,11 @@ pub fn sum_last(x: &Tensor) -> Result<Tensor> {
     let out = Tensor::uninit(ctx, lead, op)?;
     let kernel = gpu.kernel(&SUM_ROWS, &[])?;
     let params = Params::new().usize(rows).usize(cols);
-    gpu.dispatch(&kernel, &params, &[x.gpu_buffer(op)?, out.gpu_buffer(op)?], groups_1d(rows as u32))?;
+    gpu.dispatch(
+        &kernel,
+        &params,
+        &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
+        groups_1d(rows as u32),
+    )?;
     Ok(out)
 }

@@ -11,10 +11,16 @@ pub fn binary(op: BinaryOp, a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<
     let name = format!("{op:?}").to_lowercase();
     let shape = broadcast_shape("reference::binary", a.shape(), b.shape())?;
     let (Some(a), Some(b)) = (a.broadcast(IxDyn(&shape)), b.broadcast(IxDyn(&shape))) else {
-        return Err(Error::Unsupported { op: "reference::binary", message: format!("{name}: cannot broadcast") });
+        return Err(Error::Unsupported {
+            op: "reference::binary",
+            message: format!("{name}: cannot broadcast"),
+        });
     };
     let mut out = ArrayD::zeros(IxDyn(&shape));
-    Zip::from(&mut out).and(&a).and(&b).for_each(|o, &x, &y| *o = op.apply(x as f64, y as f64) as f32);
+    Zip::from(&mut out)
+        .and(&a)
+        .and(&b)
+        .for_each(|o, &x, &y| *o = op.apply(x as f64, y as f64) as f32);
     Ok(out)
 }
 

@@ -22,7 +22,11 @@ impl Layout {
             strides[i] = acc;
             acc *= shape[i];
         }
-        Layout { shape: shape.to_vec(), strides, offset: 0 }
+        Layout {
+            shape: shape.to_vec(),
+            strides,
+            offset: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -55,14 +59,26 @@ impl Layout {
         if self.is_empty() {
             return self.offset;
         }
-        self.offset + self.shape.iter().zip(&self.strides).map(|(n, s)| (n - 1) * s).sum::<usize>() + 1
+        self.offset
+            + self
+                .shape
+                .iter()
+                .zip(&self.strides)
+                .map(|(n, s)| (n - 1) * s)
+                .sum::<usize>()
+            + 1
     }
 
     /// Swaps two axes.
     pub fn transpose(&self, a: usize, b: usize) -> Result<Self> {
         let r = self.shape.len();
         if a >= r || b >= r {
-            return Err(Error::value("transpose", "axes", format!("axes below rank {r}"), format!("({a}, {b})")));
+            return Err(Error::value(
+                "transpose",
+                "axes",
+                format!("axes below rank {r}"),
+                format!("({a}, {b})"),
+            ));
         }
         let mut out = self.clone();
         out.shape.swap(a, b);

@@ -46,10 +46,19 @@ impl Tensor {
     pub fn from_slice(ctx: &Context, shape: &[usize], data: &[f32]) -> Result<Self> {
         let n: usize = shape.iter().product();
         if n != data.len() {
-            return Err(Error::value("Tensor::from_slice", "data", format!("{n} elements for shape {shape:?}"), data.len()));
+            return Err(Error::value(
+                "Tensor::from_slice",
+                "data",
+                format!("{n} elements for shape {shape:?}"),
+                data.len(),
+            ));
         }
         match ctx.gpu() {
-            None => Ok(Tensor { ctx: ctx.clone(), layout: Layout::contiguous(shape), storage: Storage::Cpu(Arc::new(data.to_vec())) }),
+            None => Ok(Tensor {
+                ctx: ctx.clone(),
+                layout: Layout::contiguous(shape),
+                storage: Storage::Cpu(Arc::new(data.to_vec())),
+            }),
             Some(gpu) => {
                 let t = Self::alloc(ctx, shape, "Tensor::from_slice", "data")?;
                 if let Storage::Gpu(b) = &t.storage {
@@ -94,12 +103,21 @@ impl Tensor {
             Some(gpu) => {
                 let bytes = (n.max(1) * 4) as u64;
                 if bytes > gpu.info.max_storage_binding {
-                    return Err(Error::TooLarge { op, arg, bytes, limit: gpu.info.max_storage_binding });
+                    return Err(Error::TooLarge {
+                        op,
+                        arg,
+                        bytes,
+                        limit: gpu.info.max_storage_binding,
+                    });
                 }
                 Storage::Gpu(Arc::new(gpu.pool.acquire(bytes)))
             }
         };
-        Ok(Tensor { ctx: ctx.clone(), layout: Layout::contiguous(shape), storage })
+        Ok(Tensor {
+            ctx: ctx.clone(),
+            layout: Layout::contiguous(shape),
+            storage,
+        })
     }
 
     /// Wraps a host array as a tensor of the CPU context, or of `ctx` after an upload.
@@ -109,7 +127,11 @@ impl Tensor {
         }
         let shape = a.shape().to_vec();
         let data = a.as_standard_layout().iter().copied().collect();
-        Ok(Tensor { ctx: ctx.clone(), layout: Layout::contiguous(&shape), storage: Storage::Cpu(Arc::new(data)) })
+        Ok(Tensor {
+            ctx: ctx.clone(),
+            layout: Layout::contiguous(&shape),
+            storage: Storage::Cpu(Arc::new(data)),
+        })
     }
 
     /// The dimensions.
@@ -151,12 +173,19 @@ impl Tensor {
 
     /// The device buffer of a GPU tensor; an internal error otherwise.
     pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<&wgpu::Buffer> {
-        self.buffer().ok_or_else(|| Error::Unsupported { op, message: "tensor is not on a GPU context".into() })
+        self.buffer().ok_or_else(|| Error::Unsupported {
+            op,
+            message: "tensor is not on a GPU context".into(),
+        })
     }
 
     /// Same buffer, another view.
     pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
-        Tensor { ctx: self.ctx.clone(), layout, storage: self.storage.clone() }
+        Tensor {
+            ctx: self.ctx.clone(),
+            layout,
+            storage: self.storage.clone(),
+        }
     }
 
     /// Fails unless this tensor lives on `ctx`.
@@ -164,7 +193,12 @@ impl Tensor {
         if self.ctx.same(ctx) {
             return Ok(());
         }
-        Err(Error::WrongContext { op, arg, expected: format!("{ctx:?}"), actual: format!("{:?}", self.ctx) })
+        Err(Error::WrongContext {
+            op,
+            arg,
+            expected: format!("{ctx:?}"),
+            actual: format!("{:?}", self.ctx),
+        })
     }
 
     /// The view with axes `a` and `b` swapped (no copy).
@@ -181,9 +215,18 @@ impl Tensor {
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
         let n: usize = shape.iter().product();
         if n != self.len() {
-            return Err(Error::shape("reshape", "shape", format!("{} elements like {:?}", self.len(), self.shape()), shape));
+            return Err(Error::shape(
+                "reshape",
+                "shape",
+                format!("{} elements like {:?}", self.len(), self.shape()),
+                shape,
+            ));
         }
-        let dense = if self.layout.is_dense() { self.clone() } else { self.contiguous()? };
+        let dense = if self.layout.is_dense() {
+            self.clone()
+        } else {
+            self.contiguous()?
+        };
         let mut layout = Layout::contiguous(shape);
         layout.offset = dense.layout.offset;
         Ok(dense.with_layout(layout))
@@ -235,7 +278,10 @@ impl Tensor {
 
     /// The host elements of a CPU-context tensor, for an op's CPU path.
     pub(crate) fn host(&self, op: &'static str) -> Result<ArrayD<f32>> {
-        self.host_array().ok_or_else(|| Error::Unsupported { op, message: "expected a CPU-context tensor".into() })
+        self.host_array().ok_or_else(|| Error::Unsupported {
+            op,
+            message: "expected a CPU-context tensor".into(),
+        })
     }
 
     /// The host elements of a CPU-context tensor as an `ndarray` array (no device work).

@@ -78,8 +78,16 @@ fn size_class(bytes: u64) -> u64 {
 
 impl BufferPool {
     pub fn new(device: wgpu::Device, max_buffer: u64) -> Self {
-        let idle_bound = std::env::var("ENGINE_POOL_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_IDLE_BOUND);
-        BufferPool { device, shelves: Arc::default(), max_buffer, idle_bound }
+        let idle_bound = std::env::var("ENGINE_POOL_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(DEFAULT_IDLE_BOUND);
+        BufferPool {
+            device,
+            shelves: Arc::default(),
+            max_buffer,
+            idle_bound,
+        }
     }
 
     /// A storage buffer of at least `bytes` bytes (contents unspecified).
@@ -109,7 +117,12 @@ impl BufferPool {
         };
         s.stats.in_use += class;
         s.stats.peak_in_use = s.stats.peak_in_use.max(s.stats.in_use);
-        PooledBuffer { buffer: Some(buffer), class, shelves: self.shelves.clone(), idle_bound: self.idle_bound }
+        PooledBuffer {
+            buffer: Some(buffer),
+            class,
+            shelves: self.shelves.clone(),
+            idle_bound: self.idle_bound,
+        }
     }
 
     pub fn stats(&self) -> PoolStats {
