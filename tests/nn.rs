@@ -2,6 +2,7 @@
 //! and copy_into against the f64 reference.
 
 use engine::check::{Gate, Rng};
+use engine::ops::AttentionPath;
 use engine::{fused, ops, reference, Context, Tensor};
 use ndarray::{ArrayD, IxDyn};
 
@@ -159,7 +160,9 @@ fn embedding_gathers_and_adds_positions() {
 fn attention_over_a_narrowed_kv_cache() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(76);
-        for (h, tq, d, past) in [(1usize, 1usize, 16usize, 0usize), (3, 5, 16, 7), (2, 17, 15, 0), (2, 1, 64, 62), (1, 63, 17, 1)] {
+        // Tk = 300 crosses the fused kernel's 256-key blocks.
+        let cases = [(1usize, 1usize, 16usize, 0usize), (3, 5, 16, 7), (2, 17, 15, 0), (2, 1, 64, 62), (1, 63, 17, 1), (2, 2, 8, 298)];
+        for (h, tq, d, past) in cases {
             let tk = past + tq;
             // q as (T, H, D) -> (H, T, D) view; k and v the first Tk positions of a longer cache.
             let q = Tensor::from_array(ctx, &random(&mut rng, &[tq, h, d], -1.0, 1.0)).unwrap().transpose(0, 1).unwrap();
@@ -168,15 +171,22 @@ fn attention_over_a_narrowed_kv_cache() {
             let (k, v) = (kc.narrow(1, 0, tk).unwrap(), vc.narrow(1, 0, tk).unwrap());
             let (qa, ka, va) = (q.to_array().unwrap(), k.to_array().unwrap(), v.to_array().unwrap());
             let want = reference::nn::attention(&qa.view(), &ka.view(), &va.view(), past).unwrap();
+            let want = flat(&want);
             let got = ops::attention(&q, &k, &v, past).unwrap();
             assert_eq!(got.shape(), &[h, tq, d]);
-            assert_close(ctx, &format!("attention H{h} Tq{tq} D{d} past{past}"), &got.to_vec().unwrap(), &flat(&want), Gate::new(1e-4, 1e-4));
+            let case = format!("attention H{h} Tq{tq} D{d} past{past}");
+            assert_close(ctx, &case, &got.to_vec().unwrap(), &want, Gate::new(1e-4, 1e-4));
+            let got = ops::attention_with(&q, &k, &v, past, AttentionPath::Fused).unwrap();
+            assert_close(ctx, &format!("fused {case}"), &got.to_vec().unwrap(), &want, Gate::new(1e-4, 1e-4));
         }
         let t = |s: &[usize]| Tensor::zeros(ctx, s).unwrap();
         let e = ops::attention(&t(&[2, 3, 8]), &t(&[2, 4, 8]), &t(&[2, 4, 8]), 2).unwrap_err().to_string();
         assert!(e.contains("attention") && e.contains("past"), "{e}");
         let e = ops::attention(&t(&[2, 3, 8]), &t(&[2, 4, 7]), &t(&[2, 4, 7]), 0).unwrap_err().to_string();
         assert!(e.contains("attention") && e.contains("[2, 4, 7]"), "{e}");
+        let big = t(&[1, 1, 257]);
+        let e = ops::attention_with(&big, &big, &big, 0, AttentionPath::Fused).unwrap_err().to_string();
+        assert!(e.contains("attention") && e.contains("D <= 256"), "{e}");
     });
 }
 

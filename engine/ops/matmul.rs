@@ -3,7 +3,8 @@
 //!
 //! Three kernels share one uniform (`shaders/matmul/common.wgsl`): the readable 16x16
 //! shared-memory tile (`tiled16.wgsl`), a 64x64 block with 4x4 register tiles and vec4 loads
-//! (`register_tiled.wgsl`) and a row-times-matrix kernel for M = 1 (`matvec.wgsl`). Operands
+//! (`register_tiled.wgsl`) and a row-times-matrix kernel for M = 1 (`matvec.wgsl`, with a
+//! subgroup variant `matvec_subgroup.wgsl` where the adapter has subgroups of <= 32). Operands
 //! are read through their strides and offsets, so transposed and narrowed views never copy;
 //! batch axes broadcast numpy-style. The output is dense. CPU context: `reference::matmul`.
 
@@ -48,6 +49,18 @@ const MATVEC: KernelDef = KernelDef {
         include_str!("../../shaders/matmul/matvec.wgsl")
     ),
     entry: "matvec",
+    bindings: BINDINGS,
+};
+
+const MATVEC_SUBGROUP: KernelDef = KernelDef {
+    name: "matmul/matvec_subgroup",
+    // No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup
+    // builtins whenever the device has the SUBGROUP feature.
+    wgsl: concat!(
+        include_str!("../../shaders/matmul/common.wgsl"),
+        include_str!("../../shaders/matmul/matvec_subgroup.wgsl")
+    ),
+    entry: "matvec_subgroup",
     bindings: BINDINGS,
 };
 
@@ -306,10 +319,14 @@ fn gemm(
             let dot = b_rs == 1 && b_cs != 1;
             let cols_per_group = if dot { 8 } else { 32 };
             let [x, y, _] = groups_1d(s.n.div_ceil(cols_per_group) as u32);
-            (
-                gpu.kernel(&MATVEC, &[ep, ("DOT", dot as u32 as f64)])?,
-                [x, y, batch as u32],
-            )
+            // Subgroups of at most 32 never straddle the 32 invocations of one column.
+            let (lo, hi) = gpu.info.subgroup_size;
+            let kernel = if dot && gpu.info.subgroups && lo >= 1 && hi <= 32 {
+                gpu.kernel(&MATVEC_SUBGROUP, &[ep])?
+            } else {
+                gpu.kernel(&MATVEC, &[ep, ("DOT", dot as u32 as f64)])?
+            };
+            (kernel, [x, y, batch as u32])
         }
     };
     let bias_buffer = match bias {
