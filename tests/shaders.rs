@@ -15,8 +15,22 @@ fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The file's source with its preludes first: a line `// prelude: dir/file.wgsl` (relative
+/// to `shaders/`) names a file the engine prepends to this one before compiling it.
+fn source_with_preludes(path: &Path) -> Result<String, String> {
+    let own = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut src = String::new();
+    for line in own.lines() {
+        if let Some(prelude) = line.strip_prefix("// prelude: ") {
+            src += &std::fs::read_to_string(root.join(prelude.trim())).map_err(|e| format!("{prelude}: {e}"))?;
+        }
+    }
+    Ok(src + &own)
+}
+
 fn translate(path: &Path) -> Result<(), String> {
-    let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let src = source_with_preludes(path)?;
     let module = naga::front::wgsl::parse_str(&src).map_err(|e| e.emit_to_string(&src))?;
     let mut validator =
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
@@ -30,7 +44,12 @@ fn translate(path: &Path) -> Result<(), String> {
     )
     .map_err(|e| format!("overrides: {e}"))?;
 
-    let spv = naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
+    // Subgroup operations need SPIR-V 1.3 (Vulkan 1.1), which wgpu targets when it has them.
+    let mut spv_options = naga::back::spv::Options::default();
+    if src.contains("@builtin(subgroup_") {
+        spv_options.lang_version = (1, 3);
+    }
+    let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None)
         .map_err(|e| format!("SPIR-V: {e}"))?;
     spirv_val(path, &spv)?;
 
@@ -111,6 +130,8 @@ fn every_shader_translates_to_every_backend() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
     let mut files = vec![];
     wgsl_files(&root, &mut files);
+    // Preludes (no entry point of their own) are checked as part of the files that use them.
+    files.retain(|f| std::fs::read_to_string(f).is_ok_and(|s| s.contains("@compute")));
     assert!(!files.is_empty(), "no .wgsl files under {}", root.display());
     let failures: Vec<String> = files
         .iter()
