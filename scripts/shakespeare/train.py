@@ -21,6 +21,7 @@ Writes to --out:
   reference_tokens.json  transformers' greedy continuations in fp32 of the saved f16 file
 
     PYTHONUNBUFFERED=1 python3 train.py --data DIR --out OUT --budget 420
+    python3 train.py --data DIR --out OUT --reference-only assets/models/shakespeare  # references only
 """
 
 import argparse
@@ -66,6 +67,8 @@ def parse_args():
     ap.add_argument("--max-bytes", type=int, default=25_000_000, help="largest allowed f16 file")
     ap.add_argument("--part-bytes", type=int, default=15 * 2**20)
     ap.add_argument("--gen-tokens", type=int, default=40)
+    ap.add_argument("--reference-only", metavar="MODEL_DIR",
+                    help="no training: write reference_tokens.json for the f16 model in MODEL_DIR")
     return ap.parse_args()
 
 
@@ -118,6 +121,7 @@ def f16_bytes(args):
 @torch.no_grad()
 def evaluate(model, val, block, batch, device, autocast):
     """Mean next-token cross entropy over all non-overlapping windows of the validation set."""
+    was_training = model.training
     model.eval()
     n = (len(val) - 1) // block
     x_all = val[: n * block].view(n, block)
@@ -130,7 +134,7 @@ def evaluate(model, val, block, batch, device, autocast):
         loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, VOCAB), y.reshape(-1), reduction="sum")
         total += loss.item()
         count += y.numel()
-    model.train()
+    model.train(was_training)  # the reference decoding below must not run with dropout on
     return total / count
 
 
@@ -193,7 +197,7 @@ def train_run(args, run_idx, dropout, max_steps, budget, train, val, device):
             if val_loss < best["val_loss"]:
                 best = {"val_loss": val_loss, "step": step,
                         "state": {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}}
-            elif len(curve) - 1 - next(i for i, c in enumerate(curve) if c["step"] == best["step"]) >= args.patience:
+            elif step < max_steps and len(curve) - 1 - next(i for i, c in enumerate(curve) if c["step"] == best["step"]) >= args.patience:
                 stop = "patience"
                 break
     if best["state"] is None:
@@ -237,6 +241,8 @@ def reference(folder, saved, prompts, decode, args, device, val):
         raise SystemExit("lm_head is not tied to wte after loading")
     val_loss = evaluate(model, val, args.block, 64, device, autocast=False)
     log(f"val loss of the saved f16 model in fp32: {val_loss:.4f}")
+    if model.training:
+        raise SystemExit("reference decoding must run in eval mode (dropout off)")
     out = []
     for p in prompts:
         ids = list(p["ids"])
@@ -250,8 +256,11 @@ def reference(folder, saved, prompts, decode, args, device, val):
             ids.append(nxt)
         gen_ids = ids[len(p["ids"]):]
         text = decode(gen_ids)
+        # The smallest gap between the best and second-best logit: how close a step came to a tie.
+        margin = min(s["top5_logits"][0] - s["top5_logits"][1] for s in steps)
         out.append({"prompt": p["text"], "prompt_ids": p["ids"], "generated_ids": gen_ids,
-                    "generated_text": text, "full_text": p["text"] + text, "steps": steps})
+                    "generated_text": text, "full_text": p["text"] + text,
+                    "min_top1_top2_margin": round(margin, 5), "steps": steps})
         log(f"--- {p['text']!r} -> {gen_ids}\n{p['text'] + text}")
     # A sampled continuation (temperature 0.8, top-k 40, torch's RNG) for the README; the
     # engine's sampler uses its own RNG, so only the greedy tokens above are comparable.
@@ -265,6 +274,15 @@ def reference(folder, saved, prompts, decode, args, device, val):
     sample = prompts[0]["text"] + decode(ids[len(prompts[0]["ids"]):])
     log(f"--- sampled (T 0.8, top-k 40):\n{sample}")
     return val_loss, out, sample
+
+
+def write_reference(out, sha, env, args, val_loss, refs, sample):
+    doc = {"model": "assets/models/shakespeare/model.safetensors", "sha256": sha,
+           "how": "transformers GPT2LMHeadModel in eval mode, f16 file widened to f32, eager attention, no TF32, "
+                  "greedy (argmax) decoding with full recomputation each step",
+           **env, "val_loss_fp32": round(val_loss, 4), "tokens_per_prompt": args.gen_tokens, "prompts": refs,
+           "sample_t0.8_topk40_seed": {"seed": args.seed, "text": sample}}
+    (out / "reference_tokens.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def main():
@@ -290,6 +308,15 @@ def main():
         if decode(p["ids"]) != p["text"]:
             raise SystemExit(f"prompt ids do not decode to {p['text']!r}")
     log(f"train {len(train):,} tokens, val {len(val):,} tokens")
+    env = {"torch": torch.__version__, "transformers": transformers.__version__, "gpu": gpu,
+           "cuda": torch.version.cuda}
+    if args.reference_only:
+        folder = Path(args.reference_only)
+        saved = load_file(str(folder / "model.safetensors"))
+        sha = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+        val_f16, refs, sample = reference(folder, saved, prompts, decode, args, device, val)
+        write_reference(out, sha, env, args, val_f16, refs, sample)
+        return
 
     runs = [(float(d), int(s)) for d, s in (r.split(":") for r in args.runs.split(","))]
     total_steps = sum(s for _, s in runs)
@@ -298,6 +325,9 @@ def main():
     for i, (dropout, steps) in enumerate(runs):
         # A run gets its share of what is left, so time a fast run saves goes to the next ones.
         left = args.budget - (time.time() - t_start)
+        if left <= 0:
+            log(f"run {i} skipped: the budget is spent")
+            continue
         share = left * steps / sum(s for _, s in runs[i:])
         summary, state = train_run(args, i, dropout, steps, share, train, val, device)
         summaries.append(summary)
@@ -325,8 +355,6 @@ def main():
                 (out / f"model.safetensors.part{i}").write_bytes(part)
         (out / "config.json").write_bytes((folder / "config.json").read_bytes())
 
-    env = {"torch": torch.__version__, "transformers": transformers.__version__, "gpu": gpu,
-           "cuda": torch.version.cuda}
     result = {
         "command": " ".join(sys.argv), "seed": args.seed, "settings": vars(args), "env": env,
         "parameters": params, "file_bytes": size, "sha256": sha, "parts": len(parts) if len(parts) > 1 else 0,
@@ -335,12 +363,7 @@ def main():
         "val_loss_f16_weights_fp32": round(val_f16, 4), "runs": summaries,
     }
     (out / "train_log.json").write_text(json.dumps(result, indent=1) + "\n")
-    refs_doc = {"model": "assets/models/shakespeare/model.safetensors", "sha256": sha,
-                "how": "transformers GPT2LMHeadModel, f16 file widened to f32, eager attention, no TF32, "
-                       "greedy (argmax) decoding with full recomputation each step",
-                **env, "tokens_per_prompt": args.gen_tokens, "prompts": refs,
-                "sample_t0.8_topk40_seed": {"seed": args.seed, "text": sample}}
-    (out / "reference_tokens.json").write_text(json.dumps(refs_doc, indent=1) + "\n")
+    write_reference(out, sha, env, args, val_f16, refs, sample)
     log(f"wrote {sorted(os.listdir(out))}; model {size:,} bytes sha256 {sha}")
 
 
