@@ -304,7 +304,11 @@ fn gemm(
         ),
         MatmulPath::RegisterTiled => {
             let aligned = |rs: usize, cs: usize, offset: usize, bs: &[usize], inner: usize, rows: usize| {
-                cs == 1 && (rs % 4 == 0 || rows == 1) && offset % 4 == 0 && inner % 4 == 0 && bs.iter().all(|s| s % 4 == 0)
+                cs == 1
+                    && (rs.is_multiple_of(4) || rows == 1)
+                    && offset.is_multiple_of(4)
+                    && inner.is_multiple_of(4)
+                    && bs.iter().all(|s| s.is_multiple_of(4))
             };
             let vec_a = aligned(a_rs, a_cs, al.offset, &strides[0], s.k, s.m);
             let vec_b = aligned(b_rs, b_cs, bl.offset, &strides[1], s.n, s.k);
