@@ -27,7 +27,12 @@ fn sizes(ctx: &Context) -> Vec<usize> {
 
 fn matmul_paths(c: &mut Criterion) {
     let ctx = Context::new().expect("a GPU adapter (ENGINE_BACKEND / WGPU_ADAPTER_NAME)");
-    eprintln!("adapter: {} ({}, {})", ctx.info().name, ctx.info().backend, ctx.info().device_type);
+    eprintln!(
+        "adapter: {} ({}, {})",
+        ctx.info().name,
+        ctx.info().backend,
+        ctx.info().device_type
+    );
     let mut rng = Rng::new(1);
     let mut group = c.benchmark_group(format!("matmul {}", ctx.info().backend));
     group.sample_size(10);

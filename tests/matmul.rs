@@ -69,7 +69,13 @@ fn matmul_one_thousand_in_each_dimension_on_the_fast_path() {
         for (m, k, n) in [(1000, 20, 65), (70, 1000, 68), (66, 24, 1000)] {
             let a = Tensor::from_array(ctx, &random(&mut rng, &[m, k])).unwrap();
             let b = Tensor::from_array(ctx, &random(&mut rng, &[k, n])).unwrap();
-            check(ctx, &format!("({m}x{k}) @ ({k}x{n})"), &a, &b, MatmulPath::RegisterTiled);
+            check(
+                ctx,
+                &format!("({m}x{k}) @ ({k}x{n})"),
+                &a,
+                &b,
+                MatmulPath::RegisterTiled,
+            );
         }
     });
 }
@@ -80,23 +86,44 @@ fn matmul_reads_transposed_and_narrowed_views_in_place() {
         let mut rng = Rng::new(63);
         for path in [MatmulPath::Tiled16, MatmulPath::RegisterTiled] {
             // a^T with a stored (K, M); b a column window of a wider matrix.
-            let at = Tensor::from_array(ctx, &random(&mut rng, &[33, 70])).unwrap().transpose(0, 1).unwrap();
-            let b = Tensor::from_array(ctx, &random(&mut rng, &[33, 100])).unwrap().narrow(1, 3, 68).unwrap();
+            let at = Tensor::from_array(ctx, &random(&mut rng, &[33, 70]))
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, &[33, 100]))
+                .unwrap()
+                .narrow(1, 3, 68)
+                .unwrap();
             check(ctx, "a^T @ narrowed b", &at, &b, path);
             // b^T (dense K axis) and a row window of a.
-            let a = Tensor::from_array(ctx, &random(&mut rng, &[90, 64])).unwrap().narrow(0, 5, 72).unwrap();
-            let bt = Tensor::from_array(ctx, &random(&mut rng, &[65, 64])).unwrap().transpose(0, 1).unwrap();
+            let a = Tensor::from_array(ctx, &random(&mut rng, &[90, 64]))
+                .unwrap()
+                .narrow(0, 5, 72)
+                .unwrap();
+            let bt = Tensor::from_array(ctx, &random(&mut rng, &[65, 64]))
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap();
             check(ctx, "narrowed a @ b^T", &a, &bt, path);
             // Aligned dense operands at an offset that is a multiple of 4 (vec4 loads).
-            let a = Tensor::from_array(ctx, &random(&mut rng, &[70, 64])).unwrap().narrow(0, 4, 68).unwrap();
+            let a = Tensor::from_array(ctx, &random(&mut rng, &[70, 64]))
+                .unwrap()
+                .narrow(0, 4, 68)
+                .unwrap();
             let b = Tensor::from_array(ctx, &random(&mut rng, &[64, 128])).unwrap();
             check(ctx, "aligned narrowed a @ b", &a, &b, path);
         }
         // The matrix-vector kernel in both modes: dense N axis and dense K axis (b^T).
-        let x = Tensor::from_array(ctx, &random(&mut rng, &[3, 257])).unwrap().narrow(0, 1, 2).unwrap();
+        let x = Tensor::from_array(ctx, &random(&mut rng, &[3, 257]))
+            .unwrap()
+            .narrow(0, 1, 2)
+            .unwrap();
         let w = Tensor::from_array(ctx, &random(&mut rng, &[257, 300])).unwrap();
         check(ctx, "row @ w", &x, &w, MatmulPath::Vector);
-        let wt = Tensor::from_array(ctx, &random(&mut rng, &[1001, 257])).unwrap().transpose(0, 1).unwrap();
+        let wt = Tensor::from_array(ctx, &random(&mut rng, &[1001, 257]))
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
         check(ctx, "row @ wte^T", &x, &wt, MatmulPath::Vector);
     });
 }
@@ -121,7 +148,10 @@ fn matmul_batches_broadcast() {
             }
         }
         // Per-head products over views: q (T, H, D) -> (H, T, D) and k^T from a (H, T, D) cache.
-        let q = Tensor::from_array(ctx, &random(&mut rng, &[17, 3, 16])).unwrap().transpose(0, 1).unwrap();
+        let q = Tensor::from_array(ctx, &random(&mut rng, &[17, 3, 16]))
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
         let k = Tensor::from_array(ctx, &random(&mut rng, &[3, 40, 16])).unwrap();
         let kt = k.narrow(1, 0, 21).unwrap().transpose(1, 2).unwrap();
         for path in [MatmulPath::Tiled16, MatmulPath::RegisterTiled] {
@@ -157,10 +187,19 @@ fn linear_fuses_bias_and_gelu() {
             assert_eq!(got.shape(), &ys[..]);
             assert_close(ctx, &format!("linear {xs:?}"), &got.to_vec().unwrap(), &want, GATE);
             let got = ops::linear_gelu(&tx, &tw, &tb).unwrap();
-            assert_close(ctx, &format!("linear_gelu {xs:?}"), &got.to_vec().unwrap(), &want_gelu, GATE);
+            assert_close(
+                ctx,
+                &format!("linear_gelu {xs:?}"),
+                &got.to_vec().unwrap(),
+                &want_gelu,
+                GATE,
+            );
         }
         // No bias, and a non-dense x (a transposed view) that goes in as a batch.
-        let x = Tensor::from_array(ctx, &random(&mut rng, &[5, 3, 20])).unwrap().transpose(0, 1).unwrap();
+        let x = Tensor::from_array(ctx, &random(&mut rng, &[5, 3, 20]))
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
         let w = Tensor::from_array(ctx, &random(&mut rng, &[20, 9])).unwrap();
         let want = reference::matmul::matmul(&x.to_array().unwrap().view(), &w.to_array().unwrap().view()).unwrap();
         let got = ops::linear(&x, &w, None).unwrap();
@@ -175,22 +214,38 @@ fn matmul_bad_input_names_op_and_shapes() {
     each_adapter(|ctx| {
         let t = |s: &[usize]| Tensor::zeros(ctx, s).unwrap();
         let e = ops::matmul(&t(&[2, 3]), &t(&[4, 5])).unwrap_err().to_string();
-        assert!(e.contains("matmul") && e.contains("[2, 3]") && e.contains("[4, 5]"), "{e}");
+        assert!(
+            e.contains("matmul") && e.contains("[2, 3]") && e.contains("[4, 5]"),
+            "{e}"
+        );
         let e = ops::matmul(&t(&[2, 2, 3]), &t(&[3, 3, 5])).unwrap_err().to_string();
-        assert!(e.contains("matmul") && e.contains("batch") && e.contains("[2, 2, 3]"), "{e}");
+        assert!(
+            e.contains("matmul") && e.contains("batch") && e.contains("[2, 2, 3]"),
+            "{e}"
+        );
         let e = ops::matmul(&t(&[3]), &t(&[3, 5])).unwrap_err().to_string();
         assert!(e.contains("matmul") && e.contains("rank >= 2"), "{e}");
-        let e = ops::matmul_with(&t(&[2, 3]), &t(&[3, 5]), MatmulPath::Vector).unwrap_err().to_string();
+        let e = ops::matmul_with(&t(&[2, 3]), &t(&[3, 5]), MatmulPath::Vector)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("M = 1"), "{e}");
         let e = ops::linear(&t(&[4, 3]), &t(&[4, 5]), None).unwrap_err().to_string();
-        assert!(e.contains("linear") && e.contains("[4, 3]") && e.contains("[4, 5]"), "{e}");
-        let e = ops::linear(&t(&[4, 3]), &t(&[3, 5]), Some(&t(&[4]))).unwrap_err().to_string();
+        assert!(
+            e.contains("linear") && e.contains("[4, 3]") && e.contains("[4, 5]"),
+            "{e}"
+        );
+        let e = ops::linear(&t(&[4, 3]), &t(&[3, 5]), Some(&t(&[4])))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("linear") && e.contains("bias"), "{e}");
         // Five batch axes that no broadcast pattern lets merge: more than the kernels address.
         let a = t(&[2, 1, 2, 1, 2, 3, 4]);
         let b = t(&[1, 2, 1, 2, 1, 4, 5]);
         let e = ops::matmul(&a, &b).unwrap_err().to_string();
-        assert!(e.contains("matmul") && e.contains("[2, 1, 2, 1, 2, 3, 4]") && e.contains("batch"), "{e}");
+        assert!(
+            e.contains("matmul") && e.contains("[2, 1, 2, 1, 2, 3, 4]") && e.contains("batch"),
+            "{e}"
+        );
     });
 }
 
@@ -198,7 +253,11 @@ fn matmul_bad_input_names_op_and_shapes() {
 fn matmul_on_the_cpu_context_is_the_reference() {
     let ctx = Context::cpu();
     let mut rng = Rng::new(66);
-    let (a, b, bias) = (random(&mut rng, &[2, 5, 7]), random(&mut rng, &[7, 3]), random(&mut rng, &[3]));
+    let (a, b, bias) = (
+        random(&mut rng, &[2, 5, 7]),
+        random(&mut rng, &[7, 3]),
+        random(&mut rng, &[3]),
+    );
     let want = reference::matmul::matmul(&a.view(), &b.view()).unwrap();
     let (ta, tb, tbias) = (
         Tensor::from_array(&ctx, &a).unwrap(),

@@ -49,8 +49,7 @@ fn translate(path: &Path) -> Result<(), String> {
     if src.contains("@builtin(subgroup_") {
         spv_options.lang_version = (1, 3);
     }
-    let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None)
-        .map_err(|e| format!("SPIR-V: {e}"))?;
+    let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None).map_err(|e| format!("SPIR-V: {e}"))?;
     spirv_val(path, &spv)?;
 
     let msl_pipeline = naga::back::msl::PipelineOptions::default();

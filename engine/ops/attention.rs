@@ -60,10 +60,22 @@ pub fn attention_with(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, path: Att
     }
     let (h, tq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
     if k.rank() != 3 || k.shape()[0] != h || k.shape()[2] != d {
-        return Err(Error::mismatch(op, "q (H, Tq, D)", q.shape(), "k (H, Tk, D)", k.shape()));
+        return Err(Error::mismatch(
+            op,
+            "q (H, Tq, D)",
+            q.shape(),
+            "k (H, Tk, D)",
+            k.shape(),
+        ));
     }
     if v.shape() != k.shape() {
-        return Err(Error::mismatch(op, "k (H, Tk, D)", k.shape(), "v (H, Tk, D)", v.shape()));
+        return Err(Error::mismatch(
+            op,
+            "k (H, Tk, D)",
+            k.shape(),
+            "v (H, Tk, D)",
+            v.shape(),
+        ));
     }
     let tk = k.shape()[1];
     if past + tq > tk {
@@ -113,7 +125,12 @@ fn fused(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, scale: f32) -> Result<
         params = params.usize(s[0]).usize(s[1]).usize(s[2]).u32(0);
     }
     let kernel = gpu.kernel(&ATTENTION_FUSED, &[])?;
-    let buffers = [q.gpu_buffer(op)?, k.gpu_buffer(op)?, v.gpu_buffer(op)?, out.gpu_buffer(op)?];
+    let buffers = [
+        q.gpu_buffer(op)?,
+        k.gpu_buffer(op)?,
+        v.gpu_buffer(op)?,
+        out.gpu_buffer(op)?,
+    ];
     gpu.dispatch(&kernel, &params, &buffers, groups_1d((h * tq) as u32))?;
     Ok(out)
 }

@@ -165,7 +165,12 @@ fn linear_impl(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
     let n = w.shape()[1];
     if let Some(b) = bias {
         if b.shape() != [n] {
-            return Err(Error::shape(op, "bias", format!("[{n}] (N of w {:?})", w.shape()), b.shape()));
+            return Err(Error::shape(
+                op,
+                "bias",
+                format!("[{n}] (N of w {:?})", w.shape()),
+                b.shape(),
+            ));
         }
     }
     // One (rows, K) matrix when x's leading axes merge without a copy (the common case);
