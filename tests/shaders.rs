@@ -30,7 +30,12 @@ fn source_with_preludes(path: &Path) -> Result<String, String> {
 }
 
 fn translate(path: &Path) -> Result<(), String> {
-    let src = source_with_preludes(path)?;
+    translate_source(&source_with_preludes(path)?, path)
+}
+
+/// Validates `src` and translates it to every backend; `path` names temporary files.
+fn translate_source(src: &str, path: &Path) -> Result<(), String> {
+    let src = src.to_string();
     let module = naga::front::wgsl::parse_str(&src).map_err(|e| e.emit_to_string(&src))?;
     let mut validator =
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
@@ -146,4 +151,18 @@ fn every_shader_translates_to_every_backend() {
         }
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn generated_fused_kernels_translate_to_every_backend() {
+    use engine::fused;
+    for (name, graph) in [
+        ("gelu", fused::gelu_graph()),
+        ("bias_gelu", fused::bias_gelu_graph()),
+        ("residual_bias", fused::residual_bias_graph()),
+    ] {
+        let src = fused::wgsl(&graph);
+        translate_source(&src, Path::new(&format!("fused_{name}.wgsl")))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{src}"));
+    }
 }
