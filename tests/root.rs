@@ -8,4 +8,5 @@ mod common;
 mod context;
 mod elementwise;
 mod reduce;
+mod scan;
 mod shaders;

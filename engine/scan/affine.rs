@@ -158,13 +158,13 @@ fn scan_gpu(
         ("REVERSE", if reverse { 1.0 } else { 0.0 }),
     ];
     let lanes = d.lanes();
-    let plan = plan(opts.strategy, lanes * d.v, d.t, &gpu.info);
+    let plan = plan(opts.strategy, lanes * d.v, d.t, d.k, &gpu.info);
     let (chunk, chunks) = match plan {
-        Plan::Lanes => (d.t, 1),
+        Plan::Lanes { .. } => (d.t, 1),
         Plan::Chunked { len, count } => (len, count),
     };
     let side = match plan {
-        Plan::Lanes => Tensor::uninit(ctx, &[1], op)?,
+        Plan::Lanes { .. } => Tensor::uninit(ctx, &[1], op)?,
         Plan::Chunked { .. } => Tensor::uninit(ctx, &[lanes * chunks * d.k * (d.v + d.k)], op)?,
     };
     let params = Params::new()
@@ -189,7 +189,13 @@ fn scan_gpu(
     ];
     let columns = lanes * d.v;
     match plan {
-        Plan::Lanes => gpu.dispatch(&*gpu.kernel(&LANES, &constants)?, &params, &buffers, groups(columns))?,
+        Plan::Lanes { segment } => {
+            let kernel = gpu.kernel(&LANES, &constants)?;
+            for (begin, end) in segments(d.t, segment, reverse) {
+                let params = params.clone().usize(begin).usize(end);
+                gpu.dispatch(&kernel, &params, &buffers, groups(columns))?;
+            }
+        }
         Plan::Chunked { .. } => {
             let reduce = lanes * chunks * (d.v + d.k);
             gpu.dispatch(&*gpu.kernel(&CHUNK_REDUCE, &constants)?, &params, &buffers, groups(reduce))?;
@@ -199,6 +205,16 @@ fn scan_gpu(
         }
     }
     Ok((out, dh0))
+}
+
+/// The `[begin, end)` segments of T of at most `len` steps, in scan order.
+pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize)> {
+    let len = len.max(1);
+    let mut out: Vec<(usize, usize)> = (0..t.div_ceil(len)).map(|i| (i * len, ((i + 1) * len).min(t))).collect();
+    if reverse {
+        out.reverse();
+    }
+    out
 }
 
 /// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), one invocation per element of dA.

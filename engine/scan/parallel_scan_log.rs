@@ -3,6 +3,7 @@
 //! exp(a* + logcumsumexp(log_values - a*))[:, 1:] with a* the zero-padded cumsum of the log
 //! coefficients. The backward is its own adjoint kernel (no recompute through the reference).
 
+use super::affine::segments;
 use super::dispatch::{self, host, ScanOptions};
 use super::envelope;
 use super::strategy::{plan, Plan};
@@ -158,13 +159,14 @@ fn launch(
     let out2_shape = if reverse { vec![b, t + 1, d] } else { vec![1] };
     let out2 = Tensor::uninit(ctx, &out2_shape, op)?;
     let lanes = b * d;
-    let plan = plan(opts.strategy, lanes, t, &gpu.info);
+    let plan = plan(opts.strategy, lanes, t, 1, &gpu.info);
     let (chunk, chunks) = match plan {
-        Plan::Lanes => (t, 1),
+        Plan::Lanes { .. } => (t, 1),
         Plan::Chunked { len, count } => (len, count),
     };
     let side = match plan {
-        Plan::Lanes => Tensor::uninit(ctx, &[1], op)?,
+        Plan::Lanes { segment } if segment >= t => Tensor::uninit(ctx, &[1], op)?,
+        Plan::Lanes { .. } => Tensor::uninit(ctx, &[lanes], op)?,
         Plan::Chunked { .. } => Tensor::uninit(ctx, &[lanes * chunks * 2], op)?,
     };
     let params = Params::new().usize(lanes).usize(d).usize(t).usize(chunk).usize(chunks);
@@ -182,7 +184,12 @@ fn launch(
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
     let groups = |n: usize| groups_1d(n.div_ceil(64) as u32);
     match plan {
-        Plan::Lanes => gpu.dispatch(&*gpu.kernel(&LANES, &constants)?, &params, &buffers, groups(lanes))?,
+        Plan::Lanes { segment } => {
+            let kernel = gpu.kernel(&LANES, &constants)?;
+            for (begin, end) in segments(t, segment, reverse) {
+                gpu.dispatch(&kernel, &params.clone().usize(begin).usize(end), &buffers, groups(lanes))?;
+            }
+        }
         Plan::Chunked { .. } => {
             gpu.dispatch(&*gpu.kernel(&CHUNK_REDUCE, &constants)?, &params, &buffers, groups(lanes * chunks))?;
             gpu.dispatch(&*gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(lanes))?;

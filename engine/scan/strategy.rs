@@ -30,11 +30,27 @@ impl std::fmt::Display for Strategy {
     }
 }
 
-/// What a kernel launch does: walk whole lanes, or chunks of `len` steps (`count` of them).
+/// What a kernel launch does: walk whole lanes (in dispatches of at most `segment` steps),
+/// or chunks of `len` steps (`count` of them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Plan {
-    Lanes,
+    Lanes { segment: usize },
     Chunked { len: usize, count: usize },
+}
+
+/// The most steps of a k x k scan one invocation may walk in one dispatch on `device`.
+///
+/// Why: Mesa's software rasterisers (lavapipe, llvmpipe GL) end every loop of an invocation
+/// once the loops of that invocation have run 65535 iterations in all (gallivm's loop
+/// limiter against hangs), silently. A k = 16 lane walk makes about 18 loop trips per step,
+/// so it stopped after step 3640 of 4099. On those adapters the walks are split into
+/// segments that stay well under the limit; on hardware there is no such limit.
+pub(crate) fn max_segment(device: &DeviceInfo, k: usize) -> usize {
+    if device.device_type == "Cpu" {
+        60_000 / (4 * k + 4)
+    } else {
+        usize::MAX
+    }
 }
 
 /// The chunk length for T steps when the caller does not give one: about sqrt(T), so the
@@ -43,26 +59,28 @@ pub fn auto_chunk(t: usize) -> usize {
     ((t as f64).sqrt().ceil() as usize).next_power_of_two().clamp(16, 256)
 }
 
-/// Picks the plan for `invocations` independent lane walks of `t` steps on `device`.
+/// Picks the plan for `invocations` independent lane walks of `t` steps of a k x k scan on
+/// `device`.
 ///
 /// Lane-sequential when the lanes alone fill the device (or T is too short to split);
 /// otherwise chunked. "Fill" is a few thousand invocations on a GPU, a few hundred on a
 /// software adapter, whose cores are few.
-pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, device: &DeviceInfo) -> Plan {
+pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, k: usize, device: &DeviceInfo) -> Plan {
+    let segment = max_segment(device, k);
     let chunked = |chunk: Option<usize>| {
-        let len = chunk.unwrap_or_else(|| auto_chunk(t)).clamp(1, t.max(1));
+        let len = chunk.unwrap_or_else(|| auto_chunk(t)).clamp(1, t.max(1)).min(segment);
         Plan::Chunked {
             len,
             count: t.div_ceil(len),
         }
     };
     match strategy {
-        Strategy::Lanes => Plan::Lanes,
+        Strategy::Lanes => Plan::Lanes { segment },
         Strategy::Chunked { chunk } => chunked(chunk),
         Strategy::Auto => {
             let fill = if device.device_type == "Cpu" { 256 } else { 8192 };
             if invocations >= fill || t < 4 * auto_chunk(t) {
-                Plan::Lanes
+                Plan::Lanes { segment }
             } else {
                 chunked(None)
             }

@@ -10,7 +10,8 @@
 //   G_t = dH_t + A_{t+1}^T G_{t+1} (G_{T-1} = dH_{T-1}), out = G = dB, dh0 = A_0^T G_0.
 //
 // Entries (invocation index = (wid.x + wid.y * nwg.x) * 64 + lid):
-//   scan_lanes          one invocation per (lane, column) walks all of T (lane-sequential).
+//   scan_lanes          one invocation per (lane, column) walks [t_begin, t_end) of T
+//                       (lane-sequential); a walk split into segments resumes from out.
 //   scan_chunk_reduce   chunked pass 1: per (lane, chunk, column c < V + K) the chunk's local
 //                       state from zero (c < V) and the chunk's transition applied to the unit
 //                       vector e_{c-V} (c >= V): a column of the chunk's product matrix P.
@@ -36,6 +37,8 @@ struct Params {
     chunk: u32,  // chunk length (chunked entries)
     chunks: u32, // ceil(T / chunk)
     has_h0: u32, // 1 when h0 is bound, 0 for a zero initial state
+    t_begin: u32, // scan_lanes: the segment of T this dispatch walks
+    t_end: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -141,13 +144,22 @@ fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let lane = id / V;
     let j = id % V;
+    // Resume from the previous segment's last state (out at t_begin - 1 forward, at t_end
+    // in reverse) unless this segment starts the walk.
     var s = initial(lane, j);
-    for (var q = 0u; q < p.t_len; q++) {
-        let t = time_at(0u, p.t_len, q);
+    let resume = select(p.t_begin > 0u, p.t_end < p.t_len, REVERSE);
+    if resume {
+        let ob = step_index(lane, select(p.t_begin - 1u, p.t_end, REVERSE)) * K * V;
+        for (var i = 0u; i < K; i++) {
+            s[i] = out[ob + i * V + j];
+        }
+    }
+    for (var q = 0u; q < p.t_end - p.t_begin; q++) {
+        let t = time_at(p.t_begin, p.t_end, q);
         step(&s, lane, t, j, true);
         store(&s, lane, t, j);
     }
-    if REVERSE {
+    if REVERSE && p.t_begin == 0u {
         write_dh0(&s, lane, j);
     }
 }

@@ -32,6 +32,8 @@ struct Params {
     t_len: u32,  // T
     chunk: u32,  // chunk length (chunked entries)
     chunks: u32, // ceil(T / chunk)
+    t_begin: u32, // scan_lanes: the segment of T this dispatch walks
+    t_end: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -41,7 +43,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> h: array<f32>;          // (B, T, D) forward output, read when REVERSE
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;  // (B, T, D): h, or d lc when REVERSE
 @group(0) @binding(6) var<storage, read_write> out2: array<f32>; // (B, T + 1, D): d lv when REVERSE
-@group(0) @binding(7) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, 2) scratch
+@group(0) @binding(7) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, 2) scratch; segmented lanes: (lanes,) state
 
 fn invocation(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wid.x + wid.y * nwg.x) * WG + lid;
@@ -130,11 +132,18 @@ fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if lane >= p.lanes {
         return;
     }
+    // A walk split into segments keeps its state in side[lane] between them.
     var s = initial(lane);
-    for (var q = 0u; q < p.t_len; q++) {
-        let t = time_at(0u, p.t_len, q);
+    if select(p.t_begin > 0u, p.t_end < p.t_len, REVERSE) {
+        s = side[lane];
+    }
+    for (var q = 0u; q < p.t_end - p.t_begin; q++) {
+        let t = time_at(p.t_begin, p.t_end, q);
         s = step(s, lane, t);
         store(s, lane, t);
+    }
+    if p.t_end - p.t_begin < p.t_len {
+        side[lane] = s;
     }
 }
 
