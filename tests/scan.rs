@@ -67,9 +67,15 @@ fn scan_automatic_strategy_at_long_t_and_few_lanes() {
 #[test]
 fn scan_long_lane_walks_resume_across_segments() {
     // Software adapters split a long lane walk into dispatches (their loop limiter would cut
-    // it short otherwise): k = 16 at T = 1000 and the log scan at T = 8000 cross a boundary.
+    // it short otherwise): k = 16 at T = 1000 and the log scan at T = 8000 cross a boundary,
+    // and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
     each_adapter(|ctx| {
-        for (op, t, n, k, v) in [(ScanOp::Affine, 1000, 1, 16, 2), (ScanOp::Log, 8000, 3, 1, 1)] {
+        let one_step = Strategy::Chunked { chunk: Some(1) };
+        for (op, t, n, k, v, strategy) in [
+            (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes),
+            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes),
+            (ScanOp::Affine, 1500, 1, 16, 1, one_step),
+        ] {
             for backward in [false, true] {
                 let case = ScanCase {
                     op,
@@ -80,7 +86,7 @@ fn scan_long_lane_walks_resume_across_segments() {
                     k,
                     v,
                     h0: true,
-                    strategy: Strategy::Lanes,
+                    strategy,
                     seed: 78,
                 };
                 let row = pollster::block_on(parity::scan::run_case(ctx, &case));

@@ -68,7 +68,13 @@ pub fn auto_chunk(t: usize) -> usize {
 pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, k: usize, device: &DeviceInfo) -> Plan {
     let segment = max_segment(device, k);
     let chunked = |chunk: Option<usize>| {
-        let len = chunk.unwrap_or_else(|| auto_chunk(t)).clamp(1, t.max(1)).min(segment);
+        // Within the loop budget both ways: no chunk longer than a segment, and no more
+        // chunks than a segment's steps for the carry walk.
+        let len = chunk
+            .unwrap_or_else(|| auto_chunk(t))
+            .clamp(1, t.max(1))
+            .min(segment)
+            .max(t.div_ceil(segment));
         Plan::Chunked {
             len,
             count: t.div_ceil(len),
