@@ -42,7 +42,11 @@ fn inputs(ctx: &Context, op: &'static str, b: usize, t: usize) -> Inputs {
     let n = |s: &[usize]| s.iter().product::<usize>();
     let k = if op == "matrix_affine_scan" { 8.0 } else { 2.0 };
     let x = match op {
-        "parallel_scan_log" => rng.vec_normal(n(&xs), 1.0).iter().map(|&v| -(1.0 + v.exp()).ln()).collect(),
+        "parallel_scan_log" => rng
+            .vec_normal(n(&xs), 1.0)
+            .iter()
+            .map(|&v| -(1.0 + v.exp()).ln())
+            .collect(),
         "linear_scan" => rng.vec_range(n(&xs), -0.9, 0.9),
         _ => rng.vec_range(n(&xs), -0.6 / f64::sqrt(k), 0.6 / f64::sqrt(k)),
     };
@@ -102,7 +106,12 @@ fn gpu_context() -> Option<Context> {
 fn bench_scans(c: &mut Criterion) {
     let gpu = gpu_context();
     if let Some(g) = &gpu {
-        eprintln!("adapter: {} ({}, {})", g.info().name, g.info().backend, g.info().device_type);
+        eprintln!(
+            "adapter: {} ({}, {})",
+            g.info().name,
+            g.info().backend,
+            g.info().device_type
+        );
     }
     let cpu = Context::cpu();
     for (shape, b, t) in [("lab", 128, 64), ("longT", 16, 1024)] {

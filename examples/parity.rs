@@ -13,7 +13,11 @@ use engine::{parity, Context};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let out = args.iter().position(|a| a == "--out").and_then(|i| args.get(i + 1)).cloned();
+    let out = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
 
     let ctx = Context::new()?;
     let info = ctx.info();

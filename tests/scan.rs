@@ -16,7 +16,9 @@ fn scan_parity_quick_cases_pass() {
     // The subset still covers every (k, v), both strategies, both directions.
     for k in [1, 2, 4, 8, 16] {
         for v in [1, 2, 4, 8, 16] {
-            assert!(cases.iter().any(|c| c.op == ScanOp::Affine && c.k == k && c.v == v && c.backward));
+            assert!(cases
+                .iter()
+                .any(|c| c.op == ScanOp::Affine && c.k == k && c.v == v && c.backward));
         }
     }
     assert!(cases.iter().any(|c| matches!(c.strategy, Strategy::Chunked { .. })));
@@ -143,7 +145,13 @@ fn scan_seam_cpu_gpu_and_auto_outside_the_envelope() {
         for d in [Dispatch::Auto, Dispatch::Cpu] {
             let h = run(ctx, d).unwrap();
             assert!(h.context().same(ctx), "the result stays on the caller's context");
-            assert_close(ctx, &format!("k=3 under {d:?}"), &h.to_vec().unwrap(), &want, Gate::new(1e-6, 0.0));
+            assert_close(
+                ctx,
+                &format!("k=3 under {d:?}"),
+                &h.to_vec().unwrap(),
+                &want,
+                Gate::new(1e-6, 0.0),
+            );
         }
     });
     // The CPU context: auto and cpu run the reference, gpu is an error.
@@ -158,7 +166,11 @@ fn scan_cpu_dispatch_on_a_gpu_context_matches_the_gpu_kernel() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(9);
         let (b, t, d) = (2, 33, 5);
-        let lc: Vec<f32> = rng.vec_normal(b * t * d, 1.0).iter().map(|&x| -(1.0 + x.exp()).ln()).collect();
+        let lc: Vec<f32> = rng
+            .vec_normal(b * t * d, 1.0)
+            .iter()
+            .map(|&x| -(1.0 + x.exp()).ln())
+            .collect();
         let lv = rng.vec_normal(b * (t + 1) * d, 0.5);
         let g = rng.vec_normal(b * t * d, 1.0);
         let lct = Tensor::from_slice(ctx, &[b, t, d], &lc).unwrap();
@@ -171,7 +183,11 @@ fn scan_cpu_dispatch_on_a_gpu_context_matches_the_gpu_kernel() {
             let gr = scan::parallel_scan_log_backward_with(&lct, &lvt, &h, &gt, &opts).unwrap();
             outs.push([h, gr.d_log_coeffs, gr.d_log_values].map(|x| x.to_vec().unwrap()));
         }
-        for (i, gate) in [(0, Gate::new(1e-4, 1e-4)), (1, Gate::new(1e-3, 1e-3)), (2, Gate::new(1e-3, 1e-3))] {
+        for (i, gate) in [
+            (0, Gate::new(1e-4, 1e-4)),
+            (1, Gate::new(1e-3, 1e-3)),
+            (2, Gate::new(1e-3, 1e-3)),
+        ] {
             assert_close(ctx, &format!("cpu vs gpu output {i}"), &outs[1][i], &outs[0][i], gate);
         }
     });
@@ -195,40 +211,88 @@ fn scan_bad_inputs_are_errors_naming_the_argument() {
     for ctx in &bad_contexts {
         let z = |shape: &[usize]| Tensor::zeros(ctx, shape).unwrap();
         // linear_scan: rank, mismatch, T = 0, h0.
-        expect_error(scan::linear_scan(&z(&[2, 3]), &z(&[2, 3]), None), &["linear_scan", "`a`", "rank 3"]);
-        expect_error(scan::linear_scan(&z(&[2, 3, 4]), &z(&[3, 3, 4]), None), &["linear_scan", "a", "b"]);
-        expect_error(scan::linear_scan(&z(&[2, 3, 4]), &z(&[2, 5, 4]), None), &["[2, 3, 4]", "[2, 5, 4]"]);
-        expect_error(scan::linear_scan(&z(&[2, 0, 4]), &z(&[2, 0, 4]), None), &["`a`", "T >= 1"]);
+        expect_error(
+            scan::linear_scan(&z(&[2, 3]), &z(&[2, 3]), None),
+            &["linear_scan", "`a`", "rank 3"],
+        );
+        expect_error(
+            scan::linear_scan(&z(&[2, 3, 4]), &z(&[3, 3, 4]), None),
+            &["linear_scan", "a", "b"],
+        );
+        expect_error(
+            scan::linear_scan(&z(&[2, 3, 4]), &z(&[2, 5, 4]), None),
+            &["[2, 3, 4]", "[2, 5, 4]"],
+        );
+        expect_error(
+            scan::linear_scan(&z(&[2, 0, 4]), &z(&[2, 0, 4]), None),
+            &["`a`", "T >= 1"],
+        );
         expect_error(
             scan::linear_scan(&z(&[2, 3, 4]), &z(&[2, 3, 4]), Some(&z(&[2, 5]))),
             &["`h0`", "[2, 4]"],
         );
         // matrix_scan.
-        expect_error(scan::matrix_scan(&z(&[2, 3, 4, 3, 3]), &z(&[2, 3, 4, 3]), None), &["matrix_scan", "`A`"]);
-        expect_error(scan::matrix_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 1]), None), &["`b`", "rank 4"]);
+        expect_error(
+            scan::matrix_scan(&z(&[2, 3, 4, 3, 3]), &z(&[2, 3, 4, 3]), None),
+            &["matrix_scan", "`A`"],
+        );
+        expect_error(
+            scan::matrix_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 1]), None),
+            &["`b`", "rank 4"],
+        );
         expect_error(
             scan::matrix_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2]), Some(&z(&[2, 4]))),
             &["`h0`", "(B, N, 2)"],
         );
         // matrix_affine_scan: rank, non-square, batch / time mismatch, T = 0, h0, v = 0.
-        expect_error(scan::matrix_affine_scan(&z(&[2, 3, 4, 2]), &z(&[2, 3, 4, 2, 1]), None), &["`A`", "rank 5"]);
-        expect_error(scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 4]), &z(&[2, 3, 4, 2, 1]), None), &["`A`", "square"]);
-        expect_error(scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[1, 3, 4, 2, 1]), None), &["A", "B", "[1, 3, 4, 2, 1]"]);
-        expect_error(scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 4, 4, 2, 1]), None), &["A", "B"]);
-        expect_error(scan::matrix_affine_scan(&z(&[2, 0, 4, 2, 2]), &z(&[2, 0, 4, 2, 1]), None), &["T >= 1"]);
-        expect_error(scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 0]), None), &["`B`", "v >= 1"]);
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2]), &z(&[2, 3, 4, 2, 1]), None),
+            &["`A`", "rank 5"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 4]), &z(&[2, 3, 4, 2, 1]), None),
+            &["`A`", "square"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[1, 3, 4, 2, 1]), None),
+            &["A", "B", "[1, 3, 4, 2, 1]"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 4, 4, 2, 1]), None),
+            &["A", "B"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 0, 4, 2, 2]), &z(&[2, 0, 4, 2, 1]), None),
+            &["T >= 1"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 0]), None),
+            &["`B`", "v >= 1"],
+        );
         expect_error(
             scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 8]), Some(&z(&[2, 4, 2, 4]))),
             &["`h0`", "[2, 4, 2, 8]"],
         );
         // parallel_scan_log: log_values must be (B, T + 1, D).
-        expect_error(scan::parallel_scan_log(&z(&[2, 3, 4]), &z(&[2, 3, 4])), &["`log_values`", "[2, 4, 4]"]);
-        expect_error(scan::parallel_scan_log(&z(&[2, 3]), &z(&[2, 4])), &["`log_coeffs`", "rank 3"]);
+        expect_error(
+            scan::parallel_scan_log(&z(&[2, 3, 4]), &z(&[2, 3, 4])),
+            &["`log_values`", "[2, 4, 4]"],
+        );
+        expect_error(
+            scan::parallel_scan_log(&z(&[2, 3]), &z(&[2, 4])),
+            &["`log_coeffs`", "rank 3"],
+        );
         expect_error(scan::parallel_scan_log(&z(&[2, 0, 4]), &z(&[2, 1, 4])), &["T >= 1"]);
         // Backward: a gradient of the wrong shape, forward outputs of another call's shape.
         let a = z(&[2, 3, 4]);
-        expect_error(scan::linear_scan_backward(&a, None, &z(&[2, 3, 4]), &z(&[2, 3, 5])), &["`grad_h`", "[2, 3, 4]"]);
-        expect_error(scan::linear_scan_backward(&a, None, &z(&[2, 6, 4]), &z(&[2, 6, 4])), &["linear_scan_backward", "h"]);
+        expect_error(
+            scan::linear_scan_backward(&a, None, &z(&[2, 3, 4]), &z(&[2, 3, 5])),
+            &["`grad_h`", "[2, 3, 4]"],
+        );
+        expect_error(
+            scan::linear_scan_backward(&a, None, &z(&[2, 6, 4]), &z(&[2, 6, 4])),
+            &["linear_scan_backward", "h"],
+        );
         let a5 = z(&[2, 3, 4, 2, 2]);
         expect_error(
             scan::matrix_affine_scan_backward(&a5, None, &z(&[2, 3, 4, 2, 4]), &z(&[2, 3, 4, 2, 2])),
@@ -254,7 +318,10 @@ fn scan_bad_inputs_are_errors_naming_the_argument() {
     // Tensors of two contexts.
     if let Some(gpu) = crate::common::contexts().first() {
         let other = Tensor::zeros(gpu, &[2, 3, 4]).unwrap();
-        expect_error(scan::linear_scan(&z(&[2, 3, 4]), &other, None), &["`b`", "different context"]);
+        expect_error(
+            scan::linear_scan(&z(&[2, 3, 4]), &other, None),
+            &["`b`", "different context"],
+        );
     }
 }
 
@@ -279,13 +346,7 @@ fn scan_non_finite_inputs_do_not_crash() {
             let xt = Tensor::from_slice(ctx, &[b, t, d], &x).unwrap();
             let h = scan::linear_scan_with(&at, &xt, None, &opts).unwrap().to_vec().unwrap();
             let want = reference::affine_forward_f64(
-                &AffineShape {
-                    b,
-                    t,
-                    n: d,
-                    k: 1,
-                    v: 1,
-                },
+                &AffineShape { b, t, n: d, k: 1, v: 1 },
                 &a.iter().map(|&v| v as f64).collect::<Vec<_>>(),
                 &x.iter().map(|&v| v as f64).collect::<Vec<_>>(),
                 None,
@@ -293,7 +354,13 @@ fn scan_non_finite_inputs_do_not_crash() {
             for c in [0, 3] {
                 let got: Vec<f32> = (0..t).map(|s| h[s * d + c]).collect();
                 let w: Vec<f32> = (0..t).map(|s| want[s * d + c] as f32).collect();
-                assert_close(ctx, &format!("clean channel {c}, {strategy}"), &got, &w, Gate::new(1e-5, 0.0));
+                assert_close(
+                    ctx,
+                    &format!("clean channel {c}, {strategy}"),
+                    &got,
+                    &w,
+                    Gate::new(1e-5, 0.0),
+                );
             }
             // Before the NaN enters, channel 1 is still exact.
             assert!(compare(&h[1..2], &[want[1] as f32], Gate::new(1e-5, 0.0)).ok);
@@ -304,7 +371,10 @@ fn scan_non_finite_inputs_do_not_crash() {
             lv[4 * d + 3] = f32::INFINITY;
             let lct = Tensor::from_slice(ctx, &[b, t, d], &lc).unwrap();
             let lvt = Tensor::from_slice(ctx, &[b, t + 1, d], &lv).unwrap();
-            let h = scan::parallel_scan_log_with(&lct, &lvt, &opts).unwrap().to_vec().unwrap();
+            let h = scan::parallel_scan_log_with(&lct, &lvt, &opts)
+                .unwrap()
+                .to_vec()
+                .unwrap();
             assert_eq!(h.len(), b * t * d);
             let want = reference::log_forward_f64(
                 b,
@@ -316,7 +386,13 @@ fn scan_non_finite_inputs_do_not_crash() {
             for c in [1, 2] {
                 let got: Vec<f32> = (0..t).map(|s| h[s * d + c]).collect();
                 let w: Vec<f32> = (0..t).map(|s| want[s * d + c] as f32).collect();
-                assert_close(ctx, &format!("clean log channel {c}, {strategy}"), &got, &w, Gate::new(1e-4, 1e-4));
+                assert_close(
+                    ctx,
+                    &format!("clean log channel {c}, {strategy}"),
+                    &got,
+                    &w,
+                    Gate::new(1e-4, 1e-4),
+                );
             }
         }
     });
@@ -363,10 +439,16 @@ fn scan_reference_gradients_match_finite_differences() {
         let h = reference::affine_forward_f64(&s, &a, &b, h0o);
         let (da, db, dh0) = reference::affine_backward_f64(&s, &a, h0o, &h, &w);
         let name = format!("affine k={k} v={v}");
-        check_fd(&format!("{name} dA"), &a, &da, |x| dot(&w, &reference::affine_forward_f64(&s, x, &b, h0o)));
-        check_fd(&format!("{name} dB"), &b, &db, |x| dot(&w, &reference::affine_forward_f64(&s, &a, x, h0o)));
+        check_fd(&format!("{name} dA"), &a, &da, |x| {
+            dot(&w, &reference::affine_forward_f64(&s, x, &b, h0o))
+        });
+        check_fd(&format!("{name} dB"), &b, &db, |x| {
+            dot(&w, &reference::affine_forward_f64(&s, &a, x, h0o))
+        });
         if with_h0 {
-            check_fd(&format!("{name} dh0"), &h0, &dh0, |x| dot(&w, &reference::affine_forward_f64(&s, &a, &b, Some(x))));
+            check_fd(&format!("{name} dh0"), &h0, &dh0, |x| {
+                dot(&w, &reference::affine_forward_f64(&s, &a, &b, Some(x)))
+            });
         }
     }
     let (b, t, d) = (2, 6, 3);
@@ -375,8 +457,12 @@ fn scan_reference_gradients_match_finite_differences() {
     let w: Vec<f64> = (0..b * t * d).map(|_| rng.normal()).collect();
     let h = reference::log_forward_f64(b, t, d, &lc, &lv);
     let (dlc, dlv) = reference::log_backward_f64(b, t, d, &lc, &lv, &h, &w);
-    check_fd("log d log_coeffs", &lc, &dlc, |x| dot(&w, &reference::log_forward_f64(b, t, d, x, &lv)));
-    check_fd("log d log_values", &lv, &dlv, |x| dot(&w, &reference::log_forward_f64(b, t, d, &lc, x)));
+    check_fd("log d log_coeffs", &lc, &dlc, |x| {
+        dot(&w, &reference::log_forward_f64(b, t, d, x, &lv))
+    });
+    check_fd("log d log_values", &lv, &dlv, |x| {
+        dot(&w, &reference::log_forward_f64(b, t, d, &lc, x))
+    });
     // And the log-space definition: h = exp(a* + logcumsumexp(lv - a*))[:, 1:].
     for bi in 0..b {
         for c in 0..d {

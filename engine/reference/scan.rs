@@ -243,7 +243,10 @@ pub fn matrix_scan(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>, h0: Option<&ArrayVi
 /// `parallel_scan_log`: log_coeffs (B, T, D), log_values (B, T+1, D) -> h (B, T, D).
 pub fn parallel_scan_log(log_coeffs: &ArrayViewD<f32>, log_values: &ArrayViewD<f32>) -> ArrayD<f32> {
     let s = log_coeffs.shape();
-    array(s, log_forward_f64(s[0], s[1], s[2], &f64s(log_coeffs), &f64s(log_values)))
+    array(
+        s,
+        log_forward_f64(s[0], s[1], s[2], &f64s(log_coeffs), &f64s(log_values)),
+    )
 }
 
 /// Gradients (d log_coeffs (B, T, D), d log_values (B, T+1, D)) of `parallel_scan_log`.

@@ -198,10 +198,20 @@ fn scan_gpu(
         }
         Plan::Chunked { .. } => {
             let reduce = lanes * chunks * (d.v + d.k);
-            gpu.dispatch(&*gpu.kernel(&CHUNK_REDUCE, &constants)?, &params, &buffers, groups(reduce))?;
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_REDUCE, &constants)?,
+                &params,
+                &buffers,
+                groups(reduce),
+            )?;
             gpu.dispatch(&*gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(columns))?;
             let fixup = columns * chunks;
-            gpu.dispatch(&*gpu.kernel(&CHUNK_FIXUP, &constants)?, &params, &buffers, groups(fixup))?;
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_FIXUP, &constants)?,
+                &params,
+                &buffers,
+                groups(fixup),
+            )?;
         }
     }
     Ok((out, dh0))
@@ -210,7 +220,9 @@ fn scan_gpu(
 /// The `[begin, end)` segments of T of at most `len` steps, in scan order.
 pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize)> {
     let len = len.max(1);
-    let mut out: Vec<(usize, usize)> = (0..t.div_ceil(len)).map(|i| (i * len, ((i + 1) * len).min(t))).collect();
+    let mut out: Vec<(usize, usize)> = (0..t.div_ceil(len))
+        .map(|i| (i * len, ((i + 1) * len).min(t)))
+        .collect();
     if reverse {
         out.reverse();
     }

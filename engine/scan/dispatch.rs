@@ -37,7 +37,12 @@ impl Dispatch {
             "" | "auto" => Ok(Dispatch::Auto),
             "cpu" | "eager" => Ok(Dispatch::Cpu),
             "gpu" => Ok(Dispatch::Gpu),
-            other => Err(Error::value("ENGINE_SCAN", "ENGINE_SCAN", "auto, cpu (or eager) or gpu", other)),
+            other => Err(Error::value(
+                "ENGINE_SCAN",
+                "ENGINE_SCAN",
+                "auto, cpu (or eager) or gpu",
+                other,
+            )),
         }
     }
 

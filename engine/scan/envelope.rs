@@ -56,7 +56,12 @@ pub(crate) fn exact(op: &'static str, arg: &'static str, t: &Tensor, want: &[usi
 /// Requires T >= 1 (the time axis of `arg`).
 pub(crate) fn nonempty_time(op: &'static str, arg: &'static str, t: &Tensor, time: usize) -> Result<()> {
     if time == 0 {
-        return Err(Error::shape(op, arg, "T >= 1 (an empty time axis has no scan)", t.shape()));
+        return Err(Error::shape(
+            op,
+            arg,
+            "T >= 1 (an empty time axis has no scan)",
+            t.shape(),
+        ));
     }
     Ok(())
 }

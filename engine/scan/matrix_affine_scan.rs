@@ -41,7 +41,13 @@ pub fn matrix_affine_scan_backward_with(
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
     let d = envelope::affine(OP_BACKWARD, a, "H", h)?;
-    envelope::exact(OP_BACKWARD, "grad_h", grad_h, &d.h_shape(), "(B, T, N, k, v), the shape of H")?;
+    envelope::exact(
+        OP_BACKWARD,
+        "grad_h",
+        grad_h,
+        &d.h_shape(),
+        "(B, T, N, k, v), the shape of H",
+    )?;
     if let Some(h0) = h0 {
         envelope::exact(OP_BACKWARD, "h0", h0, &d.h0_shape(), "(B, N, k, v)")?;
     }

@@ -127,7 +127,12 @@ pub fn parallel_scan_log_backward_with(
             })
         },
         || {
-            let (lc, lv, h, g) = (host(log_coeffs, op)?, host(log_values, op)?, host(h, op)?, host(grad_h, op)?);
+            let (lc, lv, h, g) = (
+                host(log_coeffs, op)?,
+                host(log_values, op)?,
+                host(h, op)?,
+                host(grad_h, op)?,
+            );
             let (dlc, dlv) = reference::scan::parallel_scan_log_backward(&lc.view(), &lv.view(), &h.view(), &g.view());
             Ok(LogScanGrads {
                 d_log_coeffs: Tensor::from_host(ctx, dlc)?,
@@ -187,13 +192,28 @@ fn launch(
         Plan::Lanes { segment } => {
             let kernel = gpu.kernel(&LANES, &constants)?;
             for (begin, end) in segments(t, segment, reverse) {
-                gpu.dispatch(&kernel, &params.clone().usize(begin).usize(end), &buffers, groups(lanes))?;
+                gpu.dispatch(
+                    &kernel,
+                    &params.clone().usize(begin).usize(end),
+                    &buffers,
+                    groups(lanes),
+                )?;
             }
         }
         Plan::Chunked { .. } => {
-            gpu.dispatch(&*gpu.kernel(&CHUNK_REDUCE, &constants)?, &params, &buffers, groups(lanes * chunks))?;
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_REDUCE, &constants)?,
+                &params,
+                &buffers,
+                groups(lanes * chunks),
+            )?;
             gpu.dispatch(&*gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(lanes))?;
-            gpu.dispatch(&*gpu.kernel(&CHUNK_FIXUP, &constants)?, &params, &buffers, groups(lanes * chunks))?;
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_FIXUP, &constants)?,
+                &params,
+                &buffers,
+                groups(lanes * chunks),
+            )?;
         }
     }
     Ok((out, out2))
