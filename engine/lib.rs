@@ -25,7 +25,9 @@ pub mod error;
 pub mod fused;
 pub mod kernel;
 pub mod ops;
+pub mod parity;
 pub mod reference;
+pub mod scan;
 pub mod tensor;
 
 pub use context::{Context, DeviceInfo};

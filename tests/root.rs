@@ -10,4 +10,5 @@ mod elementwise;
 mod matmul;
 mod nn;
 mod reduce;
+mod scan;
 mod shaders;

@@ -6,3 +6,4 @@ pub mod elementwise;
 pub mod matmul;
 pub mod nn;
 pub mod reduce;
+pub mod scan;
