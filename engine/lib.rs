@@ -16,12 +16,13 @@
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
 //! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`reference`] (the CPU
-//! oracle, f64 accumulation).
+//! oracle, f64 accumulation), [`models`] (GPT-2).
 
 pub mod check;
 pub mod context;
 pub mod error;
 pub mod kernel;
+pub mod models;
 pub mod ops;
 pub mod reference;
 pub mod tensor;

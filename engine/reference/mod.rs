@@ -3,4 +3,5 @@
 //! Each takes and returns f32 `ndarray` arrays and accumulates in f64 where it matters.
 
 pub mod elementwise;
+pub mod gpt2;
 pub mod reduce;
