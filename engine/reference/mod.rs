@@ -4,4 +4,6 @@
 
 pub mod elementwise;
 pub mod gpt2;
+pub mod matmul;
+pub mod nn;
 pub mod reduce;
