@@ -7,5 +7,6 @@ mod common;
 
 mod context;
 mod elementwise;
+mod gpt2;
 mod reduce;
 mod shaders;
