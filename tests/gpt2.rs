@@ -388,3 +388,25 @@ fn gpt2_sampling_is_reproducible_by_seed() {
     // Past n_positions is an error, not a panic.
     assert!(matches!(cpu.generate(&[1; 30], 11, mode, |_| {}), Err(Error::Value { .. })));
 }
+
+#[test]
+fn gpt2_shakespeare_greedy_matches_transformers() {
+    // Tokens recorded from transformers' GPT2LMHeadModel (fp32, CUDA) on the shipped file.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/shakespeare");
+    let text = std::fs::read_to_string(dir.join("reference_tokens.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let case = &json["prompts"][1];
+    let ids = |v: &serde_json::Value| -> Vec<u32> {
+        v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+    };
+    let prompt = case["prompt"].as_str().unwrap();
+    let want = ids(&case["generated_ids"]);
+    assert_eq!(Tokenizer::gpt2().unwrap().encode(prompt), ids(&case["prompt_ids"]));
+    let weights = Weights::load(&dir).unwrap();
+    let n = 12; // of the 40 recorded, to keep the software adapters quick
+    each_adapter(|ctx| {
+        let model = Gpt2::new(ctx, &weights).unwrap();
+        let got = model.generate(&ids(&case["prompt_ids"]), n, Sampling::Greedy, |_| {}).unwrap();
+        assert_eq!(got, want[..n], "{prompt:?} on {}", ctx.info().name);
+    });
+}
