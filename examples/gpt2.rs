@@ -49,7 +49,11 @@ fn parse_args() -> Result<Args, String> {
             "--cpu" => a.cpu = true,
             "--verify" => a.verify = true,
             "--temperature" => {
-                a.temperature = Some(value("--temperature")?.parse().map_err(|e| format!("--temperature: {e}"))?)
+                a.temperature = Some(
+                    value("--temperature")?
+                        .parse()
+                        .map_err(|e| format!("--temperature: {e}"))?,
+                )
             }
             "--top-k" => a.top_k = Some(value("--top-k")?.parse().map_err(|e| format!("--top-k: {e}"))?),
             "--seed" => a.seed = value("--seed")?.parse().map_err(|e| format!("--seed: {e}"))?,
@@ -173,7 +177,9 @@ fn run(args: Args) -> Result<(), engine::Error> {
         };
         let step = model.step(&input, &mut cache, opts)?;
         let t = input.len();
-        let last = step.logits.narrow(0, step.logits.shape()[0] - 1, step.logits.shape()[0])?;
+        let last = step
+            .logits
+            .narrow(0, step.logits.shape()[0] - 1, step.logits.shape()[0])?;
         let id = pollster::block_on(choose(&last, &mut sampler))?;
         if first_token.is_none() {
             first_token = Some(start.elapsed());
@@ -238,7 +244,11 @@ fn run(args: Args) -> Result<(), engine::Error> {
         let ok = worst <= 1e-4 && verify.ids_equal == verify.steps;
         println!(
             "largest absolute difference {worst:.3e}: {}",
-            if ok { "PASS (within 1e-4, all ids equal)" } else { "FAIL" }
+            if ok {
+                "PASS (within 1e-4, all ids equal)"
+            } else {
+                "FAIL"
+            }
         );
         if !ok {
             std::process::exit(1);

@@ -7,8 +7,8 @@ use std::path::Path;
 use engine::check::{Gate, Rng};
 use engine::models::gpt2::safetensors::{parse, serialize};
 use engine::models::gpt2::{
-    random_checkpoint, tiny_random_checkpoint, Config, Dtype, Gpt2, Sampler, Sampling, StepOptions, Tokenizer,
-    Weights, END_OF_TEXT, TINY_SEED,
+    random_checkpoint, tiny_random_checkpoint, Config, Dtype, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
+    END_OF_TEXT, TINY_SEED,
 };
 use engine::{reference, Context, Error};
 
@@ -44,7 +44,9 @@ const TIKTOKEN_CASES: &[(&str, &[u32])] = &[
     ),
     (
         "12345 3.14159 1,000,000 x1y2",
-        &[10163, 2231, 513, 13, 1415, 19707, 352, 11, 830, 11, 830, 2124, 16, 88, 17],
+        &[
+            10163, 2231, 513, 13, 1415, 19707, 352, 11, 830, 11, 830, 2124, 16, 88, 17,
+        ],
     ),
     (
         "line one\nline two\r\n\tindented",
@@ -75,7 +77,9 @@ fn gpt2_tokenizer_matches_tiktoken_and_round_trips() {
 fn gpt2_tokenizer_round_trips_random_text() {
     let tok = Tokenizer::gpt2().unwrap();
     let mut rng = Rng::new(7);
-    let alphabet: Vec<char> = "abcXYZ019 .,'!?\n\t  éüß—“”東京😀\u{00a0}\u{3000}'sll've".chars().collect();
+    let alphabet: Vec<char> = "abcXYZ019 .,'!?\n\t  éüß—“”東京😀\u{00a0}\u{3000}'sll've"
+        .chars()
+        .collect();
     for len in [1, 2, 7, 64, 257] {
         for _ in 0..20 {
             let s: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
@@ -128,7 +132,12 @@ fn gpt2_loader_widens_dtypes_and_accepts_hf_variants() {
         .map(|(k, t)| (format!("transformer.{k}"), Dtype::F32, t.shape.clone(), t.data.to_vec()))
         .collect();
     let wte = &file["wte.weight"];
-    tensors.push(("lm_head.weight".into(), Dtype::F32, wte.shape.clone(), wte.data.to_vec()));
+    tensors.push((
+        "lm_head.weight".into(),
+        Dtype::F32,
+        wte.shape.clone(),
+        wte.data.to_vec(),
+    ));
     let w = Weights::from_safetensors(cfg.clone(), &serialize(&tensors, &[]), "prefixed").unwrap();
     assert_eq!(w.wte, f32w.wte);
     assert_eq!(w.blocks[1].attn_weight, f32w.blocks[1].attn_weight);
@@ -152,9 +161,15 @@ fn gpt2_loader_errors_name_the_file_or_tensor() {
     assert!(msg.contains("not safetensors"), "{msg}");
     io_error(load(&[]));
     // Wrong shape: a checkpoint for another width.
-    let wider = Config { n_embd: 30, ..cfg.clone() };
+    let wider = Config {
+        n_embd: 30,
+        ..cfg.clone()
+    };
     let (what, msg) = io_error(load(&random_checkpoint(&wider, 5, Dtype::F32)));
-    assert!(what.contains("h.0.ln_1.weight") && msg.contains("[30]") && msg.contains("[24]"), "{what}: {msg}");
+    assert!(
+        what.contains("h.0.ln_1.weight") && msg.contains("[30]") && msg.contains("[24]"),
+        "{what}: {msg}"
+    );
     // Missing tensor.
     let file = parse(&good, "x").unwrap();
     let without: Vec<_> = file
@@ -163,13 +178,18 @@ fn gpt2_loader_errors_name_the_file_or_tensor() {
         .map(|(k, t)| (k.clone(), Dtype::F16, t.shape.clone(), t.data.to_vec()))
         .collect();
     let (what, msg) = io_error(load(&serialize(&without, &[])));
-    assert!(what.contains("h.2.mlp.c_proj.bias") && msg.contains("missing"), "{what}: {msg}");
+    assert!(
+        what.contains("h.2.mlp.c_proj.bias") && msg.contains("missing"),
+        "{what}: {msg}"
+    );
     // Unsupported dtype, and a shape that disagrees with its own byte count.
     let text = String::from_utf8_lossy(&good[8..8 + 200]).to_string();
     assert!(text.contains("\"F16\""));
     let relabel = |from: &str, to: &str| {
         let n = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
-        let header = String::from_utf8(good[8..8 + n].to_vec()).unwrap().replacen(from, to, 1);
+        let header = String::from_utf8(good[8..8 + n].to_vec())
+            .unwrap()
+            .replacen(from, to, 1);
         let mut b = (header.len() as u64).to_le_bytes().to_vec();
         b.extend_from_slice(header.as_bytes());
         b.extend_from_slice(&good[8 + n..]);
@@ -194,12 +214,25 @@ fn gpt2_loader_errors_name_the_file_or_tensor() {
 
 #[test]
 fn gpt2_config_reads_hf_json() {
-    let c = Config::from_json(r#"{"n_layer": 2, "n_ctx": 64, "n_embd": 32, "n_head": 4}"#, "config.json").unwrap();
-    assert_eq!((c.n_layer, c.n_positions, c.n_embd, c.n_head, c.vocab_size), (2, 64, 32, 4, 50257));
+    let c = Config::from_json(
+        r#"{"n_layer": 2, "n_ctx": 64, "n_embd": 32, "n_head": 4}"#,
+        "config.json",
+    )
+    .unwrap();
+    assert_eq!(
+        (c.n_layer, c.n_positions, c.n_embd, c.n_head, c.vocab_size),
+        (2, 64, 32, 4, 50257)
+    );
     assert_eq!(Config::from_json("{}", "c").unwrap(), Config::default());
     let round = Config::from_json(&small_config().to_json(Some("note")), "c").unwrap();
     assert_eq!(round, small_config());
-    for bad in [r#"{"n_embd": 10, "n_head": 3}"#, r#"{"n_layer": -1}"#, "[1]", "not json", r#"{"n_head": 0}"#] {
+    for bad in [
+        r#"{"n_embd": 10, "n_head": 3}"#,
+        r#"{"n_layer": -1}"#,
+        "[1]",
+        "not json",
+        r#"{"n_head": 0}"#,
+    ] {
         assert!(matches!(Config::from_json(bad, "c"), Err(Error::Io { .. })), "{bad}");
     }
 }
@@ -209,7 +242,10 @@ fn gpt2_tiny_checkpoint_is_shipped_byte_for_byte() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/tiny-random");
     let (config, bytes) = tiny_random_checkpoint(TINY_SEED);
     let shipped = std::fs::read(dir.join("model.safetensors")).unwrap();
-    assert!(shipped == bytes, "assets/models/tiny-random differs: rerun the make_tiny_gpt2 example");
+    assert!(
+        shipped == bytes,
+        "assets/models/tiny-random differs: rerun the make_tiny_gpt2 example"
+    );
     let text = std::fs::read_to_string(dir.join("config.json")).unwrap();
     assert!(text.contains("UNTRAINED"));
     assert_eq!(Config::from_json(&text, "config.json").unwrap(), config);
@@ -235,11 +271,23 @@ fn check_steps(ctx: &Context, name: &str, weights: &Weights, prompt: &[u32], ext
         let flat = |a: ndarray::ArrayView2<f32>| a.iter().copied().collect::<Vec<f32>>();
         let case = |what: &str| format!("{name} step {step_no} {what}");
         let emb = step.embeddings.as_ref().unwrap().to_vec().unwrap();
-        assert_close(ctx, &case("embeddings"), &emb, &flat(trace.embeddings.slice(rows)), GATE);
+        assert_close(
+            ctx,
+            &case("embeddings"),
+            &emb,
+            &flat(trace.embeddings.slice(rows)),
+            GATE,
+        );
         assert_eq!(step.residuals.len(), weights.config.n_layer);
         for (i, (got, want)) in step.residuals.iter().zip(&trace.residuals).enumerate() {
             let got = got.to_vec().unwrap();
-            assert_close(ctx, &case(&format!("residual {i}")), &got, &flat(want.slice(rows)), GATE);
+            assert_close(
+                ctx,
+                &case(&format!("residual {i}")),
+                &got,
+                &flat(want.slice(rows)),
+                GATE,
+            );
         }
         let logits = step.logits.to_vec().unwrap();
         assert_close(ctx, &case("logits"), &logits, &flat(trace.logits.slice(rows)), GATE);
@@ -288,7 +336,13 @@ fn gpt2_cached_path_matches_full_recomputation() {
             let t = ids.len();
             let last = full.narrow(0, t - 1, t).unwrap().to_vec().unwrap();
             let got = cached.logits.to_vec().unwrap();
-            assert_close(ctx, &format!("cached vs full, step {step_no}"), &got, &last, Gate::new(1e-5, 1e-5));
+            assert_close(
+                ctx,
+                &format!("cached vs full, step {step_no}"),
+                &got,
+                &last,
+                Gate::new(1e-5, 1e-5),
+            );
             let id = engine::models::gpt2::argmax(&got);
             ids.push(id);
             input = vec![id];
@@ -311,7 +365,9 @@ fn gpt2_greedy_tokens_equal_and_no_pipeline_is_rebuilt() {
     let mut ids = prompt.clone();
     for _ in 0..n {
         let trace = reference::gpt2::forward(&tiny, &ids).unwrap();
-        ids.push(engine::models::gpt2::argmax(trace.logits.row(ids.len() - 1).as_slice().unwrap()));
+        ids.push(engine::models::gpt2::argmax(
+            trace.logits.row(ids.len() - 1).as_slice().unwrap(),
+        ));
     }
     assert_eq!(want, ids[prompt.len()..]);
     each_adapter(|ctx| {
@@ -327,7 +383,10 @@ fn gpt2_greedy_tokens_equal_and_no_pipeline_is_rebuilt() {
         assert_eq!(got, want, "greedy tokens on {}", ctx.info().name);
         assert_eq!(streamed, got);
         // Sequence lengths travel in uniforms: after the second token nothing new compiles.
-        assert!(built[1..].windows(2).all(|w| w[0] == w[1]), "pipelines built per token: {built:?}");
+        assert!(
+            built[1..].windows(2).all(|w| w[0] == w[1]),
+            "pipelines built per token: {built:?}"
+        );
     });
 }
 
@@ -386,7 +445,10 @@ fn gpt2_sampling_is_reproducible_by_seed() {
         assert_eq!(model.generate(&[1, 2, 3], 8, mode, |_| {}).unwrap(), first);
     });
     // Past n_positions is an error, not a panic.
-    assert!(matches!(cpu.generate(&[1; 30], 11, mode, |_| {}), Err(Error::Value { .. })));
+    assert!(matches!(
+        cpu.generate(&[1; 30], 11, mode, |_| {}),
+        Err(Error::Value { .. })
+    ));
 }
 
 #[test]
@@ -397,7 +459,11 @@ fn gpt2_shakespeare_greedy_matches_transformers() {
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let case = &json["prompts"][1];
     let ids = |v: &serde_json::Value| -> Vec<u32> {
-        v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect()
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect()
     };
     let prompt = case["prompt"].as_str().unwrap();
     let want = ids(&case["generated_ids"]);
@@ -406,7 +472,9 @@ fn gpt2_shakespeare_greedy_matches_transformers() {
     let n = 12; // of the 40 recorded, to keep the software adapters quick
     each_adapter(|ctx| {
         let model = Gpt2::new(ctx, &weights).unwrap();
-        let got = model.generate(&ids(&case["prompt_ids"]), n, Sampling::Greedy, |_| {}).unwrap();
+        let got = model
+            .generate(&ids(&case["prompt_ids"]), n, Sampling::Greedy, |_| {})
+            .unwrap();
         assert_eq!(got, want[..n], "{prompt:?} on {}", ctx.info().name);
     });
 }

@@ -24,12 +24,22 @@ pub fn forward(w: &Weights, ids: &[u32]) -> Result<Trace> {
     let cfg = &w.config;
     let (t, c) = (ids.len(), cfg.n_embd);
     if t == 0 || t > cfg.n_positions {
-        return Err(Error::value("gpt2 reference", "ids", format!("1..={} tokens", cfg.n_positions), t));
+        return Err(Error::value(
+            "gpt2 reference",
+            "ids",
+            format!("1..={} tokens", cfg.n_positions),
+            t,
+        ));
     }
     let mut x = Array2::<f64>::zeros((t, c));
     for (p, &id) in ids.iter().enumerate() {
         if id as usize >= cfg.vocab_size {
-            return Err(Error::value("gpt2 reference", "ids", format!("below {}", cfg.vocab_size), id));
+            return Err(Error::value(
+                "gpt2 reference",
+                "ids",
+                format!("below {}", cfg.vocab_size),
+                id,
+            ));
         }
         for j in 0..c {
             x[[p, j]] = w.wte[[id as usize, j]] as f64 + w.wpe[[p, j]] as f64;

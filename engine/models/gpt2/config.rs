@@ -63,7 +63,8 @@ impl Config {
             None => d.layer_norm_epsilon,
             Some(x) => x
                 .as_f64()
-                .ok_or_else(|| io(format!("`layer_norm_epsilon` is {x}, expected a number")))? as f32,
+                .ok_or_else(|| io(format!("`layer_norm_epsilon` is {x}, expected a number")))?
+                as f32,
         };
         if let Some(act) = obj.get("activation_function").and_then(Value::as_str) {
             if !matches!(act, "gelu_new" | "gelu_pytorch_tanh" | "gelu_fast") {
@@ -125,11 +126,17 @@ impl Config {
                 return Err(format!("`{name}` is 0"));
             }
         }
-        if self.n_embd % self.n_head != 0 {
-            return Err(format!("n_embd {} is not a multiple of n_head {}", self.n_embd, self.n_head));
+        if !self.n_embd.is_multiple_of(self.n_head) {
+            return Err(format!(
+                "n_embd {} is not a multiple of n_head {}",
+                self.n_embd, self.n_head
+            ));
         }
-        if !(self.layer_norm_epsilon > 0.0) {
-            return Err(format!("layer_norm_epsilon {} is not positive", self.layer_norm_epsilon));
+        if self.layer_norm_epsilon.is_nan() || self.layer_norm_epsilon <= 0.0 {
+            return Err(format!(
+                "layer_norm_epsilon {} is not positive",
+                self.layer_norm_epsilon
+            ));
         }
         Ok(())
     }

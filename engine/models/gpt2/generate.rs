@@ -31,7 +31,12 @@ impl Sampler {
             Sampling::Greedy => 0,
             Sampling::TopK { temperature, seed, .. } => {
                 if !(temperature > 0.0 && temperature.is_finite()) {
-                    return Err(Error::value("Sampler::new", "temperature", "a positive number", temperature));
+                    return Err(Error::value(
+                        "Sampler::new",
+                        "temperature",
+                        "a positive number",
+                        temperature,
+                    ));
                 }
                 seed
             }
@@ -145,7 +150,13 @@ impl Gpt2 {
 
     /// [`Gpt2::generate_async`], blocking (native only).
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn generate(&self, prompt: &[u32], n: usize, sampling: Sampling, on_token: impl FnMut(u32)) -> Result<Vec<u32>> {
+    pub fn generate(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
         pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
     }
 }

@@ -147,7 +147,7 @@ impl Gpt2 {
         for (layer, b) in self.blocks.iter().enumerate() {
             let h = ops::layer_norm(&x, &b.ln_1_weight, &b.ln_1_bias, cfg.layer_norm_epsilon)?;
             let qkv = ops::linear(&h, &b.attn_weight, Some(&b.attn_bias))?; // (T, 3C)
-            // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
+                                                                            // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
             let heads = qkv.reshape(&[t, 3 * nh, hd])?.transpose(0, 1)?;
             let q = heads.narrow(0, 0, nh)?; // (H, T, D)
             let k = heads.narrow(0, nh, 2 * nh)?; // (H, T, D)

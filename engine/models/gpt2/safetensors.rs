@@ -93,7 +93,10 @@ pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorB
         message,
     };
     if bytes.len() < 8 {
-        return Err(io(format!("{} bytes is too short for a safetensors header", bytes.len())));
+        return Err(io(format!(
+            "{} bytes is too short for a safetensors header",
+            bytes.len()
+        )));
     }
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]));
     let rest = (bytes.len() - 8) as u64;
@@ -187,7 +190,7 @@ pub fn serialize(tensors: &[(String, Dtype, Vec<usize>, Vec<u8>)], metadata: &[(
         offset += bytes.len();
     }
     let mut text = Value::Object(header).to_string().into_bytes();
-    while text.len() % 8 != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(b' ');
     }
     let mut out = Vec::with_capacity(8 + text.len() + offset);

@@ -91,7 +91,13 @@ pub fn write_tiny_random(dir: &Path, seed: u64) -> Result<()> {
 fn encode(values: &[f32], dtype: Dtype) -> Vec<u8> {
     match dtype {
         Dtype::F32 => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        Dtype::F16 => values.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
-        Dtype::BF16 => values.iter().flat_map(|&x| half::bf16::from_f32(x).to_le_bytes()).collect(),
+        Dtype::F16 => values
+            .iter()
+            .flat_map(|&x| half::f16::from_f32(x).to_le_bytes())
+            .collect(),
+        Dtype::BF16 => values
+            .iter()
+            .flat_map(|&x| half::bf16::from_f32(x).to_le_bytes())
+            .collect(),
     }
 }

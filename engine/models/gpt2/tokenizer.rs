@@ -125,7 +125,11 @@ impl Tokenizer {
             }
         }
         // Every single byte is a token, so each remaining part is found.
-        ids.extend(parts.windows(2).filter_map(|w| self.encoder.get(&piece[w[0]..w[1]]).copied()));
+        ids.extend(
+            parts
+                .windows(2)
+                .filter_map(|w| self.encoder.get(&piece[w[0]..w[1]]).copied()),
+        );
     }
 
     /// The bytes of `ids` (a token may end inside a UTF-8 character).

@@ -20,18 +20,18 @@ use crate::error::{Error, Result};
 /// One transformer block's parameters.
 #[derive(Clone, Debug)]
 pub struct Block {
-    pub ln_1_weight: Array1<f32>, // (C,)
-    pub ln_1_bias: Array1<f32>,   // (C,)
-    pub attn_weight: Array2<f32>, // (C, 3C): q | k | v
-    pub attn_bias: Array1<f32>,   // (3C,)
+    pub ln_1_weight: Array1<f32>,      // (C,)
+    pub ln_1_bias: Array1<f32>,        // (C,)
+    pub attn_weight: Array2<f32>,      // (C, 3C): q | k | v
+    pub attn_bias: Array1<f32>,        // (3C,)
     pub attn_proj_weight: Array2<f32>, // (C, C)
     pub attn_proj_bias: Array1<f32>,   // (C,)
-    pub ln_2_weight: Array1<f32>, // (C,)
-    pub ln_2_bias: Array1<f32>,   // (C,)
-    pub fc_weight: Array2<f32>,   // (C, 4C)
-    pub fc_bias: Array1<f32>,     // (4C,)
-    pub mlp_proj_weight: Array2<f32>, // (4C, C)
-    pub mlp_proj_bias: Array1<f32>,   // (C,)
+    pub ln_2_weight: Array1<f32>,      // (C,)
+    pub ln_2_bias: Array1<f32>,        // (C,)
+    pub fc_weight: Array2<f32>,        // (C, 4C)
+    pub fc_bias: Array1<f32>,          // (4C,)
+    pub mlp_proj_weight: Array2<f32>,  // (4C, C)
+    pub mlp_proj_bias: Array1<f32>,    // (C,)
 }
 
 /// A whole GPT-2 checkpoint in f32 host arrays.
