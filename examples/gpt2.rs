@@ -125,6 +125,14 @@ fn run(args: Args) -> Result<(), engine::Error> {
     println!("device: {} ({})", ctx.info().name, ctx.info().backend);
     let t0 = Instant::now();
     let weights = Weights::load(&dir)?;
+    // The checkpoint's own description (the tiny one says it is untrained).
+    let comment = std::fs::read_to_string(dir.join("config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("_comment").and_then(|c| c.as_str()).map(str::to_string));
+    if let Some(c) = comment {
+        println!("model says: {c}");
+    }
     let model = Gpt2::new(&ctx, &weights)?;
     ctx.synchronize()?;
     let c = &weights.config;
