@@ -254,8 +254,7 @@ fn gpt2_tiny_checkpoint_is_shipped_byte_for_byte() {
 }
 
 /// Checks one model step (embeddings, residuals, logits of the new rows) against the reference.
-fn check_steps(ctx: &Context, name: &str, weights: &Weights, prompt: &[u32], extra: usize) -> Vec<u32> {
-    let model = Gpt2::new(ctx, weights).unwrap();
+fn check_steps(ctx: &Context, name: &str, model: &Gpt2, weights: &Weights, prompt: &[u32], extra: usize) -> Vec<u32> {
     let mut cache = model.new_cache().unwrap();
     let mut context = prompt.to_vec();
     let mut input = prompt.to_vec();
@@ -309,10 +308,15 @@ fn gpt2_forward_matches_reference_on_every_adapter() {
     let mut rng = Rng::new(22);
     let small_prompt: Vec<u32> = (0..17).map(|_| rng.below(cfg.vocab_size) as u32).collect();
     let run = |ctx: &Context| {
-        check_steps(ctx, "tiny", &tiny, &prompt, 2);
-        check_steps(ctx, "small", &small, &small_prompt, 3);
+        let tiny_model = Gpt2::new(ctx, &tiny).unwrap();
+        check_steps(ctx, "tiny", &tiny_model, &tiny, &prompt, 2);
+        let model = Gpt2::new(ctx, &small).unwrap();
+        check_steps(ctx, "small", &model, &small, &small_prompt, 3);
         // One token at a time from the start: every step has T = 1.
-        check_steps(ctx, "small, 1-token prompt", &small, &small_prompt[..1], 2);
+        check_steps(ctx, "small, 1-token prompt", &model, &small, &small_prompt[..1], 2);
+        // wte in row blocks (128, 128, 44), as for a vocabulary over the binding limit.
+        let blocked = Gpt2::with_vocab_block(ctx, &small, 128).unwrap();
+        check_steps(ctx, "small, wte in 3 blocks", &blocked, &small, &small_prompt, 1);
     };
     run(&Context::cpu());
     each_adapter(run);

@@ -11,6 +11,9 @@
 //! x   = x + gelu(layer_norm(x, ln_2) @ c_fc + b) @ c_proj + b
 //! ```
 //! then `ln_f` and logits = x @ wte^T through a transposed view of wte (tied embeddings).
+//! When wte is larger than one storage binding allows (GPT-2 124M's 154 MB on a 128 MiB
+//! device), it is kept as row blocks: tokens are gathered from their block and the logits
+//! of each block are written into their columns.
 //! On the CPU context every op runs its ndarray twin, so `--cpu` is the same model.
 
 use crate::context::Context;
@@ -82,21 +85,42 @@ pub struct StepOptions {
 pub struct Gpt2 {
     ctx: Context,
     config: Config,
-    wte: Tensor, // (V, C)
-    wpe: Tensor, // (P, C)
+    wte: Vec<Tensor>, // row blocks of (V, C): (V_i, C), in order
+    wpe: Tensor,      // (P, C)
     blocks: Vec<BlockTensors>,
     ln_f_weight: Tensor, // (C,)
     ln_f_bias: Tensor,   // (C,)
 }
 
 impl Gpt2 {
-    /// Uploads `weights` to `ctx` (a GPU, or the CPU reference context).
+    /// Uploads `weights` to `ctx` (a GPU, or the CPU reference context). wte is split into
+    /// row blocks only when it exceeds the device's storage binding limit.
     pub fn new(ctx: &Context, weights: &Weights) -> Result<Gpt2> {
+        let row_bytes = (weights.config.n_embd * 4) as u64;
+        let rows = (ctx.info().max_storage_binding / row_bytes.max(1)).max(1);
+        Self::with_vocab_block(ctx, weights, usize::try_from(rows).unwrap_or(usize::MAX))
+    }
+
+    /// [`Gpt2::new`] with wte split into row blocks of at most `rows` tokens (tests force
+    /// several blocks on small models with this).
+    pub fn with_vocab_block(ctx: &Context, weights: &Weights, rows: usize) -> Result<Gpt2> {
         let up = |a: ndarray::ArrayD<f32>| Tensor::from_array(ctx, &a);
+        let v = weights.config.vocab_size;
+        let rows = rows.clamp(1, v.max(1));
+        let wte = (0..v)
+            .step_by(rows)
+            .map(|start| {
+                up(weights
+                    .wte
+                    .slice(ndarray::s![start..(start + rows).min(v), ..])
+                    .to_owned()
+                    .into_dyn())
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Gpt2 {
             ctx: ctx.clone(),
             config: weights.config.clone(),
-            wte: up(weights.wte.clone().into_dyn())?,
+            wte,
             wpe: up(weights.wpe.clone().into_dyn())?,
             blocks: weights
                 .blocks
@@ -141,7 +165,7 @@ impl Gpt2 {
             ));
         }
         let past = cache.len();
-        let mut x = ops::embedding(&self.wte, &self.wpe, ids, past)?; // (T, C)
+        let mut x = self.embed(ids, past)?; // (T, C)
         let embeddings = opts.capture.then(|| x.clone());
         let mut residuals = Vec::new();
         for (layer, b) in self.blocks.iter().enumerate() {
@@ -166,13 +190,49 @@ impl Gpt2 {
         cache.advance(t);
         let rows = if opts.all_logits { x } else { x.narrow(0, t - 1, t)? };
         let h = ops::layer_norm(&rows, &self.ln_f_weight, &self.ln_f_bias, cfg.layer_norm_epsilon)?;
-        // Tied output embedding: (rows, C) @ wte^T (C, V), the transpose a strided view.
-        let logits = ops::matmul(&h, &self.wte.transpose(0, 1)?)?;
+        let logits = self.logits(&h)?;
         Ok(Step {
             logits,
             embeddings,
             residuals,
         })
+    }
+
+    /// Token + position embeddings (T, C) of `ids` at positions `past..`.
+    fn embed(&self, ids: &[u32], past: usize) -> Result<Tensor> {
+        if let [wte] = self.wte.as_slice() {
+            return ops::embedding(wte, &self.wpe, ids, past);
+        }
+        // Blocked wte: each token from its block into its row of x.
+        let block = self.wte[0].shape()[0];
+        let x = Tensor::zeros(&self.ctx, &[ids.len(), self.config.n_embd])?;
+        for (t, &id) in ids.iter().enumerate() {
+            let (b, local) = (id as usize / block, id % block as u32);
+            let wte = self
+                .wte
+                .get(b)
+                .ok_or_else(|| Error::value("embedding", "ids", format!("below {}", self.config.vocab_size), id))?;
+            ops::copy_into(
+                &x.narrow(0, t, t + 1)?,
+                &ops::embedding(wte, &self.wpe, &[local], past + t)?,
+            )?;
+        }
+        Ok(x)
+    }
+
+    /// Tied output embedding: h (R, C) @ wte^T (C, V) -> (R, V), the transpose a strided view.
+    fn logits(&self, h: &Tensor) -> Result<Tensor> {
+        if let [wte] = self.wte.as_slice() {
+            return ops::matmul(h, &wte.transpose(0, 1)?);
+        }
+        let logits = Tensor::zeros(&self.ctx, &[h.shape()[0], self.config.vocab_size])?;
+        let mut start = 0;
+        for wte in &self.wte {
+            let end = start + wte.shape()[0];
+            ops::copy_into(&logits.narrow(1, start, end)?, &ops::matmul(h, &wte.transpose(0, 1)?)?)?;
+            start = end;
+        }
+        Ok(logits)
     }
 
     /// Logits (T, V) of every position of `ids` from an empty cache: a full recomputation.
