@@ -7,6 +7,7 @@ mod common;
 
 mod context;
 mod elementwise;
+mod gpt2;
 mod matmul;
 mod nn;
 mod reduce;
