@@ -20,6 +20,7 @@
 
 pub mod check;
 pub mod context;
+pub mod element_scan;
 pub mod error;
 pub mod kernel;
 pub mod ops;
