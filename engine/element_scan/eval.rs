@@ -42,28 +42,38 @@ impl Bindings {
         Self::default()
     }
 
-    /// Binds an outer tensor (any shape).
-    pub fn tensor(mut self, name: &str, a: ArrayD<f32>) -> Self {
-        self.items.push((name.into(), Bound::Tensor(a)));
+    /// Binds `name`, replacing an earlier binding of the same name.
+    pub fn set(mut self, name: &str, b: Bound) -> Self {
+        match self.items.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = b,
+            None => self.items.push((name.into(), b)),
+        }
         self
+    }
+
+    /// Binds an outer tensor (any shape).
+    pub fn tensor(self, name: &str, a: ArrayD<f32>) -> Self {
+        self.set(name, Bound::Tensor(a))
     }
 
     /// Binds a parameter tensor (any shape).
-    pub fn parameter(mut self, name: &str, a: ArrayD<f32>) -> Self {
-        self.items.push((name.into(), Bound::Parameter(a)));
-        self
+    pub fn parameter(self, name: &str, a: ArrayD<f32>) -> Self {
+        self.set(name, Bound::Parameter(a))
     }
 
     /// Binds a context scalar.
-    pub fn context_scalar(mut self, name: &str, v: f32) -> Self {
-        self.items.push((name.into(), Bound::ContextScalar(v)));
-        self
+    pub fn context_scalar(self, name: &str, v: f32) -> Self {
+        self.set(name, Bound::ContextScalar(v))
+    }
+
+    /// The bindings in order.
+    pub fn items(&self) -> &[(String, Bound)] {
+        &self.items
     }
 
     /// Binds a compile-time number.
-    pub fn number(mut self, name: &str, v: f64) -> Self {
-        self.items.push((name.into(), Bound::Number(v)));
-        self
+    pub fn number(self, name: &str, v: f64) -> Self {
+        self.set(name, Bound::Number(v))
     }
 }
 
