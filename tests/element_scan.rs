@@ -576,3 +576,52 @@ fn element_scan_captured_functions_inline() {
         let _: BTreeMap<String, engine::Tensor> = scan.grad(ctx, &ArrayD::ones(IxDyn(scan.shape()))).unwrap();
     });
 }
+
+#[test]
+fn element_scan_repeated_sequences_accumulate_gradients() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(513);
+        let bind = seed1_bindings(&mut rng, 2, 9, 6);
+        let twice = ElementScan::from_sexpr(
+            "(element-scan (lambda (h a b) (tanh (+ (* a h) b))) initial (list x x) :axis 1)",
+            &bind,
+        )
+        .unwrap();
+        let once =
+            ElementScan::from_sexpr("(element-scan (lambda (h a) (tanh (+ (* a h) a))) initial (list x) :axis 1)", &bind)
+                .unwrap();
+        let seed = random(&mut rng, &[2, 9, 6], -1.0, 1.0);
+        let (g2, g1) = (twice.grad(ctx, &seed).unwrap(), once.grad(ctx, &seed).unwrap());
+        assert_close(ctx, "repeated x", &g2["x"].to_vec().unwrap(), &g1["x"].to_vec().unwrap(), Gate::new(1e-6, 1e-5));
+    });
+}
+
+#[test]
+fn element_scan_past_the_storage_buffer_limit_is_a_fallback() {
+    // 15 sequences: the kernel binds 17 storage buffers (initial, 15 sequences, output).
+    let names: Vec<String> = (1..=15).map(|i| format!("s{i}")).collect();
+    let text = format!(
+        "(element-scan (lambda (h {}) (tanh (+ (* 0.5 h) {}))) initial (list {}) :axis 0)",
+        names.join(" "),
+        names.join(" "),
+        names.join(" ")
+    );
+    let mut rng = Rng::new(514);
+    let mut bind = Bindings::new().tensor("initial", random(&mut rng, &[3], -1.0, 1.0));
+    for n in &names {
+        bind = bind.tensor(n, random(&mut rng, &[4, 3], -0.2, 0.2));
+    }
+    let scan = ElementScan::from_sexpr(&text, &bind).unwrap();
+    let want = scan.run(&cpu()).unwrap().to_vec().unwrap();
+    each_adapter(|ctx| match scan.run(ctx) {
+        Ok(t) => {
+            assert!(ctx.info().max_storage_buffers >= 17);
+            assert_close(ctx, "15 sequences", &t.to_vec().unwrap(), &want, GATE);
+        }
+        Err(Error::Fallback { reason, .. }) => {
+            assert!(ctx.info().max_storage_buffers < 17, "{reason}");
+            assert!(reason.contains("17 storage buffers"), "{reason}");
+        }
+        Err(e) => panic!("{e}"),
+    });
+}
