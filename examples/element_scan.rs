@@ -72,7 +72,11 @@ fn demo(ctx: &Context, title: &str, text: &str, bindings: &Bindings, rng: &mut R
     let grad_ms = ms(t);
     for (name, w) in &want {
         let c = compare(&got[name].to_vec()?, &w.to_vec()?, gate);
-        println!("d/d{name} {:?} vs interpreter: {c} -> {}", w.shape(), if c.ok { "ok" } else { "FAIL" });
+        println!(
+            "d/d{name} {:?} vs interpreter: {c} -> {}",
+            w.shape(),
+            if c.ok { "ok" } else { "FAIL" }
+        );
     }
     println!(
         "time: forward {gpu_ms:.2} ms on the device, {cpu_ms:.2} ms on the CPU interpreter; forward + gradients {grad_ms:.2} ms"
@@ -91,7 +95,13 @@ fn main() -> engine::Result<()> {
         .tensor("x", random(&mut rng, &[b, t, w], -1.0, 1.0))
         .tensor("decay", random(&mut rng, &[t, w], 0.2, 1.0))
         .tensor("initial", random(&mut rng, &[b, w], -1.0, 1.0));
-    demo(&ctx, "h[t] = tanh(x[t] + decay[t] * h[t-1])", RECURRENT, &bindings, &mut rng)?;
+    demo(
+        &ctx,
+        "h[t] = tanh(x[t] + decay[t] * h[t-1])",
+        RECURRENT,
+        &bindings,
+        &mut rng,
+    )?;
 
     let (b, t, h) = (4, 128, 8);
     let bindings = Bindings::new()

@@ -79,7 +79,13 @@ fn check_against_interpreter(ctx: &Context, case: &str, scan: &ElementScan, rng:
     let want = scan.run(&cpu()).unwrap();
     let got = scan.run(ctx).unwrap();
     assert_eq!(got.shape(), scan.shape());
-    assert_close(ctx, &format!("{case} forward"), &got.to_vec().unwrap(), &want.to_vec().unwrap(), GATE);
+    assert_close(
+        ctx,
+        &format!("{case} forward"),
+        &got.to_vec().unwrap(),
+        &want.to_vec().unwrap(),
+        GATE,
+    );
     let seed = random(rng, scan.shape(), -1.0, 1.0);
     let want = scan.grad(&cpu(), &seed).unwrap();
     let got = scan.grad(ctx, &seed).unwrap();
@@ -87,7 +93,13 @@ fn check_against_interpreter(ctx: &Context, case: &str, scan: &ElementScan, rng:
     for (name, w) in &want {
         let g = &got[name];
         assert_eq!(g.shape(), w.shape(), "{case} d/d{name}");
-        assert_close(ctx, &format!("{case} d/d{name}"), &g.to_vec().unwrap(), &w.to_vec().unwrap(), GATE);
+        assert_close(
+            ctx,
+            &format!("{case} d/d{name}"),
+            &g.to_vec().unwrap(),
+            &w.to_vec().unwrap(),
+            GATE,
+        );
     }
 }
 
@@ -122,17 +134,39 @@ fn element_scan_final_state_slices_keep_the_axis() {
         let bind = seed1_bindings(&mut rng, b, t, w);
         let last = ElementScan::from_sexpr(&fwd, &bind).unwrap();
         assert_eq!(last.shape(), &[b, 1, w]);
-        let all = ElementScan::from_sexpr(SEED1, &bind).unwrap().run(ctx).unwrap().to_array().unwrap();
+        let all = ElementScan::from_sexpr(SEED1, &bind)
+            .unwrap()
+            .run(ctx)
+            .unwrap()
+            .to_array()
+            .unwrap();
         let want: Vec<f32> = all.index_axis(Axis(1), t - 1).iter().copied().collect();
-        assert_close(ctx, "seed 1 final state", &last.run(ctx).unwrap().to_vec().unwrap(), &want, GATE);
+        assert_close(
+            ctx,
+            "seed 1 final state",
+            &last.run(ctx).unwrap().to_vec().unwrap(),
+            &want,
+            GATE,
+        );
         check_against_interpreter(ctx, "seed 1 final state", &last, &mut rng);
 
         let rev = format!("(let ((states {SEED3})) (slice states 1 0 1))");
         let bind = seed3_bindings(&mut rng, b, t, w);
         let first = ElementScan::from_sexpr(&rev, &bind).unwrap();
-        let all = ElementScan::from_sexpr(SEED3, &bind).unwrap().run(ctx).unwrap().to_array().unwrap();
+        let all = ElementScan::from_sexpr(SEED3, &bind)
+            .unwrap()
+            .run(ctx)
+            .unwrap()
+            .to_array()
+            .unwrap();
         let want: Vec<f32> = all.index_axis(Axis(1), 0).iter().copied().collect();
-        assert_close(ctx, "seed 3 final state", &first.run(ctx).unwrap().to_vec().unwrap(), &want, GATE);
+        assert_close(
+            ctx,
+            "seed 3 final state",
+            &first.run(ctx).unwrap().to_vec().unwrap(),
+            &want,
+            GATE,
+        );
         check_against_interpreter(ctx, "seed 3 final state", &first, &mut rng);
     });
 }
@@ -161,7 +195,12 @@ fn bindings_items(b: &Bindings) -> Vec<(String, engine::element_scan::Bound)> {
 
 /// `sum(seed * program(bindings))` in f64 on the interpreter.
 fn loss(text: &str, bindings: &Bindings, seed: &ArrayD<f32>) -> f64 {
-    let out = ElementScan::from_sexpr(text, bindings).unwrap().run(&cpu()).unwrap().to_vec().unwrap();
+    let out = ElementScan::from_sexpr(text, bindings)
+        .unwrap()
+        .run(&cpu())
+        .unwrap()
+        .to_vec()
+        .unwrap();
     out.iter().zip(seed.iter()).map(|(o, s)| *o as f64 * *s as f64).sum()
 }
 
@@ -204,7 +243,12 @@ fn element_scan_second_gradient_matches_finite_differences() {
     let seed1 = random(&mut rng, &shape, -1.0, 1.0);
     let seed2 = random(&mut rng, &shape, -1.0, 1.0);
     // g(x, decay, initial) = d<seed1, scan>/dx; second order: d<seed2, g>/d(decay, initial, x).
-    let first = |b: &Bindings| ElementScan::from_sexpr(SEED1, b).unwrap().grad_program("x", &seed1).unwrap();
+    let first = |b: &Bindings| {
+        ElementScan::from_sexpr(SEED1, b)
+            .unwrap()
+            .grad_program("x", &seed1)
+            .unwrap()
+    };
     let program = first(&bind);
     assert_eq!(program.shape(), &shape);
     let second = program.grad(&cpu(), &seed2).unwrap();
@@ -221,7 +265,11 @@ fn element_scan_second_gradient_matches_finite_differences() {
             let minus = perturb(&bind, name, |a| a.as_slice_mut().unwrap()[i] -= eps);
             let fd = (l(&plus) - l(&minus)) / (2.0 * eps as f64);
             let err = (fd - g[i] as f64).abs();
-            assert!(err <= 2e-3 + 1e-2 * fd.abs(), "second order d/d{name}[{i}]: {} vs {fd}", g[i]);
+            assert!(
+                err <= 2e-3 + 1e-2 * fd.abs(),
+                "second order d/d{name}[{i}]: {} vs {fd}",
+                g[i]
+            );
         }
     }
     // And the second-order program runs on the GPU like on the interpreter.
@@ -229,7 +277,13 @@ fn element_scan_second_gradient_matches_finite_differences() {
         let want = program.grad(&cpu(), &seed2).unwrap();
         let got = program.grad(ctx, &seed2).unwrap();
         for (name, w) in &want {
-            assert_close(ctx, &format!("second order d/d{name}"), &got[name].to_vec().unwrap(), &w.to_vec().unwrap(), Gate::new(1e-4, 1e-4));
+            assert_close(
+                ctx,
+                &format!("second order d/d{name}"),
+                &got[name].to_vec().unwrap(),
+                &w.to_vec().unwrap(),
+                Gate::new(1e-4, 1e-4),
+            );
         }
     });
 }
@@ -250,13 +304,27 @@ fn element_scan_reverse_equals_flip_scan_flip() {
             let cost = random(&mut rng, &[b, t, w], 0.0, 0.5);
             let init = random(&mut rng, &[b, w], -2.0, 2.0);
             let bind = |x: &ArrayD<f32>, c: &ArrayD<f32>| {
-                Bindings::new().tensor("x", x.clone()).tensor("cost", c.clone()).tensor("initial", init.clone())
+                Bindings::new()
+                    .tensor("x", x.clone())
+                    .tensor("cost", c.clone())
+                    .tensor("initial", init.clone())
             };
-            let rev = ElementScan::from_sexpr(SEED3, &bind(&x, &cost)).unwrap().run(ctx).unwrap().to_array().unwrap();
+            let rev = ElementScan::from_sexpr(SEED3, &bind(&x, &cost))
+                .unwrap()
+                .run(ctx)
+                .unwrap()
+                .to_array()
+                .unwrap();
             let fwd_text = SEED3.replace(":reverse true", ":reverse false");
             let fwd = ElementScan::from_sexpr(&fwd_text, &bind(&flip1(&x), &flip1(&cost))).unwrap();
             let want = flip1(&fwd.run(ctx).unwrap().to_array().unwrap());
-            assert_close(ctx, &format!("reverse {:?}", [b, t, w]), &flat(&rev), &flat(&want), Gate::new(0.0, 0.0));
+            assert_close(
+                ctx,
+                &format!("reverse {:?}", [b, t, w]),
+                &flat(&rev),
+                &flat(&want),
+                Gate::new(0.0, 0.0),
+            );
             // Also for a smooth body with a vector state, against the interpreter.
             let _ = ctx;
         }
@@ -274,7 +342,14 @@ fn element_scan_reverse_equals_flip_scan_flip() {
             v.invert_axis(Axis(0));
             *a = v.to_owned();
         });
-        let want = flip1(&ElementScan::from_sexpr(SEED2, &flipped).unwrap().run(ctx).unwrap().to_array().unwrap());
+        let want = flip1(
+            &ElementScan::from_sexpr(SEED2, &flipped)
+                .unwrap()
+                .run(ctx)
+                .unwrap()
+                .to_array()
+                .unwrap(),
+        );
         let got = scan.run(ctx).unwrap().to_vec().unwrap();
         assert_close(ctx, "seed 2 reverse vs flip", &got, &flat(&want), Gate::new(1e-6, 1e-6));
     });
@@ -293,7 +368,11 @@ fn element_scan_any_axis_and_broadcast_sequences() {
             (vec![13], 0, vec![13]),
         ] {
             let r = shape.len();
-            let ax = if axis < 0 { (axis + r as i64) as usize } else { axis as usize };
+            let ax = if axis < 0 {
+                (axis + r as i64) as usize
+            } else {
+                axis as usize
+            };
             let mut init_shape = shape.clone();
             init_shape.remove(ax);
             let bind = Bindings::new()
@@ -321,7 +400,10 @@ fn element_scan_builder_body_matches_the_text() {
         random(&mut rng, &[3, 6, 4], 0.0, 1.0),
         random(&mut rng, &[3, 4], -1.0, 1.0),
     );
-    let opts = ScanOptions { axis: 1, ..Default::default() };
+    let opts = ScanOptions {
+        axis: 1,
+        ..Default::default()
+    };
     let built = ElementScan::from_body(body, opts, i.clone(), vec![x.clone(), d.clone()]).unwrap();
     let text = ElementScan::from_sexpr(
         "(element-scan (lambda (h x a) (tanh (+ x (* a h)))) initial (list x decay) :axis 1)",
@@ -336,14 +418,26 @@ fn element_scan_builder_body_matches_the_text() {
         let seed = ArrayD::from_elem(IxDyn(&[3, 6, 4]), 1.0f32);
         let ga = built.grad(ctx, &seed).unwrap();
         let gb = text.grad(ctx, &seed).unwrap();
-        assert_close(ctx, "builder grad", &ga["x2"].to_vec().unwrap(), &gb["decay"].to_vec().unwrap(), Gate::new(0.0, 0.0));
+        assert_close(
+            ctx,
+            "builder grad",
+            &ga["x2"].to_vec().unwrap(),
+            &gb["decay"].to_vec().unwrap(),
+            Gate::new(0.0, 0.0),
+        );
     });
     // Builder type errors are errors, not panics.
     let mut b = Body::builder(&[Ty::F32, Ty::vector(4), Ty::vector(3)]);
     let (x, y) = (b.param(1), b.param(2));
-    assert!(matches!(b.binary(Binary::Add, x, y), Err(Error::Syntax { code: "E-TYPE-001", .. })));
+    assert!(matches!(
+        b.binary(Binary::Add, x, y),
+        Err(Error::Syntax { code: "E-TYPE-001", .. })
+    ));
     let h = b.param(0);
-    assert!(matches!(b.reduce(Reduce::Sum, h, false), Err(Error::Syntax { code: "E-SCAN-008", .. })));
+    assert!(matches!(
+        b.reduce(Reduce::Sum, h, false),
+        Err(Error::Syntax { code: "E-SCAN-008", .. })
+    ));
 }
 
 #[test]
@@ -397,7 +491,9 @@ fn random_body(rng: &mut Rng, params: &[Ty]) -> Body {
                 b.binary(Binary::Mul, f, y)
             }
             11 if vector => {
-                let r = b.reduce(if rng.below(2) == 0 { Reduce::Sum } else { Reduce::Max }, x, true).unwrap();
+                let r = b
+                    .reduce(if rng.below(2) == 0 { Reduce::Sum } else { Reduce::Max }, x, true)
+                    .unwrap();
                 let t = b.unary(Unary::Tanh, r).unwrap();
                 b.binary(Binary::Mul, t, y)
             }
@@ -432,22 +528,46 @@ fn element_scan_random_bodies_gpu_matches_interpreter() {
             for _ in 0..nseq {
                 let w = if vector && rng.below(3) == 0 { 1 } else { n };
                 params.push(if vector { Ty::vector(w as u8) } else { Ty::F32 });
-                let shape = if vector { vec![lanes_a, t, lanes_b, w] } else { vec![lanes_a, t, lanes_b] };
+                let shape = if vector {
+                    vec![lanes_a, t, lanes_b, w]
+                } else {
+                    vec![lanes_a, t, lanes_b]
+                };
                 seqs.push(random(&mut rng, &shape, -1.5, 1.5));
             }
-            let init_shape = if vector { vec![lanes_a, lanes_b, n] } else { vec![lanes_a, lanes_b] };
+            let init_shape = if vector {
+                vec![lanes_a, lanes_b, n]
+            } else {
+                vec![lanes_a, lanes_b]
+            };
             let init = random(&mut rng, &init_shape, -1.0, 1.0);
             let body = random_body(&mut rng, &params);
-            let opts = ScanOptions { axis: 1, vector_state: vector, reverse: rng.below(2) == 0 };
+            let opts = ScanOptions {
+                axis: 1,
+                vector_state: vector,
+                reverse: rng.below(2) == 0,
+            };
             let scan = ElementScan::from_body(body.clone(), opts, init, seqs).unwrap();
             let want = scan.run(&cpu()).unwrap().to_vec().unwrap();
             let got = scan.run(ctx).unwrap().to_vec().unwrap();
-            assert_close(ctx, &format!("random body {case}:\n{body}\n"), &got, &want, Gate::new(1e-4, 1e-4));
+            assert_close(
+                ctx,
+                &format!("random body {case}:\n{body}\n"),
+                &got,
+                &want,
+                Gate::new(1e-4, 1e-4),
+            );
             let seed = random(&mut rng, scan.shape(), -1.0, 1.0);
             let gw = scan.grad(&cpu(), &seed).unwrap();
             let gg = scan.grad(ctx, &seed).unwrap();
             for (name, w) in &gw {
-                assert_close(ctx, &format!("random body {case} d/d{name}:\n{body}\n"), &gg[name].to_vec().unwrap(), &w.to_vec().unwrap(), Gate::new(1e-4, 1e-4));
+                assert_close(
+                    ctx,
+                    &format!("random body {case} d/d{name}:\n{body}\n"),
+                    &gg[name].to_vec().unwrap(),
+                    &w.to_vec().unwrap(),
+                    Gate::new(1e-4, 1e-4),
+                );
             }
         }
     });
@@ -458,7 +578,10 @@ fn parse_never_panics(text: &str, bind: &Bindings) {
     match ElementScan::from_sexpr(text, bind) {
         Ok(_) => {}
         Err(Error::Syntax { position, code, .. }) => {
-            assert!(position.contains(':') && position.contains("byte"), "{code}: no position in {position:?} for {text:?}");
+            assert!(
+                position.contains(':') && position.contains("byte"),
+                "{code}: no position in {position:?} for {text:?}"
+            );
         }
         Err(e) => panic!("non-syntax error {e} for {text:?}"),
     }
@@ -469,13 +592,51 @@ fn element_scan_parser_fuzz_never_panics_and_errors_have_positions() {
     let mut rng = Rng::new(510);
     let bind = seed1_bindings(&mut rng, 2, 3, 4);
     let pieces = [
-        "(", ")", "[", "]", " ", "element-scan", "lambda", "let", "list", "x", "h", "a", "initial", "decay", ":axis",
-        "1", "-1", "1.5e3", "(tanh", "(+", "(sum", ":axes", "[-1]", ":keepdims", "true", "\n", ";c\n", "\"", ":",
-        "shape", "broadcast-to", "zeros", "slice", "-", "1e999", "#", "é", "(where (< h x) h x)",
+        "(",
+        ")",
+        "[",
+        "]",
+        " ",
+        "element-scan",
+        "lambda",
+        "let",
+        "list",
+        "x",
+        "h",
+        "a",
+        "initial",
+        "decay",
+        ":axis",
+        "1",
+        "-1",
+        "1.5e3",
+        "(tanh",
+        "(+",
+        "(sum",
+        ":axes",
+        "[-1]",
+        ":keepdims",
+        "true",
+        "\n",
+        ";c\n",
+        "\"",
+        ":",
+        "shape",
+        "broadcast-to",
+        "zeros",
+        "slice",
+        "-",
+        "1e999",
+        "#",
+        "é",
+        "(where (< h x) h x)",
     ];
     for _ in 0..1500 {
         let n = rng.below(30);
-        let text: String = (0..n).map(|_| pieces[rng.below(pieces.len())]).collect::<Vec<_>>().join(" ");
+        let text: String = (0..n)
+            .map(|_| pieces[rng.below(pieces.len())])
+            .collect::<Vec<_>>()
+            .join(" ");
         parse_never_panics(&text, &bind);
     }
     for base in [SEED1, SEED2, SEED3] {
@@ -500,20 +661,38 @@ fn element_scan_parser_fuzz_never_panics_and_errors_have_positions() {
     }
     // Deep nesting is an error, not a stack overflow.
     let deep = "(".repeat(100_000);
-    assert!(matches!(ElementScan::from_sexpr(&deep, &bind), Err(Error::Syntax { code: "E-READ-001", .. })));
+    assert!(matches!(
+        ElementScan::from_sexpr(&deep, &bind),
+        Err(Error::Syntax { code: "E-READ-001", .. })
+    ));
 }
 
 /// The error `text` gives with `bind`: its code and position, checked against `at`, the text
 /// of the offending form (its first occurrence).
 #[track_caller]
 fn expect_error(text: &str, bind: &Bindings, code: &str, at: &str, says: &str) {
-    let e = ElementScan::from_sexpr(text, bind).err().unwrap_or_else(|| panic!("{code}: no error for {text}"));
+    let e = ElementScan::from_sexpr(text, bind)
+        .err()
+        .unwrap_or_else(|| panic!("{code}: no error for {text}"));
     let msg = e.to_string();
-    let Error::Syntax { code: got, position, message } = e else { panic!("{code}: not a syntax error: {msg}") };
+    let Error::Syntax {
+        code: got,
+        position,
+        message,
+    } = e
+    else {
+        panic!("{code}: not a syntax error: {msg}")
+    };
     assert_eq!(got, code, "{msg}");
     let byte = text.find(at).unwrap_or_else(|| panic!("`{at}` not in text"));
-    assert!(position.ends_with(&format!("(byte {byte})")), "{code}: at {position}, expected byte {byte}: {msg}");
-    assert!(message.contains(says), "{code}: message {message:?} should name `{says}`");
+    assert!(
+        position.ends_with(&format!("(byte {byte})")),
+        "{code}: at {position}, expected byte {byte}: {msg}"
+    );
+    assert!(
+        message.contains(says),
+        "{code}: message {message:?} should name `{says}`"
+    );
 }
 
 #[test]
@@ -522,7 +701,9 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
     let bind = seed1_bindings(&mut rng, 2, 3, 4)
         .parameter("w", random(&mut rng, &[4], -1.0, 1.0))
         .context_scalar("lr", 0.1);
-    let scan = |body: &str| format!("(element-scan (lambda (h x a) {body})\n  initial (list x (broadcast-to decay (shape x))) :axis 1)");
+    let scan = |body: &str| {
+        format!("(element-scan (lambda (h x a) {body})\n  initial (list x (broadcast-to decay (shape x))) :axis 1)")
+    };
     expect_error(&scan("(+ h (* x decay))"), &bind, "E-FLOW-002", "decay))", "decay");
     expect_error(&scan("(* w h)"), &bind, "E-SCAN-001", "w h", "w");
     expect_error(&scan("(* lr h)"), &bind, "E-SCAN-001", "lr h", "lr");
@@ -535,11 +716,29 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
         "(element-scan (lambda (g",
         "element-scan",
     );
-    expect_error(&scan("(stop-gradient h)"), &bind, "E-SCAN-005", "(stop-gradient", "stop-gradient");
-    expect_error(&scan("(+ h (random-normal))"), &bind, "E-SCAN-006", "(random-normal", "random-normal");
+    expect_error(
+        &scan("(stop-gradient h)"),
+        &bind,
+        "E-SCAN-005",
+        "(stop-gradient",
+        "stop-gradient",
+    );
+    expect_error(
+        &scan("(+ h (random-normal))"),
+        &bind,
+        "E-SCAN-006",
+        "(random-normal",
+        "random-normal",
+    );
     expect_error(&scan("(metric h)"), &bind, "E-SCAN-007", "(metric", "metric");
     expect_error(&scan("(+ h (sum x :axes [-1]))"), &bind, "E-SCAN-008", "(sum", "sum");
-    expect_error(&scan("(with-numerics :precision :bf16 (tanh h))"), &bind, "E-SCAN-011", "(with-numerics", "bf16");
+    expect_error(
+        &scan("(with-numerics :precision :bf16 (tanh h))"),
+        &bind,
+        "E-SCAN-011",
+        "(with-numerics",
+        "bf16",
+    );
     // A 17-value vector state; a sequence 17 wide.
     let bind2 = seed2_bindings(&mut rng, 2, 3, 2);
     let wide = SEED2.replace("(zeros [batch heads 16])", "(zeros [batch heads 17])");
@@ -555,7 +754,13 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
     let bad = seed1_bindings(&mut rng, 2, 3, 4).tensor("initial", random(&mut rng, &[2, 5], 0.0, 1.0));
     expect_error(SEED1, &bad, "E-SCAN-010", "(element-scan", "[2, 5]");
     // Reader and name errors point at the offending character or symbol.
-    expect_error("(element-scan (lambda (h x a) h)", &bind, "E-READ-001", "(element-scan", "never closed");
+    expect_error(
+        "(element-scan (lambda (h x a) h)",
+        &bind,
+        "E-READ-001",
+        "(element-scan",
+        "never closed",
+    );
     expect_error(&scan("(+ h y)"), &bind, "E-NAME-001", "y)", "y");
     expect_error(&scan("(tanh h x)"), &bind, "E-FORM-001", "(tanh", "tanh");
     // Captured numbers and functions are fine; recursion is not.
@@ -587,12 +792,20 @@ fn element_scan_repeated_sequences_accumulate_gradients() {
             &bind,
         )
         .unwrap();
-        let once =
-            ElementScan::from_sexpr("(element-scan (lambda (h a) (tanh (+ (* a h) a))) initial (list x) :axis 1)", &bind)
-                .unwrap();
+        let once = ElementScan::from_sexpr(
+            "(element-scan (lambda (h a) (tanh (+ (* a h) a))) initial (list x) :axis 1)",
+            &bind,
+        )
+        .unwrap();
         let seed = random(&mut rng, &[2, 9, 6], -1.0, 1.0);
         let (g2, g1) = (twice.grad(ctx, &seed).unwrap(), once.grad(ctx, &seed).unwrap());
-        assert_close(ctx, "repeated x", &g2["x"].to_vec().unwrap(), &g1["x"].to_vec().unwrap(), Gate::new(1e-6, 1e-5));
+        assert_close(
+            ctx,
+            "repeated x",
+            &g2["x"].to_vec().unwrap(),
+            &g1["x"].to_vec().unwrap(),
+            Gate::new(1e-6, 1e-5),
+        );
     });
 }
 

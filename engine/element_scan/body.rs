@@ -78,7 +78,11 @@ impl Lowerer {
             Atom::Num(n) => Ok(self.b.constant(*n as f32)),
             Atom::Bool(v) => Ok(self.b.boolean(*v)),
             Atom::Sym(s) => self.symbol(form, s, locals, env),
-            Atom::Keyword(k) => Err(at(code::FORM, form.pos, format!("keyword `:{k}` outside an argument list"))),
+            Atom::Keyword(k) => Err(at(
+                code::FORM,
+                form.pos,
+                format!("keyword `:{k}` outside an argument list"),
+            )),
             Atom::Vector(_) => Err(at(
                 code::TYPE,
                 form.pos,
@@ -133,7 +137,11 @@ impl Lowerer {
             return Err(at(code::FORM, head.pos, format!("`{head}` cannot be called")));
         };
         if let Some((code, why)) = check::forbidden(name) {
-            return Err(at(code, form.pos, format!("`{name}` cannot appear in an element-scan body: it {why}")));
+            return Err(at(
+                code,
+                form.pos,
+                format!("`{name}` cannot appear in an element-scan body: it {why}"),
+            ));
         }
         if !locals.contains_key(name) {
             if let Some(Val::Lambda(f)) = env.get(name) {
@@ -143,7 +151,11 @@ impl Lowerer {
         let fail = |e| reposition(e, form.pos, name);
         let arity = |n: usize| -> Result<()> {
             if rest.len() != n {
-                return Err(at(code::FORM, form.pos, format!("`{name}` takes {n} argument(s), got {}", rest.len())));
+                return Err(at(
+                    code::FORM,
+                    form.pos,
+                    format!("`{name}` takes {n} argument(s), got {}", rest.len()),
+                ));
             }
             Ok(())
         };
@@ -198,7 +210,9 @@ impl Lowerer {
                 let Some((&first, more)) = v.split_first() else {
                     return Err(at(code::FORM, form.pos, format!("`{name}` needs arguments")));
                 };
-                more.iter().try_fold(first, |acc, &x| self.b.binary(op, acc, x)).map_err(fail)
+                more.iter()
+                    .try_fold(first, |acc, &x| self.b.binary(op, acc, x))
+                    .map_err(fail)
             }
             "-" | "/" => {
                 let v = self.args(&all, locals, env)?;
@@ -210,7 +224,10 @@ impl Lowerer {
                         let one = self.b.constant(1.0);
                         self.b.binary(Binary::Div, one, *x).map_err(fail)
                     }
-                    [first, more @ ..] => more.iter().try_fold(*first, |acc, &x| self.b.binary(op, acc, x)).map_err(fail),
+                    [first, more @ ..] => more
+                        .iter()
+                        .try_fold(*first, |acc, &x| self.b.binary(op, acc, x))
+                        .map_err(fail),
                 }
             }
             "where" | "select" => {
@@ -243,7 +260,11 @@ impl Lowerer {
                     return Err(at(code::FORM, form.pos, "`let` needs a binding list and a body"));
                 };
                 let Atom::List(pairs) = &binds.atom else {
-                    return Err(at(code::FORM, binds.pos, "`let` bindings must be a list of (name value) pairs"));
+                    return Err(at(
+                        code::FORM,
+                        binds.pos,
+                        "`let` bindings must be a list of (name value) pairs",
+                    ));
                 };
                 let mut inner = locals.clone();
                 for p in pairs {
@@ -261,7 +282,9 @@ impl Lowerer {
                 let mut i = 0;
                 while i + 1 < rest.len() && matches!(rest[i].atom, Atom::Keyword(_)) {
                     let Atom::Keyword(k) = &rest[i].atom else { break };
-                    if k == "precision" && matches!(&rest[i + 1].atom, Atom::Keyword(v) if v == "bf16" || v == "bfloat16") {
+                    if k == "precision"
+                        && matches!(&rest[i + 1].atom, Atom::Keyword(v) if v == "bf16" || v == "bfloat16")
+                    {
                         return Err(at(
                             code::BF16,
                             form.pos,
@@ -288,13 +311,19 @@ impl Lowerer {
     fn reduce(&mut self, form: &Sexp, name: &str, rest: &[Sexp], locals: &Locals, env: &Env) -> Result<Id> {
         let (pos, kws) = split_keywords(name, rest, &["axes", "axis", "keepdims"])?;
         if pos.len() != 1 {
-            return Err(at(code::FORM, form.pos, format!("`{name}` reduces one value, got {}", pos.len())));
+            return Err(at(
+                code::FORM,
+                form.pos,
+                format!("`{name}` reduces one value, got {}", pos.len()),
+            ));
         }
         if !self.vector {
             return Err(at(
                 code::SCALAR_REDUCE,
                 form.pos,
-                format!("`{name}` reduces, and a scalar-state body cannot reduce (use :state-axis -1 for a vector state)"),
+                format!(
+                    "`{name}` reduces, and a scalar-state body cannot reduce (use :state-axis -1 for a vector state)"
+                ),
             ));
         }
         let mut keep = false;
@@ -303,7 +332,13 @@ impl Lowerer {
                 ("keepdims", Atom::Bool(b)) => keep = *b,
                 ("axes", Atom::Vector(ax)) if ax.len() == 1 && matches!(ax[0].atom, Atom::Num(n) if n == -1.0) => {}
                 ("axis", Atom::Num(n)) if *n == -1.0 => {}
-                _ => return Err(at(code::FORM, v.pos, format!("`{name}` takes :axes [-1] and :keepdims true|false"))),
+                _ => {
+                    return Err(at(
+                        code::FORM,
+                        v.pos,
+                        format!("`{name}` takes :axes [-1] and :keepdims true|false"),
+                    ))
+                }
             }
         }
         let x = self.expr(pos[0], locals, env)?;
@@ -328,7 +363,11 @@ impl Lowerer {
             ));
         }
         if self.depth >= MAX_INLINE {
-            return Err(at(code::FORM, form.pos, "functions call each other too deeply (recursion?)"));
+            return Err(at(
+                code::FORM,
+                form.pos,
+                "functions call each other too deeply (recursion?)",
+            ));
         }
         let mut inner = Locals::new();
         for (p, a) in f.params.iter().zip(rest) {

@@ -80,23 +80,66 @@ pub(crate) fn forbidden(name: &str) -> Option<(&'static str, &'static str)> {
         return Some((code::MATMUL, "multiplies matrices; do it before or after the scan"));
     }
     if hit(&[
-        "index", "gather", "take", "roll", "shift", "lane", "aref", "slice", "narrow", "concat", "transpose",
+        "index",
+        "gather",
+        "take",
+        "roll",
+        "shift",
+        "lane",
+        "aref",
+        "slice",
+        "narrow",
+        "concat",
+        "transpose",
     ]) {
-        return Some((code::OTHER_LANE, "reads another lane; each lane sees only its own values"));
+        return Some((
+            code::OTHER_LANE,
+            "reads another lane; each lane sees only its own values",
+        ));
     }
-    if hit(&["element-scan", "scan", "linear-scan", "associative-scan", "cumsum", "fold"]) {
+    if hit(&[
+        "element-scan",
+        "scan",
+        "linear-scan",
+        "associative-scan",
+        "cumsum",
+        "fold",
+    ]) {
         return Some((code::NESTED_SCAN, "nests a scan; run it before or after this one"));
     }
     if hit(&["stop-gradient", "detach"]) {
         return Some((code::STOP_GRADIENT, "stops a gradient; do it before or after the scan"));
     }
-    if hit(&["random", "rand", "randn", "random-normal", "random-uniform", "dropout", "bernoulli"]) {
-        return Some((code::RANDOM, "draws random values; draw them outside and pass them as a sequence"));
+    if hit(&[
+        "random",
+        "rand",
+        "randn",
+        "random-normal",
+        "random-uniform",
+        "dropout",
+        "bernoulli",
+    ]) {
+        return Some((
+            code::RANDOM,
+            "draws random values; draw them outside and pass them as a sequence",
+        ));
     }
     if hit(&[
-        "metric", "log-metric", "report", "diagnostic", "guard", "counter", "count", "print", "debug", "assert",
+        "metric",
+        "log-metric",
+        "report",
+        "diagnostic",
+        "guard",
+        "counter",
+        "count",
+        "print",
+        "debug",
+        "assert",
     ]) {
-        return Some((code::METRIC, "reports metrics, diagnostics, guards or counters; do it outside the scan"));
+        return Some((
+            code::METRIC,
+            "reports metrics, diagnostics, guards or counters; do it outside the scan",
+        ));
     }
     None
 }

@@ -76,12 +76,23 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     let n = body.state().lanes();
     let mut s = String::new();
     let w = &mut s;
-    let _ = writeln!(w, "// Element scan {} (generated from the body IR).", kernel_name(body, reverse));
-    let _ = writeln!(w, "// One invocation per lane: h = body(h, sequences at trip t) for every trip t,");
+    let _ = writeln!(
+        w,
+        "// Element scan {} (generated from the body IR).",
+        kernel_name(body, reverse)
+    );
+    let _ = writeln!(
+        w,
+        "// One invocation per lane: h = body(h, sequences at trip t) for every trip t,"
+    );
     let _ = writeln!(
         w,
         "// {}; the state after each trip is written to `out`.",
-        if reverse { "from the last trip to the first" } else { "from the first trip to the last" }
+        if reverse {
+            "from the last trip to the first"
+        } else {
+            "from the first trip to the last"
+        }
     );
     let _ = writeln!(
         w,
@@ -99,7 +110,11 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
         } else {
             format!("sequence {i} (lanes, T, {})", body.params[i].lanes())
         };
-        let _ = writeln!(w, "@group(0) @binding({}) var<storage, read> in{i}: array<f32>; // {what}", i + 1);
+        let _ = writeln!(
+            w,
+            "@group(0) @binding({}) var<storage, read> in{i}: array<f32>; // {what}",
+            i + 1
+        );
     }
     let _ = writeln!(
         w,
@@ -135,12 +150,19 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
                 Op::Const(bits) => format!("bitcast<f32>({bits}u)"),
                 Op::Unary(u, x) => unary(u, &comp(body, x, j)),
                 Op::Binary(b, x, y) => binary(b, &comp(body, x, j), &comp(body, y, j)),
-                Op::Where(c, x, y) => format!("select({}, {}, {})", comp(body, y, j), comp(body, x, j), comp(body, c, j)),
+                Op::Where(c, x, y) => format!(
+                    "select({}, {}, {})",
+                    comp(body, y, j),
+                    comp(body, x, j),
+                    comp(body, c, j)
+                ),
                 Op::Reduce(r, x, _) => {
                     let parts: Vec<String> = (0..body.node(x).ty.lanes()).map(|i| comp(body, x, i)).collect();
                     match r {
                         Reduce::Sum => format!("({})", parts.join(" + ")),
-                        Reduce::Max => parts[1..].iter().fold(parts[0].clone(), |acc, p| format!("max({acc}, {p})")),
+                        Reduce::Max => parts[1..]
+                            .iter()
+                            .fold(parts[0].clone(), |acc, p| format!("max({acc}, {p})")),
                     }
                 }
                 Op::Splat(x, _) => comp(body, x, 0),
@@ -152,7 +174,10 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
         let _ = writeln!(w, "        h_{j} = {};", comp(body, body.result, j));
     }
     for j in 0..n {
-        let _ = writeln!(w, "        out[b{k} + t * p.views[{k}].trip + {j}u * p.views[{k}].comp] = h_{j};");
+        let _ = writeln!(
+            w,
+            "        out[b{k} + t * p.views[{k}].trip + {j}u * p.views[{k}].comp] = h_{j};"
+        );
     }
     let _ = writeln!(w, "    }}\n}}");
     s

@@ -115,7 +115,9 @@ pub(crate) struct Evaluated {
 
 /// Evaluates the program `form` with `bindings`.
 pub(crate) fn evaluate(form: &Sexp, bindings: &Bindings) -> Result<Evaluated> {
-    let mut ev = Evaluator { graph: Graph::default() };
+    let mut ev = Evaluator {
+        graph: Graph::default(),
+    };
     let mut env = Env::new();
     for (name, b) in &bindings.items {
         let v = match b {
@@ -127,7 +129,10 @@ pub(crate) fn evaluate(form: &Sexp, bindings: &Bindings) -> Result<Evaluated> {
         env.insert(name.clone(), v);
     }
     match ev.eval(form, &env)? {
-        Val::Tensor(output, _) => Ok(Evaluated { graph: ev.graph, output }),
+        Val::Tensor(output, _) => Ok(Evaluated {
+            graph: ev.graph,
+            output,
+        }),
         other => Err(at(
             code::FORM,
             form.pos,
@@ -148,12 +153,14 @@ pub(crate) fn describe(v: &Val) -> &'static str {
     }
 }
 
+/// Positional forms and `(keyword, value)` pairs of a call.
+pub(crate) type Args<'a> = (Vec<&'a Sexp>, Vec<(&'a str, &'a Sexp)>);
+
+/// A checked scan's trip axis, vector-state flag, parameter types and output shape.
+pub(crate) type ScanTypes = (usize, bool, Vec<Ty>, Vec<usize>);
+
 /// Splits `args` into positional forms and `:keyword value` pairs (keywords come last).
-pub(crate) fn split_keywords<'a>(
-    head: &str,
-    args: &'a [Sexp],
-    allowed: &[&str],
-) -> Result<(Vec<&'a Sexp>, Vec<(&'a str, &'a Sexp)>)> {
+pub(crate) fn split_keywords<'a>(head: &str, args: &'a [Sexp], allowed: &[&str]) -> Result<Args<'a>> {
     let mut pos = vec![];
     let mut kws = vec![];
     let mut i = 0;
@@ -163,17 +170,28 @@ pub(crate) fn split_keywords<'a>(
                 return Err(at(
                     code::FORM,
                     args[i].pos,
-                    format!("`{head}` takes no keyword `:{k}` (it takes {})", allowed.iter().map(|a| format!(":{a}")).collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "`{head}` takes no keyword `:{k}` (it takes {})",
+                        allowed.iter().map(|a| format!(":{a}")).collect::<Vec<_>>().join(", ")
+                    ),
                 ));
             }
             let Some(v) = args.get(i + 1) else {
-                return Err(at(code::FORM, args[i].pos, format!("keyword `:{k}` of `{head}` needs a value")));
+                return Err(at(
+                    code::FORM,
+                    args[i].pos,
+                    format!("keyword `:{k}` of `{head}` needs a value"),
+                ));
             };
             kws.push((k.as_str(), v));
             i += 2;
         } else {
             if !kws.is_empty() {
-                return Err(at(code::FORM, args[i].pos, format!("`{head}`: positional argument after keywords")));
+                return Err(at(
+                    code::FORM,
+                    args[i].pos,
+                    format!("`{head}`: positional argument after keywords"),
+                ));
             }
             pos.push(&args[i]);
             i += 1;
@@ -189,7 +207,7 @@ pub(crate) fn scan_types(
     seqs: &[Vec<usize>],
     axis: i64,
     state_axis: Option<i64>,
-) -> std::result::Result<(usize, bool, Vec<Ty>, Vec<usize>), (&'static str, String)> {
+) -> std::result::Result<ScanTypes, (&'static str, String)> {
     let Some(first) = seqs.first() else {
         return Err((code::FORM, "needs at least one sequence in its list".into()));
     };
@@ -208,7 +226,12 @@ pub(crate) fn scan_types(
     let vector = match state_axis {
         None => false,
         Some(s) if s == -1 || s == r as i64 - 1 => true,
-        Some(s) => return Err((code::FORM, format!(":state-axis {s}: only the last axis (-1) can hold the state"))),
+        Some(s) => {
+            return Err((
+                code::FORM,
+                format!(":state-axis {s}: only the last axis (-1) can hold the state"),
+            ))
+        }
     };
     if vector && ax == r - 1 {
         return Err((code::FORM, "the trip axis cannot also be the state axis".into()));
@@ -218,14 +241,21 @@ pub(crate) fn scan_types(
     out.insert(ax, trips);
     let width = |n: usize, what: &str| -> std::result::Result<Ty, (&'static str, String)> {
         if n > MAX_WIDTH as usize {
-            return Err((code::TOO_WIDE, format!("{what} is a vector of {n} values; at most {MAX_WIDTH}")));
+            return Err((
+                code::TOO_WIDE,
+                format!("{what} is a vector of {n} values; at most {MAX_WIDTH}"),
+            ));
         }
         if n == 0 {
             return Err((code::SHAPE, format!("{what} is an empty vector")));
         }
         Ok(Ty::vector(n as u8))
     };
-    let mut types = vec![if vector { width(out[r - 1], "the state")? } else { Ty::F32 }];
+    let mut types = vec![if vector {
+        width(out[r - 1], "the state")?
+    } else {
+        Ty::F32
+    }];
     for (i, s) in seqs.iter().enumerate() {
         let fits = s.len() == r
             && s[ax] == trips
@@ -240,7 +270,11 @@ pub(crate) fn scan_types(
                 ),
             ));
         }
-        types.push(if vector { width(s[r - 1], &format!("sequence {}", i + 1))? } else { Ty::F32 });
+        types.push(if vector {
+            width(s[r - 1], &format!("sequence {}", i + 1))?
+        } else {
+            Ty::F32
+        });
     }
     Ok((ax, vector, types, out))
 }
@@ -254,7 +288,11 @@ impl Evaluator {
         match &form.atom {
             Atom::Num(n) => Ok(Val::Num(*n)),
             Atom::Bool(b) => Ok(Val::Bool(*b)),
-            Atom::Keyword(k) => Err(at(code::FORM, form.pos, format!("keyword `:{k}` outside an argument list"))),
+            Atom::Keyword(k) => Err(at(
+                code::FORM,
+                form.pos,
+                format!("keyword `:{k}` outside an argument list"),
+            )),
             Atom::Sym(s) => env
                 .get(s)
                 .cloned()
@@ -274,7 +312,11 @@ impl Evaluator {
         match self.eval(form, env)? {
             Val::Num(n) => Ok(n),
             Val::ContextScalar(v) => Ok(v as f64),
-            other => Err(at(code::FORM, form.pos, format!("expected a number, got {}", describe(&other)))),
+            other => Err(at(
+                code::FORM,
+                form.pos,
+                format!("expected a number, got {}", describe(&other)),
+            )),
         }
     }
 
@@ -298,14 +340,22 @@ impl Evaluator {
                     }
                 })
                 .collect(),
-            other => Err(at(code::FORM, form.pos, format!("expected a shape like [2 3], got {}", describe(&other)))),
+            other => Err(at(
+                code::FORM,
+                form.pos,
+                format!("expected a shape like [2 3], got {}", describe(&other)),
+            )),
         }
     }
 
     fn tensor(&mut self, form: &Sexp, env: &Env) -> Result<NodeId> {
         match self.eval(form, env)? {
             Val::Tensor(id, _) => Ok(id),
-            other => Err(at(code::FORM, form.pos, format!("expected a tensor, got {}", describe(&other)))),
+            other => Err(at(
+                code::FORM,
+                form.pos,
+                format!("expected a tensor, got {}", describe(&other)),
+            )),
         }
     }
 
@@ -341,7 +391,11 @@ impl Evaluator {
                     return Err(at(code::FORM, form.pos, "`lambda` needs a parameter list and a body"));
                 };
                 let Atom::List(ps) = &params.atom else {
-                    return Err(at(code::FORM, params.pos, "`lambda` parameters must be a list of names"));
+                    return Err(at(
+                        code::FORM,
+                        params.pos,
+                        "`lambda` parameters must be a list of names",
+                    ));
                 };
                 let mut names = vec![];
                 for p in ps {
@@ -360,7 +414,9 @@ impl Evaluator {
                     pos: form.pos,
                 })))
             }
-            "list" => Ok(Val::List(args.iter().map(|a| self.eval(a, env)).collect::<Result<_>>()?)),
+            "list" => Ok(Val::List(
+                args.iter().map(|a| self.eval(a, env)).collect::<Result<_>>()?,
+            )),
             "shape" => {
                 let a: Vec<&Sexp> = args.iter().collect();
                 self.arity(form, name, &a, 1)?;
@@ -379,14 +435,22 @@ impl Evaluator {
                 let (t, origin) = match self.eval(a[0], env)? {
                     Val::Tensor(t, o) => (t, o),
                     other => {
-                        return Err(at(code::FORM, a[0].pos, format!("expected a tensor, got {}", describe(&other))))
+                        return Err(at(
+                            code::FORM,
+                            a[0].pos,
+                            format!("expected a tensor, got {}", describe(&other)),
+                        ))
                     }
                 };
                 let s = self.shape(a[1], env)?;
                 let from = self.graph.shape(t).to_vec();
                 match broadcast_shape("broadcast-to", &from, &s) {
                     Ok(b) if b == s => Ok(Val::Tensor(self.graph.broadcast_to(t, &s), origin)),
-                    _ => Err(at(code::SHAPE, form.pos, format!("cannot broadcast shape {from:?} to {s:?}"))),
+                    _ => Err(at(
+                        code::SHAPE,
+                        form.pos,
+                        format!("cannot broadcast shape {from:?} to {s:?}"),
+                    )),
                 }
             }
             "slice" => {
@@ -399,7 +463,11 @@ impl Evaluator {
                 let r = shape.len() as i64;
                 let ax = if axis < 0 { axis + r } else { axis };
                 if ax < 0 || ax >= r {
-                    return Err(at(code::FORM, a[1].pos, format!("axis {axis} is outside the tensor's {r} axes")));
+                    return Err(at(
+                        code::FORM,
+                        a[1].pos,
+                        format!("axis {axis} is outside the tensor's {r} axes"),
+                    ));
                 }
                 let n = shape[ax as usize] as i64;
                 if start < 0 || start > end || end > n {
@@ -409,7 +477,9 @@ impl Evaluator {
                         format!("slice {start}..{end} does not fit axis {ax} of size {n}"),
                     ));
                 }
-                let w = self.graph.window(t, None, ax as usize, start as isize, (end - start) as usize);
+                let w = self
+                    .graph
+                    .window(t, None, ax as usize, start as isize, (end - start) as usize);
                 Ok(Val::Tensor(w, Origin::Outer))
             }
             "element-scan" => self.element_scan(form, args, env),
@@ -449,7 +519,11 @@ impl Evaluator {
             return Err(at(code::FORM, form.pos, "`let` needs a binding list and a body"));
         };
         let Atom::List(pairs) = &binds.atom else {
-            return Err(at(code::FORM, binds.pos, "`let` bindings must be a list of (name value) pairs"));
+            return Err(at(
+                code::FORM,
+                binds.pos,
+                "`let` bindings must be a list of (name value) pairs",
+            ));
         };
         let mut env = env.clone();
         for p in pairs {
@@ -470,7 +544,11 @@ impl Evaluator {
         let f = match self.eval(pos[0], env)? {
             Val::Lambda(l) => l,
             other => {
-                return Err(at(code::FORM, pos[0].pos, format!("the body must be a lambda, got {}", describe(&other))))
+                return Err(at(
+                    code::FORM,
+                    pos[0].pos,
+                    format!("the body must be a lambda, got {}", describe(&other)),
+                ))
             }
         };
         let init = self.tensor(pos[1], env)?;
@@ -479,12 +557,20 @@ impl Evaluator {
                 .iter()
                 .map(|v| match v {
                     Val::Tensor(t, _) => Ok(*t),
-                    other => Err(at(code::FORM, pos[2].pos, format!("sequences must be tensors, got {}", describe(other)))),
+                    other => Err(at(
+                        code::FORM,
+                        pos[2].pos,
+                        format!("sequences must be tensors, got {}", describe(other)),
+                    )),
                 })
                 .collect::<Result<_>>()?,
             Val::Tensor(t, _) => vec![t],
             other => {
-                return Err(at(code::FORM, pos[2].pos, format!("expected (list sequences..), got {}", describe(&other))))
+                return Err(at(
+                    code::FORM,
+                    pos[2].pos,
+                    format!("expected (list sequences..), got {}", describe(&other)),
+                ))
             }
         };
         let (mut axis, mut state_axis, mut reverse) = (None, None, false);
@@ -494,7 +580,13 @@ impl Evaluator {
                 "state-axis" => state_axis = Some(self.integer(v, env)?),
                 _ => match self.eval(v, env)? {
                     Val::Bool(b) => reverse = b,
-                    other => return Err(at(code::FORM, v.pos, format!(":reverse takes true or false, got {}", describe(&other)))),
+                    other => {
+                        return Err(at(
+                            code::FORM,
+                            v.pos,
+                            format!(":reverse takes true or false, got {}", describe(&other)),
+                        ))
+                    }
                 },
             }
         }
@@ -503,8 +595,8 @@ impl Evaluator {
         };
         let init_shape = self.graph.shape(init).to_vec();
         let seq_shapes: Vec<Vec<usize>> = seqs.iter().map(|&s| self.graph.shape(s).to_vec()).collect();
-        let (axis, vector, types, out) =
-            scan_types(&init_shape, &seq_shapes, axis, state_axis).map_err(|(c, m)| at(c, form.pos, format!("element-scan: {m}")))?;
+        let (axis, vector, types, out) = scan_types(&init_shape, &seq_shapes, axis, state_axis)
+            .map_err(|(c, m)| at(c, form.pos, format!("element-scan: {m}")))?;
         let body = body::lower(&f, &types)?;
         let mut inputs = vec![init];
         inputs.extend(seqs);

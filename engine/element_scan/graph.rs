@@ -142,7 +142,9 @@ impl Graph {
             let v = |id: NodeId| vals[id].as_ref().expect("dependencies are evaluated first");
             let t = match &node.op {
                 GOp::Input(name) => {
-                    let t = feeds.get(name).ok_or_else(|| Error::value("element_scan", "bindings", format!("a tensor named `{name}`"), "none"))?;
+                    let t = feeds.get(name).ok_or_else(|| {
+                        Error::value("element_scan", "bindings", format!("a tensor named `{name}`"), "none")
+                    })?;
                     t.expect_context(ctx, "element_scan", "bound tensor")?;
                     t.clone()
                 }
@@ -153,7 +155,7 @@ impl Graph {
                 }
                 GOp::Add(a, b) => ops::add(v(*a), v(*b))?,
                 GOp::Window { x, fill, axis, offset } => {
-                    window(v(*x), fill.map(|f| v(f)), *axis, *offset, node.shape[*axis])?
+                    window(v(*x), fill.map(&v), *axis, *offset, node.shape[*axis])?
                 }
                 GOp::BroadcastTo(x) => broadcast_to(v(*x), &node.shape)?,
                 GOp::ReduceTo(x) => reduce_to(v(*x), &node.shape)?,

@@ -31,13 +31,22 @@ pub struct Ty {
 
 impl Ty {
     /// An f32 scalar.
-    pub const F32: Ty = Ty { kind: Kind::F32, width: 0 };
+    pub const F32: Ty = Ty {
+        kind: Kind::F32,
+        width: 0,
+    };
     /// A bool scalar.
-    pub const BOOL: Ty = Ty { kind: Kind::Bool, width: 0 };
+    pub const BOOL: Ty = Ty {
+        kind: Kind::Bool,
+        width: 0,
+    };
 
     /// An f32 vector of `n` values (1..=16).
     pub const fn vector(n: u8) -> Ty {
-        Ty { kind: Kind::F32, width: n }
+        Ty {
+            kind: Kind::F32,
+            width: n,
+        }
     }
 
     /// How many components the value holds (a scalar holds one).
@@ -46,7 +55,10 @@ impl Ty {
     }
 
     fn with_kind(self, kind: Kind) -> Ty {
-        Ty { kind, width: self.width }
+        Ty {
+            kind,
+            width: self.width,
+        }
     }
 }
 
@@ -161,8 +173,8 @@ impl Body {
             nodes: vec![],
             seen: HashMap::new(),
         };
-        for i in 0..params.len() {
-            b.push(Op::Param(i as u16), params[i]);
+        for (i, ty) in params.iter().enumerate() {
+            b.push(Op::Param(i as u16), *ty);
         }
         b
     }
@@ -214,7 +226,12 @@ impl fmt::Display for Body {
                 Op::Binary(o, x, y) => format!("{} {} {}", format!("{o:?}").to_lowercase(), a(x), a(y)),
                 Op::Where(c, x, y) => format!("where {} {} {}", a(c), a(x), a(y)),
                 Op::Reduce(r, x, keep) => {
-                    format!("{} {}{}", format!("{r:?}").to_lowercase(), a(x), if *keep { " keepdims" } else { "" })
+                    format!(
+                        "{} {}{}",
+                        format!("{r:?}").to_lowercase(),
+                        a(x),
+                        if *keep { " keepdims" } else { "" }
+                    )
                 }
                 Op::Splat(x, w) => format!("splat {} {w}", a(x)),
             };
@@ -298,9 +315,8 @@ impl Builder {
 
     fn width(&self, a: Id, b: Id, what: &str) -> Result<u8> {
         let (ta, tb) = (self.ty(a), self.ty(b));
-        broadcast_width(ta.width, tb.width).ok_or_else(|| {
-            check::builder_error(code::TYPE, format!("{what}: widths do not broadcast: {ta} and {tb}"))
-        })
+        broadcast_width(ta.width, tb.width)
+            .ok_or_else(|| check::builder_error(code::TYPE, format!("{what}: widths do not broadcast: {ta} and {tb}")))
     }
 
     /// A one-argument operation.
@@ -318,7 +334,11 @@ impl Builder {
     /// A two-argument operation, broadcasting a scalar or one-value vector against a vector.
     pub fn binary(&mut self, op: Binary, a: Id, b: Id) -> Result<Id> {
         let name = format!("{op:?}").to_lowercase();
-        let operand = if matches!(op, Binary::And | Binary::Or) { Kind::Bool } else { Kind::F32 };
+        let operand = if matches!(op, Binary::And | Binary::Or) {
+            Kind::Bool
+        } else {
+            Kind::F32
+        };
         self.want(a, operand, &name)?;
         self.want(b, operand, &name)?;
         let width = self.width(a, b, &name)?;
@@ -357,7 +377,10 @@ impl Builder {
             return Ok(x);
         }
         if ty.width > 1 || width == 0 || width > MAX_WIDTH {
-            return Err(check::builder_error(code::TYPE, format!("cannot splat {ty} to width {width}")));
+            return Err(check::builder_error(
+                code::TYPE,
+                format!("cannot splat {ty} to width {width}"),
+            ));
         }
         Ok(self.push(Op::Splat(x, width), Ty { kind: ty.kind, width }))
     }

@@ -33,11 +33,15 @@ pub(crate) fn run(
             .iter()
             .map(|t| t.host(OP).map(|a| a.iter().copied().collect()))
             .collect::<Result<_>>()?;
-        let dense: Vec<crate::tensor::Layout> = inputs.iter().map(|t| crate::tensor::Layout::contiguous(t.shape())).collect();
+        let dense: Vec<crate::tensor::Layout> = inputs
+            .iter()
+            .map(|t| crate::tensor::Layout::contiguous(t.shape()))
+            .collect();
         let layout = ScanLayout::new(out_shape, axis, vector, reverse, &dense.iter().collect::<Vec<_>>());
         let refs: Vec<&[f32]> = host.iter().map(|v| v.as_slice()).collect();
         let out = interp::run(body, &layout, &refs);
-        let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out).map_err(|e| Error::Map(e.to_string()))?;
+        let a =
+            ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out).map_err(|e| Error::Map(e.to_string()))?;
         return Tensor::from_host(ctx, a);
     };
     let layout = ScanLayout::new(
@@ -50,7 +54,10 @@ pub(crate) fn run(
     if layout.lane_shape.len() > MAX_RANK {
         return Err(Error::Unsupported {
             op: OP,
-            message: format!("{} lane axes; the kernel addresses at most {MAX_RANK}", layout.lane_shape.len()),
+            message: format!(
+                "{} lane axes; the kernel addresses at most {MAX_RANK}",
+                layout.lane_shape.len()
+            ),
         });
     }
     let buffers_needed = inputs.len() as u32 + 1;

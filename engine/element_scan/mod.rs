@@ -110,16 +110,28 @@ impl ElementScan {
     pub fn from_body(body: Body, opts: ScanOptions, initial: ArrayD<f32>, sequences: Vec<ArrayD<f32>>) -> Result<Self> {
         let mut graph = Graph::default();
         let mut feeds = vec![("initial".to_string(), initial)];
-        feeds.extend(sequences.into_iter().enumerate().map(|(i, a)| (format!("x{}", i + 1), a)));
+        feeds.extend(
+            sequences
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| (format!("x{}", i + 1), a)),
+        );
         let inputs: Vec<NodeId> = feeds.iter().map(|(n, a)| graph.input(n, a.shape())).collect();
         let seq_shapes: Vec<Vec<usize>> = feeds[1..].iter().map(|(_, a)| a.shape().to_vec()).collect();
-        let (axis, vector, types, out) =
-            eval::scan_types(feeds[0].1.shape(), &seq_shapes, opts.axis, opts.vector_state.then_some(-1))
-                .map_err(|(c, m)| check::builder_error(c, m))?;
+        let (axis, vector, types, out) = eval::scan_types(
+            feeds[0].1.shape(),
+            &seq_shapes,
+            opts.axis,
+            opts.vector_state.then_some(-1),
+        )
+        .map_err(|(c, m)| check::builder_error(c, m))?;
         if body.params != types {
             return Err(check::builder_error(
                 check::code::TYPE,
-                format!("the body's parameters are {:?}; these inputs give {:?}", body.params, types),
+                format!(
+                    "the body's parameters are {:?}; these inputs give {:?}",
+                    body.params, types
+                ),
             ));
         }
         let spec = ScanSpec {
@@ -164,7 +176,11 @@ impl ElementScan {
         let mut names = vec![];
         let mut want = vec![];
         for (name, a) in &self.feeds {
-            let id = self.graph.nodes.iter().position(|n| matches!(&n.op, GOp::Input(s) if s == name));
+            let id = self
+                .graph
+                .nodes
+                .iter()
+                .position(|n| matches!(&n.op, GOp::Input(s) if s == name));
             match id.and_then(|i| adj[i]) {
                 Some(node) => {
                     names.push(name.clone());
@@ -193,14 +209,27 @@ impl ElementScan {
 
     fn grad_graph(&self, seed: &ArrayD<f32>) -> Result<(ElementScan, Vec<Option<NodeId>>)> {
         if seed.shape() != self.shape() {
-            return Err(Error::mismatch("element_scan::grad", "seed", seed.shape(), "output", self.shape()));
+            return Err(Error::mismatch(
+                "element_scan::grad",
+                "seed",
+                seed.shape(),
+                "output",
+                self.shape(),
+            ));
         }
         let mut graph = self.graph.clone();
         let s = graph.input(SEED, seed.shape());
         let adj = graph.grad(self.output, s)?;
         let mut feeds = self.feeds.clone();
         feeds.push((SEED.into(), seed.clone()));
-        Ok((ElementScan { graph, output: self.output, feeds }, adj))
+        Ok((
+            ElementScan {
+                graph,
+                output: self.output,
+                feeds,
+            },
+            adj,
+        ))
     }
 
     /// A program whose output is the gradient of `sum(seed * output)` with respect to the
@@ -209,9 +238,18 @@ impl ElementScan {
     pub fn grad_program(&self, wrt: &str, seed: &ArrayD<f32>) -> Result<ElementScan> {
         let (mut g, adj) = self.grad_graph(seed)?;
         let Some((_, a)) = self.feeds.iter().find(|(n, _)| n == wrt) else {
-            return Err(Error::value("element_scan::grad_program", "wrt", "the name of an input", wrt));
+            return Err(Error::value(
+                "element_scan::grad_program",
+                "wrt",
+                "the name of an input",
+                wrt,
+            ));
         };
-        let id = self.graph.nodes.iter().position(|n| matches!(&n.op, GOp::Input(s) if s == wrt));
+        let id = self
+            .graph
+            .nodes
+            .iter()
+            .position(|n| matches!(&n.op, GOp::Input(s) if s == wrt));
         g.output = match id.and_then(|i| adj[i]) {
             Some(node) => node,
             None => g.graph.push(GOp::Zeros, a.shape().to_vec()),
@@ -219,7 +257,12 @@ impl ElementScan {
         // The seed of this program is fixed data; later gradients treat it as an input too.
         let n = g.feeds.len();
         g.feeds[n - 1].0 = format!("{SEED}{n}");
-        if let Some(node) = g.graph.nodes.iter_mut().find(|x| matches!(&x.op, GOp::Input(s) if s == SEED)) {
+        if let Some(node) = g
+            .graph
+            .nodes
+            .iter_mut()
+            .find(|x| matches!(&x.op, GOp::Input(s) if s == SEED))
+        {
             node.op = GOp::Input(format!("{SEED}{n}"));
         }
         Ok(g)

@@ -147,7 +147,11 @@ impl Reader {
     fn form(&mut self, depth: usize) -> Result<Sexp> {
         let pos = self.pos();
         if depth > MAX_DEPTH {
-            return Err(at(code::READ, pos, format!("forms nest deeper than {MAX_DEPTH} levels")));
+            return Err(at(
+                code::READ,
+                pos,
+                format!("forms nest deeper than {MAX_DEPTH} levels"),
+            ));
         }
         match self.peek() {
             None => Err(at(code::READ, pos, "unexpected end of text: expected a form")),
@@ -187,7 +191,11 @@ impl Reader {
                     return Ok(items);
                 }
                 Some(c @ (')' | ']')) => {
-                    return Err(at(code::READ, self.pos(), format!("`{c}` closes a bracket opened as `{close}`")))
+                    return Err(at(
+                        code::READ,
+                        self.pos(),
+                        format!("`{c}` closes a bracket opened as `{close}`"),
+                    ))
                 }
                 Some(_) => items.push(self.form(depth + 1)?),
             }

@@ -28,7 +28,9 @@ pub(crate) fn window(x: &Tensor, fill: Option<&Tensor>, axis: usize, offset: isi
     out_shape[axis] = len;
     let Some(gpu) = ctx.gpu() else {
         let xs: Vec<f32> = x.host(OP)?.iter().copied().collect();
-        let fs: Option<Vec<f32>> = fill.map(|f| f.host(OP).map(|a| a.iter().copied().collect())).transpose()?;
+        let fs: Option<Vec<f32>> = fill
+            .map(|f| f.host(OP).map(|a| a.iter().copied().collect()))
+            .transpose()?;
         let mut out = Vec::with_capacity(outer * len * inner);
         for o in 0..outer {
             for t in 0..len {
@@ -42,7 +44,8 @@ pub(crate) fn window(x: &Tensor, fill: Option<&Tensor>, axis: usize, offset: isi
                 }
             }
         }
-        let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&out_shape), out).map_err(|e| Error::Map(e.to_string()))?;
+        let a =
+            ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&out_shape), out).map_err(|e| Error::Map(e.to_string()))?;
         return Tensor::from_host(ctx, a);
     };
     let x = x.contiguous()?;
