@@ -838,3 +838,34 @@ fn element_scan_past_the_storage_buffer_limit_is_a_fallback() {
         Err(e) => panic!("{e}"),
     });
 }
+
+#[test]
+fn element_scan_ties_split_the_gradient_evenly() {
+    let pairwise = ElementScan::from_sexpr(
+        "(element-scan (lambda (h x) (maximum h x)) initial (list x) :axis 0)",
+        &Bindings::new()
+            .tensor("initial", ArrayD::from_elem(IxDyn(&[3]), 1.0))
+            .tensor(
+                "x",
+                ArrayD::from_shape_vec(IxDyn(&[1, 3]), vec![1.0, 0.5, 2.0]).unwrap(),
+            ),
+    )
+    .unwrap();
+    let reduce = ElementScan::from_sexpr(
+        "(element-scan (lambda (h x) (+ h (max x :axes [-1] :keepdims true))) initial (list x) :axis 0 :state-axis -1)",
+        &Bindings::new().tensor("initial", ArrayD::zeros(IxDyn(&[4]))).tensor(
+            "x",
+            ArrayD::from_shape_vec(IxDyn(&[1, 4]), vec![1.0, 3.0, 3.0, 2.0]).unwrap(),
+        ),
+    )
+    .unwrap();
+    let mut contexts = vec![cpu()];
+    each_adapter(|ctx| contexts.push(ctx.clone()));
+    for ctx in &contexts {
+        let g = pairwise.grad(ctx, &ArrayD::ones(IxDyn(&[1, 3]))).unwrap();
+        assert_eq!(g["initial"].to_vec().unwrap(), vec![0.5, 1.0, 0.0], "{ctx:?}");
+        assert_eq!(g["x"].to_vec().unwrap(), vec![0.5, 0.0, 1.0], "{ctx:?}");
+        let g = reduce.grad(ctx, &ArrayD::ones(IxDyn(&[1, 4]))).unwrap();
+        assert_eq!(g["x"].to_vec().unwrap(), vec![0.0, 2.0, 2.0, 0.0], "{ctx:?}");
+    }
+}

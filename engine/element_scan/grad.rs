@@ -9,8 +9,9 @@
 //! The forward body is recomputed inside (no per-node storage), the trip's Jacobian is never
 //! formed, and every rule is written with differentiable operations, so the bodies these
 //! produce can be differentiated again. Comparisons and bool casts have no derivative;
-//! `where` routes the cotangent to the selected branch; `max`/`min` ties go to the first
-//! argument and a vector `max` reduction gives the cotangent to every maximal component.
+//! `where` routes the cotangent to the selected branch; at a tie `maximum`/`minimum` split
+//! the cotangent evenly between their arguments and a vector `max` among its maximal
+//! components (PyTorch's rules), and `abs` has derivative 0 at 0.
 
 use super::ir::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary};
 use crate::error::Result;
@@ -130,10 +131,13 @@ fn vjp(b: &mut Builder, f: &Body, args: &[Id], cot: Id) -> Result<Vec<Option<Id>
                         Some(b.binary(Binary::Div, g, d)?)
                     }
                     Unary::Abs => {
+                        // sign(x) * g, with sign(0) = 0.
                         let zero = b.constant(0.0);
-                        let pos = b.binary(Binary::Ge, xv, zero)?;
+                        let pos = b.binary(Binary::Gt, xv, zero)?;
+                        let neg = b.binary(Binary::Lt, xv, zero)?;
                         let ng = b.unary(Unary::Neg, g)?;
-                        Some(b.select(pos, g, ng)?)
+                        let rest = b.select(neg, ng, zero)?;
+                        Some(b.select(pos, g, rest)?)
                     }
                     Unary::Sin => {
                         let c = b.unary(Unary::Cos, xv)?;
@@ -195,10 +199,16 @@ fn vjp(b: &mut Builder, f: &Body, args: &[Id], cot: Id) -> Result<Vec<Option<Id>
                         }
                     }
                     Binary::Max | Binary::Min => {
-                        let cmp = if o == Binary::Max { Binary::Ge } else { Binary::Le };
+                        // The selected argument takes the cotangent; a tie splits it evenly.
+                        let cmp = if o == Binary::Max { Binary::Gt } else { Binary::Lt };
                         let first = b.binary(cmp, xv, zv)?;
-                        let gx = b.select(first, g, zero)?;
-                        let gz = b.select(first, zero, g)?;
+                        let tie = b.binary(Binary::Eq, xv, zv)?;
+                        let half = b.constant(0.5);
+                        let hg = b.binary(Binary::Mul, g, half)?;
+                        let tx = b.select(tie, hg, zero)?;
+                        let tz = b.select(tie, hg, g)?;
+                        let gx = b.select(first, g, tx)?;
+                        let gz = b.select(first, zero, tz)?;
                         contributions.push((x, gx));
                         contributions.push((z, gz));
                     }
@@ -217,9 +227,12 @@ fn vjp(b: &mut Builder, f: &Body, args: &[Id], cot: Id) -> Result<Vec<Option<Id>
                 let d = match r {
                     Reduce::Sum => b.splat(g, w)?,
                     Reduce::Max => {
-                        let zero = b.constant(0.0);
+                        // Every maximal component takes an equal share.
                         let at_max = b.binary(Binary::Eq, m(x), y)?;
-                        b.select(at_max, g, zero)?
+                        let share = b.unary(Unary::ToF32, at_max)?;
+                        let count = b.reduce(Reduce::Sum, share, true)?;
+                        let gs = b.binary(Binary::Div, g, count)?;
+                        b.binary(Binary::Mul, share, gs)?
                     }
                 };
                 contributions.push((x, d));

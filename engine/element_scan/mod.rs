@@ -38,7 +38,7 @@ mod codegen;
 mod eval;
 mod grad;
 mod graph;
-pub mod interp;
+mod interp;
 pub mod ir;
 mod launch;
 mod layout;
