@@ -685,10 +685,9 @@ fn expect_error(text: &str, bind: &Bindings, code: &str, at: &str, says: &str) {
     };
     assert_eq!(got, code, "{msg}");
     let byte = text.find(at).unwrap_or_else(|| panic!("`{at}` not in text"));
-    assert!(
-        position.ends_with(&format!("(byte {byte})")),
-        "{code}: at {position}, expected byte {byte}: {msg}"
-    );
+    let line = 1 + text[..byte].matches('\n').count();
+    let col = 1 + byte - text[..byte].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    assert_eq!(position, format!("{line}:{col} (byte {byte})"), "{code}: {msg}");
     assert!(
         message.contains(says),
         "{code}: message {message:?} should name `{says}`"
@@ -763,6 +762,8 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
     );
     expect_error(&scan("(+ h y)"), &bind, "E-NAME-001", "y)", "y");
     expect_error(&scan("(tanh h x)"), &bind, "E-FORM-001", "(tanh", "tanh");
+    let unknown_keyword = scan("h").replace(":axis 1)", ":axis 1\n  :bogus 2)");
+    expect_error(&unknown_keyword, &bind, "E-FORM-001", ":bogus", "bogus");
     // Captured numbers and functions are fine; recursion is not.
     let ok = "(let ((k 0.5) (f (lambda (u v) (* k (+ u v)))))
                 (element-scan (lambda (h x a) (f h (* a x))) initial (list x (broadcast-to decay (shape x))) :axis 1))";
