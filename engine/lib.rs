@@ -16,7 +16,8 @@
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
 //! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`reference`] (the CPU
-//! oracle, f64 accumulation).
+//! oracle, f64 accumulation), [`element_scan`] (user recurrences compiled to WGSL, with
+//! gradients).
 
 pub mod check;
 pub mod context;

@@ -2,7 +2,7 @@
 //!
 //! Every error is an [`Error::Syntax`] with a code from [`code`], the position of the
 //! offending form (`line:col (byte n)`, or `builder` for the Rust API) and a message that
-//! names the form. The forbidden body operations are listed in [`forbidden`].
+//! names the form. The forbidden body operations are listed in `forbidden`.
 
 use super::sexpr::Pos;
 use crate::error::Error;

@@ -29,8 +29,9 @@
 //! ```
 //!
 //! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction
-//! over the saved states plus pointwise scans and tensor ops ([`graph`]); they are themselves
-//! programs ([`ElementScan::grad_program`]), so smooth bodies can be differentiated again.
+//! over the saved states, plus pointwise scans and tensor ops (the `graph` module); they are
+//! programs themselves ([`ElementScan::grad_program`]), so smooth bodies can be
+//! differentiated again.
 
 mod body;
 pub mod check;
