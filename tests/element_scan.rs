@@ -870,3 +870,30 @@ fn element_scan_ties_split_the_gradient_evenly() {
         assert_eq!(g["x"].to_vec().unwrap(), vec![0.0, 2.0, 2.0, 0.0], "{ctx:?}");
     }
 }
+
+#[test]
+fn element_scan_kernels_are_cached_by_the_body_hash() {
+    let mut rng = Rng::new(515);
+    let kernel = |scan: &ElementScan| {
+        let ir = scan.ir();
+        let at = ir.find("kernel=").expect("a kernel name");
+        ir[at..].split_whitespace().next().unwrap().to_string()
+    };
+    let small = ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 1, 2, 3)).unwrap();
+    let large = ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 4, 9, 70)).unwrap();
+    let other = ElementScan::from_sexpr(&SEED1.replace("tanh", "sigmoid"), &seed1_bindings(&mut rng, 1, 2, 3)).unwrap();
+    assert_eq!(kernel(&small), kernel(&large));
+    assert_ne!(kernel(&small), kernel(&other));
+    // On a fresh context, a second shape builds no new pipeline.
+    let Some(ctx) = pollster::block_on(Context::each_adapter()).unwrap().into_iter().next() else {
+        assert!(!engine::context::require_gpu(), "ENGINE_REQUIRE_GPU=1 but no adapter");
+        return;
+    };
+    small.run(&ctx).unwrap().to_vec().unwrap();
+    let built = ctx.pipelines_built();
+    assert!(built >= 1);
+    large.run(&ctx).unwrap().to_vec().unwrap();
+    assert_eq!(ctx.pipelines_built(), built);
+    other.run(&ctx).unwrap().to_vec().unwrap();
+    assert_eq!(ctx.pipelines_built(), built + 1);
+}
