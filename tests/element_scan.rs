@@ -764,7 +764,14 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
     expect_error(&scan("(tanh h x)"), &bind, "E-FORM-001", "(tanh", "tanh");
     let unknown_keyword = scan("h").replace(":axis 1)", ":axis 1\n  :bogus 2)");
     expect_error(&unknown_keyword, &bind, "E-FORM-001", ":bogus", "bogus");
-    // Captured numbers and functions are fine; recursion is not.
+    // Around the scan, a bf16 region is fine: the recurrence still computes in f32.
+    let region = format!("(with-numerics :precision :bf16 {SEED1})");
+    let (a, b) = (
+        ElementScan::from_sexpr(&region, &bind).unwrap().run(&cpu()).unwrap().to_vec().unwrap(),
+        ElementScan::from_sexpr(SEED1, &bind).unwrap().run(&cpu()).unwrap().to_vec().unwrap(),
+    );
+    assert_eq!(a, b);
+    // Captured numbers and functions are fine.
     let ok = "(let ((k 0.5) (f (lambda (u v) (* k (+ u v)))))
                 (element-scan (lambda (h x a) (f h (* a x))) initial (list x (broadcast-to decay (shape x))) :axis 1))";
     assert!(ElementScan::from_sexpr(ok, &bind).is_ok());

@@ -1,7 +1,8 @@
 //! The outer evaluator: an s-expression program over bound tensors -> a [`Graph`].
 //!
 //! Outer forms: `element-scan`, `lambda`, `let`, `list`, `broadcast-to`, `shape`, `zeros`,
-//! `slice` (keeps the axis), numbers, `[..]` shapes, and `+ - * /` on numbers. Tensors come
+//! `slice` (keeps the axis), `with-numerics` (a scan computes in f32 inside any precision
+//! region), numbers, `[..]` shapes, and `+ - * /` on numbers. Tensors come
 //! from the [`Bindings`] by name; `lambda` bodies are lowered to IR by [`super::body`] when an
 //! `element-scan` gives them their parameter types.
 
@@ -483,6 +484,19 @@ impl Evaluator {
                 Ok(Val::Tensor(w, Origin::Outer))
             }
             "element-scan" => self.element_scan(form, args, env),
+            "with-numerics" => {
+                // Tensors here are f32 and a scan always computes in f32, so a precision
+                // region changes nothing inside it; its keywords are checked and passed over.
+                let mut i = 0;
+                while i + 1 < args.len() && matches!(args[i].atom, Atom::Keyword(_)) {
+                    i += 2;
+                }
+                let mut last = None;
+                for f in &args[i..] {
+                    last = Some(self.eval(f, env)?);
+                }
+                last.ok_or_else(|| at(code::FORM, form.pos, "`with-numerics` needs a body"))
+            }
             "+" | "-" | "*" | "/" => {
                 let mut nums = vec![];
                 for a in args {
