@@ -767,8 +767,18 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
     // Around the scan, a bf16 region is fine: the recurrence still computes in f32.
     let region = format!("(with-numerics :precision :bf16 {SEED1})");
     let (a, b) = (
-        ElementScan::from_sexpr(&region, &bind).unwrap().run(&cpu()).unwrap().to_vec().unwrap(),
-        ElementScan::from_sexpr(SEED1, &bind).unwrap().run(&cpu()).unwrap().to_vec().unwrap(),
+        ElementScan::from_sexpr(&region, &bind)
+            .unwrap()
+            .run(&cpu())
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        ElementScan::from_sexpr(SEED1, &bind)
+            .unwrap()
+            .run(&cpu())
+            .unwrap()
+            .to_vec()
+            .unwrap(),
     );
     assert_eq!(a, b);
     // Captured numbers and functions are fine.
@@ -903,4 +913,44 @@ fn element_scan_kernels_are_cached_by_the_body_hash() {
     assert_eq!(ctx.pipelines_built(), built);
     other.run(&ctx).unwrap().to_vec().unwrap();
     assert_eq!(ctx.pipelines_built(), built + 1);
+}
+
+/// Translates generated WGSL to MSL and HLSL with naga (Metal and DX12 are not on this
+/// machine), so a backend problem in the code generator shows up here.
+fn translate_for_metal_and_dx12(wgsl: &str) -> Result<(), String> {
+    let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
+    let mut validator =
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+    let info = validator.validate(&module).map_err(|e| e.emit_to_string(wgsl))?;
+    let msl_pipeline = naga::back::msl::PipelineOptions::default();
+    naga::back::msl::write_string(&module, &info, &naga::back::msl::Options::default(), &msl_pipeline)
+        .map_err(|e| format!("MSL: {e}"))?;
+    let mut hlsl = String::new();
+    naga::back::hlsl::Writer::new(
+        &mut hlsl,
+        &naga::back::hlsl::Options::default(),
+        &naga::back::hlsl::PipelineOptions::default(),
+    )
+    .write(&module, &info, None)
+    .map_err(|e| format!("HLSL: {e}"))?;
+    Ok(())
+}
+
+#[test]
+fn element_scan_generated_kernels_translate_for_metal_and_dx12() {
+    let mut rng = Rng::new(516);
+    let programs = [
+        ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 1, 2, 3)).unwrap(),
+        ElementScan::from_sexpr(SEED2, &seed2_bindings(&mut rng, 1, 2, 1)).unwrap(),
+        ElementScan::from_sexpr(SEED3, &seed3_bindings(&mut rng, 1, 2, 3)).unwrap(),
+    ];
+    for p in &programs {
+        // The forward kernels and the gradient's (a second-order program holds both).
+        let seed = ArrayD::ones(IxDyn(p.shape()));
+        let grad = p.grad_program(p.inputs()[0], &seed).unwrap();
+        for w in p.wgsl().iter().chain(&grad.wgsl()) {
+            translate_for_metal_and_dx12(w).unwrap_or_else(|e| panic!("{e}\n{w}"));
+        }
+        assert!(grad.wgsl().len() > p.wgsl().len());
+    }
 }
