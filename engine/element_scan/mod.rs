@@ -172,40 +172,30 @@ impl ElementScan {
     /// output's shape), each summed back to its input's shape.
     pub fn grad(&self, ctx: &Context, seed: &ArrayD<f32>) -> Result<Gradients> {
         let (g, adj) = self.grad_graph(seed)?;
-        let mut feeds = g.upload(ctx)?;
-        feeds.insert(SEED.into(), Tensor::from_array(ctx, seed)?);
-        let mut names = vec![];
-        let mut want = vec![];
+        let feeds = g.upload(ctx)?;
+        // Inputs with a path to the output get their adjoint node; the others get zeros.
+        let live: Vec<(&str, NodeId)> = self
+            .feeds
+            .iter()
+            .filter_map(|(name, _)| self.input_node(name).and_then(|i| adj[i]).map(|id| (name.as_str(), id)))
+            .collect();
+        let ids: Vec<NodeId> = live.iter().map(|l| l.1).collect();
+        let values = g.graph.eval(ctx, &feeds, &ids)?;
+        let mut out: Gradients = live.iter().map(|l| l.0.to_string()).zip(values).collect();
         for (name, a) in &self.feeds {
-            let id = self
-                .graph
-                .nodes
-                .iter()
-                .position(|n| matches!(&n.op, GOp::Input(s) if s == name));
-            match id.and_then(|i| adj[i]) {
-                Some(node) => {
-                    names.push(name.clone());
-                    want.push(node);
-                }
-                None => {
-                    names.push(name.clone());
-                    want.push(usize::MAX);
-                    let _ = a;
-                }
+            if !out.contains_key(name) {
+                out.insert(name.clone(), Tensor::zeros(ctx, a.shape())?);
             }
         }
-        let live: Vec<NodeId> = want.iter().copied().filter(|&w| w != usize::MAX).collect();
-        let mut vals = g.graph.eval(ctx, &feeds, &live)?.into_iter();
-        let mut out = Gradients::new();
-        for ((name, a), w) in self.feeds.iter().zip(&want) {
-            let t = if *w == usize::MAX {
-                Tensor::zeros(ctx, a.shape())?
-            } else {
-                vals.next().expect("one value per live gradient")
-            };
-            out.insert(name.clone(), t);
-        }
         Ok(out)
+    }
+
+    /// The graph node of the input named `name`.
+    fn input_node(&self, name: &str) -> Option<NodeId> {
+        self.graph
+            .nodes
+            .iter()
+            .position(|n| matches!(&n.op, GOp::Input(s) if s == name))
     }
 
     fn grad_graph(&self, seed: &ArrayD<f32>) -> Result<(ElementScan, Vec<Option<NodeId>>)> {
@@ -246,12 +236,7 @@ impl ElementScan {
                 wrt,
             ));
         };
-        let id = self
-            .graph
-            .nodes
-            .iter()
-            .position(|n| matches!(&n.op, GOp::Input(s) if s == wrt));
-        g.output = match id.and_then(|i| adj[i]) {
+        g.output = match self.input_node(wrt).and_then(|i| adj[i]) {
             Some(node) => node,
             None => g.graph.push(GOp::Zeros, a.shape().to_vec()),
         };
