@@ -16,11 +16,14 @@
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
 //! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`fused`] (elementwise
-//! expression graphs compiled into one kernel), [`reference`] (the CPU oracle, f64
-//! accumulation), [`models`] (GPT-2).
+//! expression graphs compiled into one kernel), [`scan`] (the four associative scans, forward
+//! and backward), [`element_scan`] (user recurrences compiled to WGSL, with gradients),
+//! [`parity`] (the parity suite), [`reference`] (the CPU oracle, f64 accumulation),
+//! [`models`] (GPT-2), [`check`] (seeded inputs and tolerance gates).
 
 pub mod check;
 pub mod context;
+pub mod element_scan;
 pub mod error;
 pub mod fused;
 pub mod kernel;
