@@ -23,7 +23,9 @@ pub mod context;
 pub mod error;
 pub mod kernel;
 pub mod ops;
+pub mod parity;
 pub mod reference;
+pub mod scan;
 pub mod tensor;
 
 pub use context::{Context, DeviceInfo};

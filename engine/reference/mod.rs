@@ -4,3 +4,4 @@
 
 pub mod elementwise;
 pub mod reduce;
+pub mod scan;
