@@ -15,12 +15,14 @@
 //! ```
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
-//! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`reference`] (the CPU
-//! oracle, f64 accumulation).
+//! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`fused`] (elementwise
+//! expression graphs compiled into one kernel), [`reference`] (the CPU oracle, f64
+//! accumulation).
 
 pub mod check;
 pub mod context;
 pub mod error;
+pub mod fused;
 pub mod kernel;
 pub mod ops;
 pub mod parity;
