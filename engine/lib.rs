@@ -15,15 +15,21 @@
 //! ```
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
+<<<<<<< HEAD
+//! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`reference`] (the CPU
+//! oracle, f64 accumulation), [`models`] (GPT-2).
+=======
 //! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`fused`] (elementwise
 //! expression graphs compiled into one kernel), [`reference`] (the CPU oracle, f64
 //! accumulation).
+>>>>>>> tensor
 
 pub mod check;
 pub mod context;
 pub mod error;
 pub mod fused;
 pub mod kernel;
+pub mod models;
 pub mod ops;
 pub mod parity;
 pub mod reference;
