@@ -15,14 +15,10 @@
 //! ```
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
-<<<<<<< HEAD
-//! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`reference`] (the CPU
-//! oracle, f64 accumulation), [`models`] (GPT-2).
-=======
 //! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`fused`] (elementwise
-//! expression graphs compiled into one kernel), [`reference`] (the CPU oracle, f64
-//! accumulation).
->>>>>>> tensor
+//! expression graphs compiled into one kernel), [`scan`] (the four associative scans),
+//! [`parity`] (the parity suite), [`reference`] (the CPU oracle, f64 accumulation),
+//! [`models`] (GPT-2).
 
 pub mod check;
 pub mod context;
