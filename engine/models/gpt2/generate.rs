@@ -1,7 +1,11 @@
-//! Choosing the next token from a row of logits: greedy, or temperature + top-k with a seed.
+//! Generation: choosing the next token from a row of logits (greedy, or temperature +
+//! top-k with a seed) and the decode loop over the model's KV cache.
 
+use super::model::{Gpt2, StepOptions};
 use crate::check::Rng;
 use crate::error::{Error, Result};
+use crate::ops;
+use crate::tensor::Tensor;
 
 /// How to pick the next token.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -89,4 +93,59 @@ pub fn argmax(xs: &[f32]) -> u32 {
         }
     }
     best as u32
+}
+
+/// The next token from `logits` (1, V). Greedy picks on the device and reads back one value;
+/// sampling reads the row back.
+pub async fn choose(logits: &Tensor, sampler: &mut Sampler) -> Result<u32> {
+    if sampler.is_greedy() {
+        let id = ops::argmax_last(logits)?.to_vec_async().await?;
+        return id
+            .first()
+            .map(|&i| i as u32)
+            .ok_or_else(|| Error::value("choose", "logits", "a non-empty row", 0));
+    }
+    sampler.pick(&logits.to_vec_async().await?)
+}
+
+impl Gpt2 {
+    /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id as
+    /// soon as it is chosen (for streaming). Returns the new ids. The prompt runs as one step,
+    /// then every token costs one position of the KV cache.
+    pub async fn generate_async(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        mut on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        let op = "Gpt2::generate";
+        let limit = self.config().n_positions;
+        if prompt.is_empty() || prompt.len() + n > limit {
+            return Err(Error::value(
+                op,
+                "prompt + tokens",
+                format!("1..={limit} positions (n_positions)"),
+                prompt.len() + n,
+            ));
+        }
+        let mut sampler = Sampler::new(sampling)?;
+        let mut cache = self.new_cache()?;
+        let mut out = Vec::with_capacity(n);
+        let mut input = prompt.to_vec();
+        while out.len() < n {
+            let step = self.step(&input, &mut cache, StepOptions::default())?;
+            let id = choose(&step.logits, &mut sampler).await?;
+            on_token(id);
+            out.push(id);
+            input = vec![id];
+        }
+        Ok(out)
+    }
+
+    /// [`Gpt2::generate_async`], blocking (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn generate(&self, prompt: &[u32], n: usize, sampling: Sampling, on_token: impl FnMut(u32)) -> Result<Vec<u32>> {
+        pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
+    }
 }

@@ -14,13 +14,17 @@
 
 pub mod config;
 pub mod generate;
+pub mod kv_cache;
+pub mod model;
 pub mod safetensors;
 pub mod tiny;
 pub mod tokenizer;
 pub mod weights;
 
 pub use config::Config;
-pub use generate::{argmax, Sampler, Sampling};
+pub use generate::{argmax, choose, Sampler, Sampling};
+pub use kv_cache::KvCache;
+pub use model::{Gpt2, Step, StepOptions};
 pub use safetensors::Dtype;
 pub use tiny::{random_checkpoint, tiny_random_checkpoint, write_tiny_random, TINY_SEED};
 pub use tokenizer::{Tokenizer, END_OF_TEXT};

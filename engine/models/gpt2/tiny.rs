@@ -51,7 +51,7 @@ pub fn random_checkpoint(config: &Config, seed: u64, dtype: Dtype) -> Vec<u8> {
         let values: Vec<f32> = (0..n).map(|_| (mean + std * rng.normal()) as f32).collect();
         tensors.push((name, dtype, shape, encode(&values, dtype)));
     };
-    add("wte.weight".into(), vec![v, c], 0.0, 0.1);
+    add("wte.weight".into(), vec![v, c], 0.0, 0.05);
     add("wpe.weight".into(), vec![p, c], 0.0, 0.05);
     for i in 0..config.n_layer {
         let k = |s: &str| format!("h.{i}.{s}");
@@ -59,13 +59,13 @@ pub fn random_checkpoint(config: &Config, seed: u64, dtype: Dtype) -> Vec<u8> {
         add(k("ln_1.bias"), vec![c], 0.0, 0.05);
         add(k("attn.c_attn.weight"), vec![c, 3 * c], 0.0, 0.2);
         add(k("attn.c_attn.bias"), vec![3 * c], 0.0, 0.05);
-        add(k("attn.c_proj.weight"), vec![c, c], 0.0, 0.1);
+        add(k("attn.c_proj.weight"), vec![c, c], 0.0, 0.2);
         add(k("attn.c_proj.bias"), vec![c], 0.0, 0.05);
         add(k("ln_2.weight"), vec![c], 1.0, 0.1);
         add(k("ln_2.bias"), vec![c], 0.0, 0.05);
         add(k("mlp.c_fc.weight"), vec![c, 4 * c], 0.0, 0.1);
         add(k("mlp.c_fc.bias"), vec![4 * c], 0.0, 0.05);
-        add(k("mlp.c_proj.weight"), vec![4 * c, c], 0.0, 0.05);
+        add(k("mlp.c_proj.weight"), vec![4 * c, c], 0.0, 0.2);
         add(k("mlp.c_proj.bias"), vec![c], 0.0, 0.05);
     }
     add("ln_f.weight".into(), vec![c], 1.0, 0.1);
