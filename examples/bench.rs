@@ -233,25 +233,26 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
 
 fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let config = if quick { gpt2::tiny::tiny_config() } else { gpt2::Config::default() };
-    let bytes = gpt2::tiny::random_checkpoint(&config, 1, gpt2::safetensors::Dtype::F32);
+    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
     let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
-    let model = gpt2::Model::new(ctx, &weights)?;
+    let model = gpt2::Gpt2::new(ctx, &weights)?;
+    let last_only = gpt2::StepOptions::default();
     let mut rng = Rng::new(9);
     let prompts: Vec<Vec<u32>> =
         (0..ROTATE).map(|_| (0..64).map(|_| rng.below(config.vocab_size) as u32).collect()).collect();
     let (prefill, _) = median(ctx, 2, 10, |i| {
-        let mut cache = model.cache()?;
-        model.forward(&mut cache, &prompts[i % ROTATE]).map(drop)
+        let mut cache = model.new_cache()?;
+        model.step(&prompts[i % ROTATE], &mut cache, last_only).map(drop)
     })?;
     // Decode: one position per step against a cache that starts at 64 positions.
-    let mut cache = model.cache()?;
-    model.forward(&mut cache, &prompts[0])?;
+    let mut cache = model.new_cache()?;
+    model.step(&prompts[0], &mut cache, last_only)?;
     let mut steps = vec![];
     let mut tok = 13u32;
     for _ in 0..40 {
         let start = Instant::now();
-        let logits = model.forward(&mut cache, &[tok])?;
-        tok = gpt2::generate::argmax(&logits.to_vec()?);
+        let logits = model.step(&[tok], &mut cache, last_only)?.logits;
+        tok = gpt2::argmax(&logits.to_vec()?);
         steps.push(start.elapsed().as_secs_f64());
     }
     let decode = {
