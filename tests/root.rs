@@ -7,5 +7,7 @@ mod common;
 
 mod context;
 mod elementwise;
+mod matmul;
+mod nn;
 mod reduce;
 mod shaders;

@@ -65,7 +65,10 @@ pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
     if inputs.len() + 1 > limit {
         return Err(Error::Fallback {
             op,
-            reason: format!("{} inputs + 1 output exceed the adapter's {limit} storage buffers", inputs.len()),
+            reason: format!(
+                "{} inputs + 1 output exceed the adapter's {limit} storage buffers",
+                inputs.len()
+            ),
         });
     }
     let out = Tensor::uninit(ctx, &shape, op)?;

@@ -22,7 +22,12 @@ pub fn argmax_last(x: &Tensor) -> Result<Tensor> {
     let op = "argmax_last";
     let (rows, cols) = rows_cols(op, x)?;
     if cols > EXACT {
-        return Err(Error::shape(op, "x", "a last axis below 2^24 (indices are stored as f32)", x.shape()));
+        return Err(Error::shape(
+            op,
+            "x",
+            "a last axis below 2^24 (indices are stored as f32)",
+            x.shape(),
+        ));
     }
     let ctx = x.context();
     let Some(gpu) = ctx.gpu() else {

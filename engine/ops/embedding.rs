@@ -29,7 +29,13 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
     }
     let (v, c) = (wte.shape()[0], wte.shape()[1]);
     if wpe.rank() != 2 || wpe.shape()[1] != c {
-        return Err(Error::mismatch(op, "wte (V, C)", wte.shape(), "wpe (P, C)", wpe.shape()));
+        return Err(Error::mismatch(
+            op,
+            "wte (V, C)",
+            wte.shape(),
+            "wpe (P, C)",
+            wpe.shape(),
+        ));
     }
     let t = ids.len();
     if pos_offset + t > wpe.shape()[0] {
@@ -41,7 +47,12 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
         ));
     }
     if let Some(bad) = ids.iter().find(|&&id| id as usize >= v || id >= 1 << 24) {
-        return Err(Error::value(op, "ids", format!("token ids below the vocabulary size {v}"), bad));
+        return Err(Error::value(
+            op,
+            "ids",
+            format!("token ids below the vocabulary size {v}"),
+            bad,
+        ));
     }
     let Some(gpu) = ctx.gpu() else {
         let (e, p) = (wte.host(op)?, wpe.host(op)?);

@@ -32,7 +32,12 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
     beta.expect_context(ctx, op, "beta")?;
     for (name, t) in [("gamma", gamma), ("beta", beta)] {
         if t.shape() != [cols] {
-            return Err(Error::shape(op, name, format!("[{cols}] (the last axis of x {:?})", x.shape()), t.shape()));
+            return Err(Error::shape(
+                op,
+                name,
+                format!("[{cols}] (the last axis of x {:?})", x.shape()),
+                t.shape(),
+            ));
         }
     }
     if !(eps >= 0.0 && eps.is_finite()) {
@@ -40,7 +45,10 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
     }
     let Some(gpu) = ctx.gpu() else {
         let (g, b) = (gamma.host(op)?, beta.host(op)?);
-        return Tensor::from_host(ctx, reference::nn::layer_norm(&x.host(op)?.view(), &g.view(), &b.view(), eps));
+        return Tensor::from_host(
+            ctx,
+            reference::nn::layer_norm(&x.host(op)?.view(), &g.view(), &b.view(), eps),
+        );
     };
     let (x, gamma, beta) = (x.contiguous()?, gamma.contiguous()?, beta.contiguous()?);
     let out = Tensor::uninit(ctx, x.shape(), op)?;

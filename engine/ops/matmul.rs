@@ -3,7 +3,8 @@
 //!
 //! Three kernels share one uniform (`shaders/matmul/common.wgsl`): the readable 16x16
 //! shared-memory tile (`tiled16.wgsl`), a 64x64 block with 4x4 register tiles and vec4 loads
-//! (`register_tiled.wgsl`) and a row-times-matrix kernel for M = 1 (`matvec.wgsl`). Operands
+//! (`register_tiled.wgsl`) and a row-times-matrix kernel for M = 1 (`matvec.wgsl`, with a
+//! subgroup variant `matvec_subgroup.wgsl` where the adapter has subgroups of <= 32). Operands
 //! are read through their strides and offsets, so transposed and narrowed views never copy;
 //! batch axes broadcast numpy-style. The output is dense. CPU context: `reference::matmul`.
 
@@ -48,6 +49,18 @@ const MATVEC: KernelDef = KernelDef {
         include_str!("../../shaders/matmul/matvec.wgsl")
     ),
     entry: "matvec",
+    bindings: BINDINGS,
+};
+
+const MATVEC_SUBGROUP: KernelDef = KernelDef {
+    name: "matmul/matvec_subgroup",
+    // No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup
+    // builtins whenever the device has the SUBGROUP feature.
+    wgsl: concat!(
+        include_str!("../../shaders/matmul/common.wgsl"),
+        include_str!("../../shaders/matmul/matvec_subgroup.wgsl")
+    ),
+    entry: "matvec_subgroup",
     bindings: BINDINGS,
 };
 
@@ -152,7 +165,12 @@ fn linear_impl(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
     let n = w.shape()[1];
     if let Some(b) = bias {
         if b.shape() != [n] {
-            return Err(Error::shape(op, "bias", format!("[{n}] (N of w {:?})", w.shape()), b.shape()));
+            return Err(Error::shape(
+                op,
+                "bias",
+                format!("[{n}] (N of w {:?})", w.shape()),
+                b.shape(),
+            ));
         }
     }
     // One (rows, K) matrix when x's leading axes merge without a copy (the common case);
@@ -291,7 +309,11 @@ fn gemm(
         ),
         MatmulPath::RegisterTiled => {
             let aligned = |rs: usize, cs: usize, offset: usize, bs: &[usize], inner: usize, rows: usize| {
-                cs == 1 && (rs % 4 == 0 || rows == 1) && offset % 4 == 0 && inner % 4 == 0 && bs.iter().all(|s| s % 4 == 0)
+                cs == 1
+                    && (rs.is_multiple_of(4) || rows == 1)
+                    && offset.is_multiple_of(4)
+                    && inner.is_multiple_of(4)
+                    && bs.iter().all(|s| s.is_multiple_of(4))
             };
             let vec_a = aligned(a_rs, a_cs, al.offset, &strides[0], s.k, s.m);
             let vec_b = aligned(b_rs, b_cs, bl.offset, &strides[1], s.n, s.k);
@@ -306,10 +328,14 @@ fn gemm(
             let dot = b_rs == 1 && b_cs != 1;
             let cols_per_group = if dot { 8 } else { 32 };
             let [x, y, _] = groups_1d(s.n.div_ceil(cols_per_group) as u32);
-            (
-                gpu.kernel(&MATVEC, &[ep, ("DOT", dot as u32 as f64)])?,
-                [x, y, batch as u32],
-            )
+            // Subgroups of at most 32 never straddle the 32 invocations of one column.
+            let (lo, hi) = gpu.info.subgroup_size;
+            let kernel = if dot && gpu.info.subgroups && lo >= 1 && hi <= 32 {
+                gpu.kernel(&MATVEC_SUBGROUP, &[ep])?
+            } else {
+                gpu.kernel(&MATVEC, &[ep, ("DOT", dot as u32 as f64)])?
+            };
+            (kernel, [x, y, batch as u32])
         }
     };
     let bias_buffer = match bias {

@@ -14,7 +14,7 @@ pub mod reduce;
 pub mod softmax;
 
 pub use argmax::argmax_last;
-pub use attention::attention;
+pub use attention::{attention, attention_with, AttentionPath};
 pub use broadcast::broadcast_shape;
 pub use copy::copy_into;
 pub use elementwise::{

@@ -45,7 +45,11 @@ pub fn softmax_last(x: &ArrayViewD<f32>, causal: Option<usize>) -> ArrayD<f32> {
         let max = row[..visible].iter().cloned().fold(f64::MIN, f64::max);
         let sum: f64 = row[..visible].iter().map(|v| (v - max).exp()).sum();
         for (c, o) in out.iter_mut().enumerate() {
-            *o = if c < visible { ((row[c] - max).exp() / sum) as f32 } else { 0.0 };
+            *o = if c < visible {
+                ((row[c] - max).exp() / sum) as f32
+            } else {
+                0.0
+            };
         }
     })
 }

@@ -1,4 +1,5 @@
 
+// prelude: matmul/common.wgsl
 // The readable baseline (seed 004): a 16x16 shared-memory tile. Each workgroup owns a 16x16
 // tile of out[z]; it walks K in steps of 16, each invocation staging one element of the A
 // tile and one of the B tile (zero outside the matrix), then accumulating 16 products from

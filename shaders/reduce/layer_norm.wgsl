@@ -1,4 +1,5 @@
 
+// prelude: reduce/tree.wgsl
 // Layer norm over each row, one workgroup per row (biased variance, two passes over the row
 // so the variance never cancels catastrophically):
 //   out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c].
