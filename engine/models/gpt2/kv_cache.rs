@@ -25,8 +25,10 @@ impl KvCache {
     pub fn new(ctx: &Context, config: &Config) -> Result<KvCache> {
         let shape = [config.n_layer, config.n_head, config.n_positions, config.head_dim()];
         Ok(KvCache {
-            k: Tensor::zeros(ctx, &shape)?,
-            v: Tensor::zeros(ctx, &shape)?,
+            // Never zero-filled: attention only reads positions already written, and a
+            // 124M cache is 75 MB that would otherwise cross the bus on every new sequence.
+            k: Tensor::uninit(ctx, &shape, "KvCache::new")?,
+            v: Tensor::uninit(ctx, &shape, "KvCache::new")?,
             len: 0,
         })
     }
