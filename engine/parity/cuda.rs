@@ -200,20 +200,25 @@ pub fn cuda_cases(manifest: &str, fixtures: &[u8], model: Option<&ModelFiles>) -
 }
 
 impl CudaCase {
-    /// The parameters as the table prints them: numbers and flags as `k=v`, lists by length.
+    /// The case as the table prints it: the parameters (numbers and flags as `k=v`, lists by
+    /// length), and the input shapes where the parameters do not give them.
     pub fn shape(&self) -> String {
-        let Some(map) = self.params.as_object() else {
-            return String::new();
+        let mut parts: Vec<String> = match self.params.as_object() {
+            Some(map) => map
+                .iter()
+                .filter_map(|(k, v)| match v {
+                    Value::Number(n) => Some(format!("{k}={n}")),
+                    Value::Bool(b) => Some(format!("{k}={b}")),
+                    Value::Array(a) => Some(format!("{k}={} ids", a.len())),
+                    _ => None,
+                })
+                .collect(),
+            None => vec![],
         };
-        map.iter()
-            .filter_map(|(k, v)| match v {
-                Value::Number(n) => Some(format!("{k}={n}")),
-                Value::Bool(b) => Some(format!("{k}={b}")),
-                Value::Array(a) => Some(format!("{k}={} ids", a.len())),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
+        if matches!(self.op.as_str(), "softmax" | "layer_norm" | "gelu") {
+            parts.extend(self.inputs.iter().map(|(arg, f)| format!("{arg}{:?}", f.shape)));
+        }
+        parts.join(" ")
     }
 
     /// The gate of this row (DESIGN.md); the generate row allows no differing token.
