@@ -21,7 +21,12 @@ fn cases() -> Vec<CudaCase> {
         config: String::from_utf8(read("assets/models/tiny-random/config.json")).unwrap(),
         safetensors: Arc::new(read("assets/models/tiny-random/model.safetensors")),
     };
-    cuda_cases(&manifest, &read("tests/fixtures/cuda/fixtures.safetensors"), Some(&model)).unwrap()
+    cuda_cases(
+        &manifest,
+        &read("tests/fixtures/cuda/fixtures.safetensors"),
+        Some(&model),
+    )
+    .unwrap()
 }
 
 /// Runs every row on `ctx` and asserts all pass, listing each failure with its case and worst element.

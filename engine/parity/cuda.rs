@@ -396,7 +396,10 @@ async fn outputs(ctx: &Context, c: &CudaCase) -> Result<Vec<(String, Vec<f32>)>>
             let eps = c.params["eps"]
                 .as_f64()
                 .ok_or_else(|| io(format!("{}: params.eps is not a number", c.name)))?;
-            vec![("out", ops::layer_norm(&up("x")?, &up("gamma")?, &up("beta")?, eps as f32)?)]
+            vec![(
+                "out",
+                ops::layer_norm(&up("x")?, &up("gamma")?, &up("beta")?, eps as f32)?,
+            )]
         }
         "gelu" => vec![("out", ops::gelu(&up("x")?)?)],
         "gpt2" => vec![("logits", model(ctx, c)?.forward(&c.ids("prompt")?)?)],
