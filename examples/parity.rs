@@ -1,14 +1,36 @@
-//! The parity table: every scan case on the chosen adapter against the f64 CPU reference.
+//! The parity table: every scan case on the chosen adapter against the f64 CPU reference, or
+//! (`--against cuda`) every row of the golden CUDA fixtures in `tests/fixtures/cuda`.
 //!
 //! ```text
-//! cargo run --release --example parity [-- --quick] [--out parity.md]
+//! cargo run --release --example parity [-- --quick] [--against cuda] [--out parity.md]
 //! ```
 //! Prints one row per case and ends with `N passed, M failed`; exits non-zero on a failure.
 //! The adapter comes from the environment (`ENGINE_BACKEND=vulkan`, `WGPU_ADAPTER_NAME`).
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
+use engine::parity::cuda::{cuda_cases, cuda_source, ModelFiles};
+use engine::parity::Case;
 use engine::{parity, Context};
+
+/// The CUDA fixture rows, read from the repository (the GPT-2 case needs the tiny checkpoint).
+fn cuda_rows() -> Result<Vec<Case>, Box<dyn std::error::Error>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |p: &str| std::fs::read(root.join(p)).map_err(|e| format!("{p}: {e}"));
+    let manifest = String::from_utf8(read("tests/fixtures/cuda/manifest.json")?)?;
+    let model = ModelFiles {
+        config: String::from_utf8(read("assets/models/tiny-random/config.json")?)?,
+        safetensors: Arc::new(read("assets/models/tiny-random/model.safetensors")?),
+    };
+    println!("golden outputs: {}", cuda_source(&manifest)?);
+    let fixtures = read("tests/fixtures/cuda/fixtures.safetensors")?;
+    Ok(cuda_cases(&manifest, &fixtures, Some(&model))?
+        .into_iter()
+        .map(Case::Cuda)
+        .collect())
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,12 +40,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .position(|a| a == "--out")
         .and_then(|i| args.get(i + 1))
         .cloned();
+    let against = args
+        .iter()
+        .position(|a| a == "--against")
+        .map(|i| args.get(i + 1).cloned().unwrap_or_default());
 
     let ctx = Context::new()?;
     let info = ctx.info();
     println!("adapter: {} ({}, {})", info.name, info.backend, info.device_type);
-    let cases = parity::cases(!quick);
-    println!("{} cases ({})", cases.len(), if quick { "quick" } else { "full" });
+    let (cases, kind) = match against.as_deref() {
+        None => (parity::cases(!quick), if quick { "quick" } else { "full" }),
+        Some("cuda") => (cuda_rows()?, "against CUDA"),
+        Some(other) => return Err(format!("--against {other:?}: only `cuda` is known").into()),
+    };
+    println!("{} cases ({kind})", cases.len());
 
     let start = Instant::now();
     let mut rows = Vec::with_capacity(cases.len());

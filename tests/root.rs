@@ -6,6 +6,7 @@
 mod common;
 
 mod context;
+mod cuda;
 mod element_scan;
 mod elementwise;
 mod gpt2;

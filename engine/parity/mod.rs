@@ -3,8 +3,10 @@
 //!
 //! A library module (not only an example) so the browser build can run it: [`run_case`] is
 //! async and reads results back with `to_vec_async`, never blocking. Each family of ops adds a
-//! [`Case`] variant, a case list and a run function; today: [`scan`].
+//! [`Case`] variant, a case list and a run function; today: [`scan`] (against the f64
+//! reference) and [`cuda`] (against golden outputs of PyTorch on CUDA, from fixture bytes).
 
+pub mod cuda;
 pub mod scan;
 
 use crate::check::Gate;
@@ -14,6 +16,7 @@ use crate::context::Context;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Case {
     Scan(scan::ScanCase),
+    Cuda(cuda::CudaCase),
 }
 
 /// The outcome of one case.
@@ -32,7 +35,8 @@ pub struct Row {
     /// The gate every element was held to.
     pub gate: Gate,
     pub passed: bool,
-    /// The error, when the case failed to run.
+    /// Why the case failed: the error that stopped it, or (CUDA rows) the output and worst
+    /// element outside the gate.
     pub error: Option<String>,
 }
 
@@ -45,6 +49,7 @@ pub fn cases(full: bool) -> Vec<Case> {
 pub async fn run_case(ctx: &Context, case: &Case) -> Row {
     match case {
         Case::Scan(c) => scan::run_case(ctx, c).await,
+        Case::Cuda(c) => cuda::run_case(ctx, c).await,
     }
 }
 
