@@ -41,7 +41,7 @@ pub struct Row {
     pub op: String,
     /// `forward` (the library suite also has `backward`).
     pub direction: &'static str,
-    /// The input shapes, e.g. `[3, 1000] . [1000]`.
+    /// The input shapes, e.g. `[3, 1000], [1000]`.
     pub shape: String,
     /// The kernel strategy (`-` where an op has one).
     pub strategy: String,
@@ -86,7 +86,8 @@ pub fn cases() -> Vec<Case> {
 }
 
 /// Runs `case` on `ctx` with inputs drawn from `seed` and compares it with the reference.
-/// An error raised by the op becomes a failed row that carries the message.
+/// An error raised by the op becomes a failed row that carries the message. Outputs are
+/// poisoned with NaN during the case (poisoning is off again afterwards).
 pub async fn run_case(ctx: &Context, case: &Case, seed: u64) -> Row {
     let mut row = Row {
         suite: case.suite(),
@@ -99,7 +100,11 @@ pub async fn run_case(ctx: &Context, case: &Case, seed: u64) -> Row {
         passed: false,
         detail: String::new(),
     };
-    match compute(ctx, case, &mut Rng::new(seed)).await {
+    // Fresh outputs are NaN while the case runs, so an element a kernel leaves unwritten fails.
+    ctx.set_poison(Some(f32::NAN));
+    let outcome = compute(ctx, case, &mut Rng::new(seed)).await;
+    ctx.set_poison(None);
+    match outcome {
         Ok((got, want)) => {
             let c = compare(&got, &want, row.gate);
             row.max_abs_err = c.max_abs;
@@ -130,13 +135,13 @@ impl Case {
         }
     }
 
-    /// The input shapes, e.g. `[3, 1000] . [1000]`.
+    /// The input shapes, e.g. `[3, 1000], [1000]`.
     pub fn shape(&self) -> String {
         match self {
-            Case::Binary { a, b, .. } => format!("{a:?} . {b:?}"),
+            Case::Binary { a, b, .. } => format!("{a:?}, {b:?}"),
             Case::Unary { n, .. } => format!("[{n}]"),
             Case::SumLast { shape } => format!("{shape:?}"),
-            Case::StridedMul => "[5, 6, 7][1..4] . [7, 6]^T".into(),
+            Case::StridedMul => "[5, 6, 7][1..4], [7, 6]^T".into(),
         }
     }
 
@@ -155,9 +160,9 @@ async fn compute(ctx: &Context, case: &Case, rng: &mut Rng) -> Result<(Vec<f32>,
         Case::Binary { op, a, b } => {
             let a = random(rng, a, 0.5, 2.0);
             let b = random(rng, b, 0.5, 2.0);
-            let want = reference::elementwise::binary(*op, &a.view(), &b.view())?;
+            // The op first, so a shape error names the op rather than the reference.
             let got = ops::binary(*op, &Tensor::from_array(ctx, &a)?, &Tensor::from_array(ctx, &b)?)?;
-            (got, want)
+            (got, reference::elementwise::binary(*op, &a.view(), &b.view())?)
         }
         Case::Unary { op, n } => {
             let (lo, hi) = match op {
