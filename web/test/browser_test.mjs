@@ -44,6 +44,7 @@ const CHROMIUM_ARGS = [
   '--disable-quic',
 ];
 
+const started = Date.now();
 const results = [];
 function check(name, ok, detail = '') {
   results.push({ name, ok });
@@ -246,5 +247,6 @@ try {
   check('browser test ran to the end', false, err.stack || String(err));
 }
 const failed = results.filter((r) => !r.ok).length;
+console.log(`browser test: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exitCode = failed === 0 ? 0 : 1;
