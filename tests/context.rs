@@ -133,3 +133,13 @@ fn mixing_contexts_is_an_error() {
         assert!(e.contains("add") && e.contains("different context"), "{e}");
     });
 }
+
+#[test]
+fn regions_are_timed_on_the_device_when_timestamps_exist() {
+    each_adapter(|ctx| {
+        let x = Tensor::from_slice(ctx, &[4096], &[0.5; 4096]).unwrap();
+        let (y, timed) = ctx.time(|| engine::ops::exp(&x)).unwrap();
+        assert_eq!(y.shape(), &[4096]);
+        assert!(timed.seconds.is_finite() && timed.seconds >= 0.0, "{timed:?}");
+    });
+}

@@ -7,12 +7,14 @@
 mod adapter;
 pub(crate) mod gpu;
 mod info;
+mod timing;
 
 use std::sync::{Arc, Once};
 
 pub use adapter::BackendChoice;
 pub(crate) use gpu::Gpu;
 pub use info::DeviceInfo;
+pub use timing::{Clock, Timed};
 
 use crate::error::{Error, Result};
 
