@@ -202,7 +202,8 @@ async function load(name, configJson, weights) {
     $('model-name').textContent = 'none loaded';
     throw err;
   }
-  $('model-name').textContent = name;
+  $('model-name').textContent = `${name}: ${model.describe()}`;
+  $('model-name').dataset.url = name;
   $('generate').disabled = false;
 }
 

@@ -43,17 +43,13 @@ pub fn last_panic() -> Option<String> {
 /// True when this build can run GPT-2; when false, [`gpt2_status`] says why.
 #[wasm_bindgen(js_name = gpt2Available)]
 pub fn gpt2_available() -> bool {
-    gpt2::available()
+    gpt2::AVAILABLE
 }
 
 /// One line on GPT-2 support in this build.
 #[wasm_bindgen(js_name = gpt2Status)]
 pub fn gpt2_status() -> String {
-    if gpt2::available() {
-        "GPT-2 ready".into()
-    } else {
-        gpt2::NOT_AVAILABLE.into()
-    }
+    gpt2::STATUS.into()
 }
 
 /// A context on the browser's WebGPU adapter (or, if allowed, the CPU reference), and the
@@ -151,6 +147,11 @@ pub struct Gpt2 {
 
 #[wasm_bindgen]
 impl Gpt2 {
+    /// One line on the model: layers, heads, width, context, vocabulary.
+    pub fn describe(&self) -> String {
+        self.model.describe()
+    }
+
     /// Greedy generation of `nTokens` tokens after `prompt` (`Promise<Uint32Array>` of the
     /// generated ids); `onToken(id, text)` is called as each token is chosen.
     pub fn generate(

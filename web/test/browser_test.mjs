@@ -3,8 +3,9 @@
 // playwright-core), and checks that
 //   - the page reports a WebGPU adapter,
 //   - every row of the in-browser parity suite passes,
-//   - GPT-2 generates the same token ids as the native CPU reference (when this build has
-//     GPT-2; until then, that the page says plainly that it is not available),
+//   - GPT-2 opens on the default model and generates the same token ids as the native CPU
+//     reference (`cargo run --release --example gpt2 -- PROMPT --cpu`) for the same prompt and
+//     model (when this build has GPT-2; until then, that the page says it is not available),
 //   - bad input (a missing model URL, a file that is not a checkpoint) and a browser without
 //     WebGPU give a message on the page and no uncaught exception.
 // Saves web/test/out/page.png, prints one line per check and `N passed, M failed`, and exits
@@ -12,14 +13,13 @@
 //
 //   node web/test/browser_test.mjs            (after web/build.sh; npm ci in web/test)
 //
-// Environment: CHROMIUM (default /usr/bin/chromium), EXPECTED_IDS (a JSON file
-// {"model": "...", "prompt": "...", "ids": [...]} written by the native reference; see
-// .ci/run), TIMEOUT_S (default 900).
+// Environment: CHROMIUM (default /usr/bin/chromium), TIMEOUT_S (default 900).
 
 import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
@@ -27,10 +27,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
 const outDir = path.join(here, 'out');
 const timeoutMs = Number(process.env.TIMEOUT_S || 900) * 1000;
+const GPT2_PROMPT = 'Alan Turing theorized that computers would one day become';
+const GPT2_TOKENS = 8;
 
 // Flags: headless Chromium on Linux exposes SwiftShader's WebGPU adapter (a fallback
-// adapter, Vulkan on the CPU) with --enable-unsafe-webgpu alone; --use-webgpu-adapter pins it
-// so a machine with a real GPU runs the same adapter as CI. The rest keeps the browser off
+// adapter, Vulkan on the CPU) with --enable-unsafe-webgpu alone; --use-webgpu-adapter asks for
+// it so that a machine with a real GPU runs the same adapter as CI (unverified: no GPU here). The rest keeps the browser off
 // the network and out of the user's profile.
 const CHROMIUM_ARGS = [
   '--headless=new',
@@ -200,30 +202,39 @@ async function main() {
   }
 }
 
+// The ids the native CPU reference generates greedily for `prompt` on the model in `dir`
+// (the GPT-2 example with --cpu: every op on the CPU context), parsed from its output.
+function referenceIds(dir, prompt, n) {
+  const args = ['run', '--release', '--quiet', '--example', 'gpt2', '--', prompt, '--tokens', String(n), '--cpu',
+    '--model', dir];
+  const out = execFileSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = out.split('\n').find((l) => l.startsWith('generated ids: '));
+  if (!line) throw new Error(`no "generated ids:" line in the output of cargo ${args.join(' ')}`);
+  return JSON.parse(line.slice('generated ids: '.length));
+}
+
 // GPT-2 in the page: the default model loads, generation equals the native reference's ids,
-// and bad input gives messages. (Runs once this build has GPT-2.)
+// and bad input gives messages.
 async function gpt2Checks(page, base) {
   await page.waitForFunction(() => !document.getElementById('generate').disabled
     || document.querySelectorAll('#errors li').length > 0, null, { timeout: 300_000 });
-  const modelName = await page.textContent('#model-name');
-  check('GPT-2 default model loaded', !(await page.isDisabled('#generate')), modelName);
+  const modelUrl = (await page.getAttribute('#model-name', 'data-url')) || '';
+  check('GPT-2 default model loaded', !(await page.isDisabled('#generate')), await page.textContent('#model-name'));
 
-  const expectedPath = process.env.EXPECTED_IDS;
-  if (!expectedPath || !fs.existsSync(expectedPath)) {
-    check('GPT-2 reference ids available (EXPECTED_IDS)', false, `${expectedPath}`);
-  } else {
-    const want = JSON.parse(fs.readFileSync(expectedPath, 'utf8'));
-    check('GPT-2 page model is the reference model', modelName.includes(want.model), `${modelName} vs ${want.model}`);
-    await page.fill('#prompt', want.prompt);
-    await page.fill('#n-tokens', String(want.ids.length));
-    await page.click('#generate');
-    await page.waitForSelector('#output:is([data-state="done"], [data-state="error"])', { timeout: timeoutMs });
-    const got = JSON.parse((await page.getAttribute('#ids', 'data-ids')) || '[]');
-    check(`GPT-2 ${want.ids.length} tokens equal the native CPU reference`,
-      JSON.stringify(got) === JSON.stringify(want.ids), `got ${JSON.stringify(got)} want ${JSON.stringify(want.ids)}`);
-    console.log(`  output: ${JSON.stringify(await page.textContent('#output'))}`);
-    console.log(`  time to first token ${await page.textContent('#ttft')}, ${await page.textContent('#tps')} tokens/s`);
-  }
+  // The page's default: the Shakespeare model when shipped, else tiny-random.
+  const name = fs.existsSync(path.join(root, 'assets/models/shakespeare/config.json')) ? 'shakespeare' : 'tiny-random';
+  check(`GPT-2 page opened on the default model (${name})`, modelUrl.endsWith(`/assets/models/${name}/`), modelUrl);
+  const want = referenceIds(`assets/models/${name}`, GPT2_PROMPT, GPT2_TOKENS);
+  await page.fill('#prompt', GPT2_PROMPT);
+  await page.fill('#n-tokens', String(GPT2_TOKENS));
+  await page.click('#generate');
+  await page.waitForSelector('#output:is([data-state="done"], [data-state="error"])', { timeout: timeoutMs });
+  const got = JSON.parse((await page.getAttribute('#ids', 'data-ids')) || '[]');
+  check(`GPT-2 ${GPT2_TOKENS} tokens equal the native CPU reference`,
+    got.length === GPT2_TOKENS && JSON.stringify(got) === JSON.stringify(want),
+    `got ${JSON.stringify(got)} want ${JSON.stringify(want)}`);
+  console.log(`  output: ${JSON.stringify(await page.textContent('#output'))}`);
+  console.log(`  time to first token ${await page.textContent('#ttft')}, ${await page.textContent('#tps')} tokens/s`);
 
   // Bad input: a URL with no model, and a folder whose weights are not a checkpoint.
   for (const [what, url, pattern] of [
