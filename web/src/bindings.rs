@@ -122,7 +122,10 @@ impl Engine {
         let (ctx, cases) = (self.ctx.clone(), self.cases.clone());
         future_to_promise(async move {
             let case = cases.get(index as usize).ok_or_else(|| {
-                error(format!("parity case {index} does not exist (there are {})", cases.len()))
+                error(format!(
+                    "parity case {index} does not exist (there are {})",
+                    cases.len()
+                ))
             })?;
             Ok(row_to_js(&suite::run_case(&ctx, case, SEED_BASE + index as u64).await))
         })

@@ -32,7 +32,12 @@ impl Model {
 
     /// Greedy generation of `n_tokens` after `prompt`, calling `on_token(id, text)` as each
     /// token is chosen; returns every generated id.
-    pub async fn generate(&self, _prompt: &str, _n_tokens: usize, _on_token: impl FnMut(u32, &str)) -> Result<Vec<u32>> {
+    pub async fn generate(
+        &self,
+        _prompt: &str,
+        _n_tokens: usize,
+        _on_token: impl FnMut(u32, &str),
+    ) -> Result<Vec<u32>> {
         Err(not_available("gpt2::generate"))
     }
 }

@@ -78,7 +78,15 @@ pub fn cases() -> Vec<Case> {
             out.push(Case::Unary { op, n });
         }
     }
-    for shape in [&[1usize][..], &[255], &[256], &[257], &[3, 1000], &[17, 1], &[2, 3, 4097]] {
+    for shape in [
+        &[1usize][..],
+        &[255],
+        &[256],
+        &[257],
+        &[3, 1000],
+        &[17, 1],
+        &[2, 3, 4097],
+    ] {
         out.push(Case::SumLast { shape: shape.to_vec() });
     }
     out.push(Case::StridedMul);
@@ -190,7 +198,12 @@ async fn compute(ctx: &Context, case: &Case, rng: &mut Rng) -> Result<(Vec<f32>,
         }
     };
     if got.shape() != want.shape() {
-        return Err(engine::Error::shape("parity", "result", format!("{:?}", want.shape()), got.shape()));
+        return Err(engine::Error::shape(
+            "parity",
+            "result",
+            format!("{:?}", want.shape()),
+            got.shape(),
+        ));
     }
     Ok((got.to_vec_async().await?, want.iter().copied().collect()))
 }

@@ -47,6 +47,10 @@ fn an_op_error_is_a_failed_row_with_the_message() {
     for ctx in contexts().into_iter().chain([Context::cpu()]) {
         let row = pollster::block_on(run_case(&ctx, &case, 1));
         assert!(!row.passed && row.max_abs_err.is_infinite(), "{row:?}");
-        assert!(row.detail.contains("add") && row.detail.contains("[3]") && row.detail.contains("[4]"), "{}", row.detail);
+        assert!(
+            row.detail.contains("add") && row.detail.contains("[3]") && row.detail.contains("[4]"),
+            "{}",
+            row.detail
+        );
     }
 }
