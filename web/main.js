@@ -192,18 +192,22 @@ async function fetchText(url) {
   return new TextDecoder().decode(await fetchBytes(url));
 }
 
+// Loads a model; on failure the previous model (if any) stays loaded and usable.
 async function load(name, configJson, weights) {
-  model = null;
-  $('generate').disabled = true;
-  $('model-name').textContent = `${name} (loading...)`;
+  const label = $('model-name');
+  const previous = label.textContent;
+  label.textContent = `${name} (loading...)`;
+  let loaded;
   try {
-    model = await engine.loadGpt2(configJson, weights);
+    loaded = await engine.loadGpt2(configJson, weights);
   } catch (err) {
-    $('model-name').textContent = 'none loaded';
+    label.textContent = previous;
     throw err;
   }
-  $('model-name').textContent = `${name}: ${model.describe()}`;
-  $('model-name').dataset.url = name;
+  if (model) model.free();
+  model = loaded;
+  label.textContent = `${name}: ${model.describe()}`;
+  label.dataset.url = name;
   $('generate').disabled = false;
 }
 

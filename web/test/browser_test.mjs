@@ -236,6 +236,15 @@ async function gpt2Checks(page, base) {
   console.log(`  output: ${JSON.stringify(await page.textContent('#output'))}`);
   console.log(`  time to first token ${await page.textContent('#ttft')}, ${await page.textContent('#tps')} tokens/s`);
 
+  // A model picked as local files (the tiny-random checkpoint).
+  const tiny = path.join(root, 'assets/models/tiny-random');
+  await page.setInputFiles('#model-files', [path.join(tiny, 'config.json'), path.join(tiny, 'model.safetensors')]);
+  await page.waitForFunction(() => document.getElementById('model-name').dataset.url === 'model.safetensors'
+    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
+  const picked = await page.textContent('#model-name');
+  check('GPT-2 loads a model from local files', (await page.getAttribute('#model-name', 'data-url')) === 'model.safetensors'
+    && !(await page.isDisabled('#generate')), picked);
+
   // Bad input: a URL with no model, and a folder whose weights are not a checkpoint.
   for (const [what, url, pattern] of [
     ['a missing model URL', `${base}/__test__/no-such-model/`, /404/],
@@ -250,6 +259,8 @@ async function gpt2Checks(page, base) {
     // Mark them as expected so the final check ignores them.
     await page.$$eval('#errors li', (lis, n) => lis.slice(n).forEach((li) => { li.textContent = `expected: ${li.textContent}`; }), before);
   }
+  check('a failed load keeps the loaded model', !(await page.isDisabled('#generate'))
+    && (await page.textContent('#model-name')) === picked, await page.textContent('#model-name'));
 }
 
 try {
