@@ -112,9 +112,11 @@ function renderCases() {
   body.replaceChildren();
   for (const c of engine.parityCases()) {
     const tr = body.insertRow();
-    for (const v of [c.index, c.suite, c.op, c.shape, '', '', '', 'pending']) tr.insertCell().textContent = v;
-    tr.cells[4].className = 'num';
+    for (const v of [c.index, c.suite, c.op, c.direction, c.shape, '', '', '', '', 'pending']) {
+      tr.insertCell().textContent = v;
+    }
     tr.cells[6].className = 'num';
+    tr.cells[8].className = 'num';
   }
 }
 
@@ -133,10 +135,11 @@ async function runParity() {
       const r = await engine.runParityCase(i);
       const ms = performance.now() - t0;
       const tr = rows[i];
-      tr.cells[4].textContent = Number.isFinite(r.maxAbsErr) ? r.maxAbsErr.toExponential(2) : 'inf';
-      tr.cells[5].textContent = r.gate;
-      tr.cells[6].textContent = ms.toFixed(0);
-      tr.cells[7].textContent = r.passed ? 'pass' : 'FAIL';
+      tr.cells[5].textContent = r.strategy;
+      tr.cells[6].textContent = Number.isFinite(r.maxAbsErr) ? r.maxAbsErr.toExponential(2) : 'inf';
+      tr.cells[7].textContent = r.gate;
+      tr.cells[8].textContent = ms.toFixed(0);
+      tr.cells[9].textContent = r.passed ? 'pass' : 'FAIL';
       tr.title = r.detail;
       tr.className = r.passed ? 'pass' : 'fail';
       if (r.passed) passed++; else failed++;

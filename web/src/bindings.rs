@@ -97,7 +97,7 @@ impl Engine {
         ])
     }
 
-    /// The parity cases in table order: `[{ index, suite, op, shape }]`.
+    /// The parity cases in table order: `[{ index, suite, op, direction, shape }]`.
     #[wasm_bindgen(js_name = parityCases)]
     pub fn parity_cases(&self) -> js_sys::Array {
         self.cases
@@ -108,6 +108,7 @@ impl Engine {
                     ("index", (i as u32).into()),
                     ("suite", c.suite().into()),
                     ("op", c.op().into()),
+                    ("direction", c.direction().into()),
                     ("shape", c.shape().into()),
                 ])
             })

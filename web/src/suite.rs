@@ -100,7 +100,7 @@ pub async fn run_case(ctx: &Context, case: &Case, seed: u64) -> Row {
     let mut row = Row {
         suite: case.suite(),
         op: case.op(),
-        direction: "forward",
+        direction: case.direction(),
         shape: case.shape(),
         strategy: "-".into(),
         max_abs_err: f64::INFINITY,
@@ -141,6 +141,11 @@ impl Case {
             Case::SumLast { .. } => "sum_last".into(),
             Case::StridedMul => "mul (views)".into(),
         }
+    }
+
+    /// `forward` (the library suite's cases also run `backward`).
+    pub fn direction(&self) -> &'static str {
+        "forward"
     }
 
     /// The input shapes, e.g. `[3, 1000], [1000]`.

@@ -160,11 +160,11 @@ async function main() {
         detail: tr.title,
       })));
       for (const r of rows) {
-        const [i, suite, op, shape, err, gate, ms, result] = r.cells;
-        check(`parity #${i} ${suite} ${op} ${shape}`, result === 'pass',
+        const [i, suite, op, direction, shape, strategy, err, gate, ms, result] = r.cells;
+        check(`parity #${i} ${suite} ${op} ${direction} ${shape} ${strategy}`, result === 'pass',
           `max|err| ${err}, gate ${gate}, ${ms} ms${result === 'pass' ? '' : `: ${r.detail}`}`);
       }
-      check('parity suite completed', rows.length > 0 && rows.every((r) => r.cells[7] !== 'pending'),
+      check('parity suite completed', rows.length > 0 && rows.every((r) => r.cells[9] !== 'pending'),
         `${rows.length} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${await page.textContent('#parity-summary')}`);
     }
 
