@@ -128,8 +128,10 @@ def scan_bytes(op, s):
     return 4 * s["B"] * s["T"] * s["N"] * (k * k + 2 * k * v)
 
 
-def run_scans(quick, dev, rows):
+def run_scans(quick, dev, rows, only_cases=None):
     for op, label, s in scan_cases(quick):
+        if only_cases and not any(c in f"{op} {label}" for c in only_cases.split(",")):
+            continue
         fn = SCAN_FN[op]
         sets = [make_scan_inputs(op, s, dev) for _ in range(ROTATE)]
         try:
@@ -197,6 +199,7 @@ def main():
     p.add_argument("--out", default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--only", default="scans,matmul,gpt2")
+    p.add_argument("--cases", default=None, help="comma-separated substrings of the scan cases to run")
     args = p.parse_args()
     dev = "cuda"
     torch.manual_seed(1234)
@@ -205,7 +208,7 @@ def main():
     rows = []
     if "scans" in args.only:
         print("| scan | shape | fwd ms | fwd+bwd ms |\n|---|---|---|---|", flush=True)
-        run_scans(args.quick, dev, rows)
+        run_scans(args.quick, dev, rows, args.cases)
     if "matmul" in args.only:
         run_matmul(dev, rows)
     if "gpt2" in args.only:

@@ -15,15 +15,23 @@
 //! ```
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
-//! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`reference`] (the CPU
-//! oracle, f64 accumulation).
+//! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`fused`] (elementwise
+//! expression graphs compiled into one kernel), [`scan`] (the four associative scans, forward
+//! and backward), [`element_scan`] (user recurrences compiled to WGSL, with gradients),
+//! [`parity`] (the parity suite), [`reference`] (the CPU oracle, f64 accumulation),
+//! [`models`] (GPT-2), [`check`] (seeded inputs and tolerance gates).
 
 pub mod check;
 pub mod context;
+pub mod element_scan;
 pub mod error;
+pub mod fused;
 pub mod kernel;
+pub mod models;
 pub mod ops;
+pub mod parity;
 pub mod reference;
+pub mod scan;
 pub mod tensor;
 
 pub use context::{Context, DeviceInfo};

@@ -6,6 +6,11 @@
 mod common;
 
 mod context;
+mod element_scan;
 mod elementwise;
+mod gpt2;
+mod matmul;
+mod nn;
 mod reduce;
+mod scan;
 mod shaders;

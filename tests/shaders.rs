@@ -15,8 +15,27 @@ fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The file's source with its preludes first: a line `// prelude: dir/file.wgsl` (relative
+/// to `shaders/`) names a file the engine prepends to this one before compiling it.
+fn source_with_preludes(path: &Path) -> Result<String, String> {
+    let own = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut src = String::new();
+    for line in own.lines() {
+        if let Some(prelude) = line.strip_prefix("// prelude: ") {
+            src += &std::fs::read_to_string(root.join(prelude.trim())).map_err(|e| format!("{prelude}: {e}"))?;
+        }
+    }
+    Ok(src + &own)
+}
+
 fn translate(path: &Path) -> Result<(), String> {
-    let src = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    translate_source(&source_with_preludes(path)?, path)
+}
+
+/// Validates `src` and translates it to every backend; `path` names temporary files.
+fn translate_source(src: &str, path: &Path) -> Result<(), String> {
+    let src = src.to_string();
     let module = naga::front::wgsl::parse_str(&src).map_err(|e| e.emit_to_string(&src))?;
     let mut validator =
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
@@ -30,8 +49,12 @@ fn translate(path: &Path) -> Result<(), String> {
     )
     .map_err(|e| format!("overrides: {e}"))?;
 
-    let spv = naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
-        .map_err(|e| format!("SPIR-V: {e}"))?;
+    // Subgroup operations need SPIR-V 1.3 (Vulkan 1.1), which wgpu targets when it has them.
+    let mut spv_options = naga::back::spv::Options::default();
+    if src.contains("@builtin(subgroup_") {
+        spv_options.lang_version = (1, 3);
+    }
+    let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None).map_err(|e| format!("SPIR-V: {e}"))?;
     spirv_val(path, &spv)?;
 
     let msl_pipeline = naga::back::msl::PipelineOptions::default();
@@ -111,6 +134,8 @@ fn every_shader_translates_to_every_backend() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
     let mut files = vec![];
     wgsl_files(&root, &mut files);
+    // Preludes (no entry point of their own) are checked as part of the files that use them.
+    files.retain(|f| std::fs::read_to_string(f).is_ok_and(|s| s.contains("@compute")));
     assert!(!files.is_empty(), "no .wgsl files under {}", root.display());
     let failures: Vec<String> = files
         .iter()
@@ -126,4 +151,18 @@ fn every_shader_translates_to_every_backend() {
         }
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn generated_fused_kernels_translate_to_every_backend() {
+    use engine::fused;
+    for (name, graph) in [
+        ("gelu", fused::gelu_graph()),
+        ("bias_gelu", fused::bias_gelu_graph()),
+        ("residual_bias", fused::residual_bias_graph()),
+    ] {
+        let src = fused::wgsl(&graph);
+        translate_source(&src, Path::new(&format!("fused_{name}.wgsl")))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{src}"));
+    }
 }

@@ -9,7 +9,7 @@ mod layout;
 pub(crate) mod pool;
 pub(crate) mod readback;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, ShapeBuilder};
 
@@ -24,7 +24,8 @@ use crate::error::{Error, Result};
 #[derive(Clone)]
 pub(crate) enum Storage {
     Gpu(Arc<PooledBuffer>),
-    Cpu(Arc<Vec<f32>>),
+    /// Behind a lock so `ops::copy_into` can write into a view of a shared buffer.
+    Cpu(Arc<RwLock<Vec<f32>>>),
 }
 
 /// An f32 tensor: a shared buffer plus a view (shape, strides, offset). Cloning is cheap.
@@ -57,7 +58,7 @@ impl Tensor {
             None => Ok(Tensor {
                 ctx: ctx.clone(),
                 layout: Layout::contiguous(shape),
-                storage: Storage::Cpu(Arc::new(data.to_vec())),
+                storage: Storage::Cpu(Arc::new(RwLock::new(data.to_vec()))),
             }),
             Some(gpu) => {
                 let t = Self::alloc(ctx, shape, "Tensor::from_slice", "data")?;
@@ -99,7 +100,7 @@ impl Tensor {
     fn alloc(ctx: &Context, shape: &[usize], op: &'static str, arg: &'static str) -> Result<Self> {
         let n: usize = shape.iter().product();
         let storage = match ctx.gpu() {
-            None => Storage::Cpu(Arc::new(vec![0.0; n])),
+            None => Storage::Cpu(Arc::new(RwLock::new(vec![0.0; n]))),
             Some(gpu) => {
                 let bytes = (n.max(1) * 4) as u64;
                 if bytes > gpu.info.max_storage_binding {
@@ -130,7 +131,7 @@ impl Tensor {
         Ok(Tensor {
             ctx: ctx.clone(),
             layout: Layout::contiguous(&shape),
-            storage: Storage::Cpu(Arc::new(data)),
+            storage: Storage::Cpu(Arc::new(RwLock::new(data))),
         })
     }
 
@@ -254,7 +255,7 @@ impl Tensor {
     /// The elements in row-major order of the view.
     pub async fn to_vec_async(&self) -> Result<Vec<f32>> {
         match &self.storage {
-            Storage::Cpu(data) => Ok(self.cpu_view(data).iter().copied().collect()),
+            Storage::Cpu(data) => Ok(self.cpu_view(&read(data)).iter().copied().collect()),
             Storage::Gpu(_) => {
                 let dense = self.contiguous()?;
                 let gpu = self.ctx.require_gpu("to_vec")?;
@@ -287,9 +288,26 @@ impl Tensor {
     /// The host elements of a CPU-context tensor as an `ndarray` array (no device work).
     pub(crate) fn host_array(&self) -> Option<ArrayD<f32>> {
         match &self.storage {
-            Storage::Cpu(data) => Some(self.cpu_view(data).to_owned()),
+            Storage::Cpu(data) => Some(self.cpu_view(&read(data)).to_owned()),
             Storage::Gpu(_) => None,
         }
+    }
+
+    /// Writes `src` (same shape) into this view of a CPU-context tensor, in place.
+    pub(crate) fn host_write(&self, src: &ndarray::ArrayViewD<f32>, op: &'static str) -> Result<()> {
+        let Storage::Cpu(data) = &self.storage else {
+            return Err(Error::Unsupported {
+                op,
+                message: "expected a CPU-context tensor".into(),
+            });
+        };
+        let mut data = data.write().unwrap_or_else(|p| p.into_inner());
+        let l = &self.layout;
+        let mut view =
+            ndarray::ArrayViewMut::from_shape(IxDyn(&l.shape).strides(IxDyn(&l.strides)), &mut data[l.offset..])
+                .expect("layout stays within its buffer");
+        view.assign(src);
+        Ok(())
     }
 
     fn cpu_view<'a>(&self, data: &'a [f32]) -> ndarray::ArrayViewD<'a, f32> {
@@ -297,4 +315,9 @@ impl Tensor {
         ndarray::ArrayView::from_shape(IxDyn(&l.shape).strides(IxDyn(&l.strides)), &data[l.offset..])
             .expect("layout stays within its buffer")
     }
+}
+
+/// Reads a CPU buffer; a poisoned lock still holds valid f32s.
+fn read(data: &RwLock<Vec<f32>>) -> std::sync::RwLockReadGuard<'_, Vec<f32>> {
+    data.read().unwrap_or_else(|p| p.into_inner())
 }

@@ -1,0 +1,184 @@
+//! WGSL code generation: one compute kernel per (body, direction).
+//!
+//! One invocation per lane; the state lives in registers (`h_0 .. h_{n-1}`), a loop walks the
+//! trip axis forward or backward, reads each sequence's components at the lane and trip,
+//! evaluates the body (vectors are unrolled into scalar registers, at most 16 per value) and
+//! writes the new state. Lane shape, trip count and every stride come from the uniform, so
+//! one pipeline serves every shape; the kernel name carries the hash of the body.
+
+use std::fmt::Write;
+
+use super::ir::{Binary, Body, Id, Kind, Op, Reduce, Unary};
+
+/// Invocations per workgroup (one lane each).
+pub(crate) const WORKGROUP: u32 = 64;
+
+/// The kernel's cache name: the body's hash and the direction.
+pub(crate) fn kernel_name(body: &Body, reverse: bool) -> String {
+    format!(
+        "element_scan/{:016x}{}",
+        body.hash64(),
+        if reverse { "_reverse" } else { "" }
+    )
+}
+
+/// Component `j` of node `k`, broadcasting one-component values.
+fn comp(body: &Body, k: Id, j: usize) -> String {
+    if body.node(k).ty.lanes() == 1 {
+        format!("v{}_0", k.0)
+    } else {
+        format!("v{}_{j}", k.0)
+    }
+}
+
+fn unary(u: Unary, x: &str) -> String {
+    match u {
+        Unary::Neg => format!("-({x})"),
+        Unary::Exp => format!("exp({x})"),
+        Unary::Log => format!("log({x})"),
+        // tanh saturates in f32 long before 15; clamping keeps exp-based lowerings finite.
+        Unary::Tanh => format!("tanh(clamp({x}, -15.0, 15.0))"),
+        Unary::Sigmoid => format!("(1.0 / (1.0 + exp(-clamp({x}, -88.0, 88.0))))"),
+        Unary::Sqrt => format!("sqrt({x})"),
+        Unary::Abs => format!("abs({x})"),
+        Unary::Sin => format!("sin({x})"),
+        Unary::Cos => format!("cos({x})"),
+        Unary::Not => format!("!({x})"),
+        Unary::ToF32 => format!("select(0.0, 1.0, {x})"),
+        Unary::ToBool => format!("({x} != 0.0)"),
+    }
+}
+
+fn binary(b: Binary, x: &str, y: &str) -> String {
+    let infix = |o: &str| format!("({x} {o} {y})");
+    match b {
+        Binary::Add => infix("+"),
+        Binary::Sub => infix("-"),
+        Binary::Mul => infix("*"),
+        Binary::Div => infix("/"),
+        Binary::Pow => format!("pow({x}, {y})"),
+        Binary::Max => format!("max({x}, {y})"),
+        Binary::Min => format!("min({x}, {y})"),
+        Binary::Lt => infix("<"),
+        Binary::Le => infix("<="),
+        Binary::Gt => infix(">"),
+        Binary::Ge => infix(">="),
+        Binary::Eq => infix("=="),
+        Binary::Ne => infix("!="),
+        Binary::And => infix("&&"),
+        Binary::Or => infix("||"),
+    }
+}
+
+/// The WGSL of the scan kernel for `body` (entry point `element_scan`).
+pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
+    let k = body.params.len(); // views 0..k are inputs, view k is the output
+    let n = body.state().lanes();
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(
+        w,
+        "// Element scan {} (generated from the body IR).",
+        kernel_name(body, reverse)
+    );
+    let _ = writeln!(
+        w,
+        "// One invocation per lane: h = body(h, sequences at trip t) for every trip t,"
+    );
+    let _ = writeln!(
+        w,
+        "// {}; the state after each trip is written to `out`.",
+        if reverse {
+            "from the last trip to the first"
+        } else {
+            "from the first trip to the last"
+        }
+    );
+    let _ = writeln!(
+        w,
+        "\nstruct View {{\n    offset: u32,\n    trip: u32,                 // stride per trip (0: not along the trip axis)\n    comp: u32,                 // stride per vector component (0: broadcast)\n    _pad: u32,\n    lane: array<vec4<u32>, 2>, // stride per lane axis, axis d at [d / 4][d % 4]\n}}"
+    );
+    let _ = writeln!(
+        w,
+        "\nstruct Params {{\n    lanes: u32,\n    trips: u32,\n    rank: u32,                  // lane axes, 0..=8\n    _pad: u32,\n    shape: array<vec4<u32>, 2>, // lane shape\n    views: array<View, {}>,    // inputs, then the output\n}}\n",
+        k + 1
+    );
+    let _ = writeln!(w, "@group(0) @binding(0) var<uniform> p: Params;");
+    for i in 0..k {
+        let what = if i == 0 {
+            format!("initial state (lanes, {n})")
+        } else {
+            format!("sequence {i} (lanes, T, {})", body.params[i].lanes())
+        };
+        let _ = writeln!(
+            w,
+            "@group(0) @binding({}) var<storage, read> in{i}: array<f32>; // {what}",
+            i + 1
+        );
+    }
+    let _ = writeln!(
+        w,
+        "@group(0) @binding({}) var<storage, read_write> out: array<f32>; // states (lanes, T, {n})\n",
+        k + 1
+    );
+    let _ = writeln!(
+        w,
+        "fn base(v: u32, lane: u32) -> u32 {{\n    var rem = lane;\n    var off = p.views[v].offset;\n    for (var d = i32(p.rank) - 1; d >= 0; d--) {{\n        let q = u32(d) / 4u;\n        let r = u32(d) % 4u;\n        off += (rem % p.shape[q][r]) * p.views[v].lane[q][r];\n        rem = rem / p.shape[q][r];\n    }}\n    return off;\n}}\n"
+    );
+    let _ = writeln!(
+        w,
+        "@compute @workgroup_size({WORKGROUP})\nfn element_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n                @builtin(local_invocation_index) lid: u32) {{"
+    );
+    let _ = writeln!(w, "    let lane = (wid.x + wid.y * nwg.x) * {WORKGROUP}u + lid;");
+    let _ = writeln!(w, "    if lane >= p.lanes {{\n        return;\n    }}");
+    for i in 0..=k {
+        let _ = writeln!(w, "    let b{i} = base({i}u, lane);");
+    }
+    for j in 0..n {
+        let _ = writeln!(w, "    var h_{j}: f32 = in0[b0 + {j}u * p.views[0].comp];");
+    }
+    let _ = writeln!(w, "    for (var i = 0u; i < p.trips; i++) {{");
+    let t = if reverse { "p.trips - 1u - i" } else { "i" };
+    let _ = writeln!(w, "        let t = {t};");
+    for (idx, node) in body.nodes.iter().enumerate() {
+        let ty = if node.ty.kind == Kind::Bool { "bool" } else { "f32" };
+        for j in 0..node.ty.lanes() {
+            let e = match node.op {
+                Op::Param(0) => format!("h_{j}"),
+                Op::Param(i) => format!("in{i}[b{i} + t * p.views[{i}].trip + {j}u * p.views[{i}].comp]"),
+                Op::Const(bits) if node.ty.kind == Kind::Bool => (bits != 0).to_string(),
+                Op::Const(bits) => format!("bitcast<f32>({bits}u)"),
+                Op::Unary(u, x) => unary(u, &comp(body, x, j)),
+                Op::Binary(b, x, y) => binary(b, &comp(body, x, j), &comp(body, y, j)),
+                Op::Where(c, x, y) => format!(
+                    "select({}, {}, {})",
+                    comp(body, y, j),
+                    comp(body, x, j),
+                    comp(body, c, j)
+                ),
+                Op::Reduce(r, x, _) => {
+                    let parts: Vec<String> = (0..body.node(x).ty.lanes()).map(|i| comp(body, x, i)).collect();
+                    match r {
+                        Reduce::Sum => format!("({})", parts.join(" + ")),
+                        Reduce::Max => parts[1..]
+                            .iter()
+                            .fold(parts[0].clone(), |acc, p| format!("max({acc}, {p})")),
+                    }
+                }
+                Op::Splat(x, _) => comp(body, x, 0),
+            };
+            let _ = writeln!(w, "        let v{idx}_{j}: {ty} = {e};");
+        }
+    }
+    for j in 0..n {
+        let _ = writeln!(w, "        h_{j} = {};", comp(body, body.result, j));
+    }
+    for j in 0..n {
+        let _ = writeln!(
+            w,
+            "        out[b{k} + t * p.views[{k}].trip + {j}u * p.views[{k}].comp] = h_{j};"
+        );
+    }
+    let _ = writeln!(w, "    }}\n}}");
+    s
+}

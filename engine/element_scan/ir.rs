@@ -1,0 +1,403 @@
+//! The typed expression IR of an element-scan body, and its Rust builder.
+//!
+//! A [`Body`] is a list of nodes in dependency order (every node's arguments come before it):
+//! parameter 0 is the state, parameters 1.. are the sequences' values at the lane and trip.
+//! Values are f32 or bool, each a scalar or a vector of 1 to 16 values ([`Ty`]). Binary
+//! operations broadcast a scalar or a one-value vector against a vector. The whole body
+//! (types, constants as bits) is `Hash + Eq`: its hash names the generated kernel.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::check::{self, code};
+use crate::error::Result;
+
+/// Longest vector a body value may have.
+pub const MAX_WIDTH: u8 = 16;
+
+/// Element kind of a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    F32,
+    Bool,
+}
+
+/// The type of a body value: a kind and a width (0 = scalar, 1..=16 = vector of that many).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ty {
+    pub kind: Kind,
+    pub width: u8,
+}
+
+impl Ty {
+    /// An f32 scalar.
+    pub const F32: Ty = Ty {
+        kind: Kind::F32,
+        width: 0,
+    };
+    /// A bool scalar.
+    pub const BOOL: Ty = Ty {
+        kind: Kind::Bool,
+        width: 0,
+    };
+
+    /// An f32 vector of `n` values (1..=16).
+    pub const fn vector(n: u8) -> Ty {
+        Ty {
+            kind: Kind::F32,
+            width: n,
+        }
+    }
+
+    /// How many components the value holds (a scalar holds one).
+    pub fn lanes(self) -> usize {
+        self.width.max(1) as usize
+    }
+
+    fn with_kind(self, kind: Kind) -> Ty {
+        Ty {
+            kind,
+            width: self.width,
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let k = match self.kind {
+            Kind::F32 => "f32",
+            Kind::Bool => "bool",
+        };
+        match self.width {
+            0 => write!(f, "{k}"),
+            n => write!(f, "{k}[{n}]"),
+        }
+    }
+}
+
+/// A node index inside one [`Body`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id(pub u32);
+
+/// One-argument operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    Neg,
+    Exp,
+    Log,
+    Tanh,
+    Sigmoid,
+    Sqrt,
+    Abs,
+    Sin,
+    Cos,
+    /// bool -> bool.
+    Not,
+    /// bool -> f32 (1.0 or 0.0).
+    ToF32,
+    /// f32 -> bool (`x != 0`).
+    ToBool,
+}
+
+/// Two-argument operations (broadcasting widths).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Max,
+    Min,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+}
+
+impl Binary {
+    /// True for `< <= > >= = !=` (f32 operands, bool result).
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Self::Lt | Self::Le | Self::Gt | Self::Ge | Self::Eq | Self::Ne)
+    }
+}
+
+/// Reductions of a vector to a scalar (or a one-value vector with `keepdims`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    Sum,
+    Max,
+}
+
+/// A body operation; arguments are earlier nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Parameter `i`: 0 is the state, `1..` the sequences.
+    Param(u16),
+    /// An f32 constant (bits) or a bool constant (0 or 1), broadcast as a scalar.
+    Const(u32),
+    Unary(Unary, Id),
+    Binary(Binary, Id, Id),
+    /// `where(cond, a, b)`, componentwise with broadcasting.
+    Where(Id, Id, Id),
+    /// Reduce a vector; `true` keeps a one-value vector.
+    Reduce(Reduce, Id, bool),
+    /// A scalar or one-value vector repeated to a vector of this width.
+    Splat(Id, u8),
+}
+
+/// One node: its operation and its type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Node {
+    pub op: Op,
+    pub ty: Ty,
+}
+
+/// A checked body: parameters, nodes in dependency order, the result (of the state's type).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Body {
+    pub params: Vec<Ty>,
+    pub nodes: Vec<Node>,
+    pub result: Id,
+}
+
+impl Body {
+    /// A builder for a body whose parameters have these types (0: state, 1..: sequences).
+    pub fn builder(params: &[Ty]) -> Builder {
+        let mut b = Builder {
+            params: params.to_vec(),
+            nodes: vec![],
+            seen: HashMap::new(),
+        };
+        for (i, ty) in params.iter().enumerate() {
+            b.push(Op::Param(i as u16), *ty);
+        }
+        b
+    }
+
+    pub fn node(&self, id: Id) -> Node {
+        self.nodes[id.0 as usize]
+    }
+
+    /// The state's type (parameter 0).
+    pub fn state(&self) -> Ty {
+        self.params[0]
+    }
+
+    /// A 64-bit hash of the whole body, the name of its kernels.
+    pub fn hash64(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        self.hash(&mut h);
+        h.finish()
+    }
+
+    /// Which nodes depend on a parameter (the others are constants of the body).
+    pub fn active(&self) -> Vec<bool> {
+        let mut act = vec![false; self.nodes.len()];
+        for (k, n) in self.nodes.iter().enumerate() {
+            act[k] = match n.op {
+                Op::Param(_) => true,
+                Op::Const(_) => false,
+                Op::Unary(_, a) | Op::Reduce(_, a, _) | Op::Splat(a, _) => act[a.0 as usize],
+                Op::Binary(_, a, b) => act[a.0 as usize] || act[b.0 as usize],
+                Op::Where(c, a, b) => act[c.0 as usize] || act[a.0 as usize] || act[b.0 as usize],
+            };
+        }
+        act
+    }
+}
+
+impl fmt::Display for Body {
+    /// One line per operation: `%3 = mul %2 %0 : f32[16]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, n) in self.nodes.iter().enumerate() {
+            let a = |id: &Id| format!("%{}", id.0);
+            let text = match &n.op {
+                Op::Param(0) => "state".to_string(),
+                Op::Param(i) => format!("sequence {i}"),
+                Op::Const(bits) if n.ty.kind == Kind::Bool => format!("const {}", *bits != 0),
+                Op::Const(bits) => format!("const {}", f32::from_bits(*bits)),
+                Op::Unary(u, x) => format!("{} {}", format!("{u:?}").to_lowercase(), a(x)),
+                Op::Binary(o, x, y) => format!("{} {} {}", format!("{o:?}").to_lowercase(), a(x), a(y)),
+                Op::Where(c, x, y) => format!("where {} {} {}", a(c), a(x), a(y)),
+                Op::Reduce(r, x, keep) => {
+                    format!(
+                        "{} {}{}",
+                        format!("{r:?}").to_lowercase(),
+                        a(x),
+                        if *keep { " keepdims" } else { "" }
+                    )
+                }
+                Op::Splat(x, w) => format!("splat {} {w}", a(x)),
+            };
+            writeln!(f, "%{k} = {text} : {}", n.ty)?;
+        }
+        write!(f, "return %{}", self.result.0)
+    }
+}
+
+/// Builds a [`Body`] node by node, checking types and sharing identical nodes.
+///
+/// ```
+/// use engine::element_scan::{Body, Ty, Unary, Binary};
+/// // h[t] = tanh(x[t] + a[t] * h[t-1])
+/// let mut b = Body::builder(&[Ty::F32, Ty::F32, Ty::F32]);
+/// let (h, x, a) = (b.param(0), b.param(1), b.param(2));
+/// let ah = b.binary(Binary::Mul, a, h)?;
+/// let s = b.binary(Binary::Add, x, ah)?;
+/// let y = b.unary(Unary::Tanh, s)?;
+/// let body = b.finish(y)?;
+/// # Ok::<(), engine::Error>(())
+/// ```
+pub struct Builder {
+    params: Vec<Ty>,
+    nodes: Vec<Node>,
+    seen: HashMap<Node, Id>,
+}
+
+/// The width two operands broadcast to, if they do.
+pub(crate) fn broadcast_width(a: u8, b: u8) -> Option<u8> {
+    match (a, b) {
+        (x, y) if x == y => Some(x),
+        (0, y) | (1, y) => Some(y),
+        (x, 0) | (x, 1) => Some(x),
+        _ => None,
+    }
+}
+
+impl Builder {
+    fn push(&mut self, op: Op, ty: Ty) -> Id {
+        let node = Node { op, ty };
+        if let Some(id) = self.seen.get(&node) {
+            return *id;
+        }
+        let id = Id(self.nodes.len() as u32);
+        self.nodes.push(node);
+        self.seen.insert(node, id);
+        id
+    }
+
+    /// The type of a node built so far.
+    pub fn ty(&self, id: Id) -> Ty {
+        self.nodes[id.0 as usize].ty
+    }
+
+    /// Parameter `i` (0: the state).
+    pub fn param(&self, i: usize) -> Id {
+        Id(i as u32)
+    }
+
+    /// An f32 scalar constant.
+    pub fn constant(&mut self, v: f32) -> Id {
+        self.push(Op::Const(v.to_bits()), Ty::F32)
+    }
+
+    /// A bool scalar constant.
+    pub fn boolean(&mut self, v: bool) -> Id {
+        self.push(Op::Const(v as u32), Ty::BOOL)
+    }
+
+    fn want(&self, id: Id, kind: Kind, what: &str) -> Result<Ty> {
+        let ty = self.ty(id);
+        if ty.kind != kind {
+            return Err(check::builder_error(
+                code::TYPE,
+                format!("{what} expects {kind:?} operands, got {ty}"),
+            ));
+        }
+        Ok(ty)
+    }
+
+    fn width(&self, a: Id, b: Id, what: &str) -> Result<u8> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        broadcast_width(ta.width, tb.width)
+            .ok_or_else(|| check::builder_error(code::TYPE, format!("{what}: widths do not broadcast: {ta} and {tb}")))
+    }
+
+    /// A one-argument operation.
+    pub fn unary(&mut self, op: Unary, x: Id) -> Result<Id> {
+        let name = format!("{op:?}").to_lowercase();
+        let ty = match op {
+            Unary::Not => self.want(x, Kind::Bool, &name)?,
+            Unary::ToF32 => self.want(x, Kind::Bool, &name)?.with_kind(Kind::F32),
+            Unary::ToBool => self.want(x, Kind::F32, &name)?.with_kind(Kind::Bool),
+            _ => self.want(x, Kind::F32, &name)?,
+        };
+        Ok(self.push(Op::Unary(op, x), ty))
+    }
+
+    /// A two-argument operation, broadcasting a scalar or one-value vector against a vector.
+    pub fn binary(&mut self, op: Binary, a: Id, b: Id) -> Result<Id> {
+        let name = format!("{op:?}").to_lowercase();
+        let operand = if matches!(op, Binary::And | Binary::Or) {
+            Kind::Bool
+        } else {
+            Kind::F32
+        };
+        self.want(a, operand, &name)?;
+        self.want(b, operand, &name)?;
+        let width = self.width(a, b, &name)?;
+        let kind = if op.is_comparison() { Kind::Bool } else { operand };
+        Ok(self.push(Op::Binary(op, a, b), Ty { kind, width }))
+    }
+
+    /// `where(cond, a, b)`: a where cond holds, else b (a and b of one kind).
+    pub fn select(&mut self, cond: Id, a: Id, b: Id) -> Result<Id> {
+        self.want(cond, Kind::Bool, "where")?;
+        let kind = self.ty(a).kind;
+        self.want(b, kind, "where")?;
+        let w = self.width(a, b, "where")?;
+        let w = broadcast_width(w, self.ty(cond).width)
+            .ok_or_else(|| check::builder_error(code::TYPE, "where: the condition's width does not broadcast"))?;
+        Ok(self.push(Op::Where(cond, a, b), Ty { kind, width: w }))
+    }
+
+    /// Reduces an f32 vector to a scalar, or to a one-value vector with `keepdims`.
+    pub fn reduce(&mut self, op: Reduce, x: Id, keepdims: bool) -> Result<Id> {
+        let ty = self.want(x, Kind::F32, "reduce")?;
+        if ty.width == 0 {
+            return Err(check::builder_error(
+                code::SCALAR_REDUCE,
+                "a reduction needs a vector; a scalar-state body cannot reduce",
+            ));
+        }
+        let width = if keepdims { 1 } else { 0 };
+        Ok(self.push(Op::Reduce(op, x, keepdims), Ty { kind: Kind::F32, width }))
+    }
+
+    /// Repeats a scalar or one-value vector to `width` values (no-op when already that wide).
+    pub fn splat(&mut self, x: Id, width: u8) -> Result<Id> {
+        let ty = self.ty(x);
+        if ty.width == width {
+            return Ok(x);
+        }
+        if ty.width > 1 || width == 0 || width > MAX_WIDTH {
+            return Err(check::builder_error(
+                code::TYPE,
+                format!("cannot splat {ty} to width {width}"),
+            ));
+        }
+        Ok(self.push(Op::Splat(x, width), Ty { kind: ty.kind, width }))
+    }
+
+    /// Checks the result has the state's type and returns the body.
+    pub fn finish(self, result: Id) -> Result<Body> {
+        let (got, want) = (self.ty(result), self.params[0]);
+        if got != want {
+            return Err(check::builder_error(
+                code::TYPE,
+                format!("the body returns {got}, the state is {want}"),
+            ));
+        }
+        Ok(Body {
+            params: self.params,
+            nodes: self.nodes,
+            result,
+        })
+    }
+}

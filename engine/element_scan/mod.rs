@@ -1,0 +1,309 @@
+//! Nonlinear element scans: a user body run as a recurrence at every lane of a tensor.
+//!
+//! `h[t] = f(h[t-1], x1[t], x2[t], ..)` from `h[-1] = initial`, independently at every
+//! position outside the trip axis (a *lane*); the output holds the state after every trip.
+//! The body is a typed expression IR ([`ir`]) written with the Rust [`Builder`] or as the
+//! seed's s-expression text, compiled once into a WGSL kernel (one invocation per lane, the
+//! state in registers, a loop over the trips) and cached under the hash of the IR. The CPU
+//! interpreter of the IR is the reference and the CPU context's implementation.
+//!
+//! ```no_run
+//! use engine::element_scan::{Bindings, ElementScan};
+//! use engine::Context;
+//! use ndarray::ArrayD;
+//! let ctx = Context::new()?;
+//! let x = ArrayD::<f32>::zeros(ndarray::IxDyn(&[2, 8, 3]));        // (batch, time, width)
+//! let b = Bindings::new()
+//!     .tensor("x", x.clone())
+//!     .tensor("decay", ArrayD::from_elem(ndarray::IxDyn(&[3]), 0.9))  // broadcast to x
+//!     .tensor("initial", ArrayD::zeros(ndarray::IxDyn(&[2, 3])));      // (batch, width)
+//! let scan = ElementScan::from_sexpr(
+//!     "(element-scan (lambda (h x a) (tanh (+ x (* a h))))
+//!                    initial (list x (broadcast-to decay (shape x))) :axis 1)",
+//!     &b,
+//! )?;
+//! let h = scan.run(&ctx)?;                                              // (2, 8, 3)
+//! let grads = scan.grad(&ctx, &ArrayD::ones(ndarray::IxDyn(&[2, 8, 3])))?;
+//! let d_decay = &grads["decay"];                                        // (3,)
+//! # Ok::<(), engine::Error>(())
+//! ```
+//!
+//! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction
+//! over the saved states, plus pointwise scans and tensor ops (the `graph` module); they are
+//! programs themselves ([`ElementScan::grad_program`]), so smooth bodies can be
+//! differentiated again.
+
+mod body;
+pub mod check;
+mod codegen;
+mod eval;
+mod grad;
+mod graph;
+mod interp;
+pub mod ir;
+mod launch;
+mod layout;
+mod reduce_to;
+pub mod sexpr;
+mod window;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+use ndarray::ArrayD;
+
+pub use eval::{Bindings, Bound};
+use graph::{GOp, Graph, NodeId, ScanSpec};
+pub use ir::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_WIDTH};
+
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::Context;
+
+/// A program of element scans over named input tensors, ready to run on any context.
+#[derive(Clone, Debug)]
+pub struct ElementScan {
+    graph: Graph,
+    output: NodeId,
+    /// Input tensors by name (host data, uploaded on `run`).
+    feeds: Vec<(String, ArrayD<f32>)>,
+}
+
+/// How a body built with the Rust API is scanned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// The trip axis of the sequences (negative counts from the end).
+    pub axis: i64,
+    /// The state is a vector along the last axis (`:state-axis -1`).
+    pub vector_state: bool,
+    /// Trips run from the last position to the first (`:reverse true`).
+    pub reverse: bool,
+}
+
+/// Gradients by input name, each of that input's shape.
+pub type Gradients = BTreeMap<String, Tensor>;
+
+impl ElementScan {
+    /// Reads a program in the seed's s-expression form; `bindings` name its tensors and
+    /// numbers. Shapes and the body are checked here (errors carry the code and position).
+    pub fn from_sexpr(text: &str, bindings: &Bindings) -> Result<Self> {
+        let form = sexpr::read(text)?;
+        let ev = eval::evaluate(&form, bindings)?;
+        let feeds = bindings
+            .items
+            .iter()
+            .filter_map(|(name, b)| match b {
+                Bound::Tensor(a) | Bound::Parameter(a) => Some((name.clone(), a.clone())),
+                _ => None,
+            })
+            .collect();
+        Ok(ElementScan {
+            graph: ev.graph,
+            output: ev.output,
+            feeds,
+        })
+    }
+
+    /// One scan of a body built with [`Body::builder`]: `initial` (the sequences' shape
+    /// without the trip axis) and `sequences` (each with the trip axis at `opts.axis`; with
+    /// a vector state the last axis is each value's width). The inputs are named `initial`
+    /// and `x1`, `x2`, .. for [`ElementScan::grad`].
+    pub fn from_body(body: Body, opts: ScanOptions, initial: ArrayD<f32>, sequences: Vec<ArrayD<f32>>) -> Result<Self> {
+        let mut graph = Graph::default();
+        let mut feeds = vec![("initial".to_string(), initial)];
+        feeds.extend(
+            sequences
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| (format!("x{}", i + 1), a)),
+        );
+        let inputs: Vec<NodeId> = feeds.iter().map(|(n, a)| graph.input(n, a.shape())).collect();
+        let seq_shapes: Vec<Vec<usize>> = feeds[1..].iter().map(|(_, a)| a.shape().to_vec()).collect();
+        let (axis, vector, types, out) = eval::scan_types(
+            feeds[0].1.shape(),
+            &seq_shapes,
+            opts.axis,
+            opts.vector_state.then_some(-1),
+        )
+        .map_err(|(c, m)| check::builder_error(c, m))?;
+        if body.params != types {
+            return Err(check::builder_error(
+                check::code::TYPE,
+                format!(
+                    "the body's parameters are {:?}; these inputs give {:?}",
+                    body.params, types
+                ),
+            ));
+        }
+        let spec = ScanSpec {
+            body,
+            axis,
+            vector,
+            reverse: opts.reverse,
+        };
+        let output = graph.scan(spec, inputs, out);
+        Ok(ElementScan { graph, output, feeds })
+    }
+
+    /// The output's shape.
+    pub fn shape(&self) -> &[usize] {
+        self.graph.shape(self.output)
+    }
+
+    /// The names of the input tensors, in binding order.
+    pub fn inputs(&self) -> Vec<&str> {
+        self.feeds.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    fn upload(&self, ctx: &Context) -> Result<HashMap<String, Tensor>> {
+        self.feeds
+            .iter()
+            .map(|(n, a)| Ok((n.clone(), Tensor::from_array(ctx, a)?)))
+            .collect()
+    }
+
+    /// Runs the program on `ctx` (a GPU, or the CPU interpreter) and returns its output.
+    pub fn run(&self, ctx: &Context) -> Result<Tensor> {
+        let feeds = self.upload(ctx)?;
+        Ok(self.graph.eval(ctx, &feeds, &[self.output])?.remove(0))
+    }
+
+    /// The gradient of `sum(seed * output)` with respect to every input tensor (seed has the
+    /// output's shape), each summed back to its input's shape.
+    pub fn grad(&self, ctx: &Context, seed: &ArrayD<f32>) -> Result<Gradients> {
+        let (g, adj) = self.grad_graph(seed)?;
+        let feeds = g.upload(ctx)?;
+        // Inputs with a path to the output get their adjoint node; the others get zeros.
+        let live: Vec<(&str, NodeId)> = self
+            .feeds
+            .iter()
+            .filter_map(|(name, _)| self.input_node(name).and_then(|i| adj[i]).map(|id| (name.as_str(), id)))
+            .collect();
+        let ids: Vec<NodeId> = live.iter().map(|l| l.1).collect();
+        let values = g.graph.eval(ctx, &feeds, &ids)?;
+        let mut out: Gradients = live.iter().map(|l| l.0.to_string()).zip(values).collect();
+        for (name, a) in &self.feeds {
+            if !out.contains_key(name) {
+                out.insert(name.clone(), Tensor::zeros(ctx, a.shape())?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The graph node of the input named `name`.
+    fn input_node(&self, name: &str) -> Option<NodeId> {
+        self.graph
+            .nodes
+            .iter()
+            .position(|n| matches!(&n.op, GOp::Input(s) if s == name))
+    }
+
+    fn grad_graph(&self, seed: &ArrayD<f32>) -> Result<(ElementScan, Vec<Option<NodeId>>)> {
+        if seed.shape() != self.shape() {
+            return Err(Error::mismatch(
+                "element_scan::grad",
+                "seed",
+                seed.shape(),
+                "output",
+                self.shape(),
+            ));
+        }
+        let mut graph = self.graph.clone();
+        let s = graph.input(SEED, seed.shape());
+        let adj = graph.grad(self.output, s)?;
+        let mut feeds = self.feeds.clone();
+        feeds.push((SEED.into(), seed.clone()));
+        Ok((
+            ElementScan {
+                graph,
+                output: self.output,
+                feeds,
+            },
+            adj,
+        ))
+    }
+
+    /// A program whose output is the gradient of `sum(seed * output)` with respect to the
+    /// input `wrt`, built from element scans and tensor ops: differentiate it again with
+    /// [`ElementScan::grad`] for second derivatives of smooth bodies.
+    pub fn grad_program(&self, wrt: &str, seed: &ArrayD<f32>) -> Result<ElementScan> {
+        let (mut g, adj) = self.grad_graph(seed)?;
+        let Some((_, a)) = self.feeds.iter().find(|(n, _)| n == wrt) else {
+            return Err(Error::value(
+                "element_scan::grad_program",
+                "wrt",
+                "the name of an input",
+                wrt,
+            ));
+        };
+        g.output = match self.input_node(wrt).and_then(|i| adj[i]) {
+            Some(node) => node,
+            None => g.graph.push(GOp::Zeros, a.shape().to_vec()),
+        };
+        // The seed of this program is fixed data; later gradients treat it as an input too.
+        let n = g.feeds.len();
+        g.feeds[n - 1].0 = format!("{SEED}{n}");
+        if let Some(node) = g
+            .graph
+            .nodes
+            .iter_mut()
+            .find(|x| matches!(&x.op, GOp::Input(s) if s == SEED))
+        {
+            node.op = GOp::Input(format!("{SEED}{n}"));
+        }
+        Ok(g)
+    }
+
+    /// The program's operations: every node, and under each `element_scan` node its body.
+    pub fn ir(&self) -> String {
+        let mut s = String::new();
+        for (k, n) in self.graph.nodes.iter().enumerate() {
+            let _ = match &n.op {
+                GOp::Input(name) => writeln!(s, "t{k} = input {name} {:?}", n.shape),
+                GOp::Zeros => writeln!(s, "t{k} = zeros {:?}", n.shape),
+                GOp::Add(a, b) => writeln!(s, "t{k} = add t{a} t{b} {:?}", n.shape),
+                GOp::Window { x, fill, axis, offset } => writeln!(
+                    s,
+                    "t{k} = window t{x} axis={axis} offset={offset}{} {:?}",
+                    fill.map(|f| format!(" fill=t{f}")).unwrap_or_default(),
+                    n.shape
+                ),
+                GOp::BroadcastTo(x) => writeln!(s, "t{k} = broadcast-to t{x} {:?}", n.shape),
+                GOp::ReduceTo(x) => writeln!(s, "t{k} = reduce-to t{x} {:?}", n.shape),
+                GOp::Reshape(x) => writeln!(s, "t{k} = reshape t{x} {:?}", n.shape),
+                GOp::Scan(spec, ins) => {
+                    let ins: Vec<String> = ins.iter().map(|i| format!("t{i}")).collect();
+                    let _ = writeln!(
+                        s,
+                        "t{k} = element_scan({}) axis={} reverse={} state={} kernel={} {:?}",
+                        ins.join(", "),
+                        spec.axis,
+                        spec.reverse,
+                        spec.body.state(),
+                        codegen::kernel_name(&spec.body, spec.reverse),
+                        n.shape
+                    );
+                    let body = spec.body.to_string();
+                    body.lines().try_for_each(|l| writeln!(s, "    {l}"))
+                }
+            };
+        }
+        let _ = writeln!(s, "output t{}", self.output);
+        s
+    }
+
+    /// The generated WGSL of every scan in the program (for inspection and naga checks).
+    pub fn wgsl(&self) -> Vec<String> {
+        self.graph
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                GOp::Scan(spec, _) => Some(codegen::wgsl(&spec.body, spec.reverse)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The name the cotangent input takes in gradient graphs.
+const SEED: &str = "__seed";

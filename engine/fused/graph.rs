@@ -1,0 +1,146 @@
+//! The expression graph: nodes in topological order (SSA), each naming its operands by index.
+//! The graph is its own cache key: equal graphs hash alike and share one pipeline.
+
+/// An elementwise function of one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    Neg,
+    Exp,
+    Log,
+    Tanh,
+    Sqrt,
+    Abs,
+}
+
+/// An elementwise function of two values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+/// One node of a [`Graph`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// Input tensor `i` (broadcast to the output shape).
+    Input(usize),
+    /// A constant, stored as f32 bits so the node hashes.
+    Const(u32),
+    Unary(Unary, NodeId),
+    Binary(Binary, NodeId, NodeId),
+}
+
+/// A node's position in its graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct NodeId(pub(crate) usize);
+
+/// An elementwise expression over `inputs` tensors, compiled into one kernel by
+/// [`super::run`]. Build it with the methods below; the last node added is the output.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Graph {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) inputs: usize,
+}
+
+impl Graph {
+    pub fn new() -> Self {
+        Graph::default()
+    }
+
+    fn push(&mut self, node: Node) -> NodeId {
+        self.nodes.push(node);
+        NodeId(self.nodes.len() - 1)
+    }
+
+    /// The next input tensor (inputs are numbered in the order they are declared).
+    pub fn input(&mut self) -> NodeId {
+        self.inputs += 1;
+        self.push(Node::Input(self.inputs - 1))
+    }
+
+    pub fn constant(&mut self, v: f32) -> NodeId {
+        self.push(Node::Const(v.to_bits()))
+    }
+
+    pub fn unary(&mut self, op: Unary, x: NodeId) -> NodeId {
+        self.push(Node::Unary(op, x))
+    }
+
+    pub fn binary(&mut self, op: Binary, x: NodeId, y: NodeId) -> NodeId {
+        self.push(Node::Binary(op, x, y))
+    }
+
+    pub fn add(&mut self, x: NodeId, y: NodeId) -> NodeId {
+        self.binary(Binary::Add, x, y)
+    }
+
+    pub fn mul(&mut self, x: NodeId, y: NodeId) -> NodeId {
+        self.binary(Binary::Mul, x, y)
+    }
+
+    /// GELU, tanh form: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, as primitive nodes.
+    pub fn gelu_tanh(&mut self, x: NodeId) -> NodeId {
+        let x2 = self.mul(x, x);
+        let x3 = self.mul(x2, x);
+        let c = self.constant(0.044715);
+        let cx3 = self.mul(c, x3);
+        let inner = self.add(x, cx3);
+        let k = self.constant(0.797_884_6);
+        let u = self.mul(k, inner);
+        let t = self.unary(Unary::Tanh, u);
+        let one = self.constant(1.0);
+        let s = self.add(one, t);
+        let half = self.constant(0.5);
+        let hx = self.mul(half, x);
+        self.mul(hx, s)
+    }
+
+    /// The output node (the last one added).
+    pub fn output(&self) -> Option<NodeId> {
+        self.nodes.len().checked_sub(1).map(NodeId)
+    }
+
+    /// Number of input tensors.
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    /// Evaluates the graph at one point in f64 (the CPU reference).
+    pub fn eval(&self, inputs: &[f64]) -> f64 {
+        let mut v = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let x = match *node {
+                Node::Input(i) => inputs[i],
+                Node::Const(bits) => f32::from_bits(bits) as f64,
+                Node::Unary(op, a) => {
+                    let a: f64 = v[a.0];
+                    match op {
+                        Unary::Neg => -a,
+                        Unary::Exp => a.exp(),
+                        Unary::Log => a.ln(),
+                        Unary::Tanh => a.tanh(),
+                        Unary::Sqrt => a.sqrt(),
+                        Unary::Abs => a.abs(),
+                    }
+                }
+                Node::Binary(op, a, b) => {
+                    let (a, b): (f64, f64) = (v[a.0], v[b.0]);
+                    match op {
+                        Binary::Add => a + b,
+                        Binary::Sub => a - b,
+                        Binary::Mul => a * b,
+                        Binary::Div => a / b,
+                        Binary::Max => a.max(b),
+                        Binary::Min => a.min(b),
+                    }
+                }
+            };
+            v.push(x);
+        }
+        v.last().copied().unwrap_or(0.0)
+    }
+}

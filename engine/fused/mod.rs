@@ -1,0 +1,135 @@
+//! Fused elementwise kernels: an expression [`Graph`] over broadcast, strided inputs compiled
+//! into ONE WGSL kernel, cached under a name holding the graph's hash (shapes travel in the
+//! uniform, so one pipeline serves every shape). GELU, bias + GELU and residual adds are one
+//! launch each. CPU context: the graph is evaluated in f64 per element.
+
+mod codegen;
+mod graph;
+
+use std::borrow::Cow;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use ndarray::{ArrayD, IxDyn};
+
+pub use graph::{Binary, Graph, Node, NodeId, Unary};
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelKey, KernelSource, Params};
+use crate::ops::broadcast::{broadcast_shape, broadcast_strides, check_rank, collapse, push_dims};
+use crate::tensor::Tensor;
+
+/// The WGSL that [`run`] compiles for `graph` (for inspection and tests).
+pub fn wgsl(graph: &Graph) -> String {
+    codegen::wgsl(graph)
+}
+
+/// Evaluates `graph` elementwise over `inputs` (broadcast numpy-style to one shape) in one
+/// kernel launch. inputs: one tensor per `Graph::input`, any strided views -> (broadcast shape).
+pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
+    let op = "fused";
+    if graph.nodes.is_empty() {
+        return Err(Error::value(op, "graph", "at least one node", "an empty graph"));
+    }
+    if inputs.len() != graph.inputs || inputs.is_empty() {
+        return Err(Error::value(
+            op,
+            "inputs",
+            format!("{} tensors (one per graph input, at least one)", graph.inputs),
+            inputs.len(),
+        ));
+    }
+    let ctx = inputs[0].context();
+    let mut shape = inputs[0].shape().to_vec();
+    for t in &inputs[1..] {
+        t.expect_context(ctx, op, "inputs")?;
+        shape = broadcast_shape(op, &shape, t.shape())?;
+    }
+    let Some(gpu) = ctx.gpu() else {
+        let hosts = inputs.iter().map(|t| t.host(op)).collect::<Result<Vec<_>>>()?;
+        let views: Vec<_> = hosts
+            .iter()
+            .map(|h| h.broadcast(IxDyn(&shape)).expect("shapes checked"))
+            .collect();
+        let n: usize = shape.iter().product();
+        let iters: Vec<Vec<f64>> = views.iter().map(|v| v.iter().map(|&x| x as f64).collect()).collect();
+        let data: Vec<f32> = (0..n)
+            .map(|i| {
+                let args: Vec<f64> = iters.iter().map(|v| v[i]).collect();
+                graph.eval(&args) as f32
+            })
+            .collect();
+        return Tensor::from_host(ctx, ArrayD::from_shape_vec(IxDyn(&shape), data).expect("sizes agree"));
+    };
+    // Every input plus the output is a storage binding.
+    let limit = gpu.info.max_storage_buffers as usize;
+    if inputs.len() + 1 > limit {
+        return Err(Error::Fallback {
+            op,
+            reason: format!(
+                "{} inputs + 1 output exceed the adapter's {limit} storage buffers",
+                inputs.len()
+            ),
+        });
+    }
+    let out = Tensor::uninit(ctx, &shape, op)?;
+    if out.is_empty() {
+        return Ok(out);
+    }
+    let strides: Vec<Vec<usize>> = inputs.iter().map(|t| broadcast_strides(t.layout(), &shape)).collect();
+    let (dims, strides) = collapse(&shape, &strides);
+    check_rank(op, &dims)?;
+    let mut params = Params::new().usize(out.len()).usize(dims.len()).u32(0).u32(0);
+    params = push_dims(params, &dims);
+    for k in 0..inputs.len().div_ceil(4) * 4 {
+        params = params.usize(inputs.get(k).map_or(0, |t| t.layout().offset));
+    }
+    for s in &strides {
+        params = push_dims(params, s);
+    }
+    let mut h = DefaultHasher::new();
+    graph.hash(&mut h);
+    let key = KernelKey {
+        name: Cow::Owned(format!("fused/{:016x}", h.finish())),
+        entry: Cow::Borrowed("main"),
+        constants: vec![],
+    };
+    let kernel = gpu.kernels.get(&gpu.device, &key, || {
+        let mut bindings = vec![Binding::Uniform];
+        bindings.extend(std::iter::repeat_n(Binding::Read, inputs.len()));
+        bindings.push(Binding::ReadWrite);
+        Ok(KernelSource {
+            wgsl: Cow::Owned(codegen::wgsl(graph)),
+            bindings,
+        })
+    })?;
+    let mut buffers = inputs.iter().map(|t| t.gpu_buffer(op)).collect::<Result<Vec<_>>>()?;
+    buffers.push(out.gpu_buffer(op)?);
+    gpu.dispatch(&kernel, &params, &buffers, groups_1d(out.len().div_ceil(256) as u32))?;
+    Ok(out)
+}
+
+/// `gelu_tanh(x)`: one input.
+pub fn gelu_graph() -> Graph {
+    let mut g = Graph::new();
+    let x = g.input();
+    g.gelu_tanh(x);
+    g
+}
+
+/// `gelu_tanh(x + bias)`: inputs x, bias.
+pub fn bias_gelu_graph() -> Graph {
+    let mut g = Graph::new();
+    let (x, b) = (g.input(), g.input());
+    let s = g.add(x, b);
+    g.gelu_tanh(s);
+    g
+}
+
+/// `x + y + bias` (a residual add with the projection's bias folded in): inputs x, y, bias.
+pub fn residual_bias_graph() -> Graph {
+    let mut g = Graph::new();
+    let (x, y, b) = (g.input(), g.input(), g.input());
+    let s = g.add(y, b);
+    g.add(x, s);
+    g
+}

@@ -1,0 +1,162 @@
+//! Generation: choosing the next token from a row of logits (greedy, or temperature +
+//! top-k with a seed) and the decode loop over the model's KV cache.
+
+use super::model::{Gpt2, StepOptions};
+use crate::check::Rng;
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::tensor::Tensor;
+
+/// How to pick the next token.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sampling {
+    /// The largest logit (the lowest id on a tie).
+    Greedy,
+    /// Sample from the softmax of `logits / temperature` restricted to the `k` largest
+    /// (`k = 0` keeps them all), drawing from a generator seeded with `seed`.
+    TopK { temperature: f32, k: usize, seed: u64 },
+}
+
+/// A sampling strategy plus its random state; reproducible for a given seed.
+#[derive(Clone, Debug)]
+pub struct Sampler {
+    mode: Sampling,
+    rng: Rng,
+}
+
+impl Sampler {
+    /// Checks the parameters (temperature > 0 and finite).
+    pub fn new(mode: Sampling) -> Result<Sampler> {
+        let seed = match mode {
+            Sampling::Greedy => 0,
+            Sampling::TopK { temperature, seed, .. } => {
+                if !(temperature > 0.0 && temperature.is_finite()) {
+                    return Err(Error::value(
+                        "Sampler::new",
+                        "temperature",
+                        "a positive number",
+                        temperature,
+                    ));
+                }
+                seed
+            }
+        };
+        Ok(Sampler {
+            mode,
+            rng: Rng::new(seed),
+        })
+    }
+
+    /// The strategy.
+    pub fn mode(&self) -> Sampling {
+        self.mode
+    }
+
+    /// True when only the arg-max is needed (the model can pick on the device).
+    pub fn is_greedy(&self) -> bool {
+        self.mode == Sampling::Greedy
+    }
+
+    /// The next token from `logits` (V,).
+    pub fn pick(&mut self, logits: &[f32]) -> Result<u32> {
+        if logits.is_empty() {
+            return Err(Error::value("Sampler::pick", "logits", "a non-empty row", 0));
+        }
+        match self.mode {
+            Sampling::Greedy => Ok(argmax(logits)),
+            Sampling::TopK { temperature, k, .. } => {
+                let mut order: Vec<usize> = (0..logits.len()).collect();
+                // Largest first, lower id first on ties, so the candidate list is deterministic.
+                order.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]).then(a.cmp(&b)));
+                let k = if k == 0 { order.len() } else { k.min(order.len()) };
+                let top = &order[..k];
+                let max = logits[top[0]] as f64;
+                let weights: Vec<f64> = top
+                    .iter()
+                    .map(|&i| ((logits[i] as f64 - max) / temperature as f64).exp())
+                    .collect();
+                let total: f64 = weights.iter().sum();
+                let mut u = self.rng.uniform() * total;
+                for (&i, w) in top.iter().zip(&weights) {
+                    if u < *w {
+                        return Ok(i as u32);
+                    }
+                    u -= w;
+                }
+                Ok(top[k - 1] as u32)
+            }
+        }
+    }
+}
+
+/// Index of the largest value (the first one on a tie).
+pub fn argmax(xs: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &x) in xs.iter().enumerate() {
+        if x > xs[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// The next token from `logits` (1, V). Greedy picks on the device and reads back one value;
+/// sampling reads the row back.
+pub async fn choose(logits: &Tensor, sampler: &mut Sampler) -> Result<u32> {
+    if sampler.is_greedy() {
+        let id = ops::argmax_last(logits)?.to_vec_async().await?;
+        return id
+            .first()
+            .map(|&i| i as u32)
+            .ok_or_else(|| Error::value("choose", "logits", "a non-empty row", 0));
+    }
+    sampler.pick(&logits.to_vec_async().await?)
+}
+
+impl Gpt2 {
+    /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id as
+    /// soon as it is chosen (for streaming). Returns the new ids. The prompt runs as one step,
+    /// then every token costs one position of the KV cache.
+    pub async fn generate_async(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        mut on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        let op = "Gpt2::generate";
+        let limit = self.config().n_positions;
+        if prompt.is_empty() || prompt.len() + n > limit {
+            return Err(Error::value(
+                op,
+                "prompt + tokens",
+                format!("1..={limit} positions (n_positions)"),
+                prompt.len() + n,
+            ));
+        }
+        let mut sampler = Sampler::new(sampling)?;
+        let mut cache = self.new_cache()?;
+        let mut out = Vec::with_capacity(n);
+        let mut input = prompt.to_vec();
+        while out.len() < n {
+            let step = self.step(&input, &mut cache, StepOptions::default())?;
+            let id = choose(&step.logits, &mut sampler).await?;
+            on_token(id);
+            out.push(id);
+            input = vec![id];
+        }
+        Ok(out)
+    }
+
+    /// [`Gpt2::generate_async`], blocking (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn generate(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
+    }
+}

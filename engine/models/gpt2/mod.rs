@@ -1,0 +1,31 @@
+//! GPT-2: config, safetensors weights, the byte-level BPE tokenizer, the forward pass on the
+//! engine's ops with a key/value cache, and generation.
+//!
+//! ```no_run
+//! use engine::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
+//! let ctx = engine::Context::new()?;
+//! let weights = Weights::load(std::path::Path::new("assets/models/tiny-random"))?;
+//! let model = Gpt2::new(&ctx, &weights)?;
+//! let tok = Tokenizer::gpt2()?;
+//! let ids = model.generate(&tok.encode("Hello"), 5, Sampling::Greedy, |_| {})?;
+//! println!("{}", tok.decode(&ids)?);
+//! # Ok::<(), engine::Error>(())
+//! ```
+
+pub mod config;
+pub mod generate;
+pub mod kv_cache;
+pub mod model;
+pub mod safetensors;
+pub mod tiny;
+pub mod tokenizer;
+pub mod weights;
+
+pub use config::Config;
+pub use generate::{argmax, choose, Sampler, Sampling};
+pub use kv_cache::KvCache;
+pub use model::{Gpt2, Step, StepOptions};
+pub use safetensors::Dtype;
+pub use tiny::{random_checkpoint, tiny_random_checkpoint, write_tiny_random, TINY_SEED};
+pub use tokenizer::{Tokenizer, END_OF_TEXT};
+pub use weights::{Block, Weights};

@@ -1,0 +1,247 @@
+//! The GPT-2 forward pass on the engine's ops, with a key/value cache.
+//!
+//! One step takes T new tokens at positions `past..past + T` (the whole prompt first, then
+//! one token at a time) and returns logits for them. Per block (nanoGPT's names):
+//! ```text
+//! h   = layer_norm(x, ln_1)                 (T, C)
+//! qkv = h @ c_attn + b                      (T, 3C) -> views q, k, v (H, T, D), no copies
+//! K,V = cache[0..past+T] after appending k, v
+//! a   = attention(q, K, V, past)            (H, T, D) -> (T, C)
+//! x   = x + a @ c_proj + b
+//! x   = x + gelu(layer_norm(x, ln_2) @ c_fc + b) @ c_proj + b
+//! ```
+//! then `ln_f` and logits = x @ wte^T through a transposed view of wte (tied embeddings).
+//! When wte is larger than one storage binding allows (GPT-2 124M's 154 MB on a 128 MiB
+//! device), it is kept as row blocks: tokens are gathered from their block and the logits
+//! of each block are written into their columns.
+//! On the CPU context every op runs its ndarray twin, so `--cpu` is the same model.
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::tensor::Tensor;
+
+use super::config::Config;
+use super::kv_cache::KvCache;
+use super::weights::{Block, Weights};
+
+/// One block's parameters on a context.
+struct BlockTensors {
+    ln_1_weight: Tensor,      // (C,)
+    ln_1_bias: Tensor,        // (C,)
+    attn_weight: Tensor,      // (C, 3C)
+    attn_bias: Tensor,        // (3C,)
+    attn_proj_weight: Tensor, // (C, C)
+    attn_proj_bias: Tensor,   // (C,)
+    ln_2_weight: Tensor,      // (C,)
+    ln_2_bias: Tensor,        // (C,)
+    fc_weight: Tensor,        // (C, 4C)
+    fc_bias: Tensor,          // (4C,)
+    mlp_proj_weight: Tensor,  // (4C, C)
+    mlp_proj_bias: Tensor,    // (C,)
+}
+
+impl BlockTensors {
+    fn upload(ctx: &Context, b: &Block) -> Result<Self> {
+        let t = |a: &ndarray::ArrayD<f32>| Tensor::from_array(ctx, a);
+        Ok(BlockTensors {
+            ln_1_weight: t(&b.ln_1_weight.clone().into_dyn())?,
+            ln_1_bias: t(&b.ln_1_bias.clone().into_dyn())?,
+            attn_weight: t(&b.attn_weight.clone().into_dyn())?,
+            attn_bias: t(&b.attn_bias.clone().into_dyn())?,
+            attn_proj_weight: t(&b.attn_proj_weight.clone().into_dyn())?,
+            attn_proj_bias: t(&b.attn_proj_bias.clone().into_dyn())?,
+            ln_2_weight: t(&b.ln_2_weight.clone().into_dyn())?,
+            ln_2_bias: t(&b.ln_2_bias.clone().into_dyn())?,
+            fc_weight: t(&b.fc_weight.clone().into_dyn())?,
+            fc_bias: t(&b.fc_bias.clone().into_dyn())?,
+            mlp_proj_weight: t(&b.mlp_proj_weight.clone().into_dyn())?,
+            mlp_proj_bias: t(&b.mlp_proj_bias.clone().into_dyn())?,
+        })
+    }
+}
+
+/// What one step returns.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// Logits (T, V) for every new position, or (1, V) for the last one only.
+    pub logits: Tensor,
+    /// Token + position embeddings of the new positions (T, C), when captured.
+    pub embeddings: Option<Tensor>,
+    /// The residual stream after each block (n_layer of (T, C)), when captured.
+    pub residuals: Vec<Tensor>,
+}
+
+/// Which logits and intermediates a step keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepOptions {
+    /// Logits for every new position instead of the last one only.
+    pub all_logits: bool,
+    /// Keep the embeddings and each block's residual (for verification).
+    pub capture: bool,
+}
+
+/// GPT-2 with its weights on a context.
+pub struct Gpt2 {
+    ctx: Context,
+    config: Config,
+    wte: Vec<Tensor>, // row blocks of (V, C): (V_i, C), in order
+    wpe: Tensor,      // (P, C)
+    blocks: Vec<BlockTensors>,
+    ln_f_weight: Tensor, // (C,)
+    ln_f_bias: Tensor,   // (C,)
+}
+
+impl Gpt2 {
+    /// Uploads `weights` to `ctx` (a GPU, or the CPU reference context). wte is split into
+    /// row blocks only when it exceeds the device's storage binding limit.
+    pub fn new(ctx: &Context, weights: &Weights) -> Result<Gpt2> {
+        let row_bytes = (weights.config.n_embd * 4) as u64;
+        let rows = (ctx.info().max_storage_binding / row_bytes.max(1)).max(1);
+        Self::with_vocab_block(ctx, weights, usize::try_from(rows).unwrap_or(usize::MAX))
+    }
+
+    /// [`Gpt2::new`] with wte split into row blocks of at most `rows` tokens (tests force
+    /// several blocks on small models with this).
+    pub fn with_vocab_block(ctx: &Context, weights: &Weights, rows: usize) -> Result<Gpt2> {
+        let up = |a: ndarray::ArrayD<f32>| Tensor::from_array(ctx, &a);
+        let v = weights.config.vocab_size;
+        let rows = rows.clamp(1, v.max(1));
+        let wte = (0..v)
+            .step_by(rows)
+            .map(|start| {
+                up(weights
+                    .wte
+                    .slice(ndarray::s![start..(start + rows).min(v), ..])
+                    .to_owned()
+                    .into_dyn())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Gpt2 {
+            ctx: ctx.clone(),
+            config: weights.config.clone(),
+            wte,
+            wpe: up(weights.wpe.clone().into_dyn())?,
+            blocks: weights
+                .blocks
+                .iter()
+                .map(|b| BlockTensors::upload(ctx, b))
+                .collect::<Result<_>>()?,
+            ln_f_weight: up(weights.ln_f_weight.clone().into_dyn())?,
+            ln_f_bias: up(weights.ln_f_bias.clone().into_dyn())?,
+        })
+    }
+
+    /// The hyperparameters.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The context the weights live on.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// An empty cache for this model.
+    pub fn new_cache(&self) -> Result<KvCache> {
+        KvCache::new(&self.ctx, &self.config)
+    }
+
+    /// Runs `ids` (T >= 1 new tokens) at positions `cache.len()..`, appends their keys and
+    /// values to `cache`, and returns the logits (and, when asked, the intermediates).
+    pub fn step(&self, ids: &[u32], cache: &mut KvCache, opts: StepOptions) -> Result<Step> {
+        let op = "Gpt2::step";
+        let cfg = &self.config;
+        let (t, c, nh, hd) = (ids.len(), cfg.n_embd, cfg.n_head, cfg.head_dim());
+        if t == 0 {
+            return Err(Error::value(op, "ids", "at least one token", 0));
+        }
+        if t > cache.remaining() {
+            return Err(Error::value(
+                op,
+                "ids",
+                format!("at most {} tokens (n_positions {})", cache.remaining(), cfg.n_positions),
+                t,
+            ));
+        }
+        let past = cache.len();
+        let mut x = self.embed(ids, past)?; // (T, C)
+        let embeddings = opts.capture.then(|| x.clone());
+        let mut residuals = Vec::new();
+        for (layer, b) in self.blocks.iter().enumerate() {
+            let h = ops::layer_norm(&x, &b.ln_1_weight, &b.ln_1_bias, cfg.layer_norm_epsilon)?;
+            let qkv = ops::linear(&h, &b.attn_weight, Some(&b.attn_bias))?; // (T, 3C)
+                                                                            // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
+            let heads = qkv.reshape(&[t, 3 * nh, hd])?.transpose(0, 1)?;
+            let q = heads.narrow(0, 0, nh)?; // (H, T, D)
+            let k = heads.narrow(0, nh, 2 * nh)?; // (H, T, D)
+            let v = heads.narrow(0, 2 * nh, 3 * nh)?; // (H, T, D)
+            let (keys, values) = cache.append(layer, &k, &v)?; // (H, past + T, D)
+            let a = ops::attention(&q, &keys, &values, past)?; // (H, T, D)
+            let a = a.transpose(0, 1)?.reshape(&[t, c])?; // (T, C): heads side by side
+            x = ops::add(&x, &ops::linear(&a, &b.attn_proj_weight, Some(&b.attn_proj_bias))?)?;
+            let h = ops::layer_norm(&x, &b.ln_2_weight, &b.ln_2_bias, cfg.layer_norm_epsilon)?;
+            let f = ops::linear_gelu(&h, &b.fc_weight, &b.fc_bias)?; // (T, 4C)
+            x = ops::add(&x, &ops::linear(&f, &b.mlp_proj_weight, Some(&b.mlp_proj_bias))?)?;
+            if opts.capture {
+                residuals.push(x.clone());
+            }
+        }
+        cache.advance(t);
+        let rows = if opts.all_logits { x } else { x.narrow(0, t - 1, t)? };
+        let h = ops::layer_norm(&rows, &self.ln_f_weight, &self.ln_f_bias, cfg.layer_norm_epsilon)?;
+        let logits = self.logits(&h)?;
+        Ok(Step {
+            logits,
+            embeddings,
+            residuals,
+        })
+    }
+
+    /// Token + position embeddings (T, C) of `ids` at positions `past..`.
+    fn embed(&self, ids: &[u32], past: usize) -> Result<Tensor> {
+        if let [wte] = self.wte.as_slice() {
+            return ops::embedding(wte, &self.wpe, ids, past);
+        }
+        // Blocked wte: each token from its block into its row of x.
+        let block = self.wte[0].shape()[0];
+        let x = Tensor::zeros(&self.ctx, &[ids.len(), self.config.n_embd])?;
+        for (t, &id) in ids.iter().enumerate() {
+            let (b, local) = (id as usize / block, id % block as u32);
+            let wte = self
+                .wte
+                .get(b)
+                .ok_or_else(|| Error::value("embedding", "ids", format!("below {}", self.config.vocab_size), id))?;
+            ops::copy_into(
+                &x.narrow(0, t, t + 1)?,
+                &ops::embedding(wte, &self.wpe, &[local], past + t)?,
+            )?;
+        }
+        Ok(x)
+    }
+
+    /// Tied output embedding: h (R, C) @ wte^T (C, V) -> (R, V), the transpose a strided view.
+    fn logits(&self, h: &Tensor) -> Result<Tensor> {
+        if let [wte] = self.wte.as_slice() {
+            return ops::matmul(h, &wte.transpose(0, 1)?);
+        }
+        let logits = Tensor::zeros(&self.ctx, &[h.shape()[0], self.config.vocab_size])?;
+        let mut start = 0;
+        for wte in &self.wte {
+            let end = start + wte.shape()[0];
+            ops::copy_into(&logits.narrow(1, start, end)?, &ops::matmul(h, &wte.transpose(0, 1)?)?)?;
+            start = end;
+        }
+        Ok(logits)
+    }
+
+    /// Logits (T, V) of every position of `ids` from an empty cache: a full recomputation.
+    pub fn forward(&self, ids: &[u32]) -> Result<Tensor> {
+        let mut cache = self.new_cache()?;
+        let opts = StepOptions {
+            all_logits: true,
+            capture: false,
+        };
+        Ok(self.step(ids, &mut cache, opts)?.logits)
+    }
+}

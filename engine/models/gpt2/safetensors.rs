@@ -1,0 +1,203 @@
+//! A small reader and writer for the safetensors format (no I/O, so it runs in wasm).
+//!
+//! Layout: an 8-byte little-endian header length N, N bytes of JSON mapping each tensor name
+//! to `{dtype, shape, data_offsets: [begin, end]}` (offsets relative to the data section,
+//! which follows the header), optionally `__metadata__`. Every offset and size is checked
+//! against the buffer, so a truncated or hostile file is an error, never a panic.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+
+/// Element types the loader widens to f32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    F32,
+    F16,
+    BF16,
+}
+
+impl Dtype {
+    fn parse(s: &str) -> Option<Dtype> {
+        match s {
+            "F32" => Some(Dtype::F32),
+            "F16" => Some(Dtype::F16),
+            "BF16" => Some(Dtype::BF16),
+            _ => None,
+        }
+    }
+
+    /// The name used in the header.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "F32",
+            Dtype::F16 => "F16",
+            Dtype::BF16 => "BF16",
+        }
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F16 | Dtype::BF16 => 2,
+        }
+    }
+}
+
+/// One tensor of a parsed file: its header entry and its bytes (borrowed from the file).
+#[derive(Clone, Debug)]
+pub struct TensorBytes<'a> {
+    /// The header's dtype string (kept as text so unknown dtypes fail only when used).
+    pub dtype: String,
+    pub shape: Vec<usize>,
+    pub data: &'a [u8],
+}
+
+impl TensorBytes<'_> {
+    /// The elements widened to f32 (row-major); `what` names the tensor in errors.
+    pub fn to_f32(&self, what: &str) -> Result<Vec<f32>> {
+        let dtype = Dtype::parse(&self.dtype).ok_or_else(|| Error::Io {
+            what: what.to_string(),
+            message: format!("dtype {} is not supported (F32, F16, BF16 are)", self.dtype),
+        })?;
+        Ok(match dtype {
+            Dtype::F32 => self
+                .data
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+            Dtype::F16 => self
+                .data
+                .chunks_exact(2)
+                .map(|b| half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
+                .collect(),
+            Dtype::BF16 => self
+                .data
+                .chunks_exact(2)
+                .map(|b| half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
+                .collect(),
+        })
+    }
+}
+
+/// Largest header accepted (the format's own reference implementation uses 100 MB).
+const MAX_HEADER: u64 = 100_000_000;
+
+/// Parses a safetensors file held in memory; `what` names the file in errors.
+pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorBytes<'a>>> {
+    let io = |message: String| Error::Io {
+        what: what.to_string(),
+        message,
+    };
+    if bytes.len() < 8 {
+        return Err(io(format!(
+            "{} bytes is too short for a safetensors header",
+            bytes.len()
+        )));
+    }
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8]));
+    let rest = (bytes.len() - 8) as u64;
+    if n > MAX_HEADER || n > rest {
+        return Err(io(format!(
+            "header length {n} does not fit the file ({rest} bytes after the length): not safetensors, or truncated"
+        )));
+    }
+    let header = &bytes[8..8 + n as usize];
+    let data = &bytes[8 + n as usize..];
+    let v: Value = serde_json::from_slice(header).map_err(|e| io(format!("header is not valid JSON: {e}")))?;
+    let obj = v.as_object().ok_or_else(|| io("header is not a JSON object".into()))?;
+    let mut out = BTreeMap::new();
+    for (name, entry) in obj {
+        if name == "__metadata__" {
+            continue;
+        }
+        let bad = |m: &str| Error::Io {
+            what: format!("{what}: tensor `{name}`"),
+            message: m.to_string(),
+        };
+        let dtype = entry
+            .get("dtype")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("missing `dtype`"))?;
+        let shape: Vec<usize> = entry
+            .get("shape")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("missing `shape`"))?
+            .iter()
+            .map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("`shape` is not a list of sizes"))?;
+        let offsets: Vec<usize> = entry
+            .get("data_offsets")
+            .and_then(Value::as_array)
+            .filter(|a| a.len() == 2)
+            .ok_or_else(|| bad("`data_offsets` is not [begin, end]"))?
+            .iter()
+            .map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("`data_offsets` are not sizes"))?;
+        let (begin, end) = (offsets[0], offsets[1]);
+        if begin > end || end > data.len() {
+            return Err(bad(&format!(
+                "data_offsets [{begin}, {end}] fall outside the {} data bytes (truncated file?)",
+                data.len()
+            )));
+        }
+        let elem = Dtype::parse(dtype).map(Dtype::size);
+        let numel = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if let (Some(elem), Some(numel)) = (elem, numel) {
+            if numel.checked_mul(elem) != Some(end - begin) {
+                return Err(bad(&format!(
+                    "shape {shape:?} of {dtype} needs {} bytes, data_offsets give {}",
+                    numel.saturating_mul(elem),
+                    end - begin
+                )));
+            }
+        }
+        out.insert(
+            name.clone(),
+            TensorBytes {
+                dtype: dtype.to_string(),
+                shape,
+                data: &data[begin..end],
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Serialises tensors `(name, dtype, shape, little-endian bytes)` to a safetensors file.
+///
+/// Deterministic: entries are laid out in name order, the header's keys are sorted, and the
+/// header is padded with spaces to a multiple of 8 bytes as the format recommends.
+pub fn serialize(tensors: &[(String, Dtype, Vec<usize>, Vec<u8>)], metadata: &[(&str, &str)]) -> Vec<u8> {
+    let mut order: Vec<&(String, Dtype, Vec<usize>, Vec<u8>)> = tensors.iter().collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut header = Map::new();
+    if !metadata.is_empty() {
+        let m: Map<String, Value> = metadata.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+        header.insert("__metadata__".into(), Value::Object(m));
+    }
+    let mut offset = 0usize;
+    for (name, dtype, shape, bytes) in &order {
+        header.insert(
+            name.clone(),
+            json!({"dtype": dtype.name(), "shape": shape, "data_offsets": [offset, offset + bytes.len()]}),
+        );
+        offset += bytes.len();
+    }
+    let mut text = Value::Object(header).to_string().into_bytes();
+    while !text.len().is_multiple_of(8) {
+        text.push(b' ');
+    }
+    let mut out = Vec::with_capacity(8 + text.len() + offset);
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(&text);
+    for (_, _, _, bytes) in &order {
+        out.extend_from_slice(bytes);
+    }
+    out
+}

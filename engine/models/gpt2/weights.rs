@@ -1,0 +1,150 @@
+//! GPT-2 weights in host memory, loaded from the Hugging Face safetensors layout.
+//!
+//! Keys: `wte.weight` (V, C), `wpe.weight` (P, C), `h.{i}.ln_1.{weight,bias}` (C),
+//! `h.{i}.attn.c_attn.{weight (C, 3C), bias (3C)}`, `h.{i}.attn.c_proj.{weight (C, C), bias}`,
+//! `h.{i}.ln_2.*`, `h.{i}.mlp.c_fc.{weight (C, 4C), bias (4C)}`,
+//! `h.{i}.mlp.c_proj.{weight (4C, C), bias (C)}`, `ln_f.*`, each with or without a
+//! `transformer.` prefix. Linear weights are HF `Conv1D`s, stored (in, out), so `x @ w`
+//! applies them. `lm_head.weight` is tied to `wte`: absent, or equal to it. F32, F16 and BF16
+//! tensors are widened to f32; every shape is checked against the config.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ndarray::{Array1, Array2};
+
+use super::config::Config;
+use super::safetensors::{self, TensorBytes};
+use crate::error::{Error, Result};
+
+/// One transformer block's parameters.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub ln_1_weight: Array1<f32>,      // (C,)
+    pub ln_1_bias: Array1<f32>,        // (C,)
+    pub attn_weight: Array2<f32>,      // (C, 3C): q | k | v
+    pub attn_bias: Array1<f32>,        // (3C,)
+    pub attn_proj_weight: Array2<f32>, // (C, C)
+    pub attn_proj_bias: Array1<f32>,   // (C,)
+    pub ln_2_weight: Array1<f32>,      // (C,)
+    pub ln_2_bias: Array1<f32>,        // (C,)
+    pub fc_weight: Array2<f32>,        // (C, 4C)
+    pub fc_bias: Array1<f32>,          // (4C,)
+    pub mlp_proj_weight: Array2<f32>,  // (4C, C)
+    pub mlp_proj_bias: Array1<f32>,    // (C,)
+}
+
+/// A whole GPT-2 checkpoint in f32 host arrays.
+#[derive(Clone, Debug)]
+pub struct Weights {
+    pub config: Config,
+    pub wte: Array2<f32>, // (V, C), also the output projection
+    pub wpe: Array2<f32>, // (P, C)
+    pub blocks: Vec<Block>,
+    pub ln_f_weight: Array1<f32>, // (C,)
+    pub ln_f_bias: Array1<f32>,   // (C,)
+}
+
+impl Weights {
+    /// Loads `dir/config.json` and `dir/model.safetensors`.
+    pub fn load(dir: &Path) -> Result<Weights> {
+        let read = |name: &str| {
+            let p = dir.join(name);
+            std::fs::read(&p).map_err(|e| Error::Io {
+                what: p.display().to_string(),
+                message: e.to_string(),
+            })
+        };
+        let config_path = dir.join("config.json");
+        let text = String::from_utf8(read("config.json")?).map_err(|e| Error::Io {
+            what: config_path.display().to_string(),
+            message: format!("not UTF-8: {e}"),
+        })?;
+        let config = Config::from_json(&text, &config_path.display().to_string())?;
+        let bytes = read("model.safetensors")?;
+        Weights::from_safetensors(config, &bytes, &dir.join("model.safetensors").display().to_string())
+    }
+
+    /// Parses a safetensors file held in memory (`what` names it in errors).
+    pub fn from_safetensors(config: Config, bytes: &[u8], what: &str) -> Result<Weights> {
+        let file = safetensors::parse(bytes, what)?;
+        let get = Getter { file: &file, what };
+        let (c, v, p) = (config.n_embd, config.vocab_size, config.n_positions);
+        let blocks = (0..config.n_layer)
+            .map(|i| {
+                let k = |s: &str| format!("h.{i}.{s}");
+                Ok(Block {
+                    ln_1_weight: get.vector(&k("ln_1.weight"), c)?,
+                    ln_1_bias: get.vector(&k("ln_1.bias"), c)?,
+                    attn_weight: get.matrix(&k("attn.c_attn.weight"), c, 3 * c)?,
+                    attn_bias: get.vector(&k("attn.c_attn.bias"), 3 * c)?,
+                    attn_proj_weight: get.matrix(&k("attn.c_proj.weight"), c, c)?,
+                    attn_proj_bias: get.vector(&k("attn.c_proj.bias"), c)?,
+                    ln_2_weight: get.vector(&k("ln_2.weight"), c)?,
+                    ln_2_bias: get.vector(&k("ln_2.bias"), c)?,
+                    fc_weight: get.matrix(&k("mlp.c_fc.weight"), c, 4 * c)?,
+                    fc_bias: get.vector(&k("mlp.c_fc.bias"), 4 * c)?,
+                    mlp_proj_weight: get.matrix(&k("mlp.c_proj.weight"), 4 * c, c)?,
+                    mlp_proj_bias: get.vector(&k("mlp.c_proj.bias"), c)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let wte = get.matrix("wte.weight", v, c)?;
+        if file.contains_key("lm_head.weight") {
+            let head = get.matrix("lm_head.weight", v, c)?;
+            if head != wte {
+                return Err(Error::Io {
+                    what: format!("{what}: tensor `lm_head.weight`"),
+                    message: "differs from wte.weight; only tied output embeddings are supported".into(),
+                });
+            }
+        }
+        Ok(Weights {
+            wpe: get.matrix("wpe.weight", p, c)?,
+            wte,
+            blocks,
+            ln_f_weight: get.vector("ln_f.weight", c)?,
+            ln_f_bias: get.vector("ln_f.bias", c)?,
+            config,
+        })
+    }
+}
+
+/// Looks tensors up by name (with or without `transformer.`), checks shapes, widens to f32.
+struct Getter<'f, 'a> {
+    file: &'f BTreeMap<String, TensorBytes<'a>>,
+    what: &'f str,
+}
+
+impl Getter<'_, '_> {
+    fn raw(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let what = format!("{}: tensor `{name}`", self.what);
+        let t = self
+            .file
+            .get(name)
+            .or_else(|| self.file.get(&format!("transformer.{name}")))
+            .ok_or_else(|| Error::Io {
+                what: what.clone(),
+                message: "missing from the file".into(),
+            })?;
+        if t.shape != shape {
+            return Err(Error::Io {
+                what,
+                message: format!("has shape {:?}, the config needs {shape:?}", t.shape),
+            });
+        }
+        t.to_f32(&what)
+    }
+
+    fn vector(&self, name: &str, n: usize) -> Result<Array1<f32>> {
+        Ok(Array1::from_vec(self.raw(name, &[n])?))
+    }
+
+    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>> {
+        let v = self.raw(name, &[rows, cols])?;
+        Array2::from_shape_vec((rows, cols), v).map_err(|e| Error::Io {
+            what: format!("{}: tensor `{name}`", self.what),
+            message: e.to_string(),
+        })
+    }
+}

@@ -1,0 +1,3 @@
+//! Models built on the engine's tensor ops.
+
+pub mod gpt2;

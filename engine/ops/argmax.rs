@@ -1,0 +1,49 @@
+//! Index of the row maximum, one workgroup per row (`shaders/reduce/argmax.wgsl`).
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::ops::softmax::rows_cols;
+use crate::reference;
+use crate::tensor::Tensor;
+
+const ARGMAX: KernelDef = KernelDef {
+    name: "reduce/argmax",
+    wgsl: include_str!("../../shaders/reduce/argmax.wgsl"),
+    entry: "argmax",
+    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+};
+
+/// Largest f32 that still holds every integer below it exactly.
+const EXACT: usize = 1 << 24;
+
+/// Index of the largest element along the last axis (the first on ties), stored as f32
+/// (exact: the last axis must be shorter than 2^24). x (..., n) -> (...).
+pub fn argmax_last(x: &Tensor) -> Result<Tensor> {
+    let op = "argmax_last";
+    let (rows, cols) = rows_cols(op, x)?;
+    if cols > EXACT {
+        return Err(Error::shape(
+            op,
+            "x",
+            "a last axis below 2^24 (indices are stored as f32)",
+            x.shape(),
+        ));
+    }
+    let ctx = x.context();
+    let Some(gpu) = ctx.gpu() else {
+        return Tensor::from_host(ctx, reference::nn::argmax_last(&x.host(op)?.view()));
+    };
+    let x = x.contiguous()?;
+    let out = Tensor::uninit(ctx, &x.shape()[..x.rank() - 1], op)?;
+    if rows == 0 {
+        return Ok(out);
+    }
+    let kernel = gpu.kernel(&ARGMAX, &[])?;
+    gpu.dispatch(
+        &kernel,
+        &Params::new().usize(rows).usize(cols),
+        &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
+        groups_1d(rows as u32),
+    )?;
+    Ok(out)
+}

@@ -1,0 +1,79 @@
+//! Token + position embedding, gathered and summed in one launch (`shaders/nn/embedding.wgsl`).
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::reference;
+use crate::tensor::Tensor;
+
+const EMBEDDING: KernelDef = KernelDef {
+    name: "nn/embedding",
+    wgsl: include_str!("../../shaders/nn/embedding.wgsl"),
+    entry: "embedding",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+    ],
+};
+
+/// `wte[ids[t]] + wpe[pos_offset + t]` for every t. wte (V, C), wpe (P, C) -> (T, C) with
+/// T = ids.len(). Every id must be below V (and below 2^24) and `pos_offset + T <= P`.
+pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> Result<Tensor> {
+    let op = "embedding";
+    let ctx = wte.context();
+    wpe.expect_context(ctx, op, "wpe")?;
+    if wte.rank() != 2 {
+        return Err(Error::shape(op, "wte", "(V, C)", wte.shape()));
+    }
+    let (v, c) = (wte.shape()[0], wte.shape()[1]);
+    if wpe.rank() != 2 || wpe.shape()[1] != c {
+        return Err(Error::mismatch(
+            op,
+            "wte (V, C)",
+            wte.shape(),
+            "wpe (P, C)",
+            wpe.shape(),
+        ));
+    }
+    let t = ids.len();
+    if pos_offset + t > wpe.shape()[0] {
+        return Err(Error::value(
+            op,
+            "pos_offset",
+            format!("pos_offset + {t} tokens <= {} positions of wpe", wpe.shape()[0]),
+            pos_offset,
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|&&id| id as usize >= v || id >= 1 << 24) {
+        return Err(Error::value(
+            op,
+            "ids",
+            format!("token ids below the vocabulary size {v}"),
+            bad,
+        ));
+    }
+    let Some(gpu) = ctx.gpu() else {
+        let (e, p) = (wte.host(op)?, wpe.host(op)?);
+        return Tensor::from_host(ctx, reference::nn::embedding(&e.view(), &p.view(), ids, pos_offset)?);
+    };
+    let out = Tensor::uninit(ctx, &[t, c], op)?;
+    if out.is_empty() {
+        return Ok(out);
+    }
+    // Ids travel as f32, exact below 2^24 (checked above); tensors are f32-only.
+    let id_values: Vec<f32> = ids.iter().map(|&i| i as f32).collect();
+    let ids = Tensor::from_slice(ctx, &[t], &id_values)?;
+    let (wte, wpe) = (wte.contiguous()?, wpe.contiguous()?);
+    let kernel = gpu.kernel(&EMBEDDING, &[])?;
+    let buffers = [
+        ids.gpu_buffer(op)?,
+        wte.gpu_buffer(op)?,
+        wpe.gpu_buffer(op)?,
+        out.gpu_buffer(op)?,
+    ];
+    let params = Params::new().usize(t * c).usize(c).usize(pos_offset);
+    gpu.dispatch(&kernel, &params, &buffers, groups_1d((t * c).div_ceil(256) as u32))?;
+    Ok(out)
+}

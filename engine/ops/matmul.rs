@@ -1,0 +1,350 @@
+//! Matrix products over strided, batched views: `matmul`, `linear` (bias fused) and
+//! `linear_gelu` (bias + GELU fused into the epilogue).
+//!
+//! Three kernels share one uniform (`shaders/matmul/common.wgsl`): the readable 16x16
+//! shared-memory tile (`tiled16.wgsl`), a 64x64 block with 4x4 register tiles and vec4 loads
+//! (`register_tiled.wgsl`) and a row-times-matrix kernel for M = 1 (`matvec.wgsl`, with a
+//! subgroup variant `matvec_subgroup.wgsl` where the adapter has subgroups of <= 32). Operands
+//! are read through their strides and offsets, so transposed and narrowed views never copy;
+//! batch axes broadcast numpy-style. The output is dense. CPU context: `reference::matmul`.
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::ops::broadcast::{broadcast_shape, broadcast_strides, collapse};
+use crate::reference;
+use crate::tensor::{Layout, Tensor};
+
+const BINDINGS: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+];
+
+const TILED16: KernelDef = KernelDef {
+    name: "matmul/tiled16",
+    wgsl: concat!(
+        include_str!("../../shaders/matmul/common.wgsl"),
+        include_str!("../../shaders/matmul/tiled16.wgsl")
+    ),
+    entry: "tiled16",
+    bindings: BINDINGS,
+};
+
+const REGISTER_TILED: KernelDef = KernelDef {
+    name: "matmul/register_tiled",
+    wgsl: concat!(
+        include_str!("../../shaders/matmul/common.wgsl"),
+        include_str!("../../shaders/matmul/register_tiled.wgsl")
+    ),
+    entry: "register_tiled",
+    bindings: BINDINGS,
+};
+
+const MATVEC: KernelDef = KernelDef {
+    name: "matmul/matvec",
+    wgsl: concat!(
+        include_str!("../../shaders/matmul/common.wgsl"),
+        include_str!("../../shaders/matmul/matvec.wgsl")
+    ),
+    entry: "matvec",
+    bindings: BINDINGS,
+};
+
+const MATVEC_SUBGROUP: KernelDef = KernelDef {
+    name: "matmul/matvec_subgroup",
+    // No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup
+    // builtins whenever the device has the SUBGROUP feature.
+    wgsl: concat!(
+        include_str!("../../shaders/matmul/common.wgsl"),
+        include_str!("../../shaders/matmul/matvec_subgroup.wgsl")
+    ),
+    entry: "matvec_subgroup",
+    bindings: BINDINGS,
+};
+
+/// Batch axes the kernels address after merging dense ones.
+const MAX_BATCH_RANK: usize = 4;
+/// Workgroups along one dispatch axis.
+const MAX_GROUPS: usize = 65535;
+
+/// Which matmul kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatmulPath {
+    /// Picked by shape: `Vector` for one row, `RegisterTiled` when both M and N fill a 64
+    /// tile, `Tiled16` otherwise.
+    Auto,
+    /// The readable 16x16 shared-memory tile of seed 004.
+    Tiled16,
+    /// 64x64 block tile, 4x4 register tile per invocation, vec4 loads when aligned.
+    RegisterTiled,
+    /// Row times matrix; only for M = 1.
+    Vector,
+}
+
+impl MatmulPath {
+    pub const FORCED: [MatmulPath; 3] = [Self::Tiled16, Self::RegisterTiled, Self::Vector];
+}
+
+/// What the epilogue does to each output element after scaling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Epilogue {
+    None = 0,
+    Bias = 1,
+    BiasGelu = 2,
+}
+
+/// The shapes of a batched product: broadcast batch dims, then (M, K) @ (K, N).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulShape {
+    pub batch: Vec<usize>,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+}
+
+/// Checks `a (..., M, K) @ b (..., K, N)`: ranks, inner dimensions, batch broadcast.
+pub fn matmul_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<MatmulShape> {
+    if a.len() < 2 {
+        return Err(Error::shape(op, "a", "rank >= 2 (..., M, K)", a));
+    }
+    if b.len() < 2 {
+        return Err(Error::shape(op, "b", "rank >= 2 (..., K, N)", b));
+    }
+    let (ab, am) = a.split_at(a.len() - 2);
+    let (bb, bm) = b.split_at(b.len() - 2);
+    if am[1] != bm[0] {
+        return Err(Error::mismatch(op, "a (..., M, K)", a, "b (..., K, N)", b));
+    }
+    let batch = broadcast_shape(op, ab, bb).map_err(|_| Error::mismatch(op, "a batch", a, "b batch", b))?;
+    Ok(MatmulShape {
+        batch,
+        m: am[0],
+        k: am[1],
+        n: bm[1],
+    })
+}
+
+/// `a @ b`. a (..., M, K), b (..., K, N) -> (..., M, N); batch axes broadcast; any strided
+/// views (transposes, narrows) are read in place.
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    matmul_with(a, b, MatmulPath::Auto)
+}
+
+/// [`matmul`] on a forced kernel (tests and benchmarks). `Vector` needs M = 1.
+pub fn matmul_with(a: &Tensor, b: &Tensor, path: MatmulPath) -> Result<Tensor> {
+    gemm("matmul", a, b, 1.0, None, Epilogue::None, path)
+}
+
+/// `alpha * (a @ b)` (attention scores), the scale fused into the epilogue.
+pub(crate) fn matmul_scaled(a: &Tensor, b: &Tensor, alpha: f32) -> Result<Tensor> {
+    gemm("matmul", a, b, alpha, None, Epilogue::None, MatmulPath::Auto)
+}
+
+/// `x @ w + bias` (HF Conv1D stores w as (in, out)). x (..., K), w (K, N), bias (N,) ->
+/// (..., N). The bias add is fused into the matmul's epilogue.
+pub fn linear(x: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    let epilogue = if bias.is_some() { Epilogue::Bias } else { Epilogue::None };
+    linear_impl("linear", x, w, bias, epilogue)
+}
+
+/// `gelu_tanh(x @ w + bias)`, bias and GELU fused into the matmul's epilogue.
+/// x (..., K), w (K, N), bias (N,) -> (..., N).
+pub fn linear_gelu(x: &Tensor, w: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    linear_impl("linear_gelu", x, w, Some(bias), Epilogue::BiasGelu)
+}
+
+fn linear_impl(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, ep: Epilogue) -> Result<Tensor> {
+    let Some((&k, lead)) = x.shape().split_last() else {
+        return Err(Error::shape(op, "x", "rank >= 1 (..., K)", x.shape()));
+    };
+    if w.rank() != 2 || w.shape()[0] != k {
+        return Err(Error::mismatch(op, "x (..., K)", x.shape(), "w (K, N)", w.shape()));
+    }
+    let n = w.shape()[1];
+    if let Some(b) = bias {
+        if b.shape() != [n] {
+            return Err(Error::shape(
+                op,
+                "bias",
+                format!("[{n}] (N of w {:?})", w.shape()),
+                b.shape(),
+            ));
+        }
+    }
+    // One (rows, K) matrix when x's leading axes merge without a copy (the common case);
+    // otherwise the strided view goes in as a batch and w broadcasts over it.
+    let rows: usize = lead.iter().product();
+    let x2 = if x.layout().is_dense() {
+        x.reshape(&[rows, k])?
+    } else if x.rank() >= 2 {
+        x.clone()
+    } else {
+        x.reshape(&[1, k])?
+    };
+    let y = gemm(op, &x2, w, 1.0, bias, ep, MatmulPath::Auto)?;
+    let mut shape = lead.to_vec();
+    shape.push(n);
+    y.reshape(&shape)
+}
+
+/// Element strides of `layout`'s batch axes (all but the last two) broadcast to `batch`.
+fn batch_strides(layout: &Layout, batch: &[usize]) -> Vec<usize> {
+    let r = layout.shape.len() - 2;
+    let inner = Layout {
+        shape: layout.shape[..r].to_vec(),
+        strides: layout.strides[..r].to_vec(),
+        offset: 0,
+    };
+    broadcast_strides(&inner, batch)
+}
+
+fn gemm(
+    op: &'static str,
+    a: &Tensor,
+    b: &Tensor,
+    alpha: f32,
+    bias: Option<&Tensor>,
+    epilogue: Epilogue,
+    path: MatmulPath,
+) -> Result<Tensor> {
+    let ctx = a.context();
+    b.expect_context(ctx, op, "b")?;
+    if let Some(t) = bias {
+        t.expect_context(ctx, op, "bias")?;
+    }
+    let s = matmul_shapes(op, a.shape(), b.shape())?;
+    if path == MatmulPath::Vector && s.m != 1 {
+        return Err(Error::shape(op, "a", "M = 1 for MatmulPath::Vector", a.shape()));
+    }
+    let mut out_shape = s.batch.clone();
+    out_shape.extend([s.m, s.n]);
+    let Some(gpu) = ctx.gpu() else {
+        let mut y = reference::matmul::matmul(&a.host(op)?.view(), &b.host(op)?.view())?;
+        let bias = bias.map(|t| t.host(op)).transpose()?;
+        let last = ndarray::Axis(y.ndim() - 1);
+        for mut row in y.lanes_mut(last) {
+            for (j, v) in row.iter_mut().enumerate() {
+                let x = *v as f64 * alpha as f64 + bias.as_ref().map_or(0.0, |b| b[[j]] as f64);
+                *v = match epilogue {
+                    Epilogue::BiasGelu => reference::nn::gelu_scalar(x),
+                    _ => x,
+                } as f32;
+            }
+        }
+        return Tensor::from_host(ctx, y);
+    };
+    let out = Tensor::uninit(ctx, &out_shape, op)?;
+    if out.is_empty() {
+        return Ok(out);
+    }
+    let batch: usize = s.batch.iter().product();
+    let (dims, strides) = collapse(
+        &s.batch,
+        &[batch_strides(a.layout(), &s.batch), batch_strides(b.layout(), &s.batch)],
+    );
+    if dims.len() > MAX_BATCH_RANK {
+        return Err(Error::Unsupported {
+            op,
+            message: format!(
+                "a {:?} @ b {:?}: the batch views need {} axes after merging dense ones; the kernels address {MAX_BATCH_RANK}",
+                a.shape(),
+                b.shape(),
+                dims.len()
+            ),
+        });
+    }
+    if batch > MAX_GROUPS || s.m.div_ceil(16) > MAX_GROUPS || s.n.div_ceil(16) > MAX_GROUPS {
+        return Err(Error::Unsupported {
+            op,
+            message: format!(
+                "a {:?} @ b {:?}: batch {batch}, M {} and N {} exceed the kernels' grid ({MAX_GROUPS} workgroups per axis)",
+                a.shape(),
+                b.shape(),
+                s.m,
+                s.n
+            ),
+        });
+    }
+    let (al, bl) = (a.layout(), b.layout());
+    let ra = al.strides.len();
+    let rb = bl.strides.len();
+    let (a_rs, a_cs) = (al.strides[ra - 2], al.strides[ra - 1]);
+    let (b_rs, b_cs) = (bl.strides[rb - 2], bl.strides[rb - 1]);
+    let (bias_offset, bias_stride) = bias.map_or((0, 0), |t| (t.layout().offset, t.layout().strides[0]));
+    let mut params = Params::new()
+        .usize(s.m)
+        .usize(s.n)
+        .usize(s.k)
+        .usize(batch)
+        .usize(al.offset)
+        .usize(a_rs)
+        .usize(a_cs)
+        .usize(dims.len())
+        .usize(bl.offset)
+        .usize(b_rs)
+        .usize(b_cs)
+        .f32(alpha)
+        .usize(bias_offset)
+        .usize(bias_stride)
+        .u32(0)
+        .u32(0);
+    for v in [&dims, &strides[0], &strides[1]] {
+        for d in 0..MAX_BATCH_RANK {
+            params = params.usize(v.get(d).copied().unwrap_or(1));
+        }
+    }
+    let path = match path {
+        MatmulPath::Auto if s.m == 1 => MatmulPath::Vector,
+        MatmulPath::Auto if s.m >= 64 && s.n >= 64 => MatmulPath::RegisterTiled,
+        MatmulPath::Auto => MatmulPath::Tiled16,
+        p => p,
+    };
+    let ep = ("EPILOGUE", epilogue as u32 as f64);
+    let (kernel, groups) = match path {
+        MatmulPath::Tiled16 => (
+            gpu.kernel(&TILED16, &[ep])?,
+            [s.n.div_ceil(16) as u32, s.m.div_ceil(16) as u32, batch as u32],
+        ),
+        MatmulPath::RegisterTiled => {
+            let aligned = |rs: usize, cs: usize, offset: usize, bs: &[usize], inner: usize, rows: usize| {
+                cs == 1
+                    && (rs.is_multiple_of(4) || rows == 1)
+                    && offset.is_multiple_of(4)
+                    && inner.is_multiple_of(4)
+                    && bs.iter().all(|s| s.is_multiple_of(4))
+            };
+            let vec_a = aligned(a_rs, a_cs, al.offset, &strides[0], s.k, s.m);
+            let vec_b = aligned(b_rs, b_cs, bl.offset, &strides[1], s.n, s.k);
+            let consts = [ep, ("VEC_A", vec_a as u32 as f64), ("VEC_B", vec_b as u32 as f64)];
+            (
+                gpu.kernel(&REGISTER_TILED, &consts)?,
+                [s.n.div_ceil(64) as u32, s.m.div_ceil(64) as u32, batch as u32],
+            )
+        }
+        MatmulPath::Vector | MatmulPath::Auto => {
+            // A dense K axis in b turns each column into one coalesced dot product.
+            let dot = b_rs == 1 && b_cs != 1;
+            let cols_per_group = if dot { 8 } else { 32 };
+            let [x, y, _] = groups_1d(s.n.div_ceil(cols_per_group) as u32);
+            // Subgroups of at most 32 never straddle the 32 invocations of one column.
+            let (lo, hi) = gpu.info.subgroup_size;
+            let kernel = if dot && gpu.info.subgroups && lo >= 1 && hi <= 32 {
+                gpu.kernel(&MATVEC_SUBGROUP, &[ep])?
+            } else {
+                gpu.kernel(&MATVEC, &[ep, ("DOT", dot as u32 as f64)])?
+            };
+            (kernel, [x, y, batch as u32])
+        }
+    };
+    let bias_buffer = match bias {
+        Some(t) => t.gpu_buffer(op)?,
+        // Unread when there is no bias; `a` is already bound read-only (binding `out` twice
+        // would be a read/write usage conflict).
+        None => a.gpu_buffer(op)?,
+    };
+    let buffers = [a.gpu_buffer(op)?, b.gpu_buffer(op)?, bias_buffer, out.gpu_buffer(op)?];
+    gpu.dispatch(&kernel, &params, &buffers, groups)?;
+    Ok(out)
+}

@@ -1,0 +1,58 @@
+//! Softmax over the last axis, one workgroup per row (`shaders/reduce/softmax.wgsl`), with
+//! an optional causal mask.
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::reference;
+use crate::tensor::Tensor;
+
+const SOFTMAX: KernelDef = KernelDef {
+    name: "reduce/softmax",
+    wgsl: concat!(
+        include_str!("../../shaders/reduce/tree.wgsl"),
+        include_str!("../../shaders/reduce/softmax.wgsl")
+    ),
+    entry: "softmax",
+    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
+};
+
+/// (rows, cols) of `x` seen as rows along its last axis; fails on rank 0 or empty rows.
+pub(crate) fn rows_cols(op: &'static str, x: &Tensor) -> Result<(usize, usize)> {
+    match x.shape().split_last() {
+        Some((&cols, lead)) if cols > 0 => Ok((lead.iter().product(), cols)),
+        _ => Err(Error::shape(op, "x", "rank >= 1 with a non-empty last axis", x.shape())),
+    }
+}
+
+/// Softmax over the last axis (max-subtracted). With `causal = Some(past)`, row i of the
+/// last-but-one axis sees columns `0..=past + i`; masked entries come out exactly 0.
+/// x (..., n) -> (..., n), any view (non-dense views are copied first).
+pub fn softmax_last(x: &Tensor, causal: Option<usize>) -> Result<Tensor> {
+    let op = "softmax_last";
+    let (rows, cols) = rows_cols(op, x)?;
+    let ctx = x.context();
+    let Some(gpu) = ctx.gpu() else {
+        return Tensor::from_host(ctx, reference::nn::softmax_last(&x.host(op)?.view(), causal));
+    };
+    let x = x.contiguous()?;
+    let per_matrix = if x.rank() >= 2 { x.shape()[x.rank() - 2] } else { 1 };
+    let out = Tensor::uninit(ctx, x.shape(), op)?;
+    if rows == 0 {
+        return Ok(out);
+    }
+    let past = causal.unwrap_or(0).min(u32::MAX as usize);
+    let params = Params::new()
+        .usize(rows)
+        .usize(cols)
+        .usize(per_matrix.max(1))
+        .u32(causal.is_some() as u32)
+        .usize(past);
+    let kernel = gpu.kernel(&SOFTMAX, &[])?;
+    gpu.dispatch(
+        &kernel,
+        &params,
+        &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
+        groups_1d(rows as u32),
+    )?;
+    Ok(out)
+}

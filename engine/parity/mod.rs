@@ -1,0 +1,83 @@
+//! The parity suite: cases run on a context and compared with the f64 CPU reference, one
+//! [`Row`] each, rendered as a markdown table.
+//!
+//! A library module (not only an example) so the browser build can run it: [`run_case`] is
+//! async and reads results back with `to_vec_async`, never blocking. Each family of ops adds a
+//! [`Case`] variant, a case list and a run function; today: [`scan`].
+
+pub mod scan;
+
+use crate::check::Gate;
+use crate::context::Context;
+
+/// One parity case of any family.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Case {
+    Scan(scan::ScanCase),
+}
+
+/// The outcome of one case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The op's name, e.g. `matrix_affine_scan`.
+    pub op: String,
+    /// `forward` or `backward`.
+    pub direction: &'static str,
+    /// The case's dimensions, e.g. `B=2 T=65 N=3 k=8 v=4`.
+    pub shape: String,
+    /// How the kernel ran, e.g. `lanes` or `chunked/16`.
+    pub strategy: String,
+    /// Largest |gpu - reference| over every output of the case (infinite on an error).
+    pub max_abs_err: f64,
+    /// The gate every element was held to.
+    pub gate: Gate,
+    pub passed: bool,
+    /// The error, when the case failed to run.
+    pub error: Option<String>,
+}
+
+/// Every case of every family (`full`: the whole envelope; otherwise a quick subset).
+pub fn cases(full: bool) -> Vec<Case> {
+    scan::scan_cases(full).into_iter().map(Case::Scan).collect()
+}
+
+/// Runs one case on `ctx` and compares it with the reference.
+pub async fn run_case(ctx: &Context, case: &Case) -> Row {
+    match case {
+        Case::Scan(c) => scan::run_case(ctx, c).await,
+    }
+}
+
+/// `(passed, failed)` counts.
+pub fn tally(rows: &[Row]) -> (usize, usize) {
+    let passed = rows.iter().filter(|r| r.passed).count();
+    (passed, rows.len() - passed)
+}
+
+/// One markdown table line for `row`.
+pub fn markdown_row(row: &Row) -> String {
+    let result = match (&row.error, row.passed) {
+        (Some(e), _) => format!("FAIL: {}", e.replace('|', "/").replace('\n', " ")),
+        (None, true) => "pass".to_string(),
+        (None, false) => "FAIL".to_string(),
+    };
+    format!(
+        "| {} | {} | {} | {} | {:.3e} | {} | {} |",
+        row.op, row.direction, row.shape, row.strategy, row.max_abs_err, row.gate, result
+    )
+}
+
+/// The table (with a header naming the adapter) and the `N passed, M failed` line.
+pub fn markdown(ctx: &Context, rows: &[Row]) -> String {
+    let info = ctx.info();
+    let mut s = format!("# Parity on {} ({})\n\n", info.name, info.backend);
+    s.push_str("| op | direction | shape | strategy | max abs err | gate (atol, rtol) | result |\n");
+    s.push_str("| --- | --- | --- | --- | --- | --- | --- |\n");
+    for r in rows {
+        s.push_str(&markdown_row(r));
+        s.push('\n');
+    }
+    let (p, f) = tally(rows);
+    s.push_str(&format!("\n{p} passed, {f} failed\n"));
+    s
+}

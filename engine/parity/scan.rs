@@ -1,0 +1,300 @@
+//! Parity cases of the four scans, forward and backward, across the envelope: every (k, v)
+//! in {1, 2, 4, 8, 16}^2, T in {1, 2, 3, 7, 64, 65, 257, 1000, 1024, 4099}, batch 1 and more,
+//! both strategies. Inputs are drawn so values stay O(1): transitions contract (spectral norm
+//! below about 0.7 for the matrices, |a| < 0.9 for the channels, minGRU-style log coefficients
+//! -softplus(x)), so a long T neither explodes nor vanishes into the gate.
+
+use super::Row;
+use crate::check::{compare, Gate, Rng};
+use crate::context::Context;
+use crate::error::Result;
+use crate::reference::scan::{self as reference, AffineShape};
+use crate::scan::{self, Dispatch, ScanOptions, Strategy};
+use crate::tensor::Tensor;
+
+/// Output gate of the affine scans.
+pub const GATE_AFFINE: Gate = Gate::new(1e-5, 0.0);
+/// Output gate of the log scan.
+pub const GATE_LOG: Gate = Gate::new(1e-4, 1e-4);
+/// Gradient gate of the affine scans.
+pub const GATE_AFFINE_GRAD: Gate = Gate::new(1e-3, 0.0);
+/// Gradient gate of the log scan.
+pub const GATE_LOG_GRAD: Gate = Gate::new(1e-3, 1e-3);
+
+/// Which scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanOp {
+    Linear,
+    Log,
+    Matrix,
+    Affine,
+}
+
+impl ScanOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanOp::Linear => "linear_scan",
+            ScanOp::Log => "parallel_scan_log",
+            ScanOp::Matrix => "matrix_scan",
+            ScanOp::Affine => "matrix_affine_scan",
+        }
+    }
+}
+
+/// One scan case: `n` is D for the channel scans, N for the matrix scans.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScanCase {
+    pub op: ScanOp,
+    pub backward: bool,
+    pub b: usize,
+    pub t: usize,
+    pub n: usize,
+    pub k: usize,
+    pub v: usize,
+    /// Pass an initial state (the log scan always has one: log_values[:, 0]).
+    pub h0: bool,
+    pub strategy: Strategy,
+    pub seed: u64,
+}
+
+impl ScanCase {
+    /// The case's dimensions as the parity table prints them.
+    pub fn shape(&self) -> String {
+        match self.op {
+            ScanOp::Linear | ScanOp::Log => format!("B={} T={} D={}", self.b, self.t, self.n),
+            ScanOp::Matrix => format!("B={} T={} N={}", self.b, self.t, self.n),
+            ScanOp::Affine => format!("B={} T={} N={} k={} v={}", self.b, self.t, self.n, self.k, self.v),
+        }
+    }
+
+    fn affine_shape(&self) -> AffineShape {
+        AffineShape {
+            b: self.b,
+            t: self.t,
+            n: self.n,
+            k: self.k,
+            v: self.v,
+        }
+    }
+}
+
+/// T values of the envelope.
+pub const T_VALUES: [usize; 10] = [1, 2, 3, 7, 64, 65, 257, 1000, 1024, 4099];
+
+/// A chunk length that gives several chunks even at small T (a ragged last one when T is odd).
+pub fn test_chunk(t: usize) -> usize {
+    if t >= 64 {
+        scan::strategy::auto_chunk(t)
+    } else {
+        t.div_ceil(3).max(1)
+    }
+}
+
+/// The two strategies a case list covers, for T.
+pub fn strategies(t: usize) -> [Strategy; 2] {
+    [
+        Strategy::Lanes,
+        Strategy::Chunked {
+            chunk: Some(test_chunk(t)),
+        },
+    ]
+}
+
+/// The scan cases: `full` covers the whole envelope (over 590 rows); otherwise a quick subset
+/// that still covers every op, every (k, v), odd T, both strategies and both directions.
+pub fn scan_cases(full: bool) -> Vec<ScanCase> {
+    let mut out = vec![];
+    let mut seed = 1000;
+    let mut push = |op, b, t, n, k, v, h0, strategy, out: &mut Vec<ScanCase>| {
+        for backward in [false, true] {
+            seed += 1;
+            out.push(ScanCase {
+                op,
+                backward,
+                b,
+                t,
+                n,
+                k,
+                v,
+                h0,
+                strategy,
+                seed,
+            });
+        }
+    };
+    let channel_ts: &[usize] = if full { &T_VALUES } else { &[1, 7, 65] };
+    for op in [ScanOp::Linear, ScanOp::Log, ScanOp::Matrix] {
+        let (k, v) = if op == ScanOp::Matrix { (2, 1) } else { (1, 1) };
+        let n = if op == ScanOp::Matrix { 5 } else { 65 };
+        for (i, &t) in channel_ts.iter().enumerate() {
+            let batches: &[usize] = if full { &[1, 3] } else { &[1 + i % 2 * 2] };
+            for &b in batches {
+                for s in strategies(t) {
+                    push(op, b, t, n, k, v, (t + b) % 2 == 1, s, &mut out);
+                }
+            }
+        }
+    }
+    let sizes = crate::scan::envelope::BLOCK_SIZES;
+    let mut pair = 0;
+    for k in sizes {
+        for v in sizes {
+            if full {
+                let extra = [2, 3, 65][pair % 3];
+                for t in [1, 7, 64, 257, extra] {
+                    let b = if t % 2 == 1 { 2 } else { 1 };
+                    for s in strategies(t) {
+                        push(ScanOp::Affine, b, t, 3, k, v, t != 64, s, &mut out);
+                    }
+                }
+            } else {
+                let t = [3, 7, 65][pair % 3];
+                let s = strategies(t)[pair % 2];
+                push(ScanOp::Affine, 1 + pair % 2, t, 2, k, v, pair % 3 != 1, s, &mut out);
+            }
+            pair += 1;
+        }
+    }
+    if full {
+        // Long T with few lanes: the case the chunked strategy exists for.
+        for (k, v) in [(1, 1), (2, 1), (1, 16), (4, 4), (8, 8), (16, 1), (16, 16)] {
+            for t in [1000, 1024, 4099] {
+                for s in strategies(t) {
+                    push(ScanOp::Affine, 1, t, 1, k, v, true, s, &mut out);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The inputs of a case, seeded: (transitions or log_coeffs, injections or log_values, h0).
+pub fn inputs(c: &ScanCase) -> (Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
+    let mut rng = Rng::new(c.seed);
+    let steps = c.b * c.t * c.n;
+    match c.op {
+        ScanOp::Log => {
+            let lc = (0..steps)
+                .map(|_| {
+                    let x = rng.normal();
+                    -(1.0 + x.exp()).ln() as f32
+                })
+                .collect();
+            let lv = rng.vec_normal(c.b * (c.t + 1) * c.n, 0.5);
+            (lc, lv, None)
+        }
+        ScanOp::Linear => {
+            let a = rng.vec_range(steps, -0.9, 0.9);
+            let b = rng.vec_range(steps, -1.0, 1.0);
+            let h0 = c.h0.then(|| rng.vec_range(c.b * c.n, -1.0, 1.0));
+            (a, b, h0)
+        }
+        ScanOp::Matrix | ScanOp::Affine => {
+            let scale = 0.6 / (c.k as f64).sqrt();
+            let a = rng.vec_range(steps * c.k * c.k, -scale, scale);
+            let b = rng.vec_range(steps * c.k * c.v, -1.0, 1.0);
+            let h0 = c.h0.then(|| rng.vec_range(c.b * c.n * c.k * c.v, -1.0, 1.0));
+            (a, b, h0)
+        }
+    }
+}
+
+fn f64s(x: &[f32]) -> Vec<f64> {
+    x.iter().map(|&v| v as f64).collect()
+}
+
+fn f32s(x: &[f64]) -> Vec<f32> {
+    x.iter().map(|&v| v as f32).collect()
+}
+
+/// Runs one scan case on `ctx` (the GPU kernel, demanded; the reference on the CPU context).
+pub async fn run_case(ctx: &Context, c: &ScanCase) -> Row {
+    let gate = match (c.op, c.backward) {
+        (ScanOp::Log, false) => GATE_LOG,
+        (ScanOp::Log, true) => GATE_LOG_GRAD,
+        (_, false) => GATE_AFFINE,
+        (_, true) => GATE_AFFINE_GRAD,
+    };
+    let mut row = Row {
+        op: c.op.name().to_string(),
+        direction: if c.backward { "backward" } else { "forward" },
+        shape: c.shape(),
+        strategy: c.strategy.to_string(),
+        max_abs_err: f64::INFINITY,
+        gate,
+        passed: false,
+        error: None,
+    };
+    match outputs(ctx, c).await {
+        Ok(pairs) => {
+            row.passed = true;
+            row.max_abs_err = 0.0;
+            for (got, want) in pairs {
+                let cmp = compare(&got, &f32s(&want), gate);
+                row.max_abs_err = row.max_abs_err.max(cmp.max_abs);
+                row.passed &= cmp.ok;
+            }
+        }
+        Err(e) => row.error = Some(e.to_string()),
+    }
+    row
+}
+
+/// Every output of the case as (got, reference) pairs.
+async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)>> {
+    let dispatch = if ctx.is_gpu() { Dispatch::Gpu } else { Dispatch::Cpu };
+    let opts = ScanOptions {
+        dispatch: Some(dispatch),
+        strategy: c.strategy,
+    };
+    let (x, y, h0) = inputs(c);
+    let (b, t, n, k, v) = (c.b, c.t, c.n, c.k, c.v);
+    let g = Rng::new(c.seed ^ 0x5eed).vec_normal(b * t * n * k * v, 1.0);
+    let up = |shape: &[usize], data: &[f32]| Tensor::from_slice(ctx, shape, data);
+    if c.op == ScanOp::Log {
+        let (lc, lv) = (up(&[b, t, n], &x)?, up(&[b, t + 1, n], &y)?);
+        let want_h = reference::log_forward_f64(b, t, n, &f64s(&x), &f64s(&y));
+        let h = scan::parallel_scan_log_with(&lc, &lv, &opts)?;
+        if !c.backward {
+            return Ok(vec![(h.to_vec_async().await?, want_h)]);
+        }
+        let gr = scan::parallel_scan_log_backward_with(&lc, &lv, &h, &up(&[b, t, n], &g)?, &opts)?;
+        let (dlc, dlv) = reference::log_backward_f64(b, t, n, &f64s(&x), &f64s(&y), &want_h, &f64s(&g));
+        return Ok(vec![
+            (gr.d_log_coeffs.to_vec_async().await?, dlc),
+            (gr.d_log_values.to_vec_async().await?, dlv),
+        ]);
+    }
+    let s = c.affine_shape();
+    let want_h = reference::affine_forward_f64(&s, &f64s(&x), &f64s(&y), h0.as_deref().map(f64s).as_deref());
+    let (a_shape, b_shape, h0_shape): (Vec<usize>, Vec<usize>, Vec<usize>) = match c.op {
+        ScanOp::Linear => (vec![b, t, n], vec![b, t, n], vec![b, n]),
+        ScanOp::Matrix => (vec![b, t, n, 2, 2], vec![b, t, n, 2], vec![b, n, 2]),
+        _ => (vec![b, t, n, k, k], vec![b, t, n, k, v], vec![b, n, k, v]),
+    };
+    let a = up(&a_shape, &x)?;
+    let bt = up(&b_shape, &y)?;
+    let h0t = h0.as_ref().map(|h| up(&h0_shape, h)).transpose()?;
+    let h0r = h0t.as_ref();
+    let h = match c.op {
+        ScanOp::Linear => scan::linear_scan_with(&a, &bt, h0r, &opts)?,
+        ScanOp::Matrix => scan::matrix_scan_with(&a, &bt, h0r, &opts)?,
+        _ => scan::matrix_affine_scan_with(&a, &bt, h0r, &opts)?,
+    };
+    if !c.backward {
+        return Ok(vec![(h.to_vec_async().await?, want_h)]);
+    }
+    let gt = up(&b_shape, &g)?;
+    let gr = match c.op {
+        ScanOp::Linear => scan::linear_scan_backward_with(&a, h0r, &h, &gt, &opts)?,
+        ScanOp::Matrix => scan::matrix_scan_backward_with(&a, h0r, &h, &gt, &opts)?,
+        _ => scan::matrix_affine_scan_backward_with(&a, h0r, &h, &gt, &opts)?,
+    };
+    let h0f = h0.as_deref().map(f64s);
+    let (da, db, dh0) = reference::affine_backward_f64(&s, &f64s(&x), h0f.as_deref(), &want_h, &f64s(&g));
+    Ok(vec![
+        (gr.da.to_vec_async().await?, da),
+        (gr.db.to_vec_async().await?, db),
+        (gr.dh0.to_vec_async().await?, dh0),
+    ])
+}

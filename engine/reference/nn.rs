@@ -1,0 +1,132 @@
+//! Reference neural-network ops (GELU, softmax, layer norm, argmax, embedding, attention),
+//! computed in f64 and rounded once to f32.
+
+use ndarray::{s, ArrayD, ArrayViewD, Axis, IxDyn};
+
+use crate::error::{Error, Result};
+
+/// `sqrt(2 / pi)`, the constant of the tanh form of GELU.
+const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+
+/// GELU, tanh form: `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+pub fn gelu_scalar(x: f64) -> f64 {
+    0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)).tanh())
+}
+
+/// GELU (tanh form) elementwise. x (...) -> (...).
+pub fn gelu(x: &ArrayViewD<f32>) -> ArrayD<f32> {
+    x.mapv(|v| gelu_scalar(v as f64) as f32)
+}
+
+/// Applies `f` to every row (last axis) of `x`, the row index within the last-but-one axis
+/// passed along (0 for rank 1).
+fn map_rows(x: &ArrayViewD<f32>, mut f: impl FnMut(usize, &[f64], &mut [f32])) -> ArrayD<f32> {
+    let mut out = ArrayD::zeros(x.raw_dim());
+    if x.ndim() == 0 {
+        return out;
+    }
+    let cols = x.shape()[x.ndim() - 1];
+    let per_matrix = if x.ndim() >= 2 { x.shape()[x.ndim() - 2] } else { 1 };
+    let last = Axis(x.ndim() - 1);
+    for (r, (row, mut o)) in x.lanes(last).into_iter().zip(out.lanes_mut(last)).enumerate() {
+        let v: Vec<f64> = row.iter().map(|&e| e as f64).collect();
+        let mut buf = vec![0f32; cols];
+        f(r % per_matrix.max(1), &v, &mut buf);
+        o.iter_mut().zip(buf).for_each(|(o, b)| *o = b);
+    }
+    out
+}
+
+/// Softmax over the last axis. With `causal = Some(past)`, row i of the last-but-one axis
+/// sees columns `0..=past + i` and the rest come out 0. x (..., n) -> (..., n).
+pub fn softmax_last(x: &ArrayViewD<f32>, causal: Option<usize>) -> ArrayD<f32> {
+    map_rows(x, |i, row, out| {
+        let visible = causal.map_or(row.len(), |p| (p + i + 1).min(row.len()));
+        let max = row[..visible].iter().cloned().fold(f64::MIN, f64::max);
+        let sum: f64 = row[..visible].iter().map(|v| (v - max).exp()).sum();
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = if c < visible {
+                ((row[c] - max).exp() / sum) as f32
+            } else {
+                0.0
+            };
+        }
+    })
+}
+
+/// Layer norm over the last axis: `(x - mean) / sqrt(var + eps) * gamma + beta` with the
+/// biased variance. x (..., n), gamma (n,), beta (n,) -> (..., n).
+pub fn layer_norm(x: &ArrayViewD<f32>, gamma: &ArrayViewD<f32>, beta: &ArrayViewD<f32>, eps: f32) -> ArrayD<f32> {
+    let g: Vec<f64> = gamma.iter().map(|&v| v as f64).collect();
+    let b: Vec<f64> = beta.iter().map(|&v| v as f64).collect();
+    map_rows(x, |_, row, out| {
+        let n = row.len() as f64;
+        let mean = row.iter().sum::<f64>() / n;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+        let rstd = 1.0 / (var + eps as f64).sqrt();
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = ((row[c] - mean) * rstd * g[c] + b[c]) as f32;
+        }
+    })
+}
+
+/// Index of the largest element of each row (the first on ties), as f32. x (..., n) -> (...).
+pub fn argmax_last(x: &ArrayViewD<f32>) -> ArrayD<f32> {
+    let last = Axis(x.ndim().saturating_sub(1));
+    x.map_axis(last, |row| {
+        let mut best = 0;
+        for (i, &v) in row.iter().enumerate() {
+            if v > row[best] {
+                best = i;
+            }
+        }
+        best as f32
+    })
+}
+
+/// `wte[ids[t]] + wpe[pos_offset + t]`. wte (V, C), wpe (P, C) -> (T, C).
+pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_offset: usize) -> Result<ArrayD<f32>> {
+    let c = wte.shape()[1];
+    let mut out = ArrayD::zeros(IxDyn(&[ids.len(), c]));
+    for (t, &id) in ids.iter().enumerate() {
+        let w = wte.slice(s![id as usize, ..]);
+        let p = wpe.slice(s![pos_offset + t, ..]);
+        for j in 0..c {
+            out[[t, j]] = (w[j] as f64 + p[j] as f64) as f32;
+        }
+    }
+    Ok(out)
+}
+
+/// Causal scaled dot-product attention per head: `softmax(q k^T / sqrt(D), causal past) v`.
+/// q (H, Tq, D), k (H, Tk, D), v (H, Tk, D) -> (H, Tq, D).
+pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, past: usize) -> Result<ArrayD<f32>> {
+    let (h, tq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
+    let tk = k.shape()[1];
+    if past + tq > tk {
+        return Err(Error::value(
+            "reference::attention",
+            "past",
+            format!("past + Tq <= Tk = {tk}"),
+            past,
+        ));
+    }
+    let scale = 1.0 / (d as f64).sqrt();
+    let mut out = ArrayD::zeros(IxDyn(&[h, tq, d]));
+    for hh in 0..h {
+        for i in 0..tq {
+            let visible = past + i + 1;
+            let scores: Vec<f64> = (0..visible)
+                .map(|j| (0..d).map(|e| q[[hh, i, e]] as f64 * k[[hh, j, e]] as f64).sum::<f64>() * scale)
+                .collect();
+            let max = scores.iter().cloned().fold(f64::MIN, f64::max);
+            let w: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+            let sum: f64 = w.iter().sum();
+            for e in 0..d {
+                let acc: f64 = (0..visible).map(|j| w[j] * v[[hh, j, e]] as f64).sum();
+                out[[hh, i, e]] = (acc / sum) as f32;
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,263 @@
+//! The affine scan core shared by `linear_scan` (k = v = 1), `matrix_scan` (k = 2, v = 1)
+//! and `matrix_affine_scan`: the seam, the GPU launches of both strategies, forward and
+//! backward, over 5-d tensors A (B, T, N, k, k), B / H (B, T, N, k, v), h0 (B, N, k, v).
+
+use super::dispatch::{self, host, host_opt, ScanOptions};
+use super::envelope::{self, AffineDims};
+use super::strategy::{plan, Plan};
+use crate::context::Gpu;
+use crate::error::Result;
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::reference;
+use crate::tensor::Tensor;
+
+const SCAN_BINDINGS: &[Binding] = &[
+    Binding::Uniform,
+    Binding::Read,
+    Binding::Read,
+    Binding::Read,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+    Binding::ReadWrite,
+];
+
+const fn scan_kernel(entry: &'static str) -> KernelDef {
+    KernelDef {
+        name: "scan/matrix_affine_scan",
+        wgsl: include_str!("../../shaders/scan/matrix_affine_scan.wgsl"),
+        entry,
+        bindings: SCAN_BINDINGS,
+    }
+}
+
+const LANES: KernelDef = scan_kernel("scan_lanes");
+const CHUNK_REDUCE: KernelDef = scan_kernel("scan_chunk_reduce");
+const CARRIES: KernelDef = scan_kernel("scan_carries");
+const CHUNK_FIXUP: KernelDef = scan_kernel("scan_chunk_fixup");
+
+const GRAD_A: KernelDef = KernelDef {
+    name: "scan/matrix_affine_scan_grad",
+    wgsl: include_str!("../../shaders/scan/matrix_affine_scan_grad.wgsl"),
+    entry: "scan_grad_a",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+    ],
+};
+
+/// Gradients of an affine scan, in the shapes of the op's own arguments.
+#[derive(Clone, Debug)]
+pub struct ScanGrads {
+    /// dL/dA, the shape of the transitions `a` / `A`.
+    pub da: Tensor,
+    /// dL/dB, the shape of the injections `b` / `B` (equal to the adjoint state G).
+    pub db: Tensor,
+    /// dL/dh0, the shape of the initial state (also when h0 was left as zeros).
+    pub dh0: Tensor,
+}
+
+const WG: usize = 64;
+
+fn groups(invocations: usize) -> [u32; 3] {
+    groups_1d(invocations.div_ceil(WG) as u32)
+}
+
+/// Forward through the seam: H (B, T, N, k, v).
+pub(crate) fn forward(
+    op: &'static str,
+    d: AffineDims,
+    a: &Tensor,
+    b: &Tensor,
+    h0: Option<&Tensor>,
+    opts: &ScanOptions,
+) -> Result<Tensor> {
+    let ctx = a.context();
+    dispatch::run(
+        op,
+        ctx,
+        opts,
+        |gpu| {
+            envelope::gpu_block_sizes(op, &d)?;
+            let (h, _) = scan_gpu(gpu, op, &d, a, b, h0, false, opts)?;
+            Ok(h)
+        },
+        || {
+            let (a, b, h0) = (host(a, op)?, host(b, op)?, host_opt(h0, op)?);
+            let h = reference::scan::matrix_affine_scan(&a.view(), &b.view(), h0.as_ref().map(|x| x.view()).as_ref());
+            Tensor::from_host(ctx, h)
+        },
+    )
+}
+
+/// Backward through the seam, from the forward's A, h0, output H and dL/dH.
+pub(crate) fn backward(
+    op: &'static str,
+    d: AffineDims,
+    a: &Tensor,
+    h0: Option<&Tensor>,
+    h: &Tensor,
+    grad: &Tensor,
+    opts: &ScanOptions,
+) -> Result<ScanGrads> {
+    let ctx = a.context();
+    dispatch::run(
+        op,
+        ctx,
+        opts,
+        |gpu| {
+            envelope::gpu_block_sizes(op, &d)?;
+            let (db, dh0) = scan_gpu(gpu, op, &d, a, grad, None, true, opts)?;
+            let da = grad_a_gpu(gpu, op, &d, &db, h, h0)?;
+            Ok(ScanGrads { da, db, dh0 })
+        },
+        || {
+            let (a, h0, h, g) = (host(a, op)?, host_opt(h0, op)?, host(h, op)?, host(grad, op)?);
+            let (da, db, dh0) = reference::scan::matrix_affine_scan_backward(
+                &a.view(),
+                h0.as_ref().map(|x| x.view()).as_ref(),
+                &h.view(),
+                &g.view(),
+            );
+            Ok(ScanGrads {
+                da: Tensor::from_host(ctx, da)?,
+                db: Tensor::from_host(ctx, db)?,
+                dh0: Tensor::from_host(ctx, dh0)?,
+            })
+        },
+    )
+}
+
+/// One scan over `x` (B forward, dH in reverse) with the strategy the options and the device
+/// pick. Returns `out` (H, or G = dB) and dh0 (written in reverse; one unused element forward).
+#[allow(clippy::too_many_arguments)]
+fn scan_gpu(
+    gpu: &Gpu,
+    op: &'static str,
+    d: &AffineDims,
+    a: &Tensor,
+    x: &Tensor,
+    h0: Option<&Tensor>,
+    reverse: bool,
+    opts: &ScanOptions,
+) -> Result<(Tensor, Tensor)> {
+    let ctx = a.context();
+    let (a, x) = (a.contiguous()?, x.contiguous()?);
+    let h0 = h0.map(|t| t.contiguous()).transpose()?;
+    let out = Tensor::uninit(ctx, &d.h_shape(), op)?;
+    let dh0 = if reverse {
+        Tensor::uninit(ctx, &d.h0_shape(), op)?
+    } else {
+        Tensor::uninit(ctx, &[1], op)?
+    };
+    let constants = [
+        ("K", d.k as f64),
+        ("V", d.v as f64),
+        ("REVERSE", if reverse { 1.0 } else { 0.0 }),
+    ];
+    let lanes = d.lanes();
+    let plan = plan(opts.strategy, lanes * d.v, d.t, d.k, &gpu.info);
+    let (chunk, chunks) = match plan {
+        Plan::Lanes { .. } => (d.t, 1),
+        Plan::Chunked { len, count } => (len, count),
+    };
+    let side = match plan {
+        Plan::Lanes { .. } => Tensor::uninit(ctx, &[1], op)?,
+        Plan::Chunked { .. } => Tensor::uninit(ctx, &[lanes * chunks * d.k * (d.v + d.k)], op)?,
+    };
+    let params = Params::new()
+        .usize(lanes)
+        .usize(d.n)
+        .usize(d.t)
+        .usize(chunk)
+        .usize(chunks)
+        .u32(h0.is_some() as u32);
+    // An absent h0 binds A again: both are read-only, and the kernel does not read it.
+    let h0_buf = match &h0 {
+        Some(t) => t.gpu_buffer(op)?,
+        None => a.gpu_buffer(op)?,
+    };
+    let buffers = [
+        a.gpu_buffer(op)?,
+        x.gpu_buffer(op)?,
+        h0_buf,
+        out.gpu_buffer(op)?,
+        side.gpu_buffer(op)?,
+        dh0.gpu_buffer(op)?,
+    ];
+    let columns = lanes * d.v;
+    match plan {
+        Plan::Lanes { segment } => {
+            let kernel = gpu.kernel(&LANES, &constants)?;
+            for (begin, end) in segments(d.t, segment, reverse) {
+                let params = params.clone().usize(begin).usize(end);
+                gpu.dispatch(&kernel, &params, &buffers, groups(columns))?;
+            }
+        }
+        Plan::Chunked { .. } => {
+            let reduce = lanes * chunks * (d.v + d.k);
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_REDUCE, &constants)?,
+                &params,
+                &buffers,
+                groups(reduce),
+            )?;
+            gpu.dispatch(&*gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(columns))?;
+            let fixup = columns * chunks;
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_FIXUP, &constants)?,
+                &params,
+                &buffers,
+                groups(fixup),
+            )?;
+        }
+    }
+    Ok((out, dh0))
+}
+
+/// The `[begin, end)` segments of T of at most `len` steps, in scan order.
+pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize)> {
+    let len = len.max(1);
+    let mut out: Vec<(usize, usize)> = (0..t.div_ceil(len))
+        .map(|i| (i * len, ((i + 1) * len).min(t)))
+        .collect();
+    if reverse {
+        out.reverse();
+    }
+    out
+}
+
+/// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), one invocation per element of dA.
+fn grad_a_gpu(
+    gpu: &Gpu,
+    op: &'static str,
+    d: &AffineDims,
+    g: &Tensor,
+    h: &Tensor,
+    h0: Option<&Tensor>,
+) -> Result<Tensor> {
+    let ctx = g.context();
+    let h = h.contiguous()?;
+    let h0 = h0.map(|t| t.contiguous()).transpose()?;
+    let da = Tensor::uninit(ctx, &d.a_shape(), op)?;
+    let total = da.len();
+    let params = Params::new()
+        .usize(total)
+        .usize(d.n)
+        .usize(d.t)
+        .u32(h0.is_some() as u32);
+    let h0_buf = match &h0 {
+        Some(t) => t.gpu_buffer(op)?,
+        None => h.gpu_buffer(op)?,
+    };
+    let kernel = gpu.kernel(&GRAD_A, &[("K", d.k as f64), ("V", d.v as f64)])?;
+    gpu.dispatch(
+        &kernel,
+        &params,
+        &[g.gpu_buffer(op)?, h.gpu_buffer(op)?, h0_buf, da.gpu_buffer(op)?],
+        groups(total),
+    )?;
+    Ok(da)
+}

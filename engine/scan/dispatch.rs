@@ -1,0 +1,141 @@
+//! The dispatch seam: which implementation runs a scan.
+//!
+//! `ENGINE_SCAN=auto|cpu|gpu` (`eager` is accepted for `cpu`), or a per-call
+//! [`ScanOptions::dispatch`] that wins over the environment:
+//! - `cpu` runs the f64 CPU reference (reading device inputs back, uploading the result);
+//! - `auto` runs the GPU kernel and, when the input is outside the kernel's envelope
+//!   ([`Error::Fallback`]), warns once per process and runs the reference; on the CPU
+//!   context it runs the reference;
+//! - `gpu` demands the kernel: a fallback is returned as the error, and a CPU context is an
+//!   error, so a benchmark can never measure the wrong path.
+
+use std::sync::Once;
+
+use ndarray::ArrayD;
+
+use super::Strategy;
+use crate::context::{Context, Gpu};
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+/// Which implementation runs a scan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Dispatch {
+    /// The GPU kernel, the CPU reference outside its envelope (one warning per process).
+    #[default]
+    Auto,
+    /// The CPU reference (f64 accumulation).
+    Cpu,
+    /// The GPU kernel or an error.
+    Gpu,
+}
+
+impl Dispatch {
+    /// Parses `auto`, `cpu` (or `eager`), `gpu`, case-insensitively.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(Dispatch::Auto),
+            "cpu" | "eager" => Ok(Dispatch::Cpu),
+            "gpu" => Ok(Dispatch::Gpu),
+            other => Err(Error::value(
+                "ENGINE_SCAN",
+                "ENGINE_SCAN",
+                "auto, cpu (or eager) or gpu",
+                other,
+            )),
+        }
+    }
+
+    /// The mode `ENGINE_SCAN` asks for (`auto` when unset).
+    pub fn from_env() -> Result<Self> {
+        match std::env::var("ENGINE_SCAN") {
+            Ok(s) => Self::parse(&s),
+            Err(_) => Ok(Dispatch::Auto),
+        }
+    }
+}
+
+/// Per-call options of every scan (`Default`: the environment's dispatch, automatic strategy).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ScanOptions {
+    /// Overrides `ENGINE_SCAN` for this call when set.
+    pub dispatch: Option<Dispatch>,
+    /// How the GPU kernel walks T.
+    pub strategy: Strategy,
+}
+
+impl ScanOptions {
+    /// Options with this dispatch and the automatic strategy.
+    pub fn dispatch(d: Dispatch) -> Self {
+        ScanOptions {
+            dispatch: Some(d),
+            ..Self::default()
+        }
+    }
+
+    /// These options with `strategy`.
+    pub fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+}
+
+static FALLBACK_WARNING: Once = Once::new();
+
+/// Runs `gpu` or `cpu` as the seam decides for `op` on `ctx`.
+pub(crate) fn run<R>(
+    op: &'static str,
+    ctx: &Context,
+    opts: &ScanOptions,
+    gpu: impl FnOnce(&Gpu) -> Result<R>,
+    cpu: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    let mode = match opts.dispatch {
+        Some(d) => d,
+        None => Dispatch::from_env()?,
+    };
+    match (mode, ctx.gpu()) {
+        (Dispatch::Cpu, _) | (Dispatch::Auto, None) => cpu(),
+        (Dispatch::Gpu, None) => Err(Error::Unsupported {
+            op,
+            message: "dispatch `gpu` needs a GPU context; this is the CPU reference context".into(),
+        }),
+        (Dispatch::Gpu, Some(g)) => gpu(g),
+        (Dispatch::Auto, Some(g)) => match gpu(g) {
+            Err(Error::Fallback { op, reason }) => {
+                FALLBACK_WARNING.call_once(|| {
+                    let msg = format!(
+                        "engine: {op}: {reason}; running the CPU reference (ENGINE_SCAN=auto warns once per process)"
+                    );
+                    log::warn!("{msg}");
+                    eprintln!("{msg}");
+                });
+                cpu()
+            }
+            other => other,
+        },
+    }
+}
+
+/// The elements of `t` as a host array, reading a device tensor back (native only: the CPU
+/// path of a GPU context needs a blocking readback).
+pub(crate) fn host(t: &Tensor, op: &'static str) -> Result<ArrayD<f32>> {
+    if let Some(a) = t.host_array() {
+        return Ok(a);
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = op;
+        t.to_array()
+    }
+    #[cfg(target_arch = "wasm32")]
+    Err(Error::Unsupported {
+        op,
+        message: "the CPU reference path reads device tensors back, which blocks; not available on wasm".into(),
+    })
+}
+
+/// `host` of an optional tensor.
+pub(crate) fn host_opt(t: Option<&Tensor>, op: &'static str) -> Result<Option<ArrayD<f32>>> {
+    t.map(|t| host(t, op)).transpose()
+}

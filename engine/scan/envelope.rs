@@ -1,0 +1,105 @@
+//! Shape checks of the four scans, before anything is recorded: a wrong rank, a disagreeing
+//! batch or time axis, T = 0, a bad initial state or gradient shape is an error naming the
+//! argument; a valid shape outside what the GPU kernels support is an [`Error::Fallback`].
+
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+/// The block sizes the GPU kernels are specialised for (k and v each).
+pub const BLOCK_SIZES: [usize; 5] = [1, 2, 4, 8, 16];
+
+/// The affine scan's dimensions: batch, time, blocks, block rows k, columns v.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AffineDims {
+    pub b: usize,
+    pub t: usize,
+    pub n: usize,
+    pub k: usize,
+    pub v: usize,
+}
+
+impl AffineDims {
+    /// Lanes the kernels walk: one per (batch, block).
+    pub fn lanes(&self) -> usize {
+        self.b * self.n
+    }
+    /// H's shape (B, T, N, k, v).
+    pub fn h_shape(&self) -> [usize; 5] {
+        [self.b, self.t, self.n, self.k, self.v]
+    }
+    /// A's shape (B, T, N, k, k).
+    pub fn a_shape(&self) -> [usize; 5] {
+        [self.b, self.t, self.n, self.k, self.k]
+    }
+    /// h0's shape (B, N, k, v).
+    pub fn h0_shape(&self) -> [usize; 4] {
+        [self.b, self.n, self.k, self.v]
+    }
+}
+
+/// Requires `t` to have rank `rank`, naming it `arg` and describing `layout` (e.g. "(B, T, D)").
+pub(crate) fn rank(op: &'static str, arg: &'static str, t: &Tensor, rank: usize, layout: &str) -> Result<()> {
+    if t.rank() != rank {
+        return Err(Error::shape(op, arg, format!("rank {rank} {layout}"), t.shape()));
+    }
+    Ok(())
+}
+
+/// Requires `t` to have exactly `want`'s shape, naming it `arg`.
+pub(crate) fn exact(op: &'static str, arg: &'static str, t: &Tensor, want: &[usize], layout: &str) -> Result<()> {
+    if t.shape() != want {
+        return Err(Error::shape(op, arg, format!("{want:?} {layout}"), t.shape()));
+    }
+    Ok(())
+}
+
+/// Requires T >= 1 (the time axis of `arg`).
+pub(crate) fn nonempty_time(op: &'static str, arg: &'static str, t: &Tensor, time: usize) -> Result<()> {
+    if time == 0 {
+        return Err(Error::shape(
+            op,
+            arg,
+            "T >= 1 (an empty time axis has no scan)",
+            t.shape(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `matrix_affine_scan`'s A (B, T, N, k, k) against `b_name` (B, T, N, k, v): the
+/// injections B forward, the output H backward.
+pub(crate) fn affine(op: &'static str, a: &Tensor, b_name: &'static str, b: &Tensor) -> Result<AffineDims> {
+    rank(op, "A", a, 5, "(B, T, N, k, k)")?;
+    rank(op, b_name, b, 5, "(B, T, N, k, v)")?;
+    let (s, u) = (a.shape(), b.shape());
+    if s[3] != s[4] || s[3] == 0 {
+        return Err(Error::shape(op, "A", "(B, T, N, k, k) with square blocks, k >= 1", s));
+    }
+    if s[..4] != u[..4] {
+        return Err(Error::mismatch(op, "A", s, b_name, u));
+    }
+    if u[4] == 0 {
+        return Err(Error::shape(op, b_name, "(B, T, N, k, v) with v >= 1", u));
+    }
+    nonempty_time(op, "A", a, s[1])?;
+    Ok(AffineDims {
+        b: s[0],
+        t: s[1],
+        n: s[2],
+        k: s[3],
+        v: u[4],
+    })
+}
+
+/// The GPU kernels' envelope: k and v in {1, 2, 4, 8, 16}.
+pub(crate) fn gpu_block_sizes(op: &'static str, d: &AffineDims) -> Result<()> {
+    for (name, x) in [("k", d.k), ("v", d.v)] {
+        if !BLOCK_SIZES.contains(&x) {
+            return Err(Error::Fallback {
+                op,
+                reason: format!("{name} = {x} is not one of {BLOCK_SIZES:?}"),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! `matrix_scan`: h_t = A_t h_{t-1} + b_t with 2 x 2 transitions and 2-vector states, the
+//! affine scan with k = 2, v = 1 (the rotation mixers' recurrence).
+
+use super::affine::{self, ScanGrads};
+use super::dispatch::ScanOptions;
+use super::envelope::{self, AffineDims};
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+
+const OP: &str = "matrix_scan";
+const OP_BACKWARD: &str = "matrix_scan_backward";
+
+fn dims(op: &'static str, a: &Tensor, other: &'static str, b: &Tensor) -> Result<AffineDims> {
+    envelope::rank(op, "A", a, 5, "(B, T, N, 2, 2)")?;
+    envelope::rank(op, other, b, 4, "(B, T, N, 2)")?;
+    let s = a.shape();
+    if s[3] != 2 || s[4] != 2 {
+        return Err(Error::shape(op, "A", "(B, T, N, 2, 2)", s));
+    }
+    if s[..4] != *b.shape() {
+        return Err(Error::mismatch(op, "A", s, other, b.shape()));
+    }
+    envelope::nonempty_time(op, "A", a, s[1])?;
+    Ok(AffineDims {
+        b: s[0],
+        t: s[1],
+        n: s[2],
+        k: 2,
+        v: 1,
+    })
+}
+
+/// A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) or zeros -> h (B, T, N, 2).
+pub fn matrix_scan(a: &Tensor, b: &Tensor, h0: Option<&Tensor>) -> Result<Tensor> {
+    matrix_scan_with(a, b, h0, &ScanOptions::default())
+}
+
+/// [`matrix_scan`] with an explicit dispatch and strategy.
+pub fn matrix_scan_with(a: &Tensor, b: &Tensor, h0: Option<&Tensor>, opts: &ScanOptions) -> Result<Tensor> {
+    let d = dims(OP, a, "b", b)?;
+    b.expect_context(a.context(), OP, "b")?;
+    if let Some(h0) = h0 {
+        envelope::exact(OP, "h0", h0, &[d.b, d.n, 2], "(B, N, 2)")?;
+        h0.expect_context(a.context(), OP, "h0")?;
+    }
+    let h0 = h0.map(|t| t.reshape(&d.h0_shape())).transpose()?;
+    let h = affine::forward(OP, d, a, &b.reshape(&d.h_shape())?, h0.as_ref(), opts)?;
+    h.reshape(b.shape())
+}
+
+/// Gradients of [`matrix_scan`] from its A, h0, its output h (B, T, N, 2) and dL/dh (same
+/// shape): dA (B, T, N, 2, 2), db (B, T, N, 2), dh0 (B, N, 2).
+pub fn matrix_scan_backward(a: &Tensor, h0: Option<&Tensor>, h: &Tensor, grad_h: &Tensor) -> Result<ScanGrads> {
+    matrix_scan_backward_with(a, h0, h, grad_h, &ScanOptions::default())
+}
+
+/// [`matrix_scan_backward`] with an explicit dispatch and strategy.
+pub fn matrix_scan_backward_with(
+    a: &Tensor,
+    h0: Option<&Tensor>,
+    h: &Tensor,
+    grad_h: &Tensor,
+    opts: &ScanOptions,
+) -> Result<ScanGrads> {
+    let d = dims(OP_BACKWARD, a, "h", h)?;
+    envelope::exact(OP_BACKWARD, "grad_h", grad_h, h.shape(), "(B, T, N, 2), the shape of h")?;
+    if let Some(h0) = h0 {
+        envelope::exact(OP_BACKWARD, "h0", h0, &[d.b, d.n, 2], "(B, N, 2)")?;
+    }
+    for (name, t) in [("h", Some(h)), ("grad_h", Some(grad_h)), ("h0", h0)] {
+        if let Some(t) = t {
+            t.expect_context(a.context(), OP_BACKWARD, name)?;
+        }
+    }
+    let h0 = h0.map(|t| t.reshape(&d.h0_shape())).transpose()?;
+    let g = affine::backward(
+        OP_BACKWARD,
+        d,
+        a,
+        h0.as_ref(),
+        &h.reshape(&d.h_shape())?,
+        &grad_h.reshape(&d.h_shape())?,
+        opts,
+    )?;
+    Ok(ScanGrads {
+        da: g.da,
+        db: g.db.reshape(h.shape())?,
+        dh0: g.dh0.reshape(&[d.b, d.n, 2])?,
+    })
+}

@@ -1,0 +1,41 @@
+//! # Associative scans
+//!
+//! The four scans behind minGRU-style mixers, forward and backward, as WGSL kernels. All are
+//! the affine recurrence h_t = A_t h_{t-1} + B_t; `parallel_scan_log` carries it in log space.
+//!
+//! | op | inputs | output |
+//! | --- | --- | --- |
+//! | [`linear_scan`] | a, b (B, T, D), h0 (B, D) | h (B, T, D) |
+//! | [`parallel_scan_log`] | log_coeffs (B, T, D), log_values (B, T+1, D) | h (B, T, D) |
+//! | [`matrix_scan`] | A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) | h (B, T, N, 2) |
+//! | [`matrix_affine_scan`] | A (B, T, N, k, k), B (B, T, N, k, v), h0 (B, N, k, v) | H (B, T, N, k, v) |
+//!
+//! Each has a `_with` form taking [`ScanOptions`] (the [`Dispatch`] seam and the
+//! [`Strategy`]) and a `_backward` form that reads only the forward's inputs and output plus
+//! the output gradient. The GPU kernels accumulate in f32; the reference
+//! ([`crate::reference::scan`]) in f64.
+//!
+//! Layout: [`envelope`] (shape checks), [`dispatch`] (the seam), [`strategy`] (lanes vs
+//! chunked), `affine` (the shared k x v GPU core), one file per op.
+
+mod affine;
+pub mod dispatch;
+pub mod envelope;
+mod linear_scan;
+mod matrix_affine_scan;
+mod matrix_scan;
+mod parallel_scan_log;
+pub mod strategy;
+
+pub use affine::ScanGrads;
+pub use dispatch::{Dispatch, ScanOptions};
+pub use linear_scan::{linear_scan, linear_scan_backward, linear_scan_backward_with, linear_scan_with};
+pub use matrix_affine_scan::{
+    matrix_affine_scan, matrix_affine_scan_backward, matrix_affine_scan_backward_with, matrix_affine_scan_with,
+};
+pub use matrix_scan::{matrix_scan, matrix_scan_backward, matrix_scan_backward_with, matrix_scan_with};
+pub use parallel_scan_log::{
+    parallel_scan_log, parallel_scan_log_backward, parallel_scan_log_backward_with, parallel_scan_log_with,
+    LogScanGrads,
+};
+pub use strategy::Strategy;

@@ -1,0 +1,220 @@
+//! `parallel_scan_log`: the minGRU scan in log space, h_t = exp(z_t) with
+//! z_t = logaddexp(lc_t + z_{t-1}, lv_{t+1}) and z_{-1} = lv_0; equivalently
+//! exp(a* + logcumsumexp(log_values - a*))[:, 1:] with a* the zero-padded cumsum of the log
+//! coefficients. The backward is its own adjoint kernel (no recompute through the reference).
+
+use super::affine::segments;
+use super::dispatch::{self, host, ScanOptions};
+use super::envelope;
+use super::strategy::{plan, Plan};
+use crate::context::Gpu;
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::reference;
+use crate::tensor::Tensor;
+
+const OP: &str = "parallel_scan_log";
+const OP_BACKWARD: &str = "parallel_scan_log_backward";
+
+const fn kernel(entry: &'static str) -> KernelDef {
+    KernelDef {
+        name: "scan/parallel_scan_log",
+        wgsl: include_str!("../../shaders/scan/parallel_scan_log.wgsl"),
+        entry,
+        bindings: &[
+            Binding::Uniform,
+            Binding::Read,
+            Binding::Read,
+            Binding::Read,
+            Binding::Read,
+            Binding::ReadWrite,
+            Binding::ReadWrite,
+            Binding::ReadWrite,
+        ],
+    }
+}
+
+const LANES: KernelDef = kernel("scan_lanes");
+const CHUNK_REDUCE: KernelDef = kernel("scan_chunk_reduce");
+const CARRIES: KernelDef = kernel("scan_carries");
+const CHUNK_FIXUP: KernelDef = kernel("scan_chunk_fixup");
+
+/// Gradients of [`parallel_scan_log`].
+#[derive(Clone, Debug)]
+pub struct LogScanGrads {
+    /// dL/d log_coeffs (B, T, D).
+    pub d_log_coeffs: Tensor,
+    /// dL/d log_values (B, T + 1, D).
+    pub d_log_values: Tensor,
+}
+
+/// (B, T, D) from log_coeffs (B, T, D) and log_values (B, T + 1, D).
+fn dims(op: &'static str, lc: &Tensor, lv: &Tensor) -> Result<(usize, usize, usize)> {
+    envelope::rank(op, "log_coeffs", lc, 3, "(B, T, D)")?;
+    envelope::rank(op, "log_values", lv, 3, "(B, T + 1, D)")?;
+    let s = lc.shape();
+    let (b, t, d) = (s[0], s[1], s[2]);
+    if lv.shape() != [b, t + 1, d] {
+        return Err(Error::shape(
+            op,
+            "log_values",
+            format!("[{b}, {}, {d}] (B, T + 1, D) for log_coeffs {s:?}", t + 1),
+            lv.shape(),
+        ));
+    }
+    envelope::nonempty_time(op, "log_coeffs", lc, t)?;
+    lv.expect_context(lc.context(), op, "log_values")?;
+    Ok((b, t, d))
+}
+
+/// log_coeffs (B, T, D), log_values (B, T + 1, D) whose step 0 is log h0 -> h (B, T, D).
+pub fn parallel_scan_log(log_coeffs: &Tensor, log_values: &Tensor) -> Result<Tensor> {
+    parallel_scan_log_with(log_coeffs, log_values, &ScanOptions::default())
+}
+
+/// [`parallel_scan_log`] with an explicit dispatch and strategy.
+pub fn parallel_scan_log_with(log_coeffs: &Tensor, log_values: &Tensor, opts: &ScanOptions) -> Result<Tensor> {
+    let dims = dims(OP, log_coeffs, log_values)?;
+    let ctx = log_coeffs.context();
+    dispatch::run(
+        OP,
+        ctx,
+        opts,
+        |gpu| Ok(launch(gpu, OP, dims, log_coeffs, log_values, None, opts)?.0),
+        || {
+            let (lc, lv) = (host(log_coeffs, OP)?, host(log_values, OP)?);
+            Tensor::from_host(ctx, reference::scan::parallel_scan_log(&lc.view(), &lv.view()))
+        },
+    )
+}
+
+/// Gradients of [`parallel_scan_log`] from its inputs, its output h (B, T, D) and dL/dh
+/// (B, T, D): d log_coeffs (B, T, D), d log_values (B, T + 1, D).
+pub fn parallel_scan_log_backward(
+    log_coeffs: &Tensor,
+    log_values: &Tensor,
+    h: &Tensor,
+    grad_h: &Tensor,
+) -> Result<LogScanGrads> {
+    parallel_scan_log_backward_with(log_coeffs, log_values, h, grad_h, &ScanOptions::default())
+}
+
+/// [`parallel_scan_log_backward`] with an explicit dispatch and strategy.
+pub fn parallel_scan_log_backward_with(
+    log_coeffs: &Tensor,
+    log_values: &Tensor,
+    h: &Tensor,
+    grad_h: &Tensor,
+    opts: &ScanOptions,
+) -> Result<LogScanGrads> {
+    let op = OP_BACKWARD;
+    let dims = dims(op, log_coeffs, log_values)?;
+    let shape = log_coeffs.shape();
+    envelope::exact(op, "h", h, shape, "(B, T, D), the forward output for these log_coeffs")?;
+    envelope::exact(op, "grad_h", grad_h, shape, "(B, T, D), the shape of h")?;
+    h.expect_context(log_coeffs.context(), op, "h")?;
+    grad_h.expect_context(log_coeffs.context(), op, "grad_h")?;
+    let ctx = log_coeffs.context();
+    dispatch::run(
+        op,
+        ctx,
+        opts,
+        |gpu| {
+            let (d_log_coeffs, d_log_values) = launch(gpu, op, dims, log_coeffs, log_values, Some((h, grad_h)), opts)?;
+            Ok(LogScanGrads {
+                d_log_coeffs,
+                d_log_values,
+            })
+        },
+        || {
+            let (lc, lv, h, g) = (
+                host(log_coeffs, op)?,
+                host(log_values, op)?,
+                host(h, op)?,
+                host(grad_h, op)?,
+            );
+            let (dlc, dlv) = reference::scan::parallel_scan_log_backward(&lc.view(), &lv.view(), &h.view(), &g.view());
+            Ok(LogScanGrads {
+                d_log_coeffs: Tensor::from_host(ctx, dlc)?,
+                d_log_values: Tensor::from_host(ctx, dlv)?,
+            })
+        },
+    )
+}
+
+/// Records the forward (`backward` None: returns (h, unused)) or the adjoint (`backward`
+/// Some((h, dL/dh)): returns (d log_coeffs, d log_values)) with the planned strategy.
+fn launch(
+    gpu: &Gpu,
+    op: &'static str,
+    (b, t, d): (usize, usize, usize),
+    lc: &Tensor,
+    lv: &Tensor,
+    backward: Option<(&Tensor, &Tensor)>,
+    opts: &ScanOptions,
+) -> Result<(Tensor, Tensor)> {
+    let ctx = lc.context();
+    let (lc, lv) = (lc.contiguous()?, lv.contiguous()?);
+    let reverse = backward.is_some();
+    let (h, g) = match backward {
+        Some((h, g)) => (Some(h.contiguous()?), Some(g.contiguous()?)),
+        None => (None, None),
+    };
+    let out = Tensor::uninit(ctx, &[b, t, d], op)?;
+    let out2_shape = if reverse { vec![b, t + 1, d] } else { vec![1] };
+    let out2 = Tensor::uninit(ctx, &out2_shape, op)?;
+    let lanes = b * d;
+    let plan = plan(opts.strategy, lanes, t, 1, &gpu.info);
+    let (chunk, chunks) = match plan {
+        Plan::Lanes { .. } => (t, 1),
+        Plan::Chunked { len, count } => (len, count),
+    };
+    let side = match plan {
+        Plan::Lanes { segment } if segment >= t => Tensor::uninit(ctx, &[1], op)?,
+        Plan::Lanes { .. } => Tensor::uninit(ctx, &[lanes], op)?,
+        Plan::Chunked { .. } => Tensor::uninit(ctx, &[lanes * chunks * 2], op)?,
+    };
+    let params = Params::new().usize(lanes).usize(d).usize(t).usize(chunk).usize(chunks);
+    // The forward does not read g and h: it binds log_coeffs there (read-only aliases).
+    let lc_buf = lc.gpu_buffer(op)?;
+    let buffers = [
+        lc_buf,
+        lv.gpu_buffer(op)?,
+        g.as_ref().map(|x| x.gpu_buffer(op)).transpose()?.unwrap_or(lc_buf),
+        h.as_ref().map(|x| x.gpu_buffer(op)).transpose()?.unwrap_or(lc_buf),
+        out.gpu_buffer(op)?,
+        out2.gpu_buffer(op)?,
+        side.gpu_buffer(op)?,
+    ];
+    let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
+    let groups = |n: usize| groups_1d(n.div_ceil(64) as u32);
+    match plan {
+        Plan::Lanes { segment } => {
+            let kernel = gpu.kernel(&LANES, &constants)?;
+            for (begin, end) in segments(t, segment, reverse) {
+                gpu.dispatch(
+                    &kernel,
+                    &params.clone().usize(begin).usize(end),
+                    &buffers,
+                    groups(lanes),
+                )?;
+            }
+        }
+        Plan::Chunked { .. } => {
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_REDUCE, &constants)?,
+                &params,
+                &buffers,
+                groups(lanes * chunks),
+            )?;
+            gpu.dispatch(&*gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(lanes))?;
+            gpu.dispatch(
+                &*gpu.kernel(&CHUNK_FIXUP, &constants)?,
+                &params,
+                &buffers,
+                groups(lanes * chunks),
+            )?;
+        }
+    }
+    Ok((out, out2))
+}

@@ -1,0 +1,95 @@
+//! How a scan walks T on the GPU: one lane per (batch, block, column) walking all of T, or
+//! chunked in T (chunk-local scans, a scan of the chunk carries, a fix-up pass).
+//!
+//! Lane-sequential reads each input once and keeps the prefix in registers: the right choice
+//! when the lanes alone fill the device. Chunked reads the inputs twice but multiplies the
+//! parallelism by the number of chunks: the right choice for few lanes and long T.
+
+use crate::context::DeviceInfo;
+
+/// The strategy a caller asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// Chosen from the lane count, T and the device ([`plan`]).
+    #[default]
+    Auto,
+    /// One invocation per (batch, block, column) walks all of T.
+    Lanes,
+    /// Chunks of `chunk` steps (`None`: a length chosen from T).
+    Chunked { chunk: Option<usize> },
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Strategy::Auto => write!(f, "auto"),
+            Strategy::Lanes => write!(f, "lanes"),
+            Strategy::Chunked { chunk: None } => write!(f, "chunked"),
+            Strategy::Chunked { chunk: Some(c) } => write!(f, "chunked/{c}"),
+        }
+    }
+}
+
+/// What a kernel launch does: walk whole lanes (in dispatches of at most `segment` steps),
+/// or chunks of `len` steps (`count` of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Plan {
+    Lanes { segment: usize },
+    Chunked { len: usize, count: usize },
+}
+
+/// The most steps of a k x k scan one invocation may walk in one dispatch on `device`.
+///
+/// Why: Mesa's software rasterisers (lavapipe, llvmpipe GL) end every loop of an invocation
+/// once the loops of that invocation have run 65535 iterations in all (gallivm's loop
+/// limiter against hangs), silently. A k = 16 lane walk makes about 18 loop trips per step,
+/// so it stopped after step 3640 of 4099. On those adapters the walks are split into
+/// segments that stay well under the limit; on hardware there is no such limit.
+pub(crate) fn max_segment(device: &DeviceInfo, k: usize) -> usize {
+    if device.device_type == "Cpu" {
+        60_000 / (4 * k + 4)
+    } else {
+        usize::MAX
+    }
+}
+
+/// The chunk length for T steps when the caller does not give one: about sqrt(T), so the
+/// chunk-local walks and the carry walk are of similar length, rounded to a power of two.
+pub fn auto_chunk(t: usize) -> usize {
+    ((t as f64).sqrt().ceil() as usize).next_power_of_two().clamp(16, 256)
+}
+
+/// Picks the plan for `invocations` independent lane walks of `t` steps of a k x k scan on
+/// `device`.
+///
+/// Lane-sequential when the lanes alone fill the device (or T is too short to split);
+/// otherwise chunked. "Fill" is a few thousand invocations on a GPU, a few hundred on a
+/// software adapter, whose cores are few.
+pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, k: usize, device: &DeviceInfo) -> Plan {
+    let segment = max_segment(device, k);
+    let chunked = |chunk: Option<usize>| {
+        // Within the loop budget both ways: no chunk longer than a segment, and no more
+        // chunks than a segment's steps for the carry walk.
+        let len = chunk
+            .unwrap_or_else(|| auto_chunk(t))
+            .clamp(1, t.max(1))
+            .min(segment)
+            .max(t.div_ceil(segment));
+        Plan::Chunked {
+            len,
+            count: t.div_ceil(len),
+        }
+    };
+    match strategy {
+        Strategy::Lanes => Plan::Lanes { segment },
+        Strategy::Chunked { chunk } => chunked(chunk),
+        Strategy::Auto => {
+            let fill = if device.device_type == "Cpu" { 256 } else { 8192 };
+            if invocations >= fill || t < 4 * auto_chunk(t) {
+                Plan::Lanes { segment }
+            } else {
+                chunked(None)
+            }
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! The engine's benchmark on whatever adapter is present: scans (forward, forward+backward),
+//! fp32 matmul, a GPT-2 124M-shaped prefill and per-token decode, and a copy kernel that sets
+//! the bandwidth ceiling measured in the same run.
+//!
+//!     cargo run --release --example bench -- [--quick] [--only scans,matmul,gpt2] [--json out.json]
+//!
+//! Each case: `ROTATE` input sets drawn at random and cycled (so caches do not flatter),
+//! warm-up runs, then the median of timed repeats. Timing uses GPU timestamp queries where the
+//! adapter has them (`Context::time`), else wall clock around a full wait. Prints a markdown
+//! table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
+
+use std::time::Instant;
+
+use engine::check::Rng;
+use engine::context::Clock;
+use engine::models::gpt2;
+use engine::ops::{self, MatmulPath};
+use engine::scan::{self, ScanOptions};
+use engine::{Context, Result, Tensor};
+
+const ROTATE: usize = 3;
+
+struct Args {
+    quick: bool,
+    only: String,
+    json: Option<String>,
+}
+
+fn args() -> Args {
+    let mut a = Args { quick: false, only: "copy,scans,matmul,gpt2".into(), json: None };
+    let mut it = std::env::args().skip(1);
+    while let Some(x) = it.next() {
+        match x.as_str() {
+            "--quick" => a.quick = true,
+            "--only" => a.only = it.next().unwrap_or_default(),
+            "--json" => a.json = it.next(),
+            other => eprintln!("ignoring unknown argument {other}"),
+        }
+    }
+    a
+}
+
+/// Median seconds of `repeat` timed runs of `f(i)` after `warmup` untimed ones.
+fn median(ctx: &Context, warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<(f64, Clock)> {
+    for i in 0..warmup {
+        f(i)?;
+    }
+    ctx.synchronize()?;
+    let mut times = vec![];
+    let mut clock = Clock::WallClock;
+    for i in 0..repeat {
+        let ((), t) = ctx.time(|| f(i))?;
+        clock = t.clock;
+        times.push(t.seconds);
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    Ok((times[times.len() / 2], clock))
+}
+
+struct Row {
+    case: String,
+    shape: String,
+    fwd_ms: f64,
+    fwd_bwd_ms: Option<f64>,
+    rate: String,
+    ratio: String,
+}
+
+fn print_rows(title: &str, rows: &[Row]) {
+    println!("\n### {title}\n");
+    println!("| case | shape | fwd ms | fwd+bwd ms | rate | vs ceiling |");
+    println!("|---|---|---|---|---|---|");
+    for r in rows {
+        let fb = r.fwd_bwd_ms.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+        println!("| {} | {} | {:.4} | {} | {} | {} |", r.case, r.shape, r.fwd_ms, fb, r.rate, r.ratio);
+    }
+}
+
+fn random(ctx: &Context, rng: &mut Rng, shape: &[usize], lo: f64, hi: f64) -> Result<Tensor> {
+    let n = shape.iter().product();
+    Tensor::from_slice(ctx, shape, &rng.vec_range(n, lo, hi))
+}
+
+/// The copy ceiling of this run: a dense copy by a WGSL kernel, bytes read + written per second.
+fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Row)> {
+    let n = if quick { 1 << 22 } else { 1 << 27 }; // 512 MiB per buffer at full size
+    let x = Tensor::full(ctx, &[n], 1.5)?;
+    let (s, _) = median(ctx, 3, 10, |_| ops::unary(ops::UnaryOp::Identity, &x).map(drop))?;
+    let gbps = 8.0 * n as f64 / s / 1e9;
+    Ok((
+        gbps,
+        Row {
+            case: "copy (identity kernel)".into(),
+            shape: format!("[{n}]"),
+            fwd_ms: s * 1e3,
+            fwd_bwd_ms: None,
+            rate: format!("{gbps:.0} GB/s"),
+            ratio: "ceiling".into(),
+        },
+    ))
+}
+
+struct ScanCase {
+    op: &'static str,
+    label: &'static str,
+    dims: Vec<usize>,
+}
+
+fn scan_cases(quick: bool) -> Vec<ScanCase> {
+    let mut v = vec![];
+    for (label, b, t) in [("lab", 128, 64), ("long-T", 16, 1024)] {
+        v.push(ScanCase { op: "linear_scan", label, dims: vec![b, t, 256] });
+        v.push(ScanCase { op: "parallel_scan_log", label, dims: vec![b, t, 256] });
+        v.push(ScanCase { op: "matrix_scan", label, dims: vec![b, t, 64] });
+        v.push(ScanCase { op: "matrix_affine_scan", label, dims: vec![b, t, 32, 8, 8] });
+    }
+    if !quick {
+        v.push(ScanCase { op: "linear_scan", label: "large", dims: vec![16, 4096, 4096] });
+        v.push(ScanCase { op: "parallel_scan_log", label: "large", dims: vec![16, 4096, 4096] });
+        v.push(ScanCase { op: "matrix_scan", label: "large", dims: vec![16, 4096, 1024] });
+        v.push(ScanCase { op: "matrix_affine_scan", label: "large", dims: vec![8, 1024, 256, 8, 8] });
+    }
+    v
+}
+
+/// Fewest bytes a forward moves: each input read once, the output written once.
+fn scan_bytes(c: &ScanCase) -> f64 {
+    let d = &c.dims;
+    4.0 * match c.op {
+        "linear_scan" => 3 * d[0] * d[1] * d[2] + d[0] * d[2],
+        "parallel_scan_log" => d[0] * d[1] * d[2] + 2 * d[0] * (d[1] + 1) * d[2],
+        "matrix_scan" => d[0] * d[1] * d[2] * 8,
+        _ => d[0] * d[1] * d[2] * (d[3] * d[3] + 2 * d[3] * d[4]),
+    } as f64
+}
+
+/// One input set: the op's arguments and an upstream gradient of the output's shape.
+fn scan_inputs(ctx: &Context, rng: &mut Rng, c: &ScanCase) -> Result<Vec<Tensor>> {
+    let d = &c.dims;
+    Ok(match c.op {
+        "linear_scan" => vec![
+            random(ctx, rng, d, 0.05, 0.95)?,
+            random(ctx, rng, d, -1.0, 1.0)?,
+            random(ctx, rng, d, -1.0, 1.0)?,
+        ],
+        "parallel_scan_log" => vec![
+            random(ctx, rng, d, -2.0, -0.01)?,
+            random(ctx, rng, &[d[0], d[1] + 1, d[2]], -1.0, 1.0)?,
+            random(ctx, rng, d, -1.0, 1.0)?,
+        ],
+        "matrix_scan" => vec![
+            random(ctx, rng, &[d[0], d[1], d[2], 2, 2], -0.5, 0.5)?,
+            random(ctx, rng, &[d[0], d[1], d[2], 2], -1.0, 1.0)?,
+            random(ctx, rng, &[d[0], d[1], d[2], 2], -1.0, 1.0)?,
+        ],
+        _ => {
+            let s = 1.0 / (d[3] as f64).sqrt();
+            vec![
+                random(ctx, rng, &[d[0], d[1], d[2], d[3], d[3]], -s, s)?,
+                random(ctx, rng, &[d[0], d[1], d[2], d[3], d[4]], -1.0, 1.0)?,
+                random(ctx, rng, &[d[0], d[1], d[2], d[3], d[4]], -1.0, 1.0)?,
+            ]
+        }
+    })
+}
+
+fn scan_forward(op: &str, x: &[Tensor], opts: &ScanOptions) -> Result<Tensor> {
+    match op {
+        "linear_scan" => scan::linear_scan_with(&x[0], &x[1], None, opts),
+        "parallel_scan_log" => scan::parallel_scan_log_with(&x[0], &x[1], opts),
+        "matrix_scan" => scan::matrix_scan_with(&x[0], &x[1], None, opts),
+        _ => scan::matrix_affine_scan_with(&x[0], &x[1], None, opts),
+    }
+}
+
+fn scan_forward_backward(op: &str, x: &[Tensor], opts: &ScanOptions) -> Result<()> {
+    let h = scan_forward(op, x, opts)?;
+    match op {
+        "linear_scan" => scan::linear_scan_backward_with(&x[0], None, &h, &x[2], opts).map(drop),
+        "parallel_scan_log" => scan::parallel_scan_log_backward_with(&x[0], &x[1], &h, &x[2], opts).map(drop),
+        "matrix_scan" => scan::matrix_scan_backward_with(&x[0], None, &h, &x[2], opts).map(drop),
+        _ => scan::matrix_affine_scan_backward_with(&x[0], None, &h, &x[2], opts).map(drop),
+    }
+}
+
+fn bench_scans(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
+    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu);
+    let mut rows = vec![];
+    let mut rng = Rng::new(7);
+    for c in scan_cases(quick) {
+        let sets: Vec<Vec<Tensor>> = (0..ROTATE).map(|_| scan_inputs(ctx, &mut rng, &c)).collect::<Result<_>>()?;
+        let repeat = if c.label == "large" { 5 } else { 20 };
+        let (fwd, _) = median(ctx, 2, repeat, |i| scan_forward(c.op, &sets[i % ROTATE], &opts).map(drop))?;
+        let (fb, _) = median(ctx, 2, repeat, |i| scan_forward_backward(c.op, &sets[i % ROTATE], &opts))?;
+        let gbps = scan_bytes(&c) / fwd / 1e9;
+        eprintln!("  {} {} {:?}: fwd {:.4} ms, fwd+bwd {:.4} ms", c.op, c.label, c.dims, fwd * 1e3, fb * 1e3);
+        rows.push(Row {
+            case: format!("{} {}", c.op, c.label),
+            shape: format!("{:?}", c.dims),
+            fwd_ms: fwd * 1e3,
+            fwd_bwd_ms: Some(fb * 1e3),
+            rate: format!("{gbps:.0} GB/s"),
+            ratio: format!("{:.0}%", 100.0 * gbps / ceiling),
+        });
+    }
+    Ok(rows)
+}
+
+fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
+    let mut rows = vec![];
+    let mut rng = Rng::new(8);
+    let sizes: &[usize] = if quick { &[256, 512] } else { &[1024, 2048, 4096] };
+    for &n in sizes {
+        let sets: Vec<(Tensor, Tensor)> = (0..ROTATE)
+            .map(|_| Ok((random(ctx, &mut rng, &[n, n], -1.0, 1.0)?, random(ctx, &mut rng, &[n, n], -1.0, 1.0)?)))
+            .collect::<Result<_>>()?;
+        for path in [MatmulPath::Tiled16, MatmulPath::RegisterTiled, MatmulPath::Auto] {
+            let (s, _) = median(ctx, 2, 10, |i| ops::matmul_with(&sets[i % ROTATE].0, &sets[i % ROTATE].1, path).map(drop))?;
+            let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
+            eprintln!("  matmul {n} {path:?}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
+            rows.push(Row {
+                case: format!("matmul fp32 {path:?}"),
+                shape: format!("{n}^3"),
+                fwd_ms: s * 1e3,
+                fwd_bwd_ms: None,
+                rate: format!("{tflops:.2} TFLOP/s"),
+                ratio: String::new(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
+    let config = if quick { gpt2::tiny::tiny_config() } else { gpt2::Config::default() };
+    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
+    let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
+    let model = gpt2::Gpt2::new(ctx, &weights)?;
+    let last_only = gpt2::StepOptions::default();
+    let mut rng = Rng::new(9);
+    let prompts: Vec<Vec<u32>> =
+        (0..ROTATE).map(|_| (0..64).map(|_| rng.below(config.vocab_size) as u32).collect()).collect();
+    let (prefill, _) = median(ctx, 2, 10, |i| {
+        let mut cache = model.new_cache()?;
+        model.step(&prompts[i % ROTATE], &mut cache, last_only).map(drop)
+    })?;
+    // Decode: one position per step against a cache that starts at 64 positions.
+    let mut cache = model.new_cache()?;
+    model.step(&prompts[0], &mut cache, last_only)?;
+    let mut steps = vec![];
+    let mut tok = 13u32;
+    for _ in 0..40 {
+        let start = Instant::now();
+        let logits = model.step(&[tok], &mut cache, last_only)?.logits;
+        tok = gpt2::argmax(&logits.to_vec()?);
+        steps.push(start.elapsed().as_secs_f64());
+    }
+    let decode = {
+        let mut s = steps[8..].to_vec();
+        s.sort_by(|a, b| a.total_cmp(b));
+        s[s.len() / 2]
+    };
+    eprintln!("  gpt2 prefill {:.3} ms, decode {:.3} ms/token", prefill * 1e3, decode * 1e3);
+    Ok(vec![
+        Row {
+            case: "gpt2 prefill 64 tokens".into(),
+            shape: format!("{} layers, C {}", config.n_layer, config.n_embd),
+            fwd_ms: prefill * 1e3,
+            fwd_bwd_ms: None,
+            rate: format!("{:.0} tok/s", 64.0 / prefill),
+            ratio: String::new(),
+        },
+        Row {
+            case: "gpt2 decode per token (cache, incl. logits readback)".into(),
+            shape: format!("{} layers, C {}", config.n_layer, config.n_embd),
+            fwd_ms: decode * 1e3,
+            fwd_bwd_ms: None,
+            rate: format!("{:.0} tok/s", 1.0 / decode),
+            ratio: String::new(),
+        },
+    ])
+}
+
+fn main() -> Result<()> {
+    let a = args();
+    let ctx = Context::new()?;
+    println!("# engine bench on {} ({}, {})", ctx.info().name, ctx.info().backend, ctx.info().driver);
+    let clock = if ctx.info().timestamps_inside_passes { "GPU timestamp queries" } else { "wall clock" };
+    println!("timing: {clock}; median of repeats after warm-up; {ROTATE} rotated input sets");
+    let mut ceiling = 4130.0;
+    if a.only.contains("copy") {
+        let (c, row) = copy_ceiling(&ctx, a.quick)?;
+        ceiling = c;
+        print_rows("bandwidth ceiling of this run", &[row]);
+        println!("(DESIGN.md's H200 figure for a vec4 grid-stride WGSL copy: 4130 GB/s)");
+    }
+    if a.only.contains("scans") {
+        print_rows("scans (Dispatch::Gpu, automatic strategy)", &bench_scans(&ctx, a.quick, ceiling)?);
+    }
+    if a.only.contains("matmul") {
+        print_rows("matmul", &bench_matmul(&ctx, a.quick)?);
+    }
+    if a.only.contains("gpt2") {
+        print_rows("GPT-2", &bench_gpt2(&ctx, a.quick)?);
+    }
+    if let Some(path) = a.json {
+        std::fs::write(&path, format!("{{\"adapter\": {:?}}}\n", ctx.info().name)).map_err(|e| engine::Error::Io {
+            what: path.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}

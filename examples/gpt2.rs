@@ -1,0 +1,266 @@
+//! GPT-2 text generation on the GPU (or the CPU reference context), streaming the completion.
+//!
+//! ```text
+//! cargo run --release --example gpt2 -- "PROMPT" --tokens 10 [--model DIR] [--cpu] [--verify]
+//!     [--temperature T] [--top-k K] [--seed S]
+//! ```
+//! Without `--model` it runs `assets/models/shakespeare/` when present, else the untrained
+//! `assets/models/tiny-random/`. `--verify` recomputes every step with the independent f64
+//! reference (`engine::reference::gpt2`) and compares embeddings, every block's residual, the
+//! logits and the chosen ids.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use engine::models::gpt2::{choose, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
+use engine::reference::gpt2 as reference;
+use engine::{Context, Tensor};
+
+struct Args {
+    prompt: String,
+    tokens: usize,
+    model: Option<PathBuf>,
+    cpu: bool,
+    verify: bool,
+    temperature: Option<f32>,
+    top_k: Option<usize>,
+    seed: u64,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        prompt: "Alan Turing theorized that computers would one day become".into(),
+        tokens: 10,
+        model: None,
+        cpu: false,
+        verify: false,
+        temperature: None,
+        top_k: None,
+        seed: 0,
+    };
+    let mut it = std::env::args().skip(1);
+    let mut prompt = None;
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--tokens" => a.tokens = value("--tokens")?.parse().map_err(|e| format!("--tokens: {e}"))?,
+            "--model" => a.model = Some(PathBuf::from(value("--model")?)),
+            "--cpu" => a.cpu = true,
+            "--verify" => a.verify = true,
+            "--temperature" => {
+                a.temperature = Some(
+                    value("--temperature")?
+                        .parse()
+                        .map_err(|e| format!("--temperature: {e}"))?,
+                )
+            }
+            "--top-k" => a.top_k = Some(value("--top-k")?.parse().map_err(|e| format!("--top-k: {e}"))?),
+            "--seed" => a.seed = value("--seed")?.parse().map_err(|e| format!("--seed: {e}"))?,
+            "-h" | "--help" => return Err(String::new()),
+            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
+            s => prompt = Some(s.to_string()),
+        }
+    }
+    if let Some(p) = prompt {
+        a.prompt = p;
+    }
+    Ok(a)
+}
+
+/// The model directory: `--model`, else the trained Shakespeare model, else the tiny one.
+fn model_dir(arg: Option<PathBuf>) -> (PathBuf, &'static str) {
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models");
+    match arg {
+        Some(dir) => (dir, ""),
+        None if assets.join("shakespeare/model.safetensors").exists() => (
+            assets.join("shakespeare"),
+            " (the default: a small GPT-2 trained on Shakespeare)",
+        ),
+        None => (
+            assets.join("tiny-random"),
+            " (the default: UNTRAINED random weights, a test fixture; expect noise, not text)",
+        ),
+    }
+}
+
+/// Largest differences seen by `--verify`.
+#[derive(Default)]
+struct Verify {
+    embeddings: f64,
+    residuals: f64,
+    logits: f64,
+    ids_equal: usize,
+    steps: usize,
+}
+
+fn max_abs_diff(got: &Tensor, want: ndarray::ArrayView2<f32>) -> Result<f64, engine::Error> {
+    let g = got.to_vec()?;
+    let w: Vec<f32> = want.iter().copied().collect();
+    let c = engine::check::compare(&g, &w, engine::check::Gate::new(0.0, 0.0));
+    Ok(c.max_abs)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
+            eprintln!("usage: gpt2 \"PROMPT\" [--tokens N] [--model DIR] [--cpu] [--verify] [--temperature T] [--top-k K] [--seed S]");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(args) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Args) -> Result<(), engine::Error> {
+    let (dir, note) = model_dir(args.model.clone());
+    println!("model: {}{note}", dir.display());
+    let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
+    println!("device: {} ({})", ctx.info().name, ctx.info().backend);
+    let t0 = Instant::now();
+    let weights = Weights::load(&dir)?;
+    // The checkpoint's own description (the tiny one says it is untrained).
+    let comment = std::fs::read_to_string(dir.join("config.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v.get("_comment").and_then(|c| c.as_str()).map(str::to_string));
+    if let Some(c) = comment {
+        println!("model says: {c}");
+    }
+    let model = Gpt2::new(&ctx, &weights)?;
+    ctx.synchronize()?;
+    let c = &weights.config;
+    println!(
+        "loaded n_layer {} n_head {} n_embd {} n_positions {} vocab {} in {:.2} s",
+        c.n_layer,
+        c.n_head,
+        c.n_embd,
+        c.n_positions,
+        c.vocab_size,
+        t0.elapsed().as_secs_f64()
+    );
+    let sampling = match (args.temperature, args.top_k) {
+        (None, None) => Sampling::Greedy,
+        (t, k) => Sampling::TopK {
+            temperature: t.unwrap_or(1.0),
+            k: k.unwrap_or(0),
+            seed: args.seed,
+        },
+    };
+    println!("sampling: {sampling:?}");
+    let tok = Tokenizer::gpt2()?;
+    let prompt = tok.encode(&args.prompt);
+    if prompt.is_empty() {
+        return Err(engine::Error::value("gpt2", "prompt", "at least one token", 0));
+    }
+    println!("prompt ids: {prompt:?}");
+    print!("{}", args.prompt);
+    std::io::stdout().flush().ok();
+
+    let mut sampler = Sampler::new(sampling)?;
+    let mut ref_sampler = sampler.clone();
+    let mut cache = model.new_cache()?;
+    let mut context = prompt.clone();
+    let mut input = prompt.clone();
+    let mut generated = Vec::new();
+    let mut pending = Vec::<u8>::new();
+    let mut verify = Verify::default();
+    let start = Instant::now();
+    let mut first_token = None;
+    for _ in 0..args.tokens {
+        if input.len() > cache.remaining() {
+            println!("\n[stopped: the context of {} positions is full]", c.n_positions);
+            break;
+        }
+        let past = cache.len();
+        let opts = StepOptions {
+            all_logits: args.verify,
+            capture: args.verify,
+        };
+        let step = model.step(&input, &mut cache, opts)?;
+        let t = input.len();
+        let last = step
+            .logits
+            .narrow(0, step.logits.shape()[0] - 1, step.logits.shape()[0])?;
+        let id = pollster::block_on(choose(&last, &mut sampler))?;
+        if first_token.is_none() {
+            first_token = Some(start.elapsed());
+        }
+        if args.verify {
+            let trace = reference::forward(&weights, &context)?;
+            let rows = ndarray::s![past..past + t, ..];
+            if let Some(e) = &step.embeddings {
+                verify.embeddings = verify.embeddings.max(max_abs_diff(e, trace.embeddings.slice(rows))?);
+            }
+            for (got, want) in step.residuals.iter().zip(&trace.residuals) {
+                verify.residuals = verify.residuals.max(max_abs_diff(got, want.slice(rows))?);
+            }
+            verify.logits = verify.logits.max(max_abs_diff(&step.logits, trace.logits.slice(rows))?);
+            let want_row: Vec<f32> = trace.logits.row(past + t - 1).to_vec();
+            let want_id = ref_sampler.pick(&want_row)?;
+            verify.steps += 1;
+            verify.ids_equal += usize::from(want_id == id);
+        }
+        generated.push(id);
+        context.push(id);
+        input = vec![id];
+        // Print whole UTF-8 characters as they complete (a token may end mid-character).
+        pending.extend(tok.decode_bytes(&[id])?);
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        print!("{}", String::from_utf8_lossy(&pending[..valid]));
+        std::io::stdout().flush().ok();
+        pending.drain(..valid);
+    }
+    print!("{}", String::from_utf8_lossy(&pending));
+    println!();
+    let total = start.elapsed().as_secs_f64();
+    let ttft = first_token.map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let n = generated.len();
+    println!("generated ids: {generated:?}");
+    println!(
+        "time to first token {:.3} s (prompt of {} tokens); {} tokens in {:.3} s = {:.2} tokens/s{}",
+        ttft,
+        prompt.len(),
+        n,
+        total,
+        n as f64 / total.max(1e-9),
+        if n > 1 {
+            format!(
+                "; after the first: {:.2} tokens/s",
+                (n - 1) as f64 / (total - ttft).max(1e-9)
+            )
+        } else {
+            String::new()
+        }
+    );
+    if args.verify {
+        let worst = verify.embeddings.max(verify.residuals).max(verify.logits);
+        println!(
+            "verify against the f64 CPU reference: max |diff| embeddings {:.3e}, residuals {:.3e}, logits {:.3e}; \
+             chosen ids equal at {}/{} steps",
+            verify.embeddings, verify.residuals, verify.logits, verify.ids_equal, verify.steps
+        );
+        let ok = worst <= 1e-4 && verify.ids_equal == verify.steps;
+        println!(
+            "largest absolute difference {worst:.3e}: {}",
+            if ok {
+                "PASS (within 1e-4, all ids equal)"
+            } else {
+                "FAIL"
+            }
+        );
+        if !ok {
+            std::process::exit(1);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,63 @@
+//! Runs a GPT-2 checkpoint greedily and writes what a peer needs to check it: the token ids,
+//! every step's logits (f32, little-endian, steps x vocab) and the timings.
+//!
+//!     cargo run --release --example gpt2_logits -- --model DIR --prompt TEXT --tokens N --out PREFIX
+//!
+//! Writes PREFIX.json ({prompt_ids, generated, prefill_ms, decode_ms_median, adapter}) and
+//! PREFIX.logits.f32. `benches/gpt2_h200.py` compares both with transformers on the same file.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use engine::models::gpt2::{argmax, Gpt2, StepOptions, Tokenizer, Weights};
+use engine::{Context, Error, Result};
+
+fn main() -> Result<()> {
+    let (mut model_dir, mut prompt, mut tokens, mut out) = (None, String::new(), 20usize, String::from("gpt2_logits"));
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let v = it.next().unwrap_or_default();
+        match a.as_str() {
+            "--model" => model_dir = Some(PathBuf::from(v)),
+            "--prompt" => prompt = v,
+            "--tokens" => tokens = v.parse().map_err(|_| Error::value("gpt2_logits", "--tokens", "a count", &v))?,
+            "--out" => out = v,
+            _ => return Err(Error::value("gpt2_logits", "argument", "--model/--prompt/--tokens/--out", a)),
+        }
+    }
+    let dir = model_dir.ok_or_else(|| Error::value("gpt2_logits", "--model", "a model directory", "nothing"))?;
+    let ctx = Context::new()?;
+    let model = Gpt2::new(&ctx, &Weights::load(&dir)?)?;
+    let ids = Tokenizer::gpt2()?.encode(&prompt);
+    let mut cache = model.new_cache()?;
+    let opts = StepOptions::default();
+
+    let start = Instant::now();
+    let logits = model.step(&ids, &mut cache, opts)?.logits.to_vec()?;
+    let prefill_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut all = logits.clone();
+    let mut next = argmax(&logits);
+    let mut generated = vec![next];
+    let mut steps = vec![];
+    for _ in 1..tokens {
+        let start = Instant::now();
+        let logits = model.step(&[next], &mut cache, opts)?.logits.to_vec()?;
+        steps.push(start.elapsed().as_secs_f64() * 1e3);
+        next = argmax(&logits);
+        generated.push(next);
+        all.extend_from_slice(&logits);
+    }
+    steps.sort_by(|a, b| a.total_cmp(b));
+    let decode = steps.get(steps.len() / 2).copied().unwrap_or(f64::NAN);
+    let json = format!(
+        "{{\"adapter\": {:?}, \"prompt_ids\": {:?}, \"generated\": {:?}, \"prefill_ms\": {prefill_ms:.4}, \"decode_ms_median\": {decode:.4}}}\n",
+        ctx.info().name,
+        ids,
+        generated
+    );
+    let write = |path: String, bytes: &[u8]| std::fs::write(&path, bytes).map_err(|e| Error::Io { what: path, message: e.to_string() });
+    write(format!("{out}.json"), json.as_bytes())?;
+    write(format!("{out}.logits.f32"), &all.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())?;
+    print!("{json}");
+    Ok(())
+}

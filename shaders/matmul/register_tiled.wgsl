@@ -1,0 +1,148 @@
+
+// prelude: matmul/common.wgsl
+// The fast path: a 64x64 block tile per workgroup of 256 invocations, each accumulating a 4x4
+// register tile, walking K in steps of 16. The shared tiles are loaded once per step (four
+// elements or one vec4 per invocation) and each shared value loaded into a register feeds
+// four FMAs, so shared-memory traffic per FMA is a quarter of the 16x16 kernel's.
+// Invocation (tx, ty) owns rows 4 ty .. 4 ty + 3 and columns 4 tx .. 4 tx + 3, read from the
+// shared tiles as one vec4 each per k step.
+// VEC_A / VEC_B: the host proved the operand's K (resp. N) axis dense with every row and batch
+// start a multiple of 4 and K (resp. N) a multiple of 4, so whole vec4s load at once.
+// Grid: (ceil(N/64), ceil(M/64), batch).
+
+override VEC_A: bool = false;
+override VEC_B: bool = false;
+
+@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>; // (..., M, K) view, element i at [i / 4][i % 4]
+@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>; // (..., K, N) view
+
+const BM: u32 = 64u;
+const BN: u32 = 64u;
+const BK: u32 = 16u;
+
+// Shared tiles as vec4 rows: element (kk, r) of the A tile sits at sa[kk * 16 + r / 4][r % 4],
+// so an invocation reads its four rows (or columns) with one vec4 load.
+var<workgroup> sa: array<vec4<f32>, 256>; // BK x BM
+var<workgroup> sb: array<vec4<f32>, 256>; // BK x BN
+
+fn a_at(i: u32) -> f32 {
+    return a[i >> 2u][i & 3u];
+}
+
+fn b_at(i: u32) -> f32 {
+    return b[i >> 2u][i & 3u];
+}
+
+fn put_a(kk: u32, r: u32, v: f32) {
+    sa[kk * 16u + r / 4u][r % 4u] = v;
+}
+
+fn put_b(kk: u32, c: u32, v: f32) {
+    sb[kk * 16u + c / 4u][c % 4u] = v;
+}
+
+fn load_a_tile(base: u32, row0: u32, k0: u32, lid: u32) {
+    if VEC_A {
+        let r = lid / 4u;
+        let kq = (lid % 4u) * 4u;
+        var v = vec4<f32>(0.0);
+        if row0 + r < p.m && k0 + kq < p.k {
+            v = a[(base + (row0 + r) * p.a_rs + k0 + kq) >> 2u];
+        }
+        put_a(kq, r, v.x);
+        put_a(kq + 1u, r, v.y);
+        put_a(kq + 2u, r, v.z);
+        put_a(kq + 3u, r, v.w);
+        return;
+    }
+    for (var t = 0u; t < 4u; t++) {
+        let e = lid + 256u * t;
+        // Consecutive invocations walk the operand's dense axis, so loads coalesce.
+        var r = e / BK;
+        var kk = e % BK;
+        if p.a_cs != 1u {
+            r = e % BM;
+            kk = e / BM;
+        }
+        var v = 0.0;
+        if row0 + r < p.m && k0 + kk < p.k {
+            v = a_at(base + (row0 + r) * p.a_rs + (k0 + kk) * p.a_cs);
+        }
+        put_a(kk, r, v);
+    }
+}
+
+fn load_b_tile(base: u32, col0: u32, k0: u32, lid: u32) {
+    if VEC_B {
+        let kk = lid / 16u;
+        let cq = (lid % 16u) * 4u;
+        var v = vec4<f32>(0.0);
+        if k0 + kk < p.k && col0 + cq < p.n {
+            v = b[(base + (k0 + kk) * p.b_rs + col0 + cq) >> 2u];
+        }
+        sb[kk * 16u + cq / 4u] = v;
+        return;
+    }
+    for (var t = 0u; t < 4u; t++) {
+        let e = lid + 256u * t;
+        var kk = e / BN;
+        var c = e % BN;
+        if p.b_cs != 1u {
+            kk = e % BK;
+            c = e / BK;
+        }
+        var v = 0.0;
+        if k0 + kk < p.k && col0 + c < p.n {
+            v = b_at(base + (k0 + kk) * p.b_rs + (col0 + c) * p.b_cs);
+        }
+        put_b(kk, c, v);
+    }
+}
+
+fn store4(z: u32, row: u32, col: u32, v: vec4<f32>) {
+    if row >= p.m {
+        return;
+    }
+    for (var j = 0u; j < 4u; j++) {
+        if col + j < p.n {
+            store(z, row, col + j, v[j]);
+        }
+    }
+}
+
+@compute @workgroup_size(256)
+fn register_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    let row0 = wid.y * BM;
+    let col0 = wid.x * BN;
+    let z = wid.z;
+    let base = batch_offsets(z);
+    // The 4x4 register tile as four vec4 rows, written out by hand: an array indexed in loops
+    // stays in slow local memory on some drivers, named vec4 values become registers.
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
+    for (var k0 = 0u; k0 < p.k; k0 += BK) {
+        load_a_tile(base.x, row0, k0, lid);
+        load_b_tile(base.y, col0, k0, lid);
+        workgroupBarrier();
+        for (var kk = 0u; kk < BK; kk++) {
+            let av = sa[kk * 16u + ty]; // rows 4 ty .. 4 ty + 3
+            let bv = sb[kk * 16u + tx]; // columns 4 tx .. 4 tx + 3
+            acc0 = fma(vec4<f32>(av.x), bv, acc0);
+            acc1 = fma(vec4<f32>(av.y), bv, acc1);
+            acc2 = fma(vec4<f32>(av.z), bv, acc2);
+            acc3 = fma(vec4<f32>(av.w), bv, acc3);
+        }
+        // The next step overwrites the tiles: wait until everyone has read them.
+        workgroupBarrier();
+    }
+    let row = row0 + 4u * ty;
+    let col = col0 + 4u * tx;
+    store4(z, row, col, acc0);
+    store4(z, row + 1u, col, acc1);
+    store4(z, row + 2u, col, acc2);
+    store4(z, row + 3u, col, acc3);
+}

@@ -1,0 +1,85 @@
+
+// prelude: reduce/tree.wgsl
+// Causal attention in one launch, one workgroup per (head h, query i), online softmax over
+// blocks of 256 keys (the scores are never written to memory):
+//   out[h, i, :] = sum_{j <= past + i} softmax_j(q[h, i, :] . k[h, j, :] * scale) v[h, j, :].
+// Per block: each invocation scores one key, the block max and the running max m give the
+// rescale factor exp(m_old - m_new) for the running sum l and the accumulator, then
+// invocation e < D adds sum_j p_j v[h, j, e]. q, k, v are strided views (offset + strides in
+// the uniform); out is dense (H, Tq, D). The host checked D <= 256.
+
+struct Params {
+    heads: u32,
+    tq: u32,
+    d: u32,
+    past: u32,
+    scale: f32,
+    q_offset: u32,
+    k_offset: u32,
+    v_offset: u32,
+    q_strides: vec4<u32>, // (head, time, feature, unused)
+    k_strides: vec4<u32>,
+    v_strides: vec4<u32>,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<f32>;         // (H, Tq, D) view
+@group(0) @binding(2) var<storage, read> k: array<f32>;         // (H, Tk, D) view
+@group(0) @binding(3) var<storage, read> v: array<f32>;         // (H, Tk, D) view
+@group(0) @binding(4) var<storage, read_write> out: array<f32>; // (H, Tq, D) dense
+
+var<workgroup> q_row: array<f32, 256>;
+var<workgroup> probs: array<f32, 256>;
+
+@compute @workgroup_size(256)
+fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                   @builtin(local_invocation_index) lid: u32) {
+    let task = wid.x + wid.y * nwg.x;
+    if task >= p.heads * p.tq {
+        return;
+    }
+    let h = task / p.tq;
+    let i = task % p.tq;
+    if lid < p.d {
+        q_row[lid] = q[p.q_offset + h * p.q_strides.x + i * p.q_strides.y + lid * p.q_strides.z];
+    }
+    workgroupBarrier();
+    let visible = p.past + i + 1u;
+    let k_base = p.k_offset + h * p.k_strides.x;
+    let v_base = p.v_offset + h * p.v_strides.x;
+    var m = -3.0e38; // running max (a finite sentinel)
+    var l = 0.0;     // running sum of exp(score - m)
+    var acc = 0.0;   // invocation e < D: running sum of exp(score - m) v[., e]
+    for (var j0 = 0u; j0 < visible; j0 += 256u) {
+        let j = j0 + lid;
+        var s = -3.0e38;
+        if j < visible {
+            var dot = 0.0;
+            for (var e = 0u; e < p.d; e++) {
+                dot = fma(q_row[e], k[k_base + j * p.k_strides.y + e * p.k_strides.z], dot);
+            }
+            s = dot * p.scale;
+        }
+        let m_new = max(m, tree_max(lid, s));
+        var e_s = 0.0;
+        if j < visible {
+            e_s = exp(s - m_new);
+        }
+        probs[lid] = e_s;
+        let rescale = exp(m - m_new);
+        l = l * rescale + tree_sum(lid, e_s);
+        m = m_new;
+        if lid < p.d {
+            acc *= rescale;
+            let n = min(256u, visible - j0);
+            for (var t = 0u; t < n; t++) {
+                acc = fma(probs[t], v[v_base + (j0 + t) * p.v_strides.y + lid * p.v_strides.z], acc);
+            }
+        }
+        // probs is rewritten by the next block.
+        workgroupBarrier();
+    }
+    if lid < p.d {
+        out[task * p.d + lid] = acc / l;
+    }
+}

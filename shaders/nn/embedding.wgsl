@@ -1,0 +1,28 @@
+// Token + position embedding gather, one invocation per output element:
+//   out[t, c] = wte[ids[t], c] + wpe[pos_offset + t, c].
+// The host checked every id < V and pos_offset + T <= P; ids travel as exact f32 (< 2^24).
+
+struct Params {
+    n: u32,          // T * C
+    c: u32,
+    pos_offset: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> ids: array<f32>;       // (T,)
+@group(0) @binding(2) var<storage, read> wte: array<f32>;       // (V, C)
+@group(0) @binding(3) var<storage, read> wpe: array<f32>;       // (P, C)
+@group(0) @binding(4) var<storage, read_write> out: array<f32>; // (T, C)
+
+@compute @workgroup_size(256)
+fn embedding(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    if i >= p.n {
+        return;
+    }
+    let t = i / p.c;
+    let c = i % p.c;
+    let id = u32(ids[t]);
+    out[i] = wte[id * p.c + c] + wpe[(p.pos_offset + t) * p.c + c];
+}

@@ -1,0 +1,42 @@
+
+// prelude: reduce/tree.wgsl
+// Layer norm over each row, one workgroup per row (biased variance, two passes over the row
+// so the variance never cancels catastrophically):
+//   out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c].
+
+struct Params {
+    rows: u32,
+    cols: u32,
+    eps: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
+@group(0) @binding(2) var<storage, read> gamma: array<f32>;     // (cols,)
+@group(0) @binding(3) var<storage, read> beta: array<f32>;      // (cols,)
+@group(0) @binding(4) var<storage, read_write> out: array<f32>; // (rows, cols)
+
+@compute @workgroup_size(256)
+fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let row = wid.x + wid.y * nwg.x;
+    if row >= p.rows {
+        return;
+    }
+    let base = row * p.cols;
+    let n = f32(p.cols);
+    var s = 0.0;
+    for (var c = lid; c < p.cols; c += 256u) {
+        s += x[base + c];
+    }
+    let mean = tree_sum(lid, s) / n;
+    var q = 0.0;
+    for (var c = lid; c < p.cols; c += 256u) {
+        let d = x[base + c] - mean;
+        q += d * d;
+    }
+    let rstd = inverseSqrt(tree_sum(lid, q) / n + p.eps);
+    for (var c = lid; c < p.cols; c += 256u) {
+        out[base + c] = (x[base + c] - mean) * rstd * gamma[c] + beta[c];
+    }
+}

@@ -1,0 +1,47 @@
+// matrix_affine_scan gradient of the transitions, after the reverse scan has produced
+// G = dB: dA_t = G_t H_{t-1}^T, with H_{-1} = h0 (zero when absent). Fully parallel over
+// (b, t, n, i, l), one invocation per element of dA; the sum over the V columns is in f32.
+
+override K: u32 = 2u;
+override V: u32 = 1u;
+
+struct Params {
+    total: u32,  // B * T * N * K * K
+    n: u32,      // N
+    t_len: u32,  // T
+    has_h0: u32, // 1 when h0 is bound
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> g: array<f32>;        // (B, T, N, K, V): G = dB
+@group(0) @binding(2) var<storage, read> h: array<f32>;        // (B, T, N, K, V): forward output H
+@group(0) @binding(3) var<storage, read> h0: array<f32>;       // (B, N, K, V), read when has_h0
+@group(0) @binding(4) var<storage, read_write> da: array<f32>; // (B, T, N, K, K)
+
+@compute @workgroup_size(64)
+fn scan_grad_a(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let e = (wid.x + wid.y * nwg.x) * 64u + lid;
+    if e >= p.total {
+        return;
+    }
+    let l = e % K;
+    let i = (e / K) % K;
+    let step = e / (K * K);
+    let t = (step / p.n) % p.t_len;
+    let gb = step * K * V + i * V;
+    var acc = 0.0;
+    if t > 0u {
+        let hb = (step - p.n) * K * V + l * V;
+        for (var j = 0u; j < V; j++) {
+            acc += g[gb + j] * h[hb + j];
+        }
+    } else if p.has_h0 == 1u {
+        let b = step / (p.n * p.t_len);
+        let hb = (b * p.n + step % p.n) * K * V + l * V;
+        for (var j = 0u; j < V; j++) {
+            acc += g[gb + j] * h0[hb + j];
+        }
+    }
+    da[e] = acc;
+}

@@ -1,0 +1,270 @@
+//! Matrix products on every path against the f64 reference: awkward sizes, transposed and
+//! narrowed views, batch broadcast, the fused epilogues, and bad input.
+
+use engine::check::{Gate, Rng};
+use engine::ops::{self, MatmulPath};
+use engine::{reference, Context, Tensor};
+use ndarray::{ArrayD, IxDyn};
+
+use crate::common::{assert_close, each_adapter};
+
+/// f32 accumulation over up to 1000 products of values in [-1, 1].
+const GATE: Gate = Gate::new(1e-4, 1e-4);
+
+fn random(rng: &mut Rng, shape: &[usize]) -> ArrayD<f32> {
+    let n = shape.iter().product();
+    ArrayD::from_shape_vec(IxDyn(shape), rng.vec_range(n, -1.0, 1.0)).unwrap()
+}
+
+/// Runs `a @ b` on `path` and checks it against the reference product of the same views.
+fn check(ctx: &Context, case: &str, a: &Tensor, b: &Tensor, path: MatmulPath) {
+    let want = reference::matmul::matmul(&a.to_array().unwrap().view(), &b.to_array().unwrap().view()).unwrap();
+    let got = ops::matmul_with(a, b, path).unwrap_or_else(|e| panic!("{case} {path:?}: {e}"));
+    assert_eq!(got.shape(), want.shape(), "{case} {path:?}");
+    let want: Vec<f32> = want.iter().copied().collect();
+    assert_close(ctx, &format!("{case} {path:?}"), &got.to_vec().unwrap(), &want, GATE);
+}
+
+fn paths(m: usize) -> Vec<MatmulPath> {
+    let mut p = vec![MatmulPath::Auto, MatmulPath::Tiled16, MatmulPath::RegisterTiled];
+    if m == 1 {
+        p.push(MatmulPath::Vector);
+    }
+    p
+}
+
+#[test]
+fn matmul_every_path_at_awkward_sizes() {
+    let sizes = [
+        (1, 1, 1),
+        (1, 17, 63),
+        (15, 16, 17),
+        (16, 16, 16),
+        (17, 15, 63),
+        (63, 17, 1),
+        (64, 64, 64),
+        (65, 33, 130),
+        (1, 1000, 15),
+        (3, 1000, 17),
+        (128, 20, 68),
+    ];
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(61);
+        for (m, k, n) in sizes {
+            let a = Tensor::from_array(ctx, &random(&mut rng, &[m, k])).unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, &[k, n])).unwrap();
+            for path in paths(m) {
+                check(ctx, &format!("({m}x{k}) @ ({k}x{n})"), &a, &b, path);
+            }
+        }
+    });
+}
+
+#[test]
+fn matmul_one_thousand_in_each_dimension_on_the_fast_path() {
+    // 1000 in one dimension at a time: the software adapters run a 1000^3 product for many
+    // seconds, longer than the GL backend's context lock tolerates under parallel tests.
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(62);
+        for (m, k, n) in [(1000, 20, 65), (70, 1000, 68), (66, 24, 1000)] {
+            let a = Tensor::from_array(ctx, &random(&mut rng, &[m, k])).unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, &[k, n])).unwrap();
+            check(
+                ctx,
+                &format!("({m}x{k}) @ ({k}x{n})"),
+                &a,
+                &b,
+                MatmulPath::RegisterTiled,
+            );
+        }
+    });
+}
+
+#[test]
+fn matmul_reads_transposed_and_narrowed_views_in_place() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(63);
+        for path in [MatmulPath::Tiled16, MatmulPath::RegisterTiled] {
+            // a^T with a stored (K, M); b a column window of a wider matrix.
+            let at = Tensor::from_array(ctx, &random(&mut rng, &[33, 70]))
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, &[33, 100]))
+                .unwrap()
+                .narrow(1, 3, 68)
+                .unwrap();
+            check(ctx, "a^T @ narrowed b", &at, &b, path);
+            // b^T (dense K axis) and a row window of a.
+            let a = Tensor::from_array(ctx, &random(&mut rng, &[90, 64]))
+                .unwrap()
+                .narrow(0, 5, 72)
+                .unwrap();
+            let bt = Tensor::from_array(ctx, &random(&mut rng, &[65, 64]))
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap();
+            check(ctx, "narrowed a @ b^T", &a, &bt, path);
+            // Aligned dense operands at an offset that is a multiple of 4 (vec4 loads).
+            let a = Tensor::from_array(ctx, &random(&mut rng, &[70, 64]))
+                .unwrap()
+                .narrow(0, 4, 68)
+                .unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, &[64, 128])).unwrap();
+            check(ctx, "aligned narrowed a @ b", &a, &b, path);
+        }
+        // The matrix-vector kernel in both modes: dense N axis and dense K axis (b^T).
+        let x = Tensor::from_array(ctx, &random(&mut rng, &[3, 257]))
+            .unwrap()
+            .narrow(0, 1, 2)
+            .unwrap();
+        let w = Tensor::from_array(ctx, &random(&mut rng, &[257, 300])).unwrap();
+        check(ctx, "row @ w", &x, &w, MatmulPath::Vector);
+        let wt = Tensor::from_array(ctx, &random(&mut rng, &[1001, 257]))
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
+        check(ctx, "row @ wte^T", &x, &wt, MatmulPath::Vector);
+    });
+}
+
+#[test]
+fn matmul_batches_broadcast() {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[3, 17, 15], &[3, 15, 16]),
+        (&[2, 3, 16, 17], &[17, 63]),
+        (&[4, 1, 15, 17], &[1, 3, 17, 1]),
+        (&[2, 1, 18], &[2, 18, 33]),
+        (&[1, 65, 8], &[5, 8, 70]),
+    ];
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(64);
+        for (sa, sb) in cases {
+            let a = Tensor::from_array(ctx, &random(&mut rng, sa)).unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, sb)).unwrap();
+            let m = sa[sa.len() - 2];
+            for path in paths(m) {
+                check(ctx, &format!("{sa:?} @ {sb:?}"), &a, &b, path);
+            }
+        }
+        // Per-head products over views: q (T, H, D) -> (H, T, D) and k^T from a (H, T, D) cache.
+        let q = Tensor::from_array(ctx, &random(&mut rng, &[17, 3, 16]))
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
+        let k = Tensor::from_array(ctx, &random(&mut rng, &[3, 40, 16])).unwrap();
+        let kt = k.narrow(1, 0, 21).unwrap().transpose(1, 2).unwrap();
+        for path in [MatmulPath::Tiled16, MatmulPath::RegisterTiled] {
+            check(ctx, "q @ k^T over views", &q, &kt, path);
+        }
+        let q1 = q.narrow(1, 16, 17).unwrap();
+        check(ctx, "decode q @ k^T", &q1, &kt, MatmulPath::Vector);
+    });
+}
+
+#[test]
+fn linear_fuses_bias_and_gelu() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(65);
+        for (lead, k, n) in [(&[1usize][..], 63usize, 17usize), (&[2, 17], 63, 65), (&[70], 16, 64)] {
+            let mut xs = lead.to_vec();
+            xs.push(k);
+            let x = random(&mut rng, &xs);
+            let w = random(&mut rng, &[k, n]);
+            let b = random(&mut rng, &[n]);
+            let mut want = reference::matmul::matmul(&x.view(), &w.view()).unwrap();
+            want += &b;
+            let want_gelu: Vec<f32> = reference::nn::gelu(&want.view()).iter().copied().collect();
+            let want: Vec<f32> = want.iter().copied().collect();
+            let (tx, tw, tb) = (
+                Tensor::from_array(ctx, &x).unwrap(),
+                Tensor::from_array(ctx, &w).unwrap(),
+                Tensor::from_array(ctx, &b).unwrap(),
+            );
+            let got = ops::linear(&tx, &tw, Some(&tb)).unwrap();
+            let mut ys = lead.to_vec();
+            ys.push(n);
+            assert_eq!(got.shape(), &ys[..]);
+            assert_close(ctx, &format!("linear {xs:?}"), &got.to_vec().unwrap(), &want, GATE);
+            let got = ops::linear_gelu(&tx, &tw, &tb).unwrap();
+            assert_close(
+                ctx,
+                &format!("linear_gelu {xs:?}"),
+                &got.to_vec().unwrap(),
+                &want_gelu,
+                GATE,
+            );
+        }
+        // No bias, and a non-dense x (a transposed view) that goes in as a batch.
+        let x = Tensor::from_array(ctx, &random(&mut rng, &[5, 3, 20]))
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
+        let w = Tensor::from_array(ctx, &random(&mut rng, &[20, 9])).unwrap();
+        let want = reference::matmul::matmul(&x.to_array().unwrap().view(), &w.to_array().unwrap().view()).unwrap();
+        let got = ops::linear(&x, &w, None).unwrap();
+        assert_eq!(got.shape(), &[3, 5, 9]);
+        let want: Vec<f32> = want.iter().copied().collect();
+        assert_close(ctx, "linear on a view", &got.to_vec().unwrap(), &want, GATE);
+    });
+}
+
+#[test]
+fn matmul_bad_input_names_op_and_shapes() {
+    each_adapter(|ctx| {
+        let t = |s: &[usize]| Tensor::zeros(ctx, s).unwrap();
+        let e = ops::matmul(&t(&[2, 3]), &t(&[4, 5])).unwrap_err().to_string();
+        assert!(
+            e.contains("matmul") && e.contains("[2, 3]") && e.contains("[4, 5]"),
+            "{e}"
+        );
+        let e = ops::matmul(&t(&[2, 2, 3]), &t(&[3, 3, 5])).unwrap_err().to_string();
+        assert!(
+            e.contains("matmul") && e.contains("batch") && e.contains("[2, 2, 3]"),
+            "{e}"
+        );
+        let e = ops::matmul(&t(&[3]), &t(&[3, 5])).unwrap_err().to_string();
+        assert!(e.contains("matmul") && e.contains("rank >= 2"), "{e}");
+        let e = ops::matmul_with(&t(&[2, 3]), &t(&[3, 5]), MatmulPath::Vector)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("M = 1"), "{e}");
+        let e = ops::linear(&t(&[4, 3]), &t(&[4, 5]), None).unwrap_err().to_string();
+        assert!(
+            e.contains("linear") && e.contains("[4, 3]") && e.contains("[4, 5]"),
+            "{e}"
+        );
+        let e = ops::linear(&t(&[4, 3]), &t(&[3, 5]), Some(&t(&[4])))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("linear") && e.contains("bias"), "{e}");
+        // Five batch axes that no broadcast pattern lets merge: more than the kernels address.
+        let a = t(&[2, 1, 2, 1, 2, 3, 4]);
+        let b = t(&[1, 2, 1, 2, 1, 4, 5]);
+        let e = ops::matmul(&a, &b).unwrap_err().to_string();
+        assert!(
+            e.contains("matmul") && e.contains("[2, 1, 2, 1, 2, 3, 4]") && e.contains("batch"),
+            "{e}"
+        );
+    });
+}
+
+#[test]
+fn matmul_on_the_cpu_context_is_the_reference() {
+    let ctx = Context::cpu();
+    let mut rng = Rng::new(66);
+    let (a, b, bias) = (
+        random(&mut rng, &[2, 5, 7]),
+        random(&mut rng, &[7, 3]),
+        random(&mut rng, &[3]),
+    );
+    let want = reference::matmul::matmul(&a.view(), &b.view()).unwrap();
+    let (ta, tb, tbias) = (
+        Tensor::from_array(&ctx, &a).unwrap(),
+        Tensor::from_array(&ctx, &b).unwrap(),
+        Tensor::from_array(&ctx, &bias).unwrap(),
+    );
+    assert_eq!(ops::matmul(&ta, &tb).unwrap().to_array().unwrap(), want);
+    let got = ops::linear(&ta, &tb, Some(&tbias)).unwrap().to_array().unwrap();
+    assert_eq!(got, &want + &bias);
+}

@@ -1,0 +1,352 @@
+//! GELU and the fused elementwise graphs, softmax, layer norm, argmax, embedding, attention
+//! and copy_into against the f64 reference.
+
+use engine::check::{Gate, Rng};
+use engine::ops::AttentionPath;
+use engine::{fused, ops, reference, Context, Tensor};
+use ndarray::{ArrayD, IxDyn};
+
+use crate::common::{assert_close, each_adapter};
+
+const GATE: Gate = Gate::new(1e-5, 1e-4);
+
+fn random(rng: &mut Rng, shape: &[usize], lo: f64, hi: f64) -> ArrayD<f32> {
+    let n = shape.iter().product();
+    ArrayD::from_shape_vec(IxDyn(shape), rng.vec_range(n, lo, hi)).unwrap()
+}
+
+fn flat(a: &ArrayD<f32>) -> Vec<f32> {
+    a.iter().copied().collect()
+}
+
+#[test]
+fn gelu_and_fused_graphs_are_one_launch_each() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(71);
+        for n in [1usize, 15, 255, 256, 257, 1000, 70_001] {
+            let x = random(&mut rng, &[n], -6.0, 6.0);
+            let got = ops::gelu(&Tensor::from_array(ctx, &x).unwrap()).unwrap();
+            assert_close(
+                ctx,
+                &format!("gelu {n}"),
+                &got.to_vec().unwrap(),
+                &flat(&reference::nn::gelu(&x.view())),
+                GATE,
+            );
+        }
+        // bias + GELU with the bias broadcast over rows, on a transposed view.
+        let x = random(&mut rng, &[17, 63], -3.0, 3.0);
+        let b = random(&mut rng, &[17], -1.0, 1.0);
+        let tx = Tensor::from_array(ctx, &x).unwrap().transpose(0, 1).unwrap(); // (63, 17)
+        let got = fused::run(&fused::bias_gelu_graph(), &[&tx, &Tensor::from_array(ctx, &b).unwrap()]).unwrap();
+        let want = reference::nn::gelu(&(&x.t() + &b).into_dyn().view());
+        assert_eq!(got.shape(), &[63, 17]);
+        assert_close(ctx, "bias_gelu", &got.to_vec().unwrap(), &flat(&want), GATE);
+        // Residual add with the bias folded in.
+        let (r, y, bb) = (
+            random(&mut rng, &[5, 33], -1.0, 1.0),
+            random(&mut rng, &[5, 33], -1.0, 1.0),
+            random(&mut rng, &[33], -1.0, 1.0),
+        );
+        let ts: Vec<Tensor> = [&r, &y, &bb]
+            .iter()
+            .map(|a| Tensor::from_array(ctx, *a).unwrap())
+            .collect();
+        let before = ctx.pipelines_built();
+        let got = fused::run(&fused::residual_bias_graph(), &[&ts[0], &ts[1], &ts[2]]).unwrap();
+        assert_close(ctx, "residual", &got.to_vec().unwrap(), &flat(&(&r + &y + &bb)), GATE);
+        // Same graph, another shape: the cached pipeline serves it (shapes are in the uniform).
+        let built = ctx.pipelines_built();
+        assert!(built <= before + 2, "at most the graph's kernel and a copy were built");
+        let (r2, y2) = (ts[0].narrow(0, 1, 4).unwrap(), ts[1].narrow(0, 0, 3).unwrap());
+        fused::run(&fused::residual_bias_graph(), &[&r2, &y2, &ts[2]]).unwrap();
+        assert_eq!(ctx.pipelines_built(), built, "a second shape reuses the pipeline");
+        let wgsl = fused::wgsl(&fused::gelu_graph());
+        assert!(wgsl.contains("tanh") && wgsl.contains("fn main"), "{wgsl}");
+        // Wrong number of inputs.
+        let e = fused::run(&fused::gelu_graph(), &[&ts[0], &ts[1]])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fused") && e.contains("inputs"), "{e}");
+    });
+}
+
+#[test]
+fn softmax_last_with_and_without_causal_mask() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(72);
+        for shape in [
+            &[1usize][..],
+            &[3, 15],
+            &[16, 16],
+            &[2, 17, 17],
+            &[63, 255],
+            &[4, 256],
+            &[2, 257],
+            &[3, 1000],
+        ] {
+            // Large offsets: a naive exp would overflow; the max-subtracted one must not.
+            let x = random(&mut rng, shape, -30.0, 60.0);
+            let tx = Tensor::from_array(ctx, &x).unwrap();
+            let cols = shape[shape.len() - 1];
+            let rows_per = if shape.len() >= 2 { shape[shape.len() - 2] } else { 1 };
+            for causal in [None, Some(0), Some(cols.saturating_sub(rows_per)), Some(3)] {
+                let want = reference::nn::softmax_last(&x.view(), causal);
+                let got = ops::softmax_last(&tx, causal).unwrap();
+                assert_close(
+                    ctx,
+                    &format!("softmax {shape:?} {causal:?}"),
+                    &got.to_vec().unwrap(),
+                    &flat(&want),
+                    GATE,
+                );
+            }
+        }
+        // A transposed view goes through a copy and still matches.
+        let x = random(&mut rng, &[20, 9], -2.0, 2.0);
+        let tx = Tensor::from_array(ctx, &x).unwrap().transpose(0, 1).unwrap();
+        let want = reference::nn::softmax_last(&x.t().into_dyn().view(), Some(1));
+        assert_close(
+            ctx,
+            "softmax view",
+            &ops::softmax_last(&tx, Some(1)).unwrap().to_vec().unwrap(),
+            &flat(&want),
+            GATE,
+        );
+        let e = ops::softmax_last(&Tensor::zeros(ctx, &[]).unwrap(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("softmax_last") && e.contains("rank >= 1"), "{e}");
+    });
+}
+
+#[test]
+fn layer_norm_over_awkward_rows() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(73);
+        for shape in [
+            &[1usize][..],
+            &[2, 15],
+            &[16, 16],
+            &[3, 17],
+            &[5, 63],
+            &[2, 3, 768],
+            &[1, 1000],
+            &[4, 257],
+        ] {
+            // An offset mean checks the two-pass variance.
+            let x = random(&mut rng, shape, 3.0, 5.0);
+            let c = shape[shape.len() - 1];
+            let (g, b) = (random(&mut rng, &[c], 0.5, 1.5), random(&mut rng, &[c], -1.0, 1.0));
+            let want = reference::nn::layer_norm(&x.view(), &g.view(), &b.view(), 1e-5);
+            let got = ops::layer_norm(
+                &Tensor::from_array(ctx, &x).unwrap(),
+                &Tensor::from_array(ctx, &g).unwrap(),
+                &Tensor::from_array(ctx, &b).unwrap(),
+                1e-5,
+            )
+            .unwrap();
+            // Normalised values are O(1) but 1/std amplifies f32 rounding of the centred x.
+            assert_close(
+                ctx,
+                &format!("layer_norm {shape:?}"),
+                &got.to_vec().unwrap(),
+                &flat(&want),
+                Gate::new(1e-4, 1e-4),
+            );
+        }
+        let x = Tensor::zeros(ctx, &[2, 5]).unwrap();
+        let e = ops::layer_norm(
+            &x,
+            &Tensor::zeros(ctx, &[4]).unwrap(),
+            &Tensor::zeros(ctx, &[5]).unwrap(),
+            1e-5,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("layer_norm") && e.contains("gamma") && e.contains("[4]"),
+            "{e}"
+        );
+    });
+}
+
+#[test]
+fn argmax_last_takes_the_first_maximum() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(74);
+        for shape in [
+            &[1usize][..],
+            &[3, 15],
+            &[16, 16],
+            &[2, 17],
+            &[4, 255],
+            &[2, 256],
+            &[3, 257],
+            &[2, 1000],
+            &[1, 50257],
+        ] {
+            let mut x = random(&mut rng, shape, -1.0, 1.0);
+            // Plant a tie for the maximum in every row: the first one must win.
+            let cols = shape[shape.len() - 1];
+            let last = ndarray::Axis(x.ndim() - 1);
+            for mut row in x.lanes_mut(last) {
+                let (i, j) = (rng.below(cols), rng.below(cols));
+                row[i.min(j)] = 2.0;
+                row[i.max(j)] = 2.0;
+            }
+            let want = reference::nn::argmax_last(&x.view());
+            let got = ops::argmax_last(&Tensor::from_array(ctx, &x).unwrap()).unwrap();
+            assert_eq!(got.shape(), want.shape());
+            assert_eq!(got.to_vec().unwrap(), flat(&want), "argmax {shape:?}");
+        }
+    });
+}
+
+#[test]
+fn embedding_gathers_and_adds_positions() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(75);
+        let (wte, wpe) = (
+            random(&mut rng, &[50, 17], -1.0, 1.0),
+            random(&mut rng, &[40, 17], -1.0, 1.0),
+        );
+        let (twte, twpe) = (
+            Tensor::from_array(ctx, &wte).unwrap(),
+            Tensor::from_array(ctx, &wpe).unwrap(),
+        );
+        for (t, offset) in [(1usize, 0usize), (15, 3), (16, 24), (17, 0), (1, 39)] {
+            let ids: Vec<u32> = (0..t).map(|_| rng.below(50) as u32).collect();
+            let want = reference::nn::embedding(&wte.view(), &wpe.view(), &ids, offset).unwrap();
+            let got = ops::embedding(&twte, &twpe, &ids, offset).unwrap();
+            assert_eq!(got.shape(), &[t, 17]);
+            assert_close(
+                ctx,
+                &format!("embedding T={t} +{offset}"),
+                &got.to_vec().unwrap(),
+                &flat(&want),
+                GATE,
+            );
+        }
+        let e = ops::embedding(&twte, &twpe, &[3, 50], 0).unwrap_err().to_string();
+        assert!(e.contains("embedding") && e.contains("50"), "{e}");
+        let e = ops::embedding(&twte, &twpe, &[1, 2], 39).unwrap_err().to_string();
+        assert!(e.contains("embedding") && e.contains("pos_offset"), "{e}");
+    });
+}
+
+#[test]
+fn attention_over_a_narrowed_kv_cache() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(76);
+        // Tk = 300 crosses the fused kernel's 256-key blocks.
+        let cases = [
+            (1usize, 1usize, 16usize, 0usize),
+            (3, 5, 16, 7),
+            (2, 17, 15, 0),
+            (2, 1, 64, 62),
+            (1, 63, 17, 1),
+            (2, 2, 8, 298),
+        ];
+        for (h, tq, d, past) in cases {
+            let tk = past + tq;
+            // q as (T, H, D) -> (H, T, D) view; k and v the first Tk positions of a longer cache.
+            let q = Tensor::from_array(ctx, &random(&mut rng, &[tq, h, d], -1.0, 1.0))
+                .unwrap()
+                .transpose(0, 1)
+                .unwrap();
+            let kc = Tensor::from_array(ctx, &random(&mut rng, &[h, tk + 9, d], -1.0, 1.0)).unwrap();
+            let vc = Tensor::from_array(ctx, &random(&mut rng, &[h, tk + 9, d], -1.0, 1.0)).unwrap();
+            let (k, v) = (kc.narrow(1, 0, tk).unwrap(), vc.narrow(1, 0, tk).unwrap());
+            let (qa, ka, va) = (q.to_array().unwrap(), k.to_array().unwrap(), v.to_array().unwrap());
+            let want = reference::nn::attention(&qa.view(), &ka.view(), &va.view(), past).unwrap();
+            let want = flat(&want);
+            let got = ops::attention(&q, &k, &v, past).unwrap();
+            assert_eq!(got.shape(), &[h, tq, d]);
+            let case = format!("attention H{h} Tq{tq} D{d} past{past}");
+            assert_close(ctx, &case, &got.to_vec().unwrap(), &want, Gate::new(1e-4, 1e-4));
+            let got = ops::attention_with(&q, &k, &v, past, AttentionPath::Fused).unwrap();
+            assert_close(
+                ctx,
+                &format!("fused {case}"),
+                &got.to_vec().unwrap(),
+                &want,
+                Gate::new(1e-4, 1e-4),
+            );
+        }
+        let t = |s: &[usize]| Tensor::zeros(ctx, s).unwrap();
+        let e = ops::attention(&t(&[2, 3, 8]), &t(&[2, 4, 8]), &t(&[2, 4, 8]), 2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("attention") && e.contains("past"), "{e}");
+        let e = ops::attention(&t(&[2, 3, 8]), &t(&[2, 4, 7]), &t(&[2, 4, 7]), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("attention") && e.contains("[2, 4, 7]"), "{e}");
+        let big = t(&[1, 1, 257]);
+        let e = ops::attention_with(&big, &big, &big, 0, AttentionPath::Fused)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("attention") && e.contains("D <= 256"), "{e}");
+    });
+}
+
+#[test]
+fn copy_into_appends_to_a_cache() {
+    let run = |ctx: &Context| {
+        let mut rng = Rng::new(77);
+        let cache0 = random(&mut rng, &[3, 10, 17], -1.0, 1.0);
+        let cache = Tensor::from_array(ctx, &cache0).unwrap();
+        // Source rows from a transposed view: (T, H, D) -> (H, T, D).
+        let src = random(&mut rng, &[4, 3, 17], -1.0, 1.0);
+        let tsrc = Tensor::from_array(ctx, &src).unwrap().transpose(0, 1).unwrap();
+        ops::copy_into(&cache.narrow(1, 5, 9).unwrap(), &tsrc).unwrap();
+        let mut want = cache0.clone();
+        want.slice_mut(ndarray::s![.., 5..9, ..])
+            .assign(&src.view().permuted_axes(IxDyn(&[1, 0, 2])));
+        assert_eq!(cache.to_vec().unwrap(), flat(&want), "copy_into on {}", ctx.info().name);
+        // Within one buffer: shift positions 0..4 to 6..10.
+        ops::copy_into(&cache.narrow(1, 6, 10).unwrap(), &cache.narrow(1, 0, 4).unwrap()).unwrap();
+        let moved = want.slice(ndarray::s![.., 0..4, ..]).to_owned();
+        want.slice_mut(ndarray::s![.., 6..10, ..]).assign(&moved);
+        assert_eq!(
+            cache.to_vec().unwrap(),
+            flat(&want),
+            "copy_into within a buffer on {}",
+            ctx.info().name
+        );
+        let e = ops::copy_into(&cache.narrow(1, 0, 2).unwrap(), &tsrc)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("copy_into") && e.contains("[3, 2, 17]"), "{e}");
+    };
+    run(&Context::cpu());
+    each_adapter(run);
+}
+
+#[test]
+fn contract_ops_on_the_cpu_context() {
+    let ctx = Context::cpu();
+    let mut rng = Rng::new(78);
+    let x = random(&mut rng, &[4, 6], -2.0, 2.0);
+    let tx = Tensor::from_array(&ctx, &x).unwrap();
+    let want = flat(&reference::nn::gelu(&x.view()));
+    assert_close(
+        &ctx,
+        "gelu on the CPU context",
+        &ops::gelu(&tx).unwrap().to_vec().unwrap(),
+        &want,
+        GATE,
+    );
+    assert_eq!(
+        ops::softmax_last(&tx, Some(1)).unwrap().to_array().unwrap(),
+        reference::nn::softmax_last(&x.view(), Some(1))
+    );
+    assert_eq!(
+        ops::argmax_last(&tx).unwrap().to_array().unwrap(),
+        reference::nn::argmax_last(&x.view())
+    );
+    let q = Tensor::from_array(&ctx, &random(&mut rng, &[2, 3, 4], -1.0, 1.0)).unwrap();
+    let got = ops::attention(&q, &q, &q, 0).unwrap();
+    assert_eq!(got.shape(), &[2, 3, 4]);
+}

@@ -1,0 +1,479 @@
+//! The four scans, forward and backward: the quick parity subset on every adapter (every op,
+//! every (k, v), odd T, both strategies), the dispatch seam, every bad-input error, non-finite
+//! inputs, and the reference gradients against central finite differences.
+
+use engine::check::{compare, Gate, Rng};
+use engine::parity::{self, scan::ScanCase, scan::ScanOp};
+use engine::reference::scan::{self as reference, AffineShape};
+use engine::scan::{self, Dispatch, ScanOptions, Strategy};
+use engine::{Context, Error, Tensor};
+
+use crate::common::{assert_close, each_adapter};
+
+#[test]
+fn scan_parity_quick_cases_pass() {
+    let cases = parity::scan::scan_cases(false);
+    // The subset still covers every (k, v), both strategies, both directions.
+    for k in [1, 2, 4, 8, 16] {
+        for v in [1, 2, 4, 8, 16] {
+            assert!(cases
+                .iter()
+                .any(|c| c.op == ScanOp::Affine && c.k == k && c.v == v && c.backward));
+        }
+    }
+    assert!(cases.iter().any(|c| matches!(c.strategy, Strategy::Chunked { .. })));
+    assert!(cases.iter().any(|c| c.strategy == Strategy::Lanes));
+    each_adapter(|ctx| {
+        let mut failed = vec![];
+        for case in &cases {
+            let row = pollster::block_on(parity::scan::run_case(ctx, case));
+            if !row.passed {
+                failed.push(parity::markdown_row(&row));
+            }
+        }
+        assert!(
+            failed.is_empty(),
+            "on {} ({}):\n{}",
+            ctx.info().name,
+            ctx.info().backend,
+            failed.join("\n")
+        );
+    });
+}
+
+#[test]
+fn scan_automatic_strategy_at_long_t_and_few_lanes() {
+    // Few lanes and long T: auto picks the chunked plan here; the result must not care.
+    each_adapter(|ctx| {
+        for (op, k, v) in [(ScanOp::Affine, 4, 2), (ScanOp::Log, 1, 1), (ScanOp::Linear, 1, 1)] {
+            for backward in [false, true] {
+                let case = ScanCase {
+                    op,
+                    backward,
+                    b: 1,
+                    t: 1500,
+                    n: 2,
+                    k,
+                    v,
+                    h0: true,
+                    strategy: Strategy::Auto,
+                    seed: 77,
+                };
+                let row = pollster::block_on(parity::scan::run_case(ctx, &case));
+                assert!(row.passed, "{}", parity::markdown_row(&row));
+            }
+        }
+    });
+}
+
+#[test]
+fn scan_long_lane_walks_resume_across_segments() {
+    // Software adapters split a long lane walk into dispatches (their loop limiter would cut
+    // it short otherwise): k = 16 at T = 1000 and the log scan at T = 8000 cross a boundary,
+    // and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
+    each_adapter(|ctx| {
+        let one_step = Strategy::Chunked { chunk: Some(1) };
+        for (op, t, n, k, v, strategy) in [
+            (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes),
+            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes),
+            (ScanOp::Affine, 1500, 1, 16, 1, one_step),
+        ] {
+            for backward in [false, true] {
+                let case = ScanCase {
+                    op,
+                    backward,
+                    b: 1,
+                    t,
+                    n,
+                    k,
+                    v,
+                    h0: true,
+                    strategy,
+                    seed: 78,
+                };
+                let row = pollster::block_on(parity::scan::run_case(ctx, &case));
+                assert!(row.passed, "{}", parity::markdown_row(&row));
+            }
+        }
+    });
+}
+
+fn affine_inputs(rng: &mut Rng, s: &AffineShape) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let steps = s.b * s.t * s.n;
+    let scale = 0.6 / (s.k as f64).sqrt();
+    (
+        rng.vec_range(steps * s.k * s.k, -scale, scale),
+        rng.vec_range(steps * s.k * s.v, -1.0, 1.0),
+        rng.vec_range(s.b * s.n * s.k * s.v, -1.0, 1.0),
+    )
+}
+
+#[test]
+fn scan_seam_cpu_gpu_and_auto_outside_the_envelope() {
+    assert_eq!(Dispatch::parse("eager").unwrap(), Dispatch::Cpu);
+    assert_eq!(Dispatch::parse("CPU").unwrap(), Dispatch::Cpu);
+    assert_eq!(Dispatch::parse("gpu").unwrap(), Dispatch::Gpu);
+    assert_eq!(Dispatch::parse("auto").unwrap(), Dispatch::Auto);
+    let e = Dispatch::parse("triton").unwrap_err().to_string();
+    assert!(e.contains("ENGINE_SCAN") && e.contains("triton"), "{e}");
+
+    let mut rng = Rng::new(5);
+    // k = 3 is outside the GPU envelope {1, 2, 4, 8, 16}.
+    let s = AffineShape {
+        b: 2,
+        t: 9,
+        n: 3,
+        k: 3,
+        v: 2,
+    };
+    let (a, b, h0) = affine_inputs(&mut rng, &s);
+    let f64s = |x: &[f32]| x.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let want: Vec<f32> = reference::affine_forward_f64(&s, &f64s(&a), &f64s(&b), Some(&f64s(&h0)))
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let run = |ctx: &Context, d: Dispatch| {
+        let at = Tensor::from_slice(ctx, &[2, 9, 3, 3, 3], &a).unwrap();
+        let bt = Tensor::from_slice(ctx, &[2, 9, 3, 3, 2], &b).unwrap();
+        let h0t = Tensor::from_slice(ctx, &[2, 3, 3, 2], &h0).unwrap();
+        scan::matrix_affine_scan_with(&at, &bt, Some(&h0t), &ScanOptions::dispatch(d))
+    };
+    each_adapter(|ctx| {
+        let e = run(ctx, Dispatch::Gpu).unwrap_err();
+        assert!(matches!(e, Error::Fallback { .. }), "{e}");
+        assert!(e.to_string().contains("k = 3"), "{e}");
+        for d in [Dispatch::Auto, Dispatch::Cpu] {
+            let h = run(ctx, d).unwrap();
+            assert!(h.context().same(ctx), "the result stays on the caller's context");
+            assert_close(
+                ctx,
+                &format!("k=3 under {d:?}"),
+                &h.to_vec().unwrap(),
+                &want,
+                Gate::new(1e-6, 0.0),
+            );
+        }
+    });
+    // The CPU context: auto and cpu run the reference, gpu is an error.
+    let cpu = Context::cpu();
+    assert_eq!(run(&cpu, Dispatch::Auto).unwrap().to_vec().unwrap(), want);
+    let e = run(&cpu, Dispatch::Gpu).unwrap_err().to_string();
+    assert!(e.contains("GPU context"), "{e}");
+}
+
+#[test]
+fn scan_cpu_dispatch_on_a_gpu_context_matches_the_gpu_kernel() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(9);
+        let (b, t, d) = (2, 33, 5);
+        let lc: Vec<f32> = rng
+            .vec_normal(b * t * d, 1.0)
+            .iter()
+            .map(|&x| -(1.0 + x.exp()).ln())
+            .collect();
+        let lv = rng.vec_normal(b * (t + 1) * d, 0.5);
+        let g = rng.vec_normal(b * t * d, 1.0);
+        let lct = Tensor::from_slice(ctx, &[b, t, d], &lc).unwrap();
+        let lvt = Tensor::from_slice(ctx, &[b, t + 1, d], &lv).unwrap();
+        let gt = Tensor::from_slice(ctx, &[b, t, d], &g).unwrap();
+        let mut outs = vec![];
+        for disp in [Dispatch::Cpu, Dispatch::Gpu] {
+            let opts = ScanOptions::dispatch(disp);
+            let h = scan::parallel_scan_log_with(&lct, &lvt, &opts).unwrap();
+            let gr = scan::parallel_scan_log_backward_with(&lct, &lvt, &h, &gt, &opts).unwrap();
+            outs.push([h, gr.d_log_coeffs, gr.d_log_values].map(|x| x.to_vec().unwrap()));
+        }
+        for (i, gate) in [
+            (0, Gate::new(1e-4, 1e-4)),
+            (1, Gate::new(1e-3, 1e-3)),
+            (2, Gate::new(1e-3, 1e-3)),
+        ] {
+            assert_close(ctx, &format!("cpu vs gpu output {i}"), &outs[1][i], &outs[0][i], gate);
+        }
+    });
+}
+
+/// The error's text, which must name `op` and every fragment of `parts`.
+#[track_caller]
+fn expect_error<T: std::fmt::Debug>(r: engine::Result<T>, parts: &[&str]) {
+    let e = r.unwrap_err().to_string();
+    for p in parts {
+        assert!(e.contains(p), "error `{e}` should mention `{p}`");
+    }
+}
+
+#[test]
+fn scan_bad_inputs_are_errors_naming_the_argument() {
+    let ctx = &Context::cpu();
+    let z = |shape: &[usize]| Tensor::zeros(ctx, shape).unwrap();
+    let mut bad_contexts = vec![ctx.clone()];
+    bad_contexts.extend(crate::common::contexts().iter().cloned());
+    for ctx in &bad_contexts {
+        let z = |shape: &[usize]| Tensor::zeros(ctx, shape).unwrap();
+        // linear_scan: rank, mismatch, T = 0, h0.
+        expect_error(
+            scan::linear_scan(&z(&[2, 3]), &z(&[2, 3]), None),
+            &["linear_scan", "`a`", "rank 3"],
+        );
+        expect_error(
+            scan::linear_scan(&z(&[2, 3, 4]), &z(&[3, 3, 4]), None),
+            &["linear_scan", "a", "b"],
+        );
+        expect_error(
+            scan::linear_scan(&z(&[2, 3, 4]), &z(&[2, 5, 4]), None),
+            &["[2, 3, 4]", "[2, 5, 4]"],
+        );
+        expect_error(
+            scan::linear_scan(&z(&[2, 0, 4]), &z(&[2, 0, 4]), None),
+            &["`a`", "T >= 1"],
+        );
+        expect_error(
+            scan::linear_scan(&z(&[2, 3, 4]), &z(&[2, 3, 4]), Some(&z(&[2, 5]))),
+            &["`h0`", "[2, 4]"],
+        );
+        // matrix_scan.
+        expect_error(
+            scan::matrix_scan(&z(&[2, 3, 4, 3, 3]), &z(&[2, 3, 4, 3]), None),
+            &["matrix_scan", "`A`"],
+        );
+        expect_error(
+            scan::matrix_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 1]), None),
+            &["`b`", "rank 4"],
+        );
+        expect_error(
+            scan::matrix_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2]), Some(&z(&[2, 4]))),
+            &["`h0`", "(B, N, 2)"],
+        );
+        // matrix_affine_scan: rank, non-square, batch / time mismatch, T = 0, h0, v = 0.
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2]), &z(&[2, 3, 4, 2, 1]), None),
+            &["`A`", "rank 5"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 4]), &z(&[2, 3, 4, 2, 1]), None),
+            &["`A`", "square"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[1, 3, 4, 2, 1]), None),
+            &["A", "B", "[1, 3, 4, 2, 1]"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 4, 4, 2, 1]), None),
+            &["A", "B"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 0, 4, 2, 2]), &z(&[2, 0, 4, 2, 1]), None),
+            &["T >= 1"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 0]), None),
+            &["`B`", "v >= 1"],
+        );
+        expect_error(
+            scan::matrix_affine_scan(&z(&[2, 3, 4, 2, 2]), &z(&[2, 3, 4, 2, 8]), Some(&z(&[2, 4, 2, 4]))),
+            &["`h0`", "[2, 4, 2, 8]"],
+        );
+        // parallel_scan_log: log_values must be (B, T + 1, D).
+        expect_error(
+            scan::parallel_scan_log(&z(&[2, 3, 4]), &z(&[2, 3, 4])),
+            &["`log_values`", "[2, 4, 4]"],
+        );
+        expect_error(
+            scan::parallel_scan_log(&z(&[2, 3]), &z(&[2, 4])),
+            &["`log_coeffs`", "rank 3"],
+        );
+        expect_error(scan::parallel_scan_log(&z(&[2, 0, 4]), &z(&[2, 1, 4])), &["T >= 1"]);
+        // Backward: a gradient of the wrong shape, forward outputs of another call's shape.
+        let a = z(&[2, 3, 4]);
+        expect_error(
+            scan::linear_scan_backward(&a, None, &z(&[2, 3, 4]), &z(&[2, 3, 5])),
+            &["`grad_h`", "[2, 3, 4]"],
+        );
+        expect_error(
+            scan::linear_scan_backward(&a, None, &z(&[2, 6, 4]), &z(&[2, 6, 4])),
+            &["linear_scan_backward", "h"],
+        );
+        let a5 = z(&[2, 3, 4, 2, 2]);
+        expect_error(
+            scan::matrix_affine_scan_backward(&a5, None, &z(&[2, 3, 4, 2, 4]), &z(&[2, 3, 4, 2, 2])),
+            &["`grad_h`", "[2, 3, 4, 2, 4]"],
+        );
+        expect_error(
+            scan::matrix_affine_scan_backward(&a5, None, &z(&[2, 3, 5, 2, 4]), &z(&[2, 3, 5, 2, 4])),
+            &["matrix_affine_scan_backward", "H"],
+        );
+        expect_error(
+            scan::matrix_scan_backward(&a5, Some(&z(&[2, 4])), &z(&[2, 3, 4, 2]), &z(&[2, 3, 4, 2])),
+            &["`h0`"],
+        );
+        expect_error(
+            scan::parallel_scan_log_backward(&z(&[2, 3, 4]), &z(&[2, 4, 4]), &z(&[2, 4, 4]), &z(&[2, 3, 4])),
+            &["`h`", "forward output"],
+        );
+        expect_error(
+            scan::parallel_scan_log_backward(&z(&[2, 3, 4]), &z(&[2, 4, 4]), &z(&[2, 3, 4]), &z(&[1, 3, 4])),
+            &["`grad_h`"],
+        );
+    }
+    // Tensors of two contexts.
+    if let Some(gpu) = crate::common::contexts().first() {
+        let other = Tensor::zeros(gpu, &[2, 3, 4]).unwrap();
+        expect_error(
+            scan::linear_scan(&z(&[2, 3, 4]), &other, None),
+            &["`b`", "different context"],
+        );
+    }
+}
+
+#[test]
+fn scan_non_finite_inputs_do_not_crash() {
+    // A NaN or an infinity poisons its own lane from the step it enters onwards; every other
+    // lane is unaffected. (WGSL lets the compiler assume finite values, so what the poisoned
+    // lane holds is unspecified: NaN, an infinity, or a finite garbage value.)
+    each_adapter(|ctx| {
+        let (b, t, d) = (1, 6, 4);
+        let mut rng = Rng::new(3);
+        let a = rng.vec_range(b * t * d, -0.9, 0.9);
+        let mut x = rng.vec_range(b * t * d, -1.0, 1.0);
+        x[2 * d + 1] = f32::NAN; // (b 0, t 2, channel 1)
+        x[3 * d + 2] = f32::INFINITY; // (b 0, t 3, channel 2)
+        for strategy in [Strategy::Lanes, Strategy::Chunked { chunk: Some(2) }] {
+            let opts = ScanOptions {
+                dispatch: Some(Dispatch::Gpu),
+                strategy,
+            };
+            let at = Tensor::from_slice(ctx, &[b, t, d], &a).unwrap();
+            let xt = Tensor::from_slice(ctx, &[b, t, d], &x).unwrap();
+            let h = scan::linear_scan_with(&at, &xt, None, &opts).unwrap().to_vec().unwrap();
+            let want = reference::affine_forward_f64(
+                &AffineShape { b, t, n: d, k: 1, v: 1 },
+                &a.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                &x.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                None,
+            );
+            for c in [0, 3] {
+                let got: Vec<f32> = (0..t).map(|s| h[s * d + c]).collect();
+                let w: Vec<f32> = (0..t).map(|s| want[s * d + c] as f32).collect();
+                assert_close(
+                    ctx,
+                    &format!("clean channel {c}, {strategy}"),
+                    &got,
+                    &w,
+                    Gate::new(1e-5, 0.0),
+                );
+            }
+            // Before the NaN enters, channel 1 is still exact.
+            assert!(compare(&h[1..2], &[want[1] as f32], Gate::new(1e-5, 0.0)).ok);
+
+            let lc = vec![-0.5f32; b * t * d];
+            let mut lv = vec![0.1f32; b * (t + 1) * d];
+            lv[2 * d] = f32::NAN;
+            lv[4 * d + 3] = f32::INFINITY;
+            let lct = Tensor::from_slice(ctx, &[b, t, d], &lc).unwrap();
+            let lvt = Tensor::from_slice(ctx, &[b, t + 1, d], &lv).unwrap();
+            let h = scan::parallel_scan_log_with(&lct, &lvt, &opts)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_eq!(h.len(), b * t * d);
+            let want = reference::log_forward_f64(
+                b,
+                t,
+                d,
+                &lc.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                &lv.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            );
+            for c in [1, 2] {
+                let got: Vec<f32> = (0..t).map(|s| h[s * d + c]).collect();
+                let w: Vec<f32> = (0..t).map(|s| want[s * d + c] as f32).collect();
+                assert_close(
+                    ctx,
+                    &format!("clean log channel {c}, {strategy}"),
+                    &got,
+                    &w,
+                    Gate::new(1e-4, 1e-4),
+                );
+            }
+        }
+    });
+}
+
+/// sum(w * f(x)) for the finite-difference checks.
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Central differences of `loss` at `x`, each within `tol` of `grad`.
+#[track_caller]
+fn check_fd(name: &str, x: &[f64], grad: &[f64], loss: impl Fn(&[f64]) -> f64) {
+    let eps = 1e-6;
+    let mut x = x.to_vec();
+    for i in 0..x.len() {
+        let keep = x[i];
+        x[i] = keep + eps;
+        let up = loss(&x);
+        x[i] = keep - eps;
+        let down = loss(&x);
+        x[i] = keep;
+        let fd = (up - down) / (2.0 * eps);
+        assert!(
+            (fd - grad[i]).abs() <= 1e-6 * (1.0 + fd.abs()),
+            "{name}[{i}]: finite difference {fd}, reference gradient {}",
+            grad[i]
+        );
+    }
+}
+
+#[test]
+fn scan_reference_gradients_match_finite_differences() {
+    let mut rng = Rng::new(11);
+    for (k, v, with_h0) in [(1, 1, true), (2, 1, false), (3, 2, true), (4, 4, true)] {
+        let s = AffineShape { b: 2, t: 5, n: 2, k, v };
+        let f = |n: usize, lo: f64, hi: f64, rng: &mut Rng| (0..n).map(|_| rng.range(lo, hi)).collect::<Vec<f64>>();
+        let steps = s.b * s.t * s.n;
+        let a = f(steps * k * k, -0.7, 0.7, &mut rng);
+        let b = f(steps * k * v, -1.0, 1.0, &mut rng);
+        let h0 = f(s.b * s.n * k * v, -1.0, 1.0, &mut rng);
+        let w = f(steps * k * v, -1.0, 1.0, &mut rng);
+        let h0o = with_h0.then_some(&h0[..]);
+        let h = reference::affine_forward_f64(&s, &a, &b, h0o);
+        let (da, db, dh0) = reference::affine_backward_f64(&s, &a, h0o, &h, &w);
+        let name = format!("affine k={k} v={v}");
+        check_fd(&format!("{name} dA"), &a, &da, |x| {
+            dot(&w, &reference::affine_forward_f64(&s, x, &b, h0o))
+        });
+        check_fd(&format!("{name} dB"), &b, &db, |x| {
+            dot(&w, &reference::affine_forward_f64(&s, &a, x, h0o))
+        });
+        if with_h0 {
+            check_fd(&format!("{name} dh0"), &h0, &dh0, |x| {
+                dot(&w, &reference::affine_forward_f64(&s, &a, &b, Some(x)))
+            });
+        }
+    }
+    let (b, t, d) = (2, 6, 3);
+    let lc: Vec<f64> = (0..b * t * d).map(|_| -(1.0 + rng.normal().exp()).ln()).collect();
+    let lv: Vec<f64> = (0..b * (t + 1) * d).map(|_| 0.5 * rng.normal()).collect();
+    let w: Vec<f64> = (0..b * t * d).map(|_| rng.normal()).collect();
+    let h = reference::log_forward_f64(b, t, d, &lc, &lv);
+    let (dlc, dlv) = reference::log_backward_f64(b, t, d, &lc, &lv, &h, &w);
+    check_fd("log d log_coeffs", &lc, &dlc, |x| {
+        dot(&w, &reference::log_forward_f64(b, t, d, x, &lv))
+    });
+    check_fd("log d log_values", &lv, &dlv, |x| {
+        dot(&w, &reference::log_forward_f64(b, t, d, &lc, x))
+    });
+    // And the log-space definition: h = exp(a* + logcumsumexp(lv - a*))[:, 1:].
+    for bi in 0..b {
+        for c in 0..d {
+            let (mut astar, mut terms) = (0.0, vec![lv[bi * (t + 1) * d + c]]);
+            for s in 0..t {
+                astar += lc[(bi * t + s) * d + c];
+                terms.push(lv[(bi * (t + 1) + s + 1) * d + c] - astar);
+                let lse = terms.iter().map(|x| x.exp()).sum::<f64>().ln();
+                let want = (astar + lse).exp();
+                assert!((h[(bi * t + s) * d + c] - want).abs() < 1e-12 * (1.0 + want));
+            }
+        }
+    }
+}
