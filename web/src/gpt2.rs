@@ -1,50 +1,84 @@
-//! GPT-2 in the browser: load a checkpoint from bytes, generate with a JS callback per token.
+//! GPT-2 in the browser: load a checkpoint from bytes, generate with a callback per token.
 //!
-//! Stub: `engine::models::gpt2` (config, safetensors loader, tokenizer, forward with a KV
-//! cache) is being written on another branch. Until it lands every entry point fails with
-//! [`STATUS`], which the page shows in its GPT-2 panel; the JS surface in
-//! [`crate::bindings`] (`loadGpt2`, `Gpt2.generate`) is the final one, so wiring it changes
-//! no JS.
+//! The model is `engine::models::gpt2` (safetensors loader, byte-level BPE tokenizer, forward
+//! pass with a KV cache) on the page's context; generation is greedy and awaits one readback
+//! per token, so the page repaints between tokens.
 
-use engine::{Error, Result};
+use std::rc::Rc;
+
+use engine::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
+use engine::{Context, Result};
 
 /// True when this build can load and run GPT-2.
-pub const AVAILABLE: bool = false;
+pub const AVAILABLE: bool = true;
 
-/// Why GPT-2 cannot run in this build, for the page's GPT-2 panel.
-pub const STATUS: &str =
-    "GPT-2 is not available in this build yet: engine::models::gpt2 has not landed (the parity suite works)";
+/// The page's GPT-2 status line.
+pub const STATUS: &str = "GPT-2 (engine::models::gpt2): greedy generation with a KV cache, GPT-2's byte-level BPE";
 
-/// A GPT-2 model loaded on a context (nothing yet: see [`STATUS`]).
+/// A GPT-2 model loaded on a context.
 #[derive(Clone)]
-pub struct Model;
+pub struct Model {
+    gpt2: Rc<Gpt2>,
+}
 
 impl Model {
-    /// Loads a model from the Hugging Face `config.json` text and `model.safetensors` bytes.
-    pub fn load(_ctx: &engine::Context, _config_json: &str, _weights: &[u8]) -> Result<Model> {
-        Err(not_available("gpt2::load"))
+    /// Loads a model from the Hugging Face `config.json` text and `model.safetensors` bytes
+    /// (F32, F16 or BF16 tensors, widened to f32). A file that is not a GPT-2 checkpoint is an
+    /// `Error::Io` naming the file or tensor.
+    pub fn load(ctx: &Context, config_json: &str, weights: &[u8]) -> Result<Model> {
+        let config = Config::from_json(config_json, "config.json")?;
+        let weights = Weights::from_safetensors(config, weights, "model.safetensors")?;
+        Ok(Model {
+            gpt2: Rc::new(Gpt2::new(ctx, &weights)?),
+        })
     }
 
     /// One line on the model (layers, heads, width, context, vocabulary).
     pub fn describe(&self) -> String {
-        String::new()
+        let c = self.gpt2.config();
+        format!(
+            "{} layers, {} heads, width {}, context {}, vocabulary {}",
+            c.n_layer, c.n_head, c.n_embd, c.n_positions, c.vocab_size
+        )
     }
 
-    /// Greedy generation of `n_tokens` after `prompt`, calling `on_token(id, text)` as each
-    /// token is chosen; returns every generated id.
+    /// Greedy generation of `n_tokens` after `prompt` (an empty prompt starts from
+    /// `<|endoftext|>`), calling `on_token(id, text)` as each token is chosen; `text` is the
+    /// newly completed UTF-8 (a character split over tokens comes with its last token).
+    /// Returns every generated id.
     pub async fn generate(
         &self,
-        _prompt: &str,
-        _n_tokens: usize,
-        _on_token: impl FnMut(u32, &str),
+        prompt: &str,
+        n_tokens: usize,
+        mut on_token: impl FnMut(u32, &str),
     ) -> Result<Vec<u32>> {
-        Err(not_available("gpt2::generate"))
-    }
-}
-
-fn not_available(op: &'static str) -> Error {
-    Error::Unsupported {
-        op,
-        message: STATUS.into(),
+        let tok = Tokenizer::gpt2()?;
+        let mut ids = tok.encode(prompt);
+        if ids.is_empty() {
+            ids.push(END_OF_TEXT);
+        }
+        let mut pending = Vec::<u8>::new();
+        let mut failed = None;
+        let out = self
+            .gpt2
+            .generate_async(&ids, n_tokens, Sampling::Greedy, |id| match tok.decode_bytes(&[id]) {
+                Ok(bytes) => {
+                    pending.extend(bytes);
+                    let valid = match std::str::from_utf8(&pending) {
+                        Ok(s) => s.len(),
+                        Err(e) => e.valid_up_to(),
+                    };
+                    on_token(id, &String::from_utf8_lossy(&pending[..valid]));
+                    pending.drain(..valid);
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            })
+            .await?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
     }
 }

@@ -1,11 +1,10 @@
 //! The parity suite the page runs: each case computes an op on the context's device and
 //! compares it with the f64 CPU reference under the op's tolerance gate.
 //!
-//! Today the cases are the ops on main (broadcasting elementwise ops, `sum_last`, and an op
-//! over strided views). The library parity suite `engine::parity` (scans, element scans,
-//! matmul) plugs in as one more [`Case`] variant: its case list is appended in [`cases`], its
-//! async `run_case` is awaited in [`run_case`], and its row maps onto [`Row`], whose fields
-//! are the library row's (op, direction, shape, strategy, max |err|, gate, passed).
+//! Two kinds of case: the ops on main that the library suite does not cover (broadcasting
+//! elementwise ops, `sum_last`, an op over strided views), defined here, and every case of the
+//! library parity suite `engine::parity` (scans, and the families that add themselves there),
+//! run through its async `run_case` and mapped onto [`Row`].
 //!
 //! Nothing here blocks: results come back through `to_vec_async`, so the same code runs in
 //! a browser (awaited from a JS promise) and natively (under `pollster` in the tests).
@@ -31,6 +30,8 @@ pub enum Case {
     SumLast { shape: Vec<usize> },
     /// `mul(a[1..4], b^T)`: a (5, 6, 7) narrowed to (3, 6, 7), b (7, 6) transposed to (6, 7).
     StridedMul,
+    /// A case of the library parity suite (its quick subset), with its own inputs and gate.
+    Library(engine::parity::Case),
 }
 
 /// One row of the parity table.
@@ -90,6 +91,7 @@ pub fn cases() -> Vec<Case> {
         out.push(Case::SumLast { shape: shape.to_vec() });
     }
     out.push(Case::StridedMul);
+    out.extend(engine::parity::cases(false).into_iter().map(Case::Library));
     out
 }
 
@@ -97,6 +99,23 @@ pub fn cases() -> Vec<Case> {
 /// An error raised by the op becomes a failed row that carries the message. Outputs are
 /// poisoned with NaN during the case (poisoning is off again afterwards).
 pub async fn run_case(ctx: &Context, case: &Case, seed: u64) -> Row {
+    if let Case::Library(c) = case {
+        // The library case carries its own seed and poisons nothing: its rows are its own.
+        let r = engine::parity::run_case(ctx, c).await;
+        return Row {
+            suite: case.suite(),
+            op: r.op,
+            direction: r.direction,
+            shape: r.shape,
+            strategy: r.strategy,
+            max_abs_err: r.max_abs_err,
+            gate: r.gate,
+            passed: r.passed,
+            detail: r
+                .error
+                .unwrap_or_else(|| format!("max |err| {:.3e} (gate {})", r.max_abs_err, r.gate)),
+        };
+    }
     let mut row = Row {
         suite: case.suite(),
         op: case.op(),
@@ -125,11 +144,15 @@ pub async fn run_case(ctx: &Context, case: &Case, seed: u64) -> Row {
 }
 
 impl Case {
-    /// The family of the case: `elementwise`, `reduce`.
+    /// The family of the case: `elementwise`, `reduce`, `scan`.
     pub fn suite(&self) -> &'static str {
         match self {
             Case::Binary { .. } | Case::Unary { .. } | Case::StridedMul => "elementwise",
             Case::SumLast { .. } => "reduce",
+            Case::Library(engine::parity::Case::Scan(_)) => "scan",
+            // A family added to engine::parity later shows up before this list learns its name.
+            #[allow(unreachable_patterns)]
+            Case::Library(_) => "parity",
         }
     }
 
@@ -140,12 +163,18 @@ impl Case {
             Case::Unary { op, .. } => format!("{op:?}").to_lowercase(),
             Case::SumLast { .. } => "sum_last".into(),
             Case::StridedMul => "mul (views)".into(),
+            Case::Library(engine::parity::Case::Scan(c)) => c.op.name().into(),
+            #[allow(unreachable_patterns)]
+            Case::Library(_) => "-".into(),
         }
     }
 
-    /// `forward` (the library suite's cases also run `backward`).
+    /// `forward` or `backward`.
     pub fn direction(&self) -> &'static str {
-        "forward"
+        match self {
+            Case::Library(engine::parity::Case::Scan(c)) if c.backward => "backward",
+            _ => "forward",
+        }
     }
 
     /// The input shapes, e.g. `[3, 1000], [1000]`.
@@ -155,11 +184,14 @@ impl Case {
             Case::Unary { n, .. } => format!("[{n}]"),
             Case::SumLast { shape } => format!("{shape:?}"),
             Case::StridedMul => "[5, 6, 7][1..4], [7, 6]^T".into(),
+            Case::Library(engine::parity::Case::Scan(c)) => c.shape(),
+            #[allow(unreachable_patterns)]
+            Case::Library(_) => "-".into(),
         }
     }
 
-    /// The tolerance gate of the case's op.
-    pub fn gate(&self) -> Gate {
+    /// The tolerance gate of the case's op (a library case reports its own in its row).
+    fn gate(&self) -> Gate {
         match self {
             Case::SumLast { .. } => REDUCE_GATE,
             _ => ELEMENTWISE_GATE,
@@ -170,6 +202,12 @@ impl Case {
 /// The op's result on `ctx` and the reference's, both flattened in row-major order.
 async fn compute(ctx: &Context, case: &Case, rng: &mut Rng) -> Result<(Vec<f32>, Vec<f32>)> {
     let (got, want) = match case {
+        Case::Library(_) => {
+            return Err(engine::Error::Unsupported {
+                op: "parity",
+                message: "library cases run through engine::parity::run_case".into(),
+            })
+        }
         Case::Binary { op, a, b } => {
             let a = random(rng, a, 0.5, 2.0);
             let b = random(rng, b, 0.5, 2.0);
