@@ -6,10 +6,10 @@
 //!
 //! JS surface (see [`bindings`]): `Engine.create(allowCpu)` opens the adapter,
 //! `engine.info()` describes it, `engine.parityCases()` / `engine.runParityCase(i)` run the
-//! parity suite one row at a time, `engine.loadGpt2(configJson, bytes)` and
-//! `model.generate(prompt, nTokens, onToken)` run GPT-2 (stubbed with a clear message until
-//! `engine::models::gpt2` lands). The suite itself ([`suite`]) is plain async Rust, tested
-//! natively too.
+//! parity suite one row at a time (the page's own cases plus the library suite
+//! `engine::parity`), `engine.loadGpt2(configJson, bytes)` loads GPT-2 and
+//! `model.generate(prompt, nTokens, onToken)` streams greedy tokens. The suite itself
+//! ([`suite`]) is plain async Rust, tested natively too.
 
 pub mod bindings;
 pub mod gpt2;
