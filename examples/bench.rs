@@ -27,7 +27,11 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args { quick: false, only: "copy,scans,matmul,gpt2".into(), json: None };
+    let mut a = Args {
+        quick: false,
+        only: "copy,scans,matmul,gpt2".into(),
+        json: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
@@ -72,7 +76,10 @@ fn print_rows(title: &str, rows: &[Row]) {
     println!("|---|---|---|---|---|---|");
     for r in rows {
         let fb = r.fwd_bwd_ms.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
-        println!("| {} | {} | {:.4} | {} | {} | {} |", r.case, r.shape, r.fwd_ms, fb, r.rate, r.ratio);
+        println!(
+            "| {} | {} | {:.4} | {} | {} | {} |",
+            r.case, r.shape, r.fwd_ms, fb, r.rate, r.ratio
+        );
     }
 }
 
@@ -109,16 +116,48 @@ struct ScanCase {
 fn scan_cases(quick: bool) -> Vec<ScanCase> {
     let mut v = vec![];
     for (label, b, t) in [("lab", 128, 64), ("long-T", 16, 1024)] {
-        v.push(ScanCase { op: "linear_scan", label, dims: vec![b, t, 256] });
-        v.push(ScanCase { op: "parallel_scan_log", label, dims: vec![b, t, 256] });
-        v.push(ScanCase { op: "matrix_scan", label, dims: vec![b, t, 64] });
-        v.push(ScanCase { op: "matrix_affine_scan", label, dims: vec![b, t, 32, 8, 8] });
+        v.push(ScanCase {
+            op: "linear_scan",
+            label,
+            dims: vec![b, t, 256],
+        });
+        v.push(ScanCase {
+            op: "parallel_scan_log",
+            label,
+            dims: vec![b, t, 256],
+        });
+        v.push(ScanCase {
+            op: "matrix_scan",
+            label,
+            dims: vec![b, t, 64],
+        });
+        v.push(ScanCase {
+            op: "matrix_affine_scan",
+            label,
+            dims: vec![b, t, 32, 8, 8],
+        });
     }
     if !quick {
-        v.push(ScanCase { op: "linear_scan", label: "large", dims: vec![16, 4096, 4096] });
-        v.push(ScanCase { op: "parallel_scan_log", label: "large", dims: vec![16, 4096, 4096] });
-        v.push(ScanCase { op: "matrix_scan", label: "large", dims: vec![16, 4096, 1024] });
-        v.push(ScanCase { op: "matrix_affine_scan", label: "large", dims: vec![8, 1024, 256, 8, 8] });
+        v.push(ScanCase {
+            op: "linear_scan",
+            label: "large",
+            dims: vec![16, 4096, 4096],
+        });
+        v.push(ScanCase {
+            op: "parallel_scan_log",
+            label: "large",
+            dims: vec![16, 4096, 4096],
+        });
+        v.push(ScanCase {
+            op: "matrix_scan",
+            label: "large",
+            dims: vec![16, 4096, 1024],
+        });
+        v.push(ScanCase {
+            op: "matrix_affine_scan",
+            label: "large",
+            dims: vec![8, 1024, 256, 8, 8],
+        });
     }
     v
 }
@@ -188,12 +227,25 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
     let mut rows = vec![];
     let mut rng = Rng::new(7);
     for c in scan_cases(quick) {
-        let sets: Vec<Vec<Tensor>> = (0..ROTATE).map(|_| scan_inputs(ctx, &mut rng, &c)).collect::<Result<_>>()?;
+        let sets: Vec<Vec<Tensor>> = (0..ROTATE)
+            .map(|_| scan_inputs(ctx, &mut rng, &c))
+            .collect::<Result<_>>()?;
         let repeat = if c.label == "large" { 5 } else { 20 };
-        let (fwd, _) = median(ctx, 2, repeat, |i| scan_forward(c.op, &sets[i % ROTATE], &opts).map(drop))?;
-        let (fb, _) = median(ctx, 2, repeat, |i| scan_forward_backward(c.op, &sets[i % ROTATE], &opts))?;
+        let (fwd, _) = median(ctx, 2, repeat, |i| {
+            scan_forward(c.op, &sets[i % ROTATE], &opts).map(drop)
+        })?;
+        let (fb, _) = median(ctx, 2, repeat, |i| {
+            scan_forward_backward(c.op, &sets[i % ROTATE], &opts)
+        })?;
         let gbps = scan_bytes(&c) / fwd / 1e9;
-        eprintln!("  {} {} {:?}: fwd {:.4} ms, fwd+bwd {:.4} ms", c.op, c.label, c.dims, fwd * 1e3, fb * 1e3);
+        eprintln!(
+            "  {} {} {:?}: fwd {:.4} ms, fwd+bwd {:.4} ms",
+            c.op,
+            c.label,
+            c.dims,
+            fwd * 1e3,
+            fb * 1e3
+        );
         rows.push(Row {
             case: format!("{} {}", c.op, c.label),
             shape: format!("{:?}", c.dims),
@@ -212,10 +264,17 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let sizes: &[usize] = if quick { &[256, 512] } else { &[1024, 2048, 4096] };
     for &n in sizes {
         let sets: Vec<(Tensor, Tensor)> = (0..ROTATE)
-            .map(|_| Ok((random(ctx, &mut rng, &[n, n], -1.0, 1.0)?, random(ctx, &mut rng, &[n, n], -1.0, 1.0)?)))
+            .map(|_| {
+                Ok((
+                    random(ctx, &mut rng, &[n, n], -1.0, 1.0)?,
+                    random(ctx, &mut rng, &[n, n], -1.0, 1.0)?,
+                ))
+            })
             .collect::<Result<_>>()?;
         for path in [MatmulPath::Tiled16, MatmulPath::RegisterTiled, MatmulPath::Auto] {
-            let (s, _) = median(ctx, 2, 10, |i| ops::matmul_with(&sets[i % ROTATE].0, &sets[i % ROTATE].1, path).map(drop))?;
+            let (s, _) = median(ctx, 2, 10, |i| {
+                ops::matmul_with(&sets[i % ROTATE].0, &sets[i % ROTATE].1, path).map(drop)
+            })?;
             let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
             eprintln!("  matmul {n} {path:?}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
             rows.push(Row {
@@ -232,14 +291,19 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
 }
 
 fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
-    let config = if quick { gpt2::tiny::tiny_config() } else { gpt2::Config::default() };
+    let config = if quick {
+        gpt2::tiny::tiny_config()
+    } else {
+        gpt2::Config::default()
+    };
     let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
     let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
     let model = gpt2::Gpt2::new(ctx, &weights)?;
     let last_only = gpt2::StepOptions::default();
     let mut rng = Rng::new(9);
-    let prompts: Vec<Vec<u32>> =
-        (0..ROTATE).map(|_| (0..64).map(|_| rng.below(config.vocab_size) as u32).collect()).collect();
+    let prompts: Vec<Vec<u32>> = (0..ROTATE)
+        .map(|_| (0..64).map(|_| rng.below(config.vocab_size) as u32).collect())
+        .collect();
     let (prefill, _) = median(ctx, 2, 10, |i| {
         let mut cache = model.new_cache()?;
         model.step(&prompts[i % ROTATE], &mut cache, last_only).map(drop)
@@ -260,7 +324,11 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
         s.sort_by(|a, b| a.total_cmp(b));
         s[s.len() / 2]
     };
-    eprintln!("  gpt2 prefill {:.3} ms, decode {:.3} ms/token", prefill * 1e3, decode * 1e3);
+    eprintln!(
+        "  gpt2 prefill {:.3} ms, decode {:.3} ms/token",
+        prefill * 1e3,
+        decode * 1e3
+    );
     Ok(vec![
         Row {
             case: "gpt2 prefill 64 tokens".into(),
@@ -284,8 +352,17 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
 fn main() -> Result<()> {
     let a = args();
     let ctx = Context::new()?;
-    println!("# engine bench on {} ({}, {})", ctx.info().name, ctx.info().backend, ctx.info().driver);
-    let clock = if ctx.info().timestamps_inside_passes { "GPU timestamp queries" } else { "wall clock" };
+    println!(
+        "# engine bench on {} ({}, {})",
+        ctx.info().name,
+        ctx.info().backend,
+        ctx.info().driver
+    );
+    let clock = if ctx.info().timestamps_inside_passes {
+        "GPU timestamp queries"
+    } else {
+        "wall clock"
+    };
     println!("timing: {clock}; median of repeats after warm-up; {ROTATE} rotated input sets");
     let mut ceiling = 4130.0;
     if a.only.contains("copy") {
@@ -295,7 +372,10 @@ fn main() -> Result<()> {
         println!("(DESIGN.md's H200 figure for a vec4 grid-stride WGSL copy: 4130 GB/s)");
     }
     if a.only.contains("scans") {
-        print_rows("scans (Dispatch::Gpu, automatic strategy)", &bench_scans(&ctx, a.quick, ceiling)?);
+        print_rows(
+            "scans (Dispatch::Gpu, automatic strategy)",
+            &bench_scans(&ctx, a.quick, ceiling)?,
+        );
     }
     if a.only.contains("matmul") {
         print_rows("matmul", &bench_matmul(&ctx, a.quick)?);

@@ -20,9 +20,20 @@ fn main() -> Result<()> {
         match a.as_str() {
             "--model" => model_dir = Some(PathBuf::from(v)),
             "--prompt" => prompt = v,
-            "--tokens" => tokens = v.parse().map_err(|_| Error::value("gpt2_logits", "--tokens", "a count", &v))?,
+            "--tokens" => {
+                tokens = v
+                    .parse()
+                    .map_err(|_| Error::value("gpt2_logits", "--tokens", "a count", &v))?
+            }
             "--out" => out = v,
-            _ => return Err(Error::value("gpt2_logits", "argument", "--model/--prompt/--tokens/--out", a)),
+            _ => {
+                return Err(Error::value(
+                    "gpt2_logits",
+                    "argument",
+                    "--model/--prompt/--tokens/--out",
+                    a,
+                ))
+            }
         }
     }
     let dir = model_dir.ok_or_else(|| Error::value("gpt2_logits", "--model", "a model directory", "nothing"))?;
@@ -55,9 +66,17 @@ fn main() -> Result<()> {
         ids,
         generated
     );
-    let write = |path: String, bytes: &[u8]| std::fs::write(&path, bytes).map_err(|e| Error::Io { what: path, message: e.to_string() });
+    let write = |path: String, bytes: &[u8]| {
+        std::fs::write(&path, bytes).map_err(|e| Error::Io {
+            what: path,
+            message: e.to_string(),
+        })
+    };
     write(format!("{out}.json"), json.as_bytes())?;
-    write(format!("{out}.logits.f32"), &all.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>())?;
+    write(
+        format!("{out}.logits.f32"),
+        &all.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+    )?;
     print!("{json}");
     Ok(())
 }

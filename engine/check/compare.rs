@@ -85,7 +85,7 @@ pub fn compare(got: &[f32], want: &[f32], gate: Gate) -> Comparison {
             c.got = g;
             c.want = w;
         }
-        if !(err <= bound) {
+        if err.is_nan() || err > bound {
             c.ok = false;
         }
     }

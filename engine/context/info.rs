@@ -89,7 +89,7 @@ impl DeviceInfo {
             shader_f16: features.contains(wgpu::Features::SHADER_F16),
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             timestamps_inside_passes: features.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
-            max_storage_binding: limits.max_storage_buffer_binding_size as u64,
+            max_storage_binding: limits.max_storage_buffer_binding_size,
             max_buffer_size: limits.max_buffer_size,
             max_workgroup_memory: limits.max_compute_workgroup_storage_size,
             max_invocations: limits.max_compute_invocations_per_workgroup,

@@ -30,13 +30,22 @@ impl Context {
     /// Runs `f` (which records ops), waits for it, and returns its result and duration.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Timed)> {
-        let Some(gpu) = self.gpu().filter(|g| g.device.features().contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS))
-        else {
+        let Some(gpu) = self.gpu().filter(|g| {
+            g.device
+                .features()
+                .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
+        }) else {
             self.synchronize()?;
             let start = std::time::Instant::now();
             let r = f()?;
             self.synchronize()?;
-            return Ok((r, Timed { seconds: start.elapsed().as_secs_f64(), clock: Clock::WallClock }));
+            return Ok((
+                r,
+                Timed {
+                    seconds: start.elapsed().as_secs_f64(),
+                    clock: Clock::WallClock,
+                },
+            ));
         };
         let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
             label: Some("region timestamps"),
@@ -59,6 +68,12 @@ impl Context {
         let bytes = pollster::block_on(read_bytes(gpu, &resolved, 0, 16))?;
         let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
         let ns = ticks[1].saturating_sub(ticks[0]) as f64 * gpu.queue.get_timestamp_period() as f64;
-        Ok((r, Timed { seconds: ns * 1e-9, clock: Clock::Timestamps }))
+        Ok((
+            r,
+            Timed {
+                seconds: ns * 1e-9,
+                clock: Clock::Timestamps,
+            },
+        ))
     }
 }

@@ -28,21 +28,11 @@ impl Params {
     pub fn usize(self, v: usize) -> Self {
         self.u32(v as u32)
     }
-    #[allow(dead_code)]
     pub fn i32(self, v: i32) -> Self {
         self.u32(v as u32)
     }
-    #[allow(dead_code)]
     pub fn f32(self, v: f32) -> Self {
         self.u32(v.to_bits())
-    }
-    /// Pads to the next multiple of four words (a new 16-byte row, for `vec4` or arrays).
-    #[allow(dead_code)]
-    pub fn align4(mut self) -> Self {
-        while self.words.len() % 4 != 0 {
-            self.words.push(0);
-        }
-        self
     }
     fn bytes(&self) -> Vec<u8> {
         let mut w = self.words.clone();

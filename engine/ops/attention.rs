@@ -30,7 +30,7 @@ const ATTENTION_FUSED: KernelDef = KernelDef {
 };
 
 /// Largest head size the fused kernel holds (one invocation per feature).
-const FUSED_MAX_D: usize = 256;
+pub const FUSED_MAX_D: usize = 256;
 
 /// How [`attention_with`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use engine::check::{compare, Gate};
 use engine::Context;
@@ -25,12 +25,18 @@ pub fn contexts() -> &'static [Context] {
 }
 
 /// Runs `f` on every adapter; skips (with a note) when there is none and none is required.
+///
+/// Tests on one GL context take turns: wgpu's GL backend serialises every call on the EGL
+/// context lock and panics when it waits more than a few seconds for it, which long software
+/// kernels from parallel tests would otherwise cause. Vulkan contexts run tests in parallel.
 pub fn each_adapter(mut f: impl FnMut(&Context)) {
+    static GL_TURN: Mutex<()> = Mutex::new(());
     let list = contexts();
     if list.is_empty() {
         eprintln!("no GPU adapter: skipped (set ENGINE_REQUIRE_GPU=1 to fail instead)");
     }
     for ctx in list {
+        let _turn = (ctx.info().backend == "Gl").then(|| GL_TURN.lock().unwrap_or_else(|p| p.into_inner()));
         f(ctx);
     }
 }

@@ -18,7 +18,7 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::ops;
+use crate::ops::{self, AttentionPath};
 use crate::tensor::Tensor;
 
 use super::config::Config;
@@ -177,7 +177,14 @@ impl Gpt2 {
             let k = heads.narrow(0, nh, 2 * nh)?; // (H, T, D)
             let v = heads.narrow(0, 2 * nh, 3 * nh)?; // (H, T, D)
             let (keys, values) = cache.append(layer, &k, &v)?; // (H, past + T, D)
-            let a = ops::attention(&q, &keys, &values, past)?; // (H, T, D)
+                                                               // One launch per layer (online softmax) instead of three; heads wider than the
+                                                               // fused kernel holds take the composed path.
+            let path = if hd <= ops::attention::FUSED_MAX_D {
+                AttentionPath::Fused
+            } else {
+                AttentionPath::Composed
+            };
+            let a = ops::attention_with(&q, &keys, &values, past, path)?; // (H, T, D)
             let a = a.transpose(0, 1)?.reshape(&[t, c])?; // (T, C): heads side by side
             x = ops::add(&x, &ops::linear(&a, &b.attn_proj_weight, Some(&b.attn_proj_bias))?)?;
             let h = ops::layer_norm(&x, &b.ln_2_weight, &b.ln_2_bias, cfg.layer_norm_epsilon)?;
