@@ -38,7 +38,7 @@ fn every_parity_row_passes_on_every_adapter() {
     assert!(all.len() > 50, "the suite has {} cases", all.len());
     for ctx in contexts() {
         for (i, case) in all.iter().enumerate() {
-            let row = pollster::block_on(run_case(&ctx, case, i as u64));
+            let row = pollster::block_on(run_case(ctx, case, i as u64));
             assert!(
                 row.passed && row.max_abs_err.is_finite(),
                 "{} {} {} on {}: {}",
