@@ -135,8 +135,10 @@ def run_scans(quick, dev, rows, only_cases=None):
         fn = SCAN_FN[op]
         sets = [make_scan_inputs(op, s, dev) for _ in range(ROTATE)]
         try:
+            # The large cases take seconds per run in eager PyTorch: fewer repeats.
+            warm, rep = (1, 3) if label == "large" else (3, 20)
             with torch.no_grad():
-                fwd = median_ms(fn, sets)
+                fwd = median_ms(fn, sets, warmup=warm, repeat=rep)
             grad_sets = []
             for inp in sets:
                 leaf = [x.clone().requires_grad_(True) for x in inp]
@@ -146,7 +148,7 @@ def run_scans(quick, dev, rows, only_cases=None):
                 out = fn(*leaf)
                 out.backward(torch.ones_like(out))
 
-            fb = median_ms(fwd_bwd, grad_sets, warmup=2, repeat=10)
+            fb = median_ms(fwd_bwd, grad_sets, warmup=min(warm, 2), repeat=min(rep, 10))
         except torch.OutOfMemoryError:
             fwd, fb = float("nan"), float("nan")
         torch.cuda.empty_cache()
