@@ -5,7 +5,9 @@
 //! drivers) it is wall-clock time around the region with a full wait on both sides.
 
 use super::Context;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::error::Result;
+#[cfg(not(target_arch = "wasm32"))]
 use crate::tensor::readback::read_bytes;
 
 /// How a [`Timed`] figure was measured.

@@ -1,2 +1,19 @@
-//! Browser front end of the engine (placeholder until the browser issue lands).
+//! The engine in a browser: wasm-bindgen exports over the browser's WebGPU adapter.
+//!
+//! Built for `wasm32-unknown-unknown` and wrapped by `wasm-bindgen --target web` into
+//! `web/pkg/` (see `web/build.sh`); `web/index.html` + `web/main.js` are the page. Everything
+//! is async: every result comes back through a promise, and no call blocks the page.
+//!
+//! JS surface (see [`bindings`]): `Engine.create(allowCpu)` opens the adapter,
+//! `engine.info()` describes it, `engine.parityCases()` / `engine.runParityCase(i)` run the
+//! parity suite one row at a time (the page's own cases plus the library suite
+//! `engine::parity`), `engine.loadGpt2(configJson, bytes)` loads GPT-2 and
+//! `model.generate(prompt, nTokens, onToken)` streams greedy tokens. The suite itself
+//! ([`suite`]) is plain async Rust, tested natively too.
+
+pub mod bindings;
+pub mod gpt2;
+mod js;
+pub mod suite;
+
 pub use engine;

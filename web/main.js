@@ -1,0 +1,288 @@
+// The page's logic: open the adapter, run the parity suite row by row, load GPT-2 (default
+// model, local files or a URL, with a fetch progress bar) and stream generated tokens.
+// Every failure is shown under "Messages"; nothing is left to reach the console uncaught.
+// The browser test (web/test/browser_test.mjs) drives this page through the element ids and
+// the data-state attributes set here.
+
+const $ = (id) => document.getElementById(id);
+
+// Model folders tried in order for "Load default": the trained Shakespeare model when the
+// repository ships it, else the untrained tiny-random one.
+const DEFAULT_MODELS = ['../assets/models/shakespeare/', '../assets/models/tiny-random/']
+  .map((p) => new URL(p, import.meta.url).href);
+
+let wasm = null;   // the wasm-bindgen module (web/pkg/engine_web.js)
+let engine = null; // wasm.Engine
+let model = null;  // wasm.Gpt2
+let busy = false;
+
+// ---- messages ---------------------------------------------------------------------------
+
+function report(what, err) {
+  let text = err instanceof Error ? err.message : String(err);
+  // A Rust panic surfaces as a wasm RuntimeError; the panic hook kept its message.
+  const panic = wasm && wasm.lastPanic ? wasm.lastPanic() : null;
+  if (err instanceof WebAssembly.RuntimeError && panic) text += ` (${panic})`;
+  const li = document.createElement('li');
+  li.textContent = `${what}: ${text}`;
+  $('errors').append(li);
+}
+
+// Runs an async UI action, showing its failure on the page instead of throwing.
+function guarded(what, action) {
+  return async (...args) => {
+    try {
+      await action(...args);
+    } catch (err) {
+      report(what, err);
+    }
+  };
+}
+
+window.addEventListener('error', (e) => { report('error', e.error ?? e.message); e.preventDefault(); });
+window.addEventListener('unhandledrejection', (e) => { report('unhandled', e.reason); e.preventDefault(); });
+
+// ---- adapter ----------------------------------------------------------------------------
+
+async function start() {
+  const gpu = 'gpu' in navigator && navigator.gpu;
+  const banner = $('webgpu');
+  if (!gpu) {
+    banner.textContent = 'This browser has no WebGPU (navigator.gpu is undefined). Use a recent Chrome, ' +
+      'Edge or Chromium (on Linux start it with --enable-unsafe-webgpu), Safari 26, or Firefox 141+ ' +
+      'on Windows. GPT-2 can still run on the CPU reference compiled into the wasm, slowly; the ' +
+      'parity suite needs a GPU.';
+    banner.classList.add('bad');
+    banner.dataset.webgpu = 'missing';
+  } else {
+    banner.textContent = 'WebGPU is available.';
+    banner.dataset.webgpu = 'present';
+  }
+
+  try {
+    wasm = await import('./pkg/engine_web.js');
+    await wasm.default();
+  } catch (err) {
+    $('adapter').dataset.state = 'error';
+    $('adapter').textContent = 'The wasm module did not load; build it with web/build.sh.';
+    throw err;
+  }
+  $('gpt2-status').textContent = wasm.gpt2Status();
+  $('gpt2-status').dataset.available = String(wasm.gpt2Available());
+
+  try {
+    engine = await wasm.Engine.create(!gpu);
+  } catch (err) {
+    $('adapter').dataset.state = 'error';
+    $('adapter').textContent = 'No adapter.';
+    throw err;
+  }
+  const info = engine.info();
+  const name = info.name || (gpu ? await browserAdapterName(gpu) : '');
+  $('adapter').textContent = info.summary.replace(/^adapter: *$/m, (line) => `${line}${name}`);
+  $('adapter').dataset.state = info.isGpu ? 'gpu' : 'cpu';
+  $('adapter').dataset.name = name;
+  $('adapter').dataset.backend = info.backend;
+
+  renderCases();
+  $('run-parity').disabled = !info.isGpu;
+  if (!info.isGpu) $('parity-summary').textContent = 'needs WebGPU (it compares the GPU with the CPU reference)';
+  const gptReady = wasm.gpt2Available();
+  $('load-default').disabled = !gptReady;
+  $('load-url').disabled = !gptReady;
+  $('model-files').disabled = !gptReady;
+  $('default-url').textContent = DEFAULT_MODELS.join(' or ');
+  if (gptReady) await guarded('GPT-2 default model', loadDefault)();
+}
+
+// wgpu reports the GPUAdapterInfo description as the name, which browsers often leave empty;
+// the vendor and architecture they do report name the adapter (e.g. google swiftshader).
+async function browserAdapterName(gpu) {
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  const i = adapter && adapter.info;
+  if (!i) return 'unknown WebGPU adapter';
+  const parts = [i.vendor, i.architecture, i.device, i.description].filter((p) => p);
+  return `${parts.join(' ') || 'unnamed'}${i.isFallbackAdapter ? ' (fallback adapter)' : ''}`;
+}
+
+// ---- parity -----------------------------------------------------------------------------
+
+function renderCases() {
+  const body = $('parity').tBodies[0];
+  body.replaceChildren();
+  for (const c of engine.parityCases()) {
+    const tr = body.insertRow();
+    for (const v of [c.index, c.suite, c.op, c.direction, c.shape, '', '', '', '', 'pending']) {
+      tr.insertCell().textContent = v;
+    }
+    tr.cells[6].className = 'num';
+    tr.cells[8].className = 'num';
+  }
+}
+
+async function runParity() {
+  if (busy) return;
+  busy = true;
+  const summary = $('parity-summary');
+  summary.dataset.state = 'running';
+  const rows = $('parity').tBodies[0].rows;
+  let passed = 0;
+  let failed = 0;
+  try {
+    renderCases();
+    for (let i = 0; i < rows.length; i++) {
+      const t0 = performance.now();
+      const r = await engine.runParityCase(i);
+      const ms = performance.now() - t0;
+      const tr = rows[i];
+      tr.cells[5].textContent = r.strategy;
+      tr.cells[6].textContent = Number.isFinite(r.maxAbsErr) ? r.maxAbsErr.toExponential(2) : 'inf';
+      tr.cells[7].textContent = r.gate;
+      tr.cells[8].textContent = ms.toFixed(0);
+      tr.cells[9].textContent = r.passed ? 'pass' : 'FAIL';
+      tr.title = r.detail;
+      tr.className = r.passed ? 'pass' : 'fail';
+      if (r.passed) passed++; else failed++;
+      summary.textContent = `${passed} passed, ${failed} failed (${i + 1}/${rows.length})`;
+    }
+    summary.textContent = `${passed} passed, ${failed} failed`;
+    summary.dataset.state = failed === 0 ? 'passed' : 'failed';
+  } catch (err) {
+    summary.dataset.state = 'error';
+    throw err;
+  } finally {
+    busy = false;
+  }
+}
+
+// ---- GPT-2 ------------------------------------------------------------------------------
+
+function progress(loaded, total, label) {
+  const bar = $('fetch-progress');
+  bar.max = total || 1;
+  bar.value = total ? loaded : 0;
+  const mib = (n) => (n / 1048576).toFixed(1);
+  $('fetch-text').textContent = total ? `${label}: ${mib(loaded)} / ${mib(total)} MiB` : `${label}: ${mib(loaded)} MiB`;
+}
+
+// The body of `url` as bytes, reporting progress as chunks arrive.
+async function fetchBytes(url) {
+  let resp;
+  try {
+    resp = await fetch(url);
+  } catch (err) {
+    throw new Error(`could not fetch ${url}: ${err.message}`);
+  }
+  if (!resp.ok) throw new Error(`could not fetch ${url}: HTTP ${resp.status} ${resp.statusText}`);
+  const total = Number(resp.headers.get('content-length')) || 0;
+  const reader = resp.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    progress(loaded, total, url.split('/').pop());
+  }
+  const bytes = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) { bytes.set(c, at); at += c.length; }
+  return bytes;
+}
+
+async function fetchText(url) {
+  return new TextDecoder().decode(await fetchBytes(url));
+}
+
+// Loads a model; on failure the previous model (if any) stays loaded and usable.
+async function load(name, configJson, weights) {
+  const label = $('model-name');
+  const previous = label.textContent;
+  label.textContent = `${name} (loading...)`;
+  let loaded;
+  try {
+    loaded = await engine.loadGpt2(configJson, weights);
+  } catch (err) {
+    label.textContent = previous;
+    throw err;
+  }
+  if (model) model.free();
+  model = loaded;
+  label.textContent = `${name}: ${model.describe()}`;
+  label.dataset.url = name;
+  $('generate').disabled = false;
+}
+
+async function loadFolder(url) {
+  const base = url.endsWith('/') ? url : `${url}/`;
+  const config = await fetchText(`${base}config.json`);
+  const weights = await fetchBytes(`${base}model.safetensors`);
+  await load(base, config, weights);
+}
+
+async function loadDefault() {
+  for (const url of DEFAULT_MODELS) {
+    const head = await fetch(`${url}config.json`, { method: 'HEAD' }).catch(() => null);
+    if (head && head.ok) return loadFolder(url);
+  }
+  throw new Error(`no default model found at ${DEFAULT_MODELS.join(' or ')}`);
+}
+
+async function loadFiles() {
+  const files = [...$('model-files').files];
+  const config = files.find((f) => f.name.endsWith('.json'));
+  const weights = files.find((f) => f.name.endsWith('.safetensors'));
+  if (!config || !weights) throw new Error('pick both config.json and model.safetensors (one file dialog, select both)');
+  progress(0, weights.size, weights.name);
+  const bytes = new Uint8Array(await weights.arrayBuffer());
+  progress(bytes.length, bytes.length, weights.name);
+  await load(weights.name, await config.text(), bytes);
+}
+
+async function loadUrl() {
+  const url = $('model-url').value.trim();
+  if (!url) throw new Error('enter the URL of a folder holding config.json and model.safetensors');
+  await loadFolder(new URL(url, location.href).href);
+}
+
+async function generate() {
+  if (busy || !model) return;
+  busy = true;
+  const out = $('output');
+  const n = Number($('n-tokens').value);
+  out.textContent = $('prompt').value;
+  out.dataset.state = 'running';
+  $('ttft').textContent = '-';
+  $('tps').textContent = '-';
+  const t0 = performance.now();
+  let first = 0;
+  let count = 0;
+  try {
+    const ids = await model.generate($('prompt').value, n, (id, text) => {
+      const now = performance.now();
+      if (count === 0) {
+        first = now;
+        $('ttft').textContent = `${(now - t0).toFixed(0)} ms`;
+      } else {
+        $('tps').textContent = ((count * 1000) / (now - first)).toFixed(1);
+      }
+      count++;
+      out.textContent += text;
+    });
+    $('ids').dataset.ids = JSON.stringify([...ids]);
+    out.dataset.state = 'done';
+  } catch (err) {
+    out.dataset.state = 'error';
+    throw err;
+  } finally {
+    busy = false;
+  }
+}
+
+$('run-parity').addEventListener('click', guarded('parity', runParity));
+$('load-default').addEventListener('click', guarded('GPT-2 default model', loadDefault));
+$('load-url').addEventListener('click', guarded('GPT-2 from URL', loadUrl));
+$('model-files').addEventListener('change', guarded('GPT-2 from files', loadFiles));
+$('generate').addEventListener('click', guarded('GPT-2 generate', generate));
+guarded('start', start)().finally(() => { document.body.dataset.ready = '1'; });

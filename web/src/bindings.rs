@@ -1,0 +1,196 @@
+//! The wasm-bindgen exports: what `web/main.js` calls. Every call that touches the device
+//! returns a promise; an engine error rejects it with a JS `Error` carrying the message.
+
+use std::rc::Rc;
+use std::sync::Mutex;
+
+use engine::Context;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::gpt2;
+use crate::js::{error, object};
+use crate::suite::{self, Case, Row};
+
+/// Seed of parity case `i`: fixed, so a failing row reproduces.
+const SEED_BASE: u64 = 0x5eed_0000;
+
+/// The message of the last panic, for the page to show next to the exception it caused.
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(message: &str);
+}
+
+/// Runs when the module is instantiated: panics go to the console and to [`last_panic`].
+#[wasm_bindgen(start)]
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = format!("engine-web panicked: {info}");
+        console_error(&message);
+        *LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
+    }));
+}
+
+/// The message of the last Rust panic (a wasm `RuntimeError: unreachable` in JS), if any.
+#[wasm_bindgen(js_name = lastPanic)]
+pub fn last_panic() -> Option<String> {
+    LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// True when this build can run GPT-2; when false, [`gpt2_status`] says why.
+#[wasm_bindgen(js_name = gpt2Available)]
+pub fn gpt2_available() -> bool {
+    gpt2::AVAILABLE
+}
+
+/// One line on GPT-2 support in this build.
+#[wasm_bindgen(js_name = gpt2Status)]
+pub fn gpt2_status() -> String {
+    gpt2::STATUS.into()
+}
+
+/// A context on the browser's WebGPU adapter (or, if allowed, the CPU reference), and the
+/// parity suite's case list.
+#[wasm_bindgen]
+pub struct Engine {
+    ctx: Context,
+    cases: Rc<Vec<Case>>,
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// Opens the browser's WebGPU adapter (`Promise<Engine>`). Without one, rejects with a
+    /// message, or with `allowCpu` runs every op on the CPU reference in wasm.
+    pub async fn create(#[wasm_bindgen(js_name = allowCpu)] allow_cpu: bool) -> Result<Engine, JsValue> {
+        let ctx = Context::new_async().await.map_err(error)?;
+        if !ctx.is_gpu() && !allow_cpu {
+            return Err(error(
+                "no WebGPU adapter: navigator.gpu.requestAdapter() returned none (enable WebGPU, e.g. \
+                 chrome://flags/#enable-unsafe-webgpu, or start Chromium with --enable-unsafe-webgpu)",
+            ));
+        }
+        Ok(Engine {
+            ctx,
+            cases: Rc::new(suite::cases()),
+        })
+    }
+
+    /// The adapter: `{ name, backend, deviceType, driver, isGpu, subgroups, shaderF16,
+    /// maxStorageBinding, maxWorkgroupMemory, maxInvocations, summary }`.
+    pub fn info(&self) -> JsValue {
+        let i = self.ctx.info();
+        object(&[
+            ("name", i.name.as_str().into()),
+            ("backend", i.backend.as_str().into()),
+            ("deviceType", i.device_type.as_str().into()),
+            ("driver", i.driver.as_str().into()),
+            ("isGpu", self.ctx.is_gpu().into()),
+            ("subgroups", i.subgroups.into()),
+            ("shaderF16", i.shader_f16.into()),
+            ("maxStorageBinding", (i.max_storage_binding as f64).into()),
+            ("maxWorkgroupMemory", i.max_workgroup_memory.into()),
+            ("maxInvocations", i.max_invocations.into()),
+            ("summary", i.to_string().into()),
+        ])
+    }
+
+    /// The parity cases in table order: `[{ index, suite, op, direction, shape }]`.
+    #[wasm_bindgen(js_name = parityCases)]
+    pub fn parity_cases(&self) -> js_sys::Array {
+        self.cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                object(&[
+                    ("index", (i as u32).into()),
+                    ("suite", c.suite().into()),
+                    ("op", c.op().into()),
+                    ("direction", c.direction().into()),
+                    ("shape", c.shape().into()),
+                ])
+            })
+            .collect()
+    }
+
+    /// Runs parity case `index` (`Promise<row>`), row = `{ suite, op, direction, shape,
+    /// strategy, maxAbsErr, gate, passed, detail }`. An op error is a failed row, not a
+    /// rejection; an index out of range rejects.
+    #[wasm_bindgen(js_name = runParityCase)]
+    pub fn run_parity_case(&self, index: u32) -> js_sys::Promise {
+        let (ctx, cases) = (self.ctx.clone(), self.cases.clone());
+        future_to_promise(async move {
+            let case = cases.get(index as usize).ok_or_else(|| {
+                error(format!(
+                    "parity case {index} does not exist (there are {})",
+                    cases.len()
+                ))
+            })?;
+            Ok(row_to_js(&suite::run_case(&ctx, case, SEED_BASE + index as u64).await))
+        })
+    }
+
+    /// Loads GPT-2 from `config.json` text and `model.safetensors` bytes (`Promise<Gpt2>`).
+    #[wasm_bindgen(js_name = loadGpt2)]
+    pub fn load_gpt2(&self, config_json: String, weights: Vec<u8>) -> js_sys::Promise {
+        let ctx = self.ctx.clone();
+        future_to_promise(async move {
+            let model = gpt2::Model::load(&ctx, &config_json, &weights).map_err(error)?;
+            Ok(Gpt2 { model }.into())
+        })
+    }
+}
+
+/// A loaded GPT-2 model.
+#[wasm_bindgen]
+pub struct Gpt2 {
+    model: gpt2::Model,
+}
+
+#[wasm_bindgen]
+impl Gpt2 {
+    /// One line on the model: layers, heads, width, context, vocabulary.
+    pub fn describe(&self) -> String {
+        self.model.describe()
+    }
+
+    /// Greedy generation of `nTokens` tokens after `prompt` (`Promise<Uint32Array>` of the
+    /// generated ids); `onToken(id, text)` is called as each token is chosen.
+    pub fn generate(
+        &self,
+        prompt: String,
+        #[wasm_bindgen(js_name = nTokens)] n_tokens: u32,
+        #[wasm_bindgen(js_name = onToken)] on_token: js_sys::Function,
+    ) -> js_sys::Promise {
+        let model = self.model.clone();
+        future_to_promise(async move {
+            let callback = |id: u32, text: &str| {
+                // A throwing callback must not abort generation half-way; it is logged.
+                if let Err(e) = on_token.call2(&JsValue::NULL, &id.into(), &text.into()) {
+                    console_error(&format!("onToken threw: {e:?}"));
+                }
+            };
+            let ids = model
+                .generate(&prompt, n_tokens as usize, callback)
+                .await
+                .map_err(error)?;
+            Ok(js_sys::Uint32Array::from(&ids[..]).into())
+        })
+    }
+}
+
+fn row_to_js(row: &Row) -> JsValue {
+    object(&[
+        ("suite", row.suite.into()),
+        ("op", row.op.as_str().into()),
+        ("direction", row.direction.into()),
+        ("shape", row.shape.as_str().into()),
+        ("strategy", row.strategy.as_str().into()),
+        ("maxAbsErr", row.max_abs_err.into()),
+        ("gate", row.gate.to_string().into()),
+        ("passed", row.passed.into()),
+        ("detail", row.detail.as_str().into()),
+    ])
+}

@@ -1,0 +1,84 @@
+//! GPT-2 in the browser: load a checkpoint from bytes, generate with a callback per token.
+//!
+//! The model is `engine::models::gpt2` (safetensors loader, byte-level BPE tokenizer, forward
+//! pass with a KV cache) on the page's context; generation is greedy and awaits one readback
+//! per token, so the page repaints between tokens.
+
+use std::rc::Rc;
+
+use engine::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
+use engine::{Context, Result};
+
+/// True when this build can load and run GPT-2.
+pub const AVAILABLE: bool = true;
+
+/// The page's GPT-2 status line.
+pub const STATUS: &str = "GPT-2 (engine::models::gpt2): greedy generation with a KV cache, GPT-2's byte-level BPE";
+
+/// A GPT-2 model loaded on a context.
+#[derive(Clone)]
+pub struct Model {
+    gpt2: Rc<Gpt2>,
+}
+
+impl Model {
+    /// Loads a model from the Hugging Face `config.json` text and `model.safetensors` bytes
+    /// (F32, F16 or BF16 tensors, widened to f32). A file that is not a GPT-2 checkpoint is an
+    /// `Error::Io` naming the file or tensor.
+    pub fn load(ctx: &Context, config_json: &str, weights: &[u8]) -> Result<Model> {
+        let config = Config::from_json(config_json, "config.json")?;
+        let weights = Weights::from_safetensors(config, weights, "model.safetensors")?;
+        Ok(Model {
+            gpt2: Rc::new(Gpt2::new(ctx, &weights)?),
+        })
+    }
+
+    /// One line on the model (layers, heads, width, context, vocabulary).
+    pub fn describe(&self) -> String {
+        let c = self.gpt2.config();
+        format!(
+            "{} layers, {} heads, width {}, context {}, vocabulary {}",
+            c.n_layer, c.n_head, c.n_embd, c.n_positions, c.vocab_size
+        )
+    }
+
+    /// Greedy generation of `n_tokens` after `prompt` (an empty prompt starts from
+    /// `<|endoftext|>`), calling `on_token(id, text)` as each token is chosen; `text` is the
+    /// newly completed UTF-8 (a character split over tokens comes with its last token).
+    /// Returns every generated id.
+    pub async fn generate(
+        &self,
+        prompt: &str,
+        n_tokens: usize,
+        mut on_token: impl FnMut(u32, &str),
+    ) -> Result<Vec<u32>> {
+        let tok = Tokenizer::gpt2()?;
+        let mut ids = tok.encode(prompt);
+        if ids.is_empty() {
+            ids.push(END_OF_TEXT);
+        }
+        let mut pending = Vec::<u8>::new();
+        let mut failed = None;
+        let out = self
+            .gpt2
+            .generate_async(&ids, n_tokens, Sampling::Greedy, |id| match tok.decode_bytes(&[id]) {
+                Ok(bytes) => {
+                    pending.extend(bytes);
+                    let valid = match std::str::from_utf8(&pending) {
+                        Ok(s) => s.len(),
+                        Err(e) => e.valid_up_to(),
+                    };
+                    on_token(id, &String::from_utf8_lossy(&pending[..valid]));
+                    pending.drain(..valid);
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            })
+            .await?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}

@@ -1,0 +1,269 @@
+// Browser test of the engine's page: serves the repository root on 127.0.0.1, opens
+// web/index.html in Debian's headless Chromium with WebGPU on SwiftShader (through
+// playwright-core), and checks that
+//   - the page reports a WebGPU adapter,
+//   - every row of the in-browser parity suite passes,
+//   - GPT-2 opens on the default model and generates the same token ids as the native CPU
+//     reference (`cargo run --release --example gpt2 -- PROMPT --cpu`) for the same prompt and
+//     model, and loads a model picked as local files,
+//   - bad input (a missing model URL, a file that is not a checkpoint) and a browser without
+//     WebGPU give a message on the page and no uncaught exception.
+// Saves web/test/out/page.png, prints one line per check and `N passed, M failed`, and exits
+// non-zero on any failure.
+//
+//   node web/test/browser_test.mjs            (after web/build.sh; npm ci in web/test)
+//
+// Environment: CHROMIUM (default /usr/bin/chromium), TIMEOUT_S (default 900).
+
+import http from 'node:http';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+const outDir = path.join(here, 'out');
+const timeoutMs = Number(process.env.TIMEOUT_S || 900) * 1000;
+const GPT2_PROMPT = 'Alan Turing theorized that computers would one day become';
+const GPT2_TOKENS = 8;
+
+// Flags: headless Chromium on Linux exposes SwiftShader's WebGPU adapter (a fallback
+// adapter, Vulkan on the CPU) with --enable-unsafe-webgpu alone; --use-webgpu-adapter asks for
+// it so that a machine with a real GPU runs the same adapter as CI (unverified: no GPU here). The rest keeps the browser off
+// the network and out of the user's profile.
+const CHROMIUM_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--enable-unsafe-webgpu',
+  '--use-webgpu-adapter=swiftshader',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+const started = Date.now();
+const results = [];
+function check(name, ok, detail = '') {
+  results.push({ name, ok });
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${detail ? ` - ${detail}` : ''}`);
+}
+
+// ---- static server ---------------------------------------------------------------------
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.png': 'image/png',
+};
+
+// A folder that looks like a model but is not one: config.json parses, the weights do not.
+const BAD_MODEL = {
+  '/__test__/bad-model/config.json': '{"n_layer": 2, "n_head": 2, "n_embd": 64, "n_positions": 128, "vocab_size": 50257}',
+  '/__test__/bad-model/model.safetensors': 'this is not a safetensors file, just text',
+};
+
+function serve() {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const pathname = decodeURIComponent(url.pathname);
+    if (pathname in BAD_MODEL) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(BAD_MODEL[pathname]);
+      return;
+    }
+    let file = path.join(root, pathname);
+    if (!file.startsWith(root)) {
+      res.writeHead(403).end();
+      return;
+    }
+    if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
+    fs.stat(file, (err, st) => {
+      if (err || !st.isFile()) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+        return;
+      }
+      res.writeHead(200, {
+        'content-type': MIME[path.extname(file)] || 'application/octet-stream',
+        'content-length': st.size,
+        'cache-control': 'no-store',
+      });
+      if (req.method === 'HEAD') res.end();
+      else fs.createReadStream(file).pipe(res);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+// ---- the test --------------------------------------------------------------------------
+
+async function openPage(context, url, pageErrors, initScript) {
+  const page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') console.log(`  [console] ${m.text()}`);
+  });
+  if (initScript) await page.addInitScript(initScript);
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 120_000 });
+  return page;
+}
+
+async function errorsShown(page) {
+  return page.$$eval('#errors li', (lis) => lis.map((li) => li.textContent));
+}
+
+async function main() {
+  fs.mkdirSync(outDir, { recursive: true });
+  if (!fs.existsSync(path.join(root, 'web', 'pkg', 'engine_web.js'))) {
+    throw new Error('web/pkg/engine_web.js is missing: run web/build.sh first');
+  }
+  const server = await serve();
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-web-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1200, height: 900 },
+  });
+  const pageErrors = [];
+  let page;
+  try {
+    // 1. The page loads and reports its adapter.
+    page = await openPage(context, `${base}/web/index.html`, pageErrors);
+    const webgpu = await page.getAttribute('#webgpu', 'data-webgpu');
+    check('navigator.gpu present', webgpu === 'present', webgpu);
+    const state = await page.getAttribute('#adapter', 'data-state');
+    const name = await page.getAttribute('#adapter', 'data-name');
+    const backend = await page.getAttribute('#adapter', 'data-backend');
+    check('adapter reported', state === 'gpu' && !!name && backend === 'BrowserWebGpu',
+      `${name} (${backend}, state ${state})`);
+    console.log((await page.textContent('#adapter')).replace(/^/gm, '  '));
+
+    // 2. The parity suite: every row passes.
+    if (state === 'gpu') {
+      const t0 = Date.now();
+      await page.click('#run-parity');
+      await page.waitForSelector('#parity-summary:is([data-state="passed"], [data-state="failed"], [data-state="error"])',
+        { timeout: timeoutMs });
+      const rows = await page.$$eval('#parity tbody tr', (trs) => trs.map((tr) => ({
+        cells: [...tr.cells].map((td) => td.textContent),
+        detail: tr.title,
+      })));
+      for (const r of rows) {
+        const [i, suite, op, direction, shape, strategy, err, gate, ms, result] = r.cells;
+        check(`parity #${i} ${suite} ${op} ${direction} ${shape} ${strategy}`, result === 'pass',
+          `max|err| ${err}, gate ${gate}, ${ms} ms${result === 'pass' ? '' : `: ${r.detail}`}`);
+      }
+      check('parity suite completed', rows.length > 0 && rows.every((r) => r.cells[9] !== 'pending'),
+        `${rows.length} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${await page.textContent('#parity-summary')}`);
+    }
+
+    // 3. GPT-2.
+    check('GPT-2 available in this build', (await page.getAttribute('#gpt2-status', 'data-available')) === 'true',
+      await page.textContent('#gpt2-status'));
+    await gpt2Checks(page, base);
+    await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
+
+    // 4. A browser without WebGPU: a message, the CPU reference, no exception.
+    const noGpu = await openPage(context, `${base}/web/index.html`, pageErrors, () => {
+      Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined });
+    });
+    const missing = await noGpu.getAttribute('#webgpu', 'data-webgpu');
+    const banner = await noGpu.textContent('#webgpu');
+    check('no WebGPU is said on the page', missing === 'missing' && /no WebGPU/.test(banner), banner.slice(0, 60));
+    check('no WebGPU runs on the CPU reference', (await noGpu.getAttribute('#adapter', 'data-state')) === 'cpu'
+      && await noGpu.isDisabled('#run-parity'));
+    await noGpu.screenshot({ path: path.join(outDir, 'no-webgpu.png') });
+    await noGpu.close();
+
+    check('no uncaught exception', pageErrors.length === 0, pageErrors.join(' | '));
+    const shown = await errorsShown(page);
+    check('no unexpected message on the page', shown.every((m) => m.startsWith('expected:')) , shown.join(' | '));
+  } finally {
+    if (page) await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true }).catch(() => {});
+    await context.close();
+    server.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+// The ids the native CPU reference generates greedily for `prompt` on the model in `dir`
+// (the GPT-2 example with --cpu: every op on the CPU context), parsed from its output.
+function referenceIds(dir, prompt, n) {
+  const args = ['run', '--release', '--quiet', '--example', 'gpt2', '--', prompt, '--tokens', String(n), '--cpu',
+    '--model', dir];
+  const out = execFileSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = out.split('\n').find((l) => l.startsWith('generated ids: '));
+  if (!line) throw new Error(`no "generated ids:" line in the output of cargo ${args.join(' ')}`);
+  return JSON.parse(line.slice('generated ids: '.length));
+}
+
+// GPT-2 in the page: the default model loads, generation equals the native reference's ids,
+// and bad input gives messages.
+async function gpt2Checks(page, base) {
+  await page.waitForFunction(() => !document.getElementById('generate').disabled
+    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 300_000 });
+  const modelUrl = (await page.getAttribute('#model-name', 'data-url')) || '';
+  check('GPT-2 default model loaded', !(await page.isDisabled('#generate')), await page.textContent('#model-name'));
+
+  // The page's default: the Shakespeare model when shipped, else tiny-random.
+  const name = fs.existsSync(path.join(root, 'assets/models/shakespeare/config.json')) ? 'shakespeare' : 'tiny-random';
+  check(`GPT-2 page opened on the default model (${name})`, modelUrl.endsWith(`/assets/models/${name}/`), modelUrl);
+  const want = referenceIds(`assets/models/${name}`, GPT2_PROMPT, GPT2_TOKENS);
+  await page.fill('#prompt', GPT2_PROMPT);
+  await page.fill('#n-tokens', String(GPT2_TOKENS));
+  await page.click('#generate');
+  await page.waitForSelector('#output:is([data-state="done"], [data-state="error"])', { timeout: timeoutMs });
+  const got = JSON.parse((await page.getAttribute('#ids', 'data-ids')) || '[]');
+  check(`GPT-2 ${GPT2_TOKENS} tokens equal the native CPU reference`,
+    got.length === GPT2_TOKENS && JSON.stringify(got) === JSON.stringify(want),
+    `got ${JSON.stringify(got)} want ${JSON.stringify(want)}`);
+  console.log(`  output: ${JSON.stringify(await page.textContent('#output'))}`);
+  console.log(`  time to first token ${await page.textContent('#ttft')}, ${await page.textContent('#tps')} tokens/s`);
+
+  // A model picked as local files (the tiny-random checkpoint).
+  const tiny = path.join(root, 'assets/models/tiny-random');
+  await page.setInputFiles('#model-files', [path.join(tiny, 'config.json'), path.join(tiny, 'model.safetensors')]);
+  await page.waitForFunction(() => document.getElementById('model-name').dataset.url === 'model.safetensors'
+    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
+  const picked = await page.textContent('#model-name');
+  check('GPT-2 loads a model from local files', (await page.getAttribute('#model-name', 'data-url')) === 'model.safetensors'
+    && !(await page.isDisabled('#generate')), picked);
+
+  // Bad input: a URL with no model, and a folder whose weights are not a checkpoint.
+  for (const [what, url, pattern] of [
+    ['a missing model URL', `${base}/__test__/no-such-model/`, /404/],
+    ['a file that is not a checkpoint', `${base}/__test__/bad-model/`, /safetensors|header|model\.safetensors/i],
+  ]) {
+    const before = (await errorsShown(page)).length;
+    await page.fill('#model-url', url);
+    await page.click('#load-url');
+    await page.waitForFunction((n) => document.querySelectorAll('#errors li').length > n, before, { timeout: 60_000 });
+    const msg = (await errorsShown(page)).slice(before).join(' | ');
+    check(`${what} gives a message on the page`, pattern.test(msg), msg.slice(0, 160));
+    // Mark them as expected so the final check ignores them.
+    await page.$$eval('#errors li', (lis, n) => lis.slice(n).forEach((li) => { li.textContent = `expected: ${li.textContent}`; }), before);
+  }
+  check('a failed load keeps the loaded model', !(await page.isDisabled('#generate'))
+    && (await page.textContent('#model-name')) === picked, await page.textContent('#model-name'));
+}
+
+try {
+  await main();
+} catch (err) {
+  check('browser test ran to the end', false, err.stack || String(err));
+}
+const failed = results.filter((r) => !r.ok).length;
+console.log(`browser test: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`${results.length - failed} passed, ${failed} failed`);
+process.exitCode = failed === 0 ? 0 : 1;
