@@ -2,7 +2,7 @@
 //! fp32 matmul, a GPT-2 124M-shaped prefill and per-token decode, and a copy kernel that sets
 //! the bandwidth ceiling measured in the same run.
 //!
-//!     cargo run --release --example bench -- [--quick] [--only scans,matmul,gpt2] [--json out.json]
+//!     cargo run --release --example bench -- [--quick] [--only copy,scans,matmul,gpt2] [--strategy auto|lanes|chunked] [--json out.json]
 //!
 //! Each case: `ROTATE` input sets drawn at random and cycled (so caches do not flatter),
 //! warm-up runs, then the median of timed repeats. Timing uses GPU timestamp queries where the
@@ -22,6 +22,7 @@ const ROTATE: usize = 3;
 
 struct Args {
     quick: bool,
+    strategy: scan::Strategy,
     only: String,
     json: Option<String>,
 }
@@ -29,6 +30,7 @@ struct Args {
 fn args() -> Args {
     let mut a = Args {
         quick: false,
+        strategy: scan::Strategy::Auto,
         only: "copy,scans,matmul,gpt2".into(),
         json: None,
     };
@@ -38,6 +40,13 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--only" => a.only = it.next().unwrap_or_default(),
             "--json" => a.json = it.next(),
+            "--strategy" => {
+                a.strategy = match it.next().as_deref() {
+                    Some("lanes") => scan::Strategy::Lanes,
+                    Some("chunked") => scan::Strategy::Chunked { chunk: None },
+                    _ => scan::Strategy::Auto,
+                }
+            }
             other => eprintln!("ignoring unknown argument {other}"),
         }
     }
@@ -222,8 +231,8 @@ fn scan_forward_backward(op: &str, x: &[Tensor], opts: &ScanOptions) -> Result<(
     }
 }
 
-fn bench_scans(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
-    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu);
+fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strategy) -> Result<Vec<Row>> {
+    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
     let mut rows = vec![];
     let mut rng = Rng::new(7);
     for c in scan_cases(quick) {
@@ -372,10 +381,8 @@ fn main() -> Result<()> {
         println!("(DESIGN.md's H200 figure for a vec4 grid-stride WGSL copy: 4130 GB/s)");
     }
     if a.only.contains("scans") {
-        print_rows(
-            "scans (Dispatch::Gpu, automatic strategy)",
-            &bench_scans(&ctx, a.quick, ceiling)?,
-        );
+        let title = format!("scans (Dispatch::Gpu, strategy {})", a.strategy);
+        print_rows(&title, &bench_scans(&ctx, a.quick, ceiling, a.strategy)?);
     }
     if a.only.contains("matmul") {
         print_rows("matmul", &bench_matmul(&ctx, a.quick)?);
