@@ -103,3 +103,29 @@ pub(crate) fn gpu_block_sizes(op: &'static str, d: &AffineDims) -> Result<()> {
     }
     Ok(())
 }
+
+/// The checks every affine backward shares: dL/dh has the output's shape, h0 (when given) has
+/// `h0_shape`, and h, dL/dh and h0 live on the context of the transitions `a`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn backward_args(
+    op: &'static str,
+    a: &Tensor,
+    h_name: &'static str,
+    h: &Tensor,
+    grad_h: &Tensor,
+    h_layout: &str,
+    h0: Option<&Tensor>,
+    h0_shape: &[usize],
+    h0_layout: &str,
+) -> Result<()> {
+    exact(op, "grad_h", grad_h, h.shape(), h_layout)?;
+    if let Some(h0) = h0 {
+        exact(op, "h0", h0, h0_shape, h0_layout)?;
+    }
+    for (name, t) in [(h_name, Some(h)), ("grad_h", Some(grad_h)), ("h0", h0)] {
+        if let Some(t) = t {
+            t.expect_context(a.context(), op, name)?;
+        }
+    }
+    Ok(())
+}

@@ -67,15 +67,17 @@ pub fn linear_scan_backward_with(
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
     let d = dims(OP_BACKWARD, a, "h", h)?;
-    envelope::exact(OP_BACKWARD, "grad_h", grad_h, h.shape(), "(B, T, D), the shape of h")?;
-    if let Some(h0) = h0 {
-        envelope::exact(OP_BACKWARD, "h0", h0, &[d.b, d.n], "(B, D)")?;
-    }
-    for (name, t) in [("h", Some(h)), ("grad_h", Some(grad_h)), ("h0", h0)] {
-        if let Some(t) = t {
-            t.expect_context(a.context(), OP_BACKWARD, name)?;
-        }
-    }
+    envelope::backward_args(
+        OP_BACKWARD,
+        a,
+        "h",
+        h,
+        grad_h,
+        "(B, T, D), the shape of h",
+        h0,
+        &[d.b, d.n],
+        "(B, D)",
+    )?;
     let h0 = h0.map(|t| t.reshape(&d.h0_shape())).transpose()?;
     let g = affine::backward(
         OP_BACKWARD,

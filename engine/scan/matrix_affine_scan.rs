@@ -41,20 +41,16 @@ pub fn matrix_affine_scan_backward_with(
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
     let d = envelope::affine(OP_BACKWARD, a, "H", h)?;
-    envelope::exact(
+    envelope::backward_args(
         OP_BACKWARD,
-        "grad_h",
+        a,
+        "H",
+        h,
         grad_h,
-        &d.h_shape(),
         "(B, T, N, k, v), the shape of H",
+        h0,
+        &d.h0_shape(),
+        "(B, N, k, v)",
     )?;
-    if let Some(h0) = h0 {
-        envelope::exact(OP_BACKWARD, "h0", h0, &d.h0_shape(), "(B, N, k, v)")?;
-    }
-    for (name, t) in [("H", Some(h)), ("grad_h", Some(grad_h)), ("h0", h0)] {
-        if let Some(t) = t {
-            t.expect_context(a.context(), OP_BACKWARD, name)?;
-        }
-    }
     affine::backward(OP_BACKWARD, d, a, h0, h, grad_h, opts)
 }
