@@ -7,7 +7,10 @@ use crate::tensor::Tensor;
 
 const SUM_ROWS: KernelDef = KernelDef {
     name: "reduce/sum_rows",
-    wgsl: include_str!("../../shaders/reduce/sum_rows.wgsl"),
+    wgsl: concat!(
+        include_str!("../../shaders/reduce/tree.wgsl"),
+        include_str!("../../shaders/reduce/sum_rows.wgsl")
+    ),
     entry: "sum_rows",
     bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
 };

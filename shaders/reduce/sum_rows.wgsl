@@ -1,7 +1,8 @@
+// prelude: reduce/tree.wgsl
 // Sum along the last axis, one workgroup per row:
 //   out[r] = sum_c x[r * cols + c]   for r in 0..rows.
-// Each of the 256 invocations strides over the row accumulating in f32, then a shared-memory
-// tree folds the 256 partial sums.
+// Each of the 256 invocations strides over the row accumulating in f32, then the shared tree
+// (tree_sum) folds the 256 partial sums.
 
 struct Params {
     rows: u32,
@@ -12,13 +13,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
 @group(0) @binding(2) var<storage, read_write> out: array<f32>; // (rows,)
 
-var<workgroup> partial: array<f32, 256>;
-
 @compute @workgroup_size(256)
 fn sum_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
     let row = wid.x + wid.y * nwg.x;
-    // The whole workgroup leaves together, so the barriers below stay uniform.
+    // The whole workgroup leaves together, so the barriers in tree_sum stay uniform.
     if row >= p.rows {
         return;
     }
@@ -27,15 +26,8 @@ fn sum_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     for (var c = lid; c < p.cols; c += 256u) {
         acc += x[base + c];
     }
-    partial[lid] = acc;
-    workgroupBarrier();
-    for (var stride = 128u; stride > 0u; stride >>= 1u) {
-        if lid < stride {
-            partial[lid] += partial[lid + stride];
-        }
-        workgroupBarrier();
-    }
+    let total = tree_sum(lid, acc);
     if lid == 0u {
-        out[row] = partial[0];
+        out[row] = total;
     }
 }
