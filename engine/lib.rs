@@ -17,8 +17,9 @@
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
 //! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`fused`] (elementwise
 //! expression graphs compiled into one kernel), [`scan`] (the four associative scans, forward
-//! and backward), [`element_scan`] (user recurrences compiled to WGSL, with gradients),
-//! [`parity`] (the parity suite), [`reference`] (the CPU oracle, f64 accumulation),
+//! and backward), [`mixer`] (minGRU mixers on the scans, with gradients), [`train`] (loss,
+//! optimiser and a character model for training mixers), [`element_scan`] (user recurrences
+//! compiled to WGSL, with gradients), [`parity`] (the parity suite), [`reference`] (the CPU oracle, f64 accumulation),
 //! [`models`] (GPT-2), [`check`] (seeded inputs and tolerance gates).
 
 pub mod check;
@@ -27,6 +28,7 @@ pub mod element_scan;
 pub mod error;
 pub mod fused;
 pub mod kernel;
+pub mod mixer;
 pub mod models;
 pub mod ops;
 pub mod parity;

@@ -11,6 +11,7 @@ mod element_scan;
 mod elementwise;
 mod gpt2;
 mod matmul;
+mod mixer;
 mod nn;
 mod reduce;
 mod scan;

@@ -5,6 +5,7 @@
 pub mod elementwise;
 pub mod gpt2;
 pub mod matmul;
+pub mod mixer;
 pub mod nn;
 pub mod reduce;
 pub mod scan;

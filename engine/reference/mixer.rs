@@ -1,0 +1,281 @@
+//! f64 reference of the minGRU mixers ([`crate::mixer`]): the plain sequential recurrence in
+//! linear space with every step's transition written out, forward and backward (backprop
+//! through time). It shares nothing with the GPU's log-space, gate, scan-op and angle-fused
+//! formulations, which is what makes it their oracle.
+
+use ndarray::{Array2, Array3, ArrayD, ArrayView1, ArrayView2, ArrayView3, Ix3};
+
+use crate::mixer::MixerKind;
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// minGRU's positive value map and its derivative.
+fn g(v: f64) -> f64 {
+    if v >= 0.0 {
+        v + 0.5
+    } else {
+        sigmoid(v)
+    }
+}
+
+fn g_grad(v: f64) -> f64 {
+    if v >= 0.0 {
+        1.0
+    } else {
+        sigmoid(v) * (1.0 - sigmoid(v))
+    }
+}
+
+/// Cosines and sines of block n's k - 1 angles in one step row of pre.
+fn turns(row: &[f64], d: usize, k: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let nb = d / k;
+    let theta = &row[d + nb + n * (k - 1)..d + nb + (n + 1) * (k - 1)];
+    (
+        theta.iter().map(|t| t.cos()).collect(),
+        theta.iter().map(|t| t.sin()).collect(),
+    )
+}
+
+/// u <- R_{k-2} .. R_0 u.
+fn rotate(u: &mut [f64], c: &[f64], s: &[f64]) {
+    for j in 0..c.len() {
+        let (x, y) = (u[j], u[j + 1]);
+        u[j] = c[j] * x - s[j] * y;
+        u[j + 1] = s[j] * x + c[j] * y;
+    }
+}
+
+/// Reverse mode through u_out = G u: u holds u_out (left as u_in), w holds dL/du_out (left as
+/// G^T w); dL/dtheta is added to dtheta.
+fn rotate_vjp(u: &mut [f64], w: &mut [f64], c: &[f64], s: &[f64], dtheta: &mut [f64]) {
+    for j in (0..c.len()).rev() {
+        let (x, y, wx, wy) = (u[j], u[j + 1], w[j], w[j + 1]);
+        dtheta[j] += wy * x - wx * y;
+        u[j] = c[j] * x + s[j] * y;
+        u[j + 1] = -s[j] * x + c[j] * y;
+        w[j] = c[j] * wx + s[j] * wy;
+        w[j + 1] = -s[j] * wx + c[j] * wy;
+    }
+}
+
+/// Block n's transition A (k x k, row-major) and injection b (k) from one step row (2D).
+fn step(kind: MixerKind, row: &[f64], d: usize, n: usize) -> (Vec<f64>, Vec<f64>) {
+    let k = kind.block();
+    match kind {
+        MixerKind::MinGru => {
+            let z = sigmoid(row[n]);
+            (vec![1.0 - z], vec![z * g(row[d + n])])
+        }
+        MixerKind::SignedMinGru => {
+            let a = row[n].tanh();
+            (vec![a], vec![(1.0 - a * a) * row[d + n]])
+        }
+        MixerKind::RotationMinGru | MixerKind::GivensMinGru { .. } => {
+            let lambda = sigmoid(row[d + n]);
+            let (c, s) = turns(row, d, k, n);
+            let mut a = vec![0.0; k * k];
+            for col in 0..k {
+                let mut u = vec![0.0; k];
+                u[col] = 1.0;
+                rotate(&mut u, &c, &s);
+                for r in 0..k {
+                    a[r * k + col] = lambda * u[r];
+                }
+            }
+            let b = (0..k).map(|i| (1.0 - lambda) * row[n * k + i]).collect();
+            (a, b)
+        }
+    }
+}
+
+/// Adds block n's dL/d row from dL/dA (k x k) and dL/db (k) of its step.
+fn step_grad(kind: MixerKind, row: &[f64], d: usize, n: usize, da: &[f64], db: &[f64], drow: &mut [f64]) {
+    let k = kind.block();
+    match kind {
+        MixerKind::MinGru => {
+            let (z, v) = (sigmoid(row[n]), row[d + n]);
+            drow[n] += (-da[0] + db[0] * g(v)) * z * (1.0 - z);
+            drow[d + n] += db[0] * z * g_grad(v);
+        }
+        MixerKind::SignedMinGru => {
+            let (a, v) = (row[n].tanh(), row[d + n]);
+            drow[n] += (da[0] - 2.0 * a * v * db[0]) * (1.0 - a * a);
+            drow[d + n] += (1.0 - a * a) * db[0];
+        }
+        MixerKind::RotationMinGru | MixerKind::GivensMinGru { .. } => {
+            let nb = d / k;
+            let lambda = sigmoid(row[d + n]);
+            let (c, s) = turns(row, d, k, n);
+            let mut dlambda = 0.0;
+            let mut dtheta = vec![0.0; k - 1];
+            for col in 0..k {
+                let mut u = vec![0.0; k];
+                u[col] = 1.0;
+                rotate(&mut u, &c, &s);
+                let mut w: Vec<f64> = (0..k).map(|r| da[r * k + col]).collect();
+                dlambda += w.iter().zip(&u).map(|(w, u)| w * u).sum::<f64>();
+                w.iter_mut().for_each(|w| *w *= lambda);
+                rotate_vjp(&mut u, &mut w, &c, &s, &mut dtheta);
+            }
+            for i in 0..k {
+                dlambda -= db[i] * row[n * k + i];
+                drow[n * k + i] += (1.0 - lambda) * db[i];
+            }
+            drow[d + n] += dlambda * lambda * (1.0 - lambda);
+            for (j, dt) in dtheta.iter().enumerate() {
+                drow[d + nb + n * (k - 1) + j] += dt;
+            }
+        }
+    }
+}
+
+fn dims(kind: MixerKind, pre: &ArrayView3<f64>) -> (usize, usize, usize, usize) {
+    let (b, t, two_d) = pre.dim();
+    let d = two_d / 2;
+    (b, t, d, d / kind.block())
+}
+
+/// States h (B, T, D) from pre (B, T, 2D), h_{-1} = 0.
+pub fn scan(kind: MixerKind, pre: &ArrayView3<f64>) -> Array3<f64> {
+    let (bs, ts, d, nb) = dims(kind, pre);
+    let k = kind.block();
+    let mut h = Array3::zeros((bs, ts, d));
+    for b in 0..bs {
+        let mut state = vec![0.0; d];
+        for t in 0..ts {
+            let row = pre.slice(ndarray::s![b, t, ..]).to_vec();
+            for n in 0..nb {
+                let (a, inj) = step(kind, &row, d, n);
+                let prev = &state[n * k..(n + 1) * k].to_vec();
+                for r in 0..k {
+                    state[n * k + r] = inj[r] + (0..k).map(|c| a[r * k + c] * prev[c]).sum::<f64>();
+                }
+            }
+            for i in 0..d {
+                h[[b, t, i]] = state[i];
+            }
+        }
+    }
+    h
+}
+
+/// dL/dpre (B, T, 2D) from pre (B, T, 2D) and dL/dh (B, T, D), by backprop through time:
+/// g_t = dh_t + A_{t+1}^T g_{t+1}, dA_t = g_t h_{t-1}^T, db_t = g_t, then each step's local
+/// derivative.
+pub fn scan_backward(kind: MixerKind, pre: &ArrayView3<f64>, dh: &ArrayView3<f64>) -> Array3<f64> {
+    let (bs, ts, d, nb) = dims(kind, pre);
+    let k = kind.block();
+    let h = scan(kind, pre);
+    let mut dpre = Array3::zeros(pre.dim());
+    for b in 0..bs {
+        let mut carry = vec![0.0; d]; // A_{t+1}^T g_{t+1}
+        for t in (0..ts).rev() {
+            let row = pre.slice(ndarray::s![b, t, ..]).to_vec();
+            let mut drow = vec![0.0; 2 * d];
+            let mut next = vec![0.0; d];
+            for n in 0..nb {
+                let (a, _) = step(kind, &row, d, n);
+                let gt: Vec<f64> = (0..k).map(|i| dh[[b, t, n * k + i]] + carry[n * k + i]).collect();
+                let hp: Vec<f64> = (0..k)
+                    .map(|i| if t > 0 { h[[b, t - 1, n * k + i]] } else { 0.0 })
+                    .collect();
+                let da: Vec<f64> = (0..k * k).map(|e| gt[e / k] * hp[e % k]).collect();
+                step_grad(kind, &row, d, n, &da, &gt, &mut drow);
+                for c in 0..k {
+                    next[n * k + c] = (0..k).map(|r| a[r * k + c] * gt[r]).sum();
+                }
+            }
+            carry = next;
+            for (i, v) in drow.into_iter().enumerate() {
+                dpre[[b, t, i]] = v;
+            }
+        }
+    }
+    dpre
+}
+
+/// A whole mixer layer: y = scan(x W_in + b_in) W_out. x (B, T, Dm), w_in (Dm, 2D),
+/// b_in (2D), w_out (D, Dm) -> y (B, T, Dm).
+pub fn layer(
+    kind: MixerKind,
+    x: &ArrayView3<f64>,
+    w_in: &ArrayView2<f64>,
+    b_in: &ArrayView1<f64>,
+    w_out: &ArrayView2<f64>,
+) -> Array3<f64> {
+    let (bs, ts, dm) = x.dim();
+    let x2 = x.to_shape((bs * ts, dm)).expect("contiguous reshape").to_owned();
+    let pre: Array2<f64> = x2.dot(w_in) + b_in;
+    let pre = pre.into_shape_with_order((bs, ts, w_in.ncols())).expect("sizes agree");
+    let h = scan(kind, &pre.view());
+    let d = h.dim().2;
+    let h2 = h.into_shape_with_order((bs * ts, d)).expect("sizes agree");
+    h2.dot(w_out)
+        .into_shape_with_order((bs, ts, w_out.ncols()))
+        .expect("sizes agree")
+}
+
+fn to_f64(a: &ArrayD<f32>) -> Array3<f64> {
+    a.mapv(f64::from).into_dimensionality::<Ix3>().expect("checked rank 3")
+}
+
+/// [`scan`] on f32 arrays (the CPU context's mixer forward).
+pub fn scan_f32(kind: MixerKind, pre: &ArrayD<f32>) -> ArrayD<f32> {
+    scan(kind, &to_f64(pre).view()).mapv(|v| v as f32).into_dyn()
+}
+
+/// [`scan_backward`] on f32 arrays (the CPU context's mixer backward).
+pub fn scan_backward_f32(kind: MixerKind, pre: &ArrayD<f32>, dh: &ArrayD<f32>) -> ArrayD<f32> {
+    scan_backward(kind, &to_f64(pre).view(), &to_f64(dh).view())
+        .mapv(|v| v as f32)
+        .into_dyn()
+}
+
+/// Gradients of [`layer`]'s loss: dL/dx (B, T, Dm), dL/dw_in (Dm, 2D), dL/db_in (2D),
+/// dL/dw_out (D, Dm).
+pub struct LayerGrads {
+    pub x: Array3<f64>,
+    pub w_in: Array2<f64>,
+    pub b_in: ndarray::Array1<f64>,
+    pub w_out: Array2<f64>,
+}
+
+/// Backward of [`layer`] from dL/dy (B, T, Dm).
+pub fn layer_backward(
+    kind: MixerKind,
+    x: &ArrayView3<f64>,
+    w_in: &ArrayView2<f64>,
+    b_in: &ArrayView1<f64>,
+    w_out: &ArrayView2<f64>,
+    dy: &ArrayView3<f64>,
+) -> LayerGrads {
+    let (bs, ts, dm) = x.dim();
+    let rows = bs * ts;
+    let (two_d, d) = (w_in.ncols(), w_out.nrows());
+    let x2 = x.to_shape((rows, dm)).expect("contiguous reshape").to_owned();
+    let dy2 = dy.to_shape((rows, dm)).expect("contiguous reshape").to_owned();
+    let pre = (x2.dot(w_in) + b_in)
+        .into_shape_with_order((bs, ts, two_d))
+        .expect("sizes agree");
+    let h2 = scan(kind, &pre.view())
+        .into_shape_with_order((rows, d))
+        .expect("sizes agree");
+    let dh = dy2
+        .dot(&w_out.t())
+        .into_shape_with_order((bs, ts, d))
+        .expect("sizes agree");
+    let dpre = scan_backward(kind, &pre.view(), &dh.view())
+        .into_shape_with_order((rows, two_d))
+        .expect("sizes agree");
+    LayerGrads {
+        x: dpre
+            .dot(&w_in.t())
+            .into_shape_with_order((bs, ts, dm))
+            .expect("sizes agree"),
+        w_in: x2.t().dot(&dpre),
+        b_in: dpre.sum_axis(ndarray::Axis(0)),
+        w_out: h2.t().dot(&dy2),
+    }
+}
