@@ -35,6 +35,7 @@ pub mod parity;
 pub mod reference;
 pub mod scan;
 pub mod tensor;
+pub mod train;
 
 pub use context::{Context, DeviceInfo};
 pub use error::{Error, Result};

@@ -16,3 +16,4 @@ mod nn;
 mod reduce;
 mod scan;
 mod shaders;
+mod train;

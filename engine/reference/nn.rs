@@ -130,3 +130,25 @@ pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, 
     }
     Ok(out)
 }
+
+/// Softmax cross-entropy per row and the gradient of the mean over rows:
+/// logits (R, V), targets (R) -> (loss (R), dlogits (R, V)).
+pub fn cross_entropy(
+    logits: &ndarray::ArrayView2<f32>,
+    targets: &[u32],
+) -> (ndarray::Array1<f32>, ndarray::Array2<f32>) {
+    let rows = logits.nrows();
+    let mut loss = ndarray::Array1::zeros(rows);
+    let mut grad = ndarray::Array2::zeros(logits.raw_dim());
+    for (r, row) in logits.outer_iter().enumerate() {
+        let m = row.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
+        let sum: f64 = row.iter().map(|&x| (x as f64 - m).exp()).sum();
+        let t = targets[r] as usize;
+        loss[r] = (m + sum.ln() - row[t] as f64) as f32;
+        for (c, &x) in row.iter().enumerate() {
+            let p = (x as f64 - m).exp() / sum - if c == t { 1.0 } else { 0.0 };
+            grad[[r, c]] = (p / rows as f64) as f32;
+        }
+    }
+    (loss, grad)
+}

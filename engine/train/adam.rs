@@ -1,0 +1,129 @@
+//! Adam, updating parameters in place on the device (`shaders/train/adam.wgsl`).
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::tensor::Tensor;
+
+const ADAM: KernelDef = KernelDef {
+    name: "train/adam",
+    wgsl: include_str!("../../shaders/train/adam.wgsl"),
+    entry: "adam",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+    ],
+};
+
+/// Adam's settings and its moments, one pair per parameter tensor.
+#[derive(Debug)]
+pub struct Adam {
+    pub lr: f32,
+    pub beta1: f32,
+    pub beta2: f32,
+    pub eps: f32,
+    steps: u32,
+    /// (m, v) per parameter, the parameter's shape.
+    moments: Vec<(Tensor, Tensor)>,
+}
+
+impl Adam {
+    /// Zero moments for `params` (dense tensors the optimiser will update in place).
+    pub fn new(params: &[&Tensor], lr: f32) -> Result<Self> {
+        let moments = params
+            .iter()
+            .map(|p| {
+                if !p.is_contiguous() {
+                    return Err(Error::value(
+                        "adam",
+                        "params",
+                        "dense tensors (updated in place)",
+                        "a view",
+                    ));
+                }
+                Ok((
+                    Tensor::zeros(p.context(), p.shape())?,
+                    Tensor::zeros(p.context(), p.shape())?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Adam {
+            lr,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            steps: 0,
+            moments,
+        })
+    }
+
+    /// Steps taken so far.
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+
+    /// One step: each parameter moves against its gradient (same order and shapes as `new`).
+    pub fn step(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
+        let op = "adam";
+        if params.len() != self.moments.len() || grads.len() != params.len() {
+            return Err(Error::value(
+                op,
+                "params / grads",
+                format!("{} of each (as at creation)", self.moments.len()),
+                format!("{} params, {} grads", params.len(), grads.len()),
+            ));
+        }
+        self.steps += 1;
+        let c1 = 1.0 - self.beta1.powi(self.steps as i32);
+        let c2 = 1.0 - self.beta2.powi(self.steps as i32);
+        for ((p, g), (m, v)) in params.iter().zip(grads).zip(&self.moments) {
+            if g.shape() != p.shape() || m.shape() != p.shape() {
+                return Err(Error::mismatch(op, "grad", g.shape(), "param", p.shape()));
+            }
+            match p.context().gpu() {
+                Some(gpu) => {
+                    let g = g.contiguous()?;
+                    let n = p.len();
+                    let params = Params::new()
+                        .usize(n)
+                        .f32(self.lr)
+                        .f32(self.beta1)
+                        .f32(self.beta2)
+                        .f32(self.eps)
+                        .f32(c1)
+                        .f32(c2);
+                    gpu.dispatch(
+                        &*gpu.kernel(&ADAM, &[])?,
+                        &params,
+                        &[
+                            g.gpu_buffer(op)?,
+                            p.gpu_buffer(op)?,
+                            m.gpu_buffer(op)?,
+                            v.gpu_buffer(op)?,
+                        ],
+                        groups_1d(n.div_ceil(64) as u32),
+                    )?;
+                }
+                None => {
+                    let (mut w, gr) = (p.host(op)?, g.host(op)?);
+                    let (mut mh, mut vh) = (m.host(op)?, v.host(op)?);
+                    ndarray::Zip::from(&mut w)
+                        .and(&gr)
+                        .and(&mut mh)
+                        .and(&mut vh)
+                        .for_each(|w, &g, m, v| {
+                            *m = self.beta1 * *m + (1.0 - self.beta1) * g;
+                            *v = self.beta2 * *v + (1.0 - self.beta2) * g * g;
+                            *w -= self.lr * (*m / c1) / ((*v / c2).sqrt() + self.eps);
+                        });
+                    p.host_write(&w.view(), op)?;
+                    m.host_write(&mh.view(), op)?;
+                    v.host_write(&vh.view(), op)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,187 @@
+//! A character-level language model on mixer layers, with its explicit backward chain:
+//!
+//!   x_0 = onehot(ids) E                 (B, T, Dm)   E (V, Dm)
+//!   x_l = x_{l-1} + mixer_l(x_{l-1})     residual mixer layers
+//!   logits = x_L W + c                   (B T, V)      W (Dm, V), c (V,)
+//!   loss = mean cross-entropy against the next character
+//!
+//! The embedding is a one-hot matmul, so its gradient is onehot^T dx_0: no scatter kernel.
+
+use crate::check::Rng;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::mixer::{MixerKind, MixerLayer, MixerPath};
+use crate::ops::{add, linear, matmul, sum_last};
+use crate::tensor::Tensor;
+
+use super::cross_entropy::cross_entropy;
+
+/// The model's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CharModelConfig {
+    pub kind: MixerKind,
+    pub path: MixerPath,
+    pub vocab: usize,
+    pub layers: usize,
+    /// Residual width Dm.
+    pub d_model: usize,
+    /// Mixer state width D (a multiple of the mixer's block size).
+    pub d_state: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct CharModel {
+    pub config: CharModelConfig,
+    /// (V, Dm).
+    pub embed: Tensor,
+    pub layers: Vec<MixerLayer>,
+    /// (Dm, V).
+    pub head: Tensor,
+    /// (V,).
+    pub head_bias: Tensor,
+}
+
+/// A loss and the gradient of every parameter, in [`CharModel::params`] order.
+#[derive(Debug)]
+pub struct LossAndGrads {
+    pub loss: f32,
+    pub grads: Vec<Tensor>,
+}
+
+impl CharModel {
+    /// Fresh weights from `seed`: embedding uniform in +-1, projections +-1/sqrt(fan in).
+    pub fn init(ctx: &Context, config: CharModelConfig, seed: u64) -> Result<Self> {
+        let op = "CharModel";
+        if config.vocab < 2 || config.layers == 0 || config.d_model == 0 {
+            return Err(Error::value(
+                op,
+                "config",
+                "vocab >= 2, layers >= 1, d_model >= 1",
+                format!("{config:?}"),
+            ));
+        }
+        let mut rng = Rng::new(seed);
+        let (v, dm) = (config.vocab, config.d_model);
+        let embed = Tensor::from_slice(ctx, &[v, dm], &rng.vec_range(v * dm, -1.0, 1.0))?;
+        let layers = (0..config.layers)
+            .map(|_| {
+                let mut layer = MixerLayer::init(ctx, config.kind, dm, config.d_state, &mut rng)?;
+                layer.path = config.path;
+                Ok(layer)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let scale = 1.0 / (dm as f32).sqrt();
+        let head: Vec<f32> = rng.vec_range(dm * v, -1.0, 1.0).iter().map(|w| w * scale).collect();
+        Ok(CharModel {
+            config,
+            embed,
+            layers,
+            head: Tensor::from_slice(ctx, &[dm, v], &head)?,
+            head_bias: Tensor::zeros(ctx, &[v])?,
+        })
+    }
+
+    /// Every parameter: the embedding, each layer's (w_in, b_in, w_out), the head and its bias.
+    pub fn params(&self) -> Vec<&Tensor> {
+        let mut p = vec![&self.embed];
+        for l in &self.layers {
+            p.extend(l.params());
+        }
+        p.push(&self.head);
+        p.push(&self.head_bias);
+        p
+    }
+
+    /// Number of scalar parameters.
+    pub fn size(&self) -> usize {
+        self.params().iter().map(|p| p.len()).sum()
+    }
+
+    /// (B, T) from `ids` in `batch` rows; every id below V.
+    fn rows(&self, op: &'static str, ids: &[u32], batch: usize) -> Result<(usize, usize)> {
+        if batch == 0 || ids.is_empty() || ids.len() % batch != 0 {
+            return Err(Error::value(
+                op,
+                "ids",
+                format!("a non-empty multiple of the batch size {batch}"),
+                ids.len(),
+            ));
+        }
+        if let Some(&bad) = ids.iter().find(|&&i| i as usize >= self.config.vocab) {
+            return Err(Error::value(
+                op,
+                "ids",
+                format!("ids below the vocabulary size {}", self.config.vocab),
+                bad,
+            ));
+        }
+        Ok((batch, ids.len() / batch))
+    }
+
+    /// onehot(ids) (B T, V).
+    fn onehot(&self, ids: &[u32]) -> Result<Tensor> {
+        let v = self.config.vocab;
+        let mut data = vec![0.0f32; ids.len() * v];
+        for (r, &i) in ids.iter().enumerate() {
+            data[r * v + i as usize] = 1.0;
+        }
+        Tensor::from_slice(self.embed.context(), &[ids.len(), v], &data)
+    }
+
+    /// Logits (B T, V) for `ids` (batch rows of T characters, row-major).
+    pub fn logits(&self, ids: &[u32], batch: usize) -> Result<Tensor> {
+        let (b, t) = self.rows("CharModel::logits", ids, batch)?;
+        let mut x = matmul(&self.onehot(ids)?, &self.embed)?.reshape(&[b, t, self.config.d_model])?;
+        for layer in &self.layers {
+            let (y, _) = layer.forward(&x)?;
+            x = add(&x, &y)?;
+        }
+        linear(
+            &x.reshape(&[b * t, self.config.d_model])?,
+            &self.head,
+            Some(&self.head_bias),
+        )
+    }
+
+    /// Mean next-character cross-entropy of `inputs` against `targets` (same length).
+    pub fn loss(&self, inputs: &[u32], targets: &[u32], batch: usize) -> Result<f32> {
+        let ce = cross_entropy(&self.logits(inputs, batch)?, targets)?;
+        Ok(sum_last(&ce.loss)?.to_vec()?[0] / targets.len() as f32)
+    }
+
+    /// The loss and every parameter's gradient (forward, then the backward chain in reverse).
+    pub fn loss_and_grads(&self, inputs: &[u32], targets: &[u32], batch: usize) -> Result<LossAndGrads> {
+        let (b, t) = self.rows("CharModel::loss_and_grads", inputs, batch)?;
+        let (rows, dm) = (b * t, self.config.d_model);
+        let onehot = self.onehot(inputs)?;
+        let mut x = matmul(&onehot, &self.embed)?.reshape(&[b, t, dm])?;
+        let mut tapes = Vec::with_capacity(self.layers.len());
+        for layer in &self.layers {
+            let (y, tape) = layer.forward(&x)?;
+            x = add(&x, &y)?;
+            tapes.push(tape);
+        }
+        let x_last = x.reshape(&[rows, dm])?;
+        let ce = cross_entropy(&linear(&x_last, &self.head, Some(&self.head_bias))?, targets)?;
+
+        let d_head = matmul(&x_last.transpose(0, 1)?, &ce.grad)?;
+        let d_head_bias = sum_last(&ce.grad.transpose(0, 1)?)?;
+        let mut dx = matmul(&ce.grad, &self.head.transpose(0, 1)?)?.reshape(&[b, t, dm])?;
+        let mut layer_grads = Vec::with_capacity(self.layers.len());
+        for (layer, tape) in self.layers.iter().zip(&tapes).rev() {
+            let g = layer.backward(tape, &dx)?;
+            dx = add(&dx, &g.x)?;
+            layer_grads.push(g);
+        }
+        let d_embed = matmul(&onehot.transpose(0, 1)?, &dx.reshape(&[rows, dm])?)?;
+
+        let mut grads = vec![d_embed];
+        for g in layer_grads.iter().rev() {
+            grads.extend(g.params().into_iter().cloned());
+        }
+        grads.push(d_head);
+        grads.push(d_head_bias);
+        let loss = sum_last(&ce.loss)?.to_vec()?[0] / rows as f32;
+        Ok(LossAndGrads { loss, grads })
+    }
+}

@@ -1,0 +1,94 @@
+//! Softmax cross-entropy with its gradient, one launch (`shaders/train/cross_entropy.wgsl`).
+
+use ndarray::Ix2;
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::reference;
+use crate::tensor::Tensor;
+
+const CROSS_ENTROPY: KernelDef = KernelDef {
+    name: "train/cross_entropy",
+    wgsl: concat!(
+        include_str!("../../shaders/reduce/tree.wgsl"),
+        include_str!("../../shaders/train/cross_entropy.wgsl")
+    ),
+    entry: "cross_entropy",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+    ],
+};
+
+/// Per-row losses and the gradient of their mean.
+#[derive(Clone, Debug)]
+pub struct CrossEntropy {
+    /// (R,): logsumexp(logits_r) - logits_r[target_r].
+    pub loss: Tensor,
+    /// (R, V): d mean(loss) / d logits.
+    pub grad: Tensor,
+}
+
+/// Cross-entropy of logits (R, V) against `targets` (R class indices below V).
+pub fn cross_entropy(logits: &Tensor, targets: &[u32]) -> Result<CrossEntropy> {
+    let op = "cross_entropy";
+    if logits.rank() != 2 || logits.shape()[1] == 0 {
+        return Err(Error::shape(op, "logits", "(R, V) with V >= 1", logits.shape()));
+    }
+    let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
+    if targets.len() != rows {
+        return Err(Error::value(
+            op,
+            "targets",
+            format!("{rows} indices (one per logits row)"),
+            targets.len(),
+        ));
+    }
+    if cols >= 1 << 24 {
+        return Err(Error::shape(
+            op,
+            "logits",
+            "V below 2^24 (targets travel as f32)",
+            logits.shape(),
+        ));
+    }
+    if let Some((i, &t)) = targets.iter().enumerate().find(|(_, &t)| t as usize >= cols) {
+        return Err(Error::value(
+            op,
+            "targets",
+            format!("class indices below V = {cols}"),
+            format!("{t} at [{i}]"),
+        ));
+    }
+    let ctx = logits.context();
+    let Some(gpu) = ctx.gpu() else {
+        let x = logits.host(op)?.into_dimensionality::<Ix2>().expect("rank checked");
+        let (loss, grad) = reference::nn::cross_entropy(&x.view(), targets);
+        return Ok(CrossEntropy {
+            loss: Tensor::from_host(ctx, loss.into_dyn())?,
+            grad: Tensor::from_host(ctx, grad.into_dyn())?,
+        });
+    };
+    let logits = logits.contiguous()?;
+    let target: Vec<f32> = targets.iter().map(|&t| t as f32).collect();
+    let target = Tensor::from_slice(ctx, &[rows], &target)?;
+    let loss = Tensor::uninit(ctx, &[rows], op)?;
+    let grad = Tensor::uninit(ctx, &[rows, cols], op)?;
+    if rows > 0 {
+        gpu.dispatch(
+            &*gpu.kernel(&CROSS_ENTROPY, &[])?,
+            &Params::new().usize(rows).usize(cols),
+            &[
+                logits.gpu_buffer(op)?,
+                target.gpu_buffer(op)?,
+                loss.gpu_buffer(op)?,
+                grad.gpu_buffer(op)?,
+            ],
+            groups_1d(rows as u32),
+        )?;
+    }
+    Ok(CrossEntropy { loss, grad })
+}

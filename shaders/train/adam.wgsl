@@ -1,0 +1,34 @@
+// One Adam step in place, one invocation per parameter element:
+//   m = b1 m + (1 - b1) g,  v = b2 v + (1 - b2) g^2,
+//   w -= lr (m / c1) / (sqrt(v / c2) + eps)     (c1 = 1 - b1^t, c2 = 1 - b2^t)
+
+struct Params {
+    n: u32,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    c1: f32,
+    c2: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> grad: array<f32>;     // (n,)
+@group(0) @binding(2) var<storage, read_write> w: array<f32>;  // (n,) the parameter
+@group(0) @binding(3) var<storage, read_write> m: array<f32>;  // (n,) first moment
+@group(0) @binding(4) var<storage, read_write> v: array<f32>;  // (n,) second moment
+
+@compute @workgroup_size(64)
+fn adam(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let i = (wid.x + wid.y * nwg.x) * 64u + lid;
+    if i >= p.n {
+        return;
+    }
+    let g = grad[i];
+    let mi = p.beta1 * m[i] + (1.0 - p.beta1) * g;
+    let vi = p.beta2 * v[i] + (1.0 - p.beta2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] -= p.lr * (mi / p.c1) / (sqrt(vi / p.c2) + p.eps);
+}
