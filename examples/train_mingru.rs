@@ -1,0 +1,269 @@
+//! Trains a character-level language model of minGRU-style mixer layers on a text file and
+//! samples from it, on the GPU (or the CPU reference context).
+//!
+//! ```text
+//! cargo run --release --example train_mingru -- [--text FILE] [--mixer mingru|signed|rotation|givens[:K]]
+//!     [--path auto|fused|materialized] [--steps N] [--batch B] [--seq T] [--layers L]
+//!     [--d-model DM] [--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu]
+//! ```
+//! Without `--text` it trains on `assets/text/shakespeare.txt` (three plays, 401 k chars).
+//! The last 10% of the text is held out: the validation loss is printed every `--steps / 5`
+//! steps. The process fails (exit 1) when the training loss did not fall.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use engine::check::Rng;
+use engine::mixer::{MixerKind, MixerPath};
+use engine::train::{Adam, CharModel, CharModelConfig, CharVocab};
+use engine::{Context, Tensor};
+
+struct Args {
+    text: PathBuf,
+    kind: MixerKind,
+    path: MixerPath,
+    steps: usize,
+    batch: usize,
+    seq: usize,
+    layers: usize,
+    d_model: usize,
+    d_state: usize,
+    lr: f32,
+    seed: u64,
+    sample: usize,
+    cpu: bool,
+}
+
+const USAGE: &str = "usage: train_mingru [--text FILE] [--mixer mingru|signed|rotation|givens[:K]] \
+[--path auto|fused|materialized] [--steps N] [--batch B] [--seq T] [--layers L] [--d-model DM] \
+[--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu]";
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        text: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/text/shakespeare.txt"),
+        kind: MixerKind::MinGru,
+        path: MixerPath::Auto,
+        steps: 300,
+        batch: 32,
+        seq: 64,
+        layers: 2,
+        d_model: 64,
+        d_state: 64,
+        lr: 3e-3,
+        seed: 0,
+        sample: 300,
+        cpu: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
+        fn num<T: std::str::FromStr>(name: &str, v: String) -> Result<T, String>
+        where
+            T::Err: std::fmt::Display,
+        {
+            v.parse().map_err(|e| format!("{name} {v:?}: {e}"))
+        }
+        match arg.as_str() {
+            "--text" => a.text = PathBuf::from(value("--text")?),
+            "--mixer" => a.kind = MixerKind::parse(&value("--mixer")?).map_err(|e| e.to_string())?,
+            "--path" => {
+                a.path = match value("--path")?.as_str() {
+                    "auto" => MixerPath::Auto,
+                    "fused" => MixerPath::AngleFused,
+                    "materialized" => MixerPath::Materialized,
+                    other => return Err(format!("--path {other:?}: expected auto, fused or materialized")),
+                }
+            }
+            "--steps" => a.steps = num("--steps", value("--steps")?)?,
+            "--batch" => a.batch = num("--batch", value("--batch")?)?,
+            "--seq" => a.seq = num("--seq", value("--seq")?)?,
+            "--layers" => a.layers = num("--layers", value("--layers")?)?,
+            "--d-model" => a.d_model = num("--d-model", value("--d-model")?)?,
+            "--d-state" => a.d_state = num("--d-state", value("--d-state")?)?,
+            "--lr" => a.lr = num("--lr", value("--lr")?)?,
+            "--seed" => a.seed = num("--seed", value("--seed")?)?,
+            "--sample" => a.sample = num("--sample", value("--sample")?)?,
+            "--cpu" => a.cpu = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if a.steps == 0 || a.batch == 0 || a.seq == 0 {
+        return Err("--steps, --batch and --seq must be positive".into());
+    }
+    Ok(a)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
+            eprintln!("{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    match run(&args) {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// `batch` windows of `seq + 1` ids at random offsets: (inputs, next-character targets).
+fn batch(ids: &[u32], batch: usize, seq: usize, rng: &mut Rng) -> (Vec<u32>, Vec<u32>) {
+    let mut inputs = Vec::with_capacity(batch * seq);
+    let mut targets = Vec::with_capacity(batch * seq);
+    for _ in 0..batch {
+        let start = rng.below(ids.len() - seq);
+        inputs.extend_from_slice(&ids[start..start + seq]);
+        targets.extend_from_slice(&ids[start + 1..start + seq + 1]);
+    }
+    (inputs, targets)
+}
+
+/// A progress bar redrawn in place on a terminal; a line every 5% of the steps otherwise (logs).
+fn progress(step: usize, steps: usize, loss: f32, started: Instant) {
+    let terminal = std::io::stderr().is_terminal();
+    if !terminal && step % (steps / 20).max(1) != 0 {
+        return;
+    }
+    let width = 30;
+    let done = step * width / steps;
+    let rate = step as f64 / started.elapsed().as_secs_f64();
+    let bar = format!(
+        "[{}{}] {step}/{steps} loss {loss:.3} ({rate:.1} steps/s)",
+        "=".repeat(done),
+        " ".repeat(width - done)
+    );
+    if terminal {
+        eprint!("\r{bar}  ");
+    } else {
+        eprintln!("{bar}");
+    }
+    let _ = std::io::stderr().flush();
+}
+
+fn run(args: &Args) -> engine::Result<bool> {
+    let text = std::fs::read_to_string(&args.text).map_err(|e| engine::Error::Io {
+        what: args.text.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let vocab = CharVocab::from_text(&text)?;
+    let ids = vocab.encode(&text)?;
+    let split = ids.len() * 9 / 10;
+    let (train, val) = (&ids[..split], &ids[split..]);
+    if val.len() <= args.seq + 1 {
+        return Err(engine::Error::value(
+            "train_mingru",
+            "--text",
+            format!("a text whose last 10% is longer than --seq {} characters", args.seq),
+            format!("{} characters", ids.len()),
+        ));
+    }
+    let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
+    let config = CharModelConfig {
+        kind: args.kind,
+        path: args.path,
+        vocab: vocab.len(),
+        layers: args.layers,
+        d_model: args.d_model,
+        d_state: args.d_state,
+    };
+    let model = CharModel::init(&ctx, config, args.seed)?;
+    println!("adapter: {} ({})", ctx.info().name, ctx.info().backend);
+    println!(
+        "text: {} ({} chars, vocabulary {}); model: {} layers of {}, path {:?}, d_model {}, d_state {}, {} parameters",
+        args.text.display(),
+        ids.len(),
+        vocab.len(),
+        args.layers,
+        args.kind,
+        args.path,
+        args.d_model,
+        args.d_state,
+        model.size()
+    );
+    println!(
+        "training: {} steps of {} x {} characters, Adam lr {}",
+        args.steps, args.batch, args.seq, args.lr
+    );
+    let mut rng = Rng::new(args.seed ^ 0x5eed);
+    let (val_in, val_tgt) = batch(val, args.batch, args.seq, &mut Rng::new(7));
+    let mut adam = Adam::new(&model.params(), args.lr)?;
+    let eval_every = (args.steps / 5).max(1);
+    let started = Instant::now();
+    let mut losses = Vec::with_capacity(args.steps);
+    for step in 1..=args.steps {
+        let (inputs, targets) = batch(train, args.batch, args.seq, &mut rng);
+        let lg = model.loss_and_grads(&inputs, &targets, args.batch)?;
+        if !lg.loss.is_finite() {
+            return Err(engine::Error::value(
+                "train_mingru",
+                "loss",
+                "a finite value",
+                format!("{} at step {step}", lg.loss),
+            ));
+        }
+        let grads: Vec<&Tensor> = lg.grads.iter().collect();
+        adam.step(&model.params(), &grads)?;
+        losses.push(lg.loss);
+        progress(step, args.steps, lg.loss, started);
+        if step % eval_every == 0 || step == args.steps {
+            let val_loss = model.loss(&val_in, &val_tgt, args.batch)?;
+            if std::io::stderr().is_terminal() {
+                eprintln!();
+            }
+            println!("step {step}: train loss {:.4}, validation loss {val_loss:.4}", lg.loss);
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let window = (args.steps / 10).clamp(1, 20);
+    let mean = |l: &[f32]| l.iter().sum::<f32>() / l.len() as f32;
+    let (first, last) = (mean(&losses[..window]), mean(&losses[losses.len() - window..]));
+    println!(
+        "{} steps in {seconds:.1} s ({:.1} steps/s); mean loss of the first {window} steps {first:.4}, of the last {window} {last:.4}",
+        args.steps,
+        args.steps as f64 / seconds
+    );
+
+    if args.sample > 0 {
+        println!("--- sample (temperature 0.8) ---");
+        let mut context = vocab.encode("ROMEO:\n").unwrap_or_else(|_| vec![ids[0]]);
+        print!("{}", vocab.decode(&context));
+        for _ in 0..args.sample {
+            let window = &context[context.len().saturating_sub(args.seq)..];
+            let logits = model.logits(window, 1)?.to_vec()?;
+            let last = &logits[logits.len() - vocab.len()..];
+            let next = sample(last, 0.8, &mut rng);
+            print!("{}", vocab.decode(&[next]));
+            context.push(next);
+        }
+        println!("\n---");
+    }
+    if last >= first {
+        eprintln!("the training loss did not fall ({first:.4} -> {last:.4})");
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// A draw from softmax(logits / temperature).
+fn sample(logits: &[f32], temperature: f32, rng: &mut Rng) -> u32 {
+    let m = logits.iter().fold(f32::MIN, |m, &x| m.max(x));
+    let weights: Vec<f64> = logits.iter().map(|&x| (((x - m) / temperature) as f64).exp()).collect();
+    let mut u = rng.uniform() * weights.iter().sum::<f64>();
+    for (i, w) in weights.iter().enumerate() {
+        if u < *w {
+            return i as u32;
+        }
+        u -= w;
+    }
+    (weights.len() - 1) as u32
+}
