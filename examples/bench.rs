@@ -1,8 +1,9 @@
 //! The engine's benchmark on whatever adapter is present: scans (forward, forward+backward),
-//! fp32 matmul, a GPT-2 124M-shaped prefill and per-token decode, and a copy kernel that sets
-//! the bandwidth ceiling measured in the same run.
+//! the minGRU mixers (time and peak device memory of the angle-fused vs the materialising
+//! path), fp32 matmul, a GPT-2 124M-shaped prefill and per-token decode, and a copy kernel
+//! that sets the bandwidth ceiling measured in the same run.
 //!
-//!     cargo run --release --example bench -- [--quick] [--only copy,scans,matmul,gpt2] [--strategy auto|lanes|chunked] [--json out.json]
+//!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked] [--json out.json]
 //!
 //! Each case: `ROTATE` input sets drawn at random and cycled (so caches do not flatter),
 //! warm-up runs, then the median of timed repeats. Timing uses GPU timestamp queries where the
@@ -13,6 +14,7 @@ use std::time::Instant;
 
 use engine::check::Rng;
 use engine::context::Clock;
+use engine::mixer::{mixer_scan, mixer_scan_backward, MixerKind, MixerLayer, MixerPath};
 use engine::models::gpt2;
 use engine::ops::{self, MatmulPath};
 use engine::scan::{self, ScanOptions};
@@ -31,7 +33,7 @@ fn args() -> Args {
     let mut a = Args {
         quick: false,
         strategy: scan::Strategy::Auto,
-        only: "copy,scans,matmul,gpt2".into(),
+        only: "copy,scans,mixers,matmul,gpt2".into(),
         json: None,
     };
     let mut it = std::env::args().skip(1);
@@ -267,6 +269,69 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
     Ok(rows)
 }
 
+/// The mixers at the seed's memory shape (B = 128, T = 64, d = 64, Givens k = 8): the scan
+/// alone (pre -> h and back) and a whole layer's forward + backward, whose peak device memory
+/// is the pool's largest in-use byte count with only the inputs, dy and weights allocated
+/// before (size classes included, so within 19% above the bytes asked for).
+fn bench_mixers(ctx: &Context, quick: bool) -> Result<()> {
+    let (b, t, dm, d) = if quick { (16, 64, 64, 64) } else { (128, 64, 64, 64) };
+    let mut rng = Rng::new(9);
+    println!("\n### mixers (B = {b}, T = {t}, d_model = {dm}, d = {d})\n");
+    println!("| mixer | path | scan fwd ms | scan fwd+bwd ms | layer fwd+bwd ms | layer fwd+bwd peak MB | of which inputs + weights MB |");
+    println!("|---|---|---|---|---|---|---|");
+    let cases = [
+        (MixerKind::MinGru, MixerPath::Auto),
+        (MixerKind::SignedMinGru, MixerPath::Auto),
+        (MixerKind::RotationMinGru, MixerPath::AngleFused),
+        (MixerKind::RotationMinGru, MixerPath::Materialized),
+        (MixerKind::GivensMinGru { k: 8 }, MixerPath::AngleFused),
+        (MixerKind::GivensMinGru { k: 8 }, MixerPath::Materialized),
+    ];
+    for (kind, path) in cases {
+        let pres: Vec<Tensor> = (0..ROTATE)
+            .map(|_| random(ctx, &mut rng, &[b, t, 2 * d], -2.0, 2.0))
+            .collect::<Result<_>>()?;
+        let dh = random(ctx, &mut rng, &[b, t, d], -1.0, 1.0)?;
+        let (fwd, _) = median(ctx, 2, 20, |i| mixer_scan(kind, path, &pres[i % ROTATE]).map(drop))?;
+        let (fb, _) = median(ctx, 2, 20, |i| {
+            let pre = &pres[i % ROTATE];
+            mixer_scan_backward(pre, &mixer_scan(kind, path, pre)?, &dh).map(drop)
+        })?;
+        drop((pres, dh));
+        let mut layer = MixerLayer::init(ctx, kind, dm, d, &mut rng)?;
+        layer.path = path;
+        let x = random(ctx, &mut rng, &[b, t, dm], -1.0, 1.0)?;
+        let dy = random(ctx, &mut rng, &[b, t, dm], -1.0, 1.0)?;
+        let step = || -> Result<()> {
+            let (_, tape) = layer.forward(&x)?;
+            layer.backward(&tape, &dy).map(drop)
+        };
+        let (layer_s, _) = median(ctx, 2, 10, |_| step())?;
+        ctx.synchronize()?;
+        let base = ctx.pool_stats().in_use;
+        ctx.reset_pool_peak();
+        step()?;
+        ctx.synchronize()?;
+        let peak = ctx.pool_stats().peak_in_use;
+        let mb = |bytes: u64| bytes as f64 / 1e6;
+        eprintln!(
+            "  {kind} {path:?}: scan fwd {:.4} ms, fwd+bwd {:.4} ms, layer peak {:.2} MB",
+            fwd * 1e3,
+            fb * 1e3,
+            mb(peak)
+        );
+        println!(
+            "| {kind} | {path:?} | {:.4} | {:.4} | {:.4} | {:.2} | {:.2} |",
+            fwd * 1e3,
+            fb * 1e3,
+            layer_s * 1e3,
+            mb(peak),
+            mb(base)
+        );
+    }
+    Ok(())
+}
+
 fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let mut rows = vec![];
     let mut rng = Rng::new(8);
@@ -383,6 +448,9 @@ fn main() -> Result<()> {
     if a.only.contains("scans") {
         let title = format!("scans (Dispatch::Gpu, strategy {})", a.strategy);
         print_rows(&title, &bench_scans(&ctx, a.quick, ceiling, a.strategy)?);
+    }
+    if a.only.contains("mixers") {
+        bench_mixers(&ctx, a.quick)?;
     }
     if a.only.contains("matmul") {
         print_rows("matmul", &bench_matmul(&ctx, a.quick)?);
