@@ -129,6 +129,32 @@ fn matmul_reads_transposed_and_narrowed_views_in_place() {
 }
 
 #[test]
+fn matmul_long_k_small_output_splits_k_and_matches_the_reference() {
+    // A weight gradient: x^T (Dm, B T) @ dy (B T, N) with a transposed view for x^T, and a
+    // dense one; K = 4096 splits into slices on the Auto path (forced paths do not split).
+    let gate = Gate::new(2e-4, 1e-4);
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(66);
+        for (m, k, n) in [(64, 4096, 64), (20, 3072, 100), (64, 1536, 8)] {
+            let x = Tensor::from_array(ctx, &random(&mut rng, &[k, m])).unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, &[k, n])).unwrap();
+            let xt = x.transpose(0, 1).unwrap();
+            let want =
+                reference::matmul::matmul(&xt.to_array().unwrap().view(), &b.to_array().unwrap().view()).unwrap();
+            let want: Vec<f32> = want.iter().copied().collect();
+            for (name, a) in [("transposed view", xt.clone()), ("dense", xt.contiguous().unwrap())] {
+                for path in [MatmulPath::Auto, MatmulPath::Tiled16] {
+                    let got = ops::matmul_with(&a, &b, path).unwrap();
+                    assert_eq!(got.shape(), [m, n]);
+                    let case = format!("({m}x{k}) @ ({k}x{n}) {name} {path:?}");
+                    assert_close(ctx, &case, &got.to_vec().unwrap(), &want, gate);
+                }
+            }
+        }
+    });
+}
+
+#[test]
 fn matmul_batches_broadcast() {
     let cases: &[(&[usize], &[usize])] = &[
         (&[3, 17, 15], &[3, 15, 16]),

@@ -189,6 +189,50 @@ fn linear_impl(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
     y.reshape(&shape)
 }
 
+/// How many K-slices a plain 2-d product should be split into, when its output has too few
+/// tiles to fill a GPU and its K is long (the weight gradients of a layer: (Dm, B T) @
+/// (B T, N), a 64 x 64 output over K = 8192 was one workgroup walking all of K). `None`: no
+/// split. The slices must divide K evenly (they run as one batched product).
+fn split_k(s: &MatmulShape) -> Option<usize> {
+    const MIN_SLICE: usize = 256;
+    let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
+    if !s.batch.is_empty() || s.m == 1 || tiles >= 64 || s.k < 4 * MIN_SLICE {
+        return None;
+    }
+    let mut splits = 1;
+    while splits * 2 * tiles <= 256 && s.k % (splits * 2) == 0 && s.k / (splits * 2) >= MIN_SLICE {
+        splits *= 2;
+    }
+    (splits > 1).then_some(splits)
+}
+
+/// a (M, K) @ b (K, N) as `splits` products over K-slices, a (S, M, K/S) @ b (S, K/S, N)
+/// viewed in place, summed over the slices: every element's sum is split, not rounded worse.
+fn gemm_split_k(op: &'static str, a: &Tensor, b: &Tensor, s: &MatmulShape, splits: usize) -> Result<Tensor> {
+    let slice = s.k / splits;
+    let view = |t: &Tensor, rows: usize, cols: usize, k_axis: usize| {
+        let l = t.layout();
+        let (rs, cs) = (l.strides[0], l.strides[1]);
+        let k_stride = if k_axis == 0 { rs } else { cs };
+        t.with_layout(Layout {
+            shape: vec![splits, rows, cols],
+            strides: vec![slice * k_stride, rs, cs],
+            offset: l.offset,
+        })
+    };
+    let parts = gemm(
+        op,
+        &view(a, s.m, slice, 1),
+        &view(b, slice, s.n, 0),
+        1.0,
+        None,
+        Epilogue::None,
+        MatmulPath::Auto,
+    )?;
+    // (S, M, N) -> (M, N, S): each output element's partial sums along the last axis.
+    crate::ops::sum_last(&parts.transpose(0, 1)?.transpose(1, 2)?)
+}
+
 /// Element strides of `layout`'s batch axes (all but the last two) broadcast to `batch`.
 fn batch_strides(layout: &Layout, batch: &[usize]) -> Vec<usize> {
     let r = layout.shape.len() - 2;
@@ -235,6 +279,11 @@ fn gemm(
         }
         return Tensor::from_host(ctx, y);
     };
+    if path == MatmulPath::Auto && epilogue == Epilogue::None && alpha == 1.0 && bias.is_none() {
+        if let Some(splits) = split_k(&s) {
+            return gemm_split_k(op, a, b, &s, splits);
+        }
+    }
     let out = Tensor::uninit(ctx, &out_shape, op)?;
     if out.is_empty() {
         return Ok(out);
