@@ -4,8 +4,11 @@
 //! on software adapters, and bad inputs.
 
 use engine::check::{Gate, Rng};
-use engine::mixer::{mixer_scan, mixer_scan_backward, MixerKind, MixerLayer, MixerPath};
+use engine::mixer::{
+    mixer_scan, mixer_scan_backward, mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath,
+};
 use engine::reference::mixer as reference;
+use engine::scan::{ScanOptions, Strategy};
 use engine::{Context, Error, Tensor};
 use ndarray::{Array, Array1, Array2, Array3, ArrayD, Dimension, IxDyn};
 
@@ -180,15 +183,25 @@ fn mixer_layers_match_the_reference_on_every_adapter() {
     }
 }
 
+type ScanInputs = (Tensor, Tensor, ArrayD<f32>, ArrayD<f32>);
+
 /// pre (B, T, 2D) and dh (B, T, D) as device tensors plus host copies.
-fn scan_inputs(
-    ctx: &Context,
-    rng: &mut Rng,
-    b: usize,
-    t: usize,
-    d: usize,
-) -> (Tensor, Tensor, ArrayD<f32>, ArrayD<f32>) {
-    let pre = rng.vec_range(b * t * 2 * d, -2.0, 2.0);
+fn scan_inputs(ctx: &Context, rng: &mut Rng, b: usize, t: usize, d: usize) -> ScanInputs {
+    scan_inputs_decay(ctx, rng, b, t, d, None)
+}
+
+/// [`scan_inputs`] for a rotation-family mixer of block `k`: with `slow = Some(k)` every decay
+/// pre-activation lies in [3, 6] (lambda in [0.95, 0.998]), so states carry across hundreds of
+/// steps. With lambda near 0.5 a carry fades within a chunk, and a wrong carry would pass.
+fn scan_inputs_decay(ctx: &Context, rng: &mut Rng, b: usize, t: usize, d: usize, slow: Option<usize>) -> ScanInputs {
+    let mut pre = rng.vec_range(b * t * 2 * d, -2.0, 2.0);
+    if let Some(k) = slow {
+        for row in pre.chunks_mut(2 * d) {
+            for v in &mut row[d..d + d / k] {
+                *v = 4.5 + 0.75 * *v;
+            }
+        }
+    }
     let dh = rng.vec_range(b * t * d, -1.0, 1.0);
     (
         Tensor::from_slice(ctx, &[b, t, 2 * d], &pre).expect("pre"),
@@ -207,7 +220,7 @@ fn mixer_angle_fused_and_materialized_paths_agree() {
             MixerKind::GivensMinGru { k: 4 },
             MixerKind::GivensMinGru { k: 16 },
         ] {
-            let (pre, dh, _, _) = scan_inputs(ctx, &mut rng, 3, 40, 32);
+            let (pre, dh, _, _) = scan_inputs_decay(ctx, &mut rng, 3, 40, 32, Some(kind.block()));
             let fused = mixer_scan(kind, MixerPath::AngleFused, &pre).expect("fused");
             let mat = mixer_scan(kind, MixerPath::Materialized, &pre).expect("materialized");
             assert!(fused.fused() && !mat.fused());
@@ -240,10 +253,11 @@ fn mixer_angle_fused_long_walks_resume_across_segments() {
     // second dispatch resumes from the stored state (forward) and the carry (backward).
     let mut rng = Rng::new(64);
     let kind = MixerKind::GivensMinGru { k: 4 };
+    let lanes = ScanOptions::default().with_strategy(Strategy::Lanes);
     each_adapter(|ctx| {
         let (pre, dh, pre_h, dh_h) = scan_inputs(ctx, &mut rng, 1, 3500, 4);
-        let fwd = mixer_scan(kind, MixerPath::AngleFused, &pre).expect("forward");
-        let dpre = mixer_scan_backward(&pre, &fwd, &dh).expect("backward");
+        let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &lanes).expect("forward");
+        let dpre = mixer_scan_backward_with(&pre, &fwd, &dh, &lanes).expect("backward");
         let want_h = reference::scan_f32(kind, &pre_h);
         let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h);
         let gate = Gate::new(1e-4, 1e-4);
@@ -261,6 +275,46 @@ fn mixer_angle_fused_long_walks_resume_across_segments() {
             want_d.as_slice().unwrap(),
             gate,
         );
+    });
+}
+
+#[test]
+fn mixer_angle_fused_chunked_matches_the_reference() {
+    // The chunked strategy (per-chunk products, a carry walk, a fix-up pass) at uneven chunk
+    // counts, forced and automatic, against the f64 reference; few lanes, so Auto chunks too.
+    let mut rng = Rng::new(65);
+    each_adapter(|ctx| {
+        for (k, t) in [(2, 1), (2, 300), (4, 7), (4, 64), (16, 130)] {
+            let kind = MixerKind::GivensMinGru { k };
+            let (pre, dh, pre_h, dh_h) = scan_inputs_decay(ctx, &mut rng, 2, t, k, Some(k));
+            let want_h = reference::scan_f32(kind, &pre_h);
+            let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h);
+            for strategy in [
+                Strategy::Chunked { chunk: Some(16) },
+                Strategy::Chunked { chunk: None },
+                Strategy::Auto,
+            ] {
+                let opts = ScanOptions::default().with_strategy(strategy);
+                let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &opts).expect("forward");
+                let dpre = mixer_scan_backward_with(&pre, &fwd, &dh, &opts).expect("backward");
+                let name = format!("{kind} T={t} {strategy}");
+                let (hg, dg) = (Gate::new(2e-5, 1e-4), Gate::new(1e-4, 1e-4));
+                assert_close(
+                    ctx,
+                    &format!("{name} h"),
+                    &fwd.h.to_vec().unwrap(),
+                    want_h.as_slice().unwrap(),
+                    hg,
+                );
+                assert_close(
+                    ctx,
+                    &format!("{name} dpre"),
+                    &dpre.to_vec().unwrap(),
+                    want_d.as_slice().unwrap(),
+                    dg,
+                );
+            }
+        }
     });
 }
 

@@ -1,86 +1,178 @@
 //! The angle-fused scan of the rotation-family mixers (`shaders/mixer/givens_scan*.wgsl`):
 //! one kernel builds each step's transition lambda G from its angles in registers and walks
-//! T, so no (B, T, N, k, k) tensor exists in either direction. The backward recomputes every
-//! step from the stored forward states (h_{t-1} is the forward's own output) instead of
-//! undoing the recurrence by division.
+//! T, so no per-step (B, T, N, k, k) tensor exists in either direction. The backward
+//! recomputes every step from the stored forward states (h_{t-1} is the forward's own output)
+//! instead of undoing the recurrence by division.
+//!
+//! Two strategies, picked like the scans' ([`crate::scan::Strategy`]): lanes (one invocation
+//! per (batch, block) walks all of T) and chunked (per-chunk k x k products and local states,
+//! a walk over the chunk carries, a fix-up pass), for few lanes and long T.
 
 use super::gates::{groups, mixer_wgsl};
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{Binding, KernelDef, Params};
-use crate::scan::strategy::max_segment;
+use crate::scan::strategy::{plan, Plan, Strategy};
 use crate::tensor::Tensor;
 
-const SCAN: KernelDef = KernelDef {
-    name: "mixer/givens_scan",
-    wgsl: mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_scan.wgsl"),
-    entry: "givens_scan",
-    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-};
+const fn forward_kernel(entry: &'static str) -> KernelDef {
+    KernelDef {
+        name: "mixer/givens_scan",
+        wgsl: mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_scan.wgsl"),
+        entry,
+        bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite, Binding::ReadWrite],
+    }
+}
 
-const SCAN_GRAD: KernelDef = KernelDef {
-    name: "mixer/givens_scan_grad",
-    wgsl: mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_grad.wgsl", "givens_scan_grad.wgsl"),
-    entry: "givens_scan_grad",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-    ],
-};
+const fn backward_kernel(entry: &'static str) -> KernelDef {
+    KernelDef {
+        name: "mixer/givens_scan_grad",
+        wgsl: mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_grad.wgsl", "givens_scan_grad.wgsl"),
+        entry,
+        bindings: &[
+            Binding::Uniform,
+            Binding::Read,
+            Binding::Read,
+            Binding::Read,
+            Binding::ReadWrite,
+            Binding::ReadWrite,
+        ],
+    }
+}
 
-/// The `[begin, end)` pieces of T one dispatch walks (several only on software adapters,
+const LANES: KernelDef = forward_kernel("givens_scan");
+const CHUNK_REDUCE: KernelDef = forward_kernel("givens_chunk_reduce");
+const CARRIES: KernelDef = forward_kernel("givens_carries");
+const CHUNK_FIXUP: KernelDef = forward_kernel("givens_chunk_fixup");
+const LANES_GRAD: KernelDef = backward_kernel("givens_scan_grad");
+const CHUNK_REDUCE_GRAD: KernelDef = backward_kernel("givens_chunk_reduce_grad");
+const CARRIES_GRAD: KernelDef = backward_kernel("givens_carries_grad");
+const CHUNK_FIXUP_GRAD: KernelDef = backward_kernel("givens_chunk_fixup_grad");
+
+/// The `[begin, end)` pieces of T one lanes dispatch walks (several only on software adapters,
 /// whose loop limiter would otherwise cut long walks short; see `max_segment`).
-fn segments(gpu: &Gpu, t: usize, loops_per_step: usize) -> Vec<(usize, usize)> {
-    let len = max_segment(&gpu.info, loops_per_step).min(t).max(1);
+fn segments(t: usize, segment: usize) -> Vec<(usize, usize)> {
+    let len = segment.min(t).max(1);
     (0..t.div_ceil(len))
         .map(|i| (i * len, ((i + 1) * len).min(t)))
         .collect()
 }
 
+/// One direction's launches: `lanes` walks, or the three chunked passes.
+struct Launch<'a> {
+    gpu: &'a Gpu,
+    k: usize,
+    lanes: usize,
+    n: usize,
+    t: usize,
+    reverse: bool,
+}
+
+impl Launch<'_> {
+    fn run(&self, plan: Plan, buffers: &[&wgpu::Buffer], kernels: [&KernelDef; 4]) -> Result<()> {
+        let gpu = self.gpu;
+        let constants = [("K", self.k as f64)];
+        let params = |begin: usize, end: usize, chunk: usize, chunks: usize| {
+            Params::new()
+                .usize(self.lanes)
+                .usize(self.n)
+                .usize(self.t)
+                .usize(begin)
+                .usize(end)
+                .usize(chunk)
+                .usize(chunks)
+        };
+        match plan {
+            Plan::Lanes { segment } => {
+                let kernel = gpu.kernel(kernels[0], &constants)?;
+                let mut pieces = segments(self.t, segment);
+                if self.reverse {
+                    pieces.reverse();
+                }
+                for (begin, end) in pieces {
+                    gpu.dispatch(&kernel, &params(begin, end, 0, 1), buffers, groups(self.lanes))?;
+                }
+            }
+            Plan::Chunked { len, count } => {
+                let p = params(0, self.t, len, count);
+                let per_chunk = self.lanes * count;
+                let reduce = gpu.kernel(kernels[1], &constants)?;
+                gpu.dispatch(&reduce, &p, buffers, groups(per_chunk * (self.k + 1)))?;
+                gpu.dispatch(&*gpu.kernel(kernels[2], &constants)?, &p, buffers, groups(self.lanes))?;
+                gpu.dispatch(&*gpu.kernel(kernels[3], &constants)?, &p, buffers, groups(per_chunk))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Scratch for the plan: per-chunk products and states, or the lanes' segment carry.
+    fn side(&self, plan: Plan, op: &'static str, pre: &Tensor) -> Result<Tensor> {
+        let len = match plan {
+            Plan::Lanes { .. } => self.lanes * self.k,
+            Plan::Chunked { count, .. } => self.lanes * count * (self.k + 1) * self.k,
+        };
+        Tensor::uninit(pre.context(), &[len], op)
+    }
+}
+
 /// h (B, T, D) from a contiguous pre (B, T, 2D), blocks of k.
-pub(crate) fn forward(gpu: &Gpu, op: &'static str, pre: &Tensor, k: usize) -> Result<Tensor> {
+pub(crate) fn forward(gpu: &Gpu, op: &'static str, pre: &Tensor, k: usize, strategy: Strategy) -> Result<Tensor> {
     let s = pre.shape();
     let (b, t, d) = (s[0], s[1], s[2] / 2);
     let n = d / k;
+    let launch = Launch {
+        gpu,
+        k,
+        lanes: b * n,
+        n,
+        t,
+        reverse: false,
+    };
+    // About 4k loop trips per step (the budget `max_segment` assumes for a k-block scan).
+    let plan = plan(strategy, b * n, t, k, &gpu.info);
     let h = Tensor::uninit(pre.context(), &[b, t, d], op)?;
-    let kernel = gpu.kernel(&SCAN, &[("K", k as f64)])?;
-    for (begin, end) in segments(gpu, t, k) {
-        gpu.dispatch(
-            &kernel,
-            &Params::new().usize(b * n).usize(n).usize(t).usize(begin).usize(end),
-            &[pre.gpu_buffer(op)?, h.gpu_buffer(op)?],
-            groups(b * n),
-        )?;
-    }
+    let side = launch.side(plan, op, pre)?;
+    let buffers = [pre.gpu_buffer(op)?, h.gpu_buffer(op)?, side.gpu_buffer(op)?];
+    launch.run(plan, &buffers, [&LANES, &CHUNK_REDUCE, &CARRIES, &CHUNK_FIXUP])?;
     Ok(h)
 }
 
 /// d pre (B, T, 2D) from pre, the forward's h (B, T, D) and dL/dh (B, T, D), all contiguous.
-pub(crate) fn backward(gpu: &Gpu, op: &'static str, pre: &Tensor, k: usize, h: &Tensor, dh: &Tensor) -> Result<Tensor> {
+pub(crate) fn backward(
+    gpu: &Gpu,
+    op: &'static str,
+    pre: &Tensor,
+    k: usize,
+    h: &Tensor,
+    dh: &Tensor,
+    strategy: Strategy,
+) -> Result<Tensor> {
     let s = pre.shape();
     let (b, t, d) = (s[0], s[1], s[2] / 2);
     let n = d / k;
-    let ctx = pre.context();
-    let dpre = Tensor::uninit(ctx, pre.shape(), op)?;
-    let carry = Tensor::uninit(ctx, &[b, n, k], op)?;
-    let kernel = gpu.kernel(&SCAN_GRAD, &[("K", k as f64)])?;
-    for (begin, end) in segments(gpu, t, 2 * k).into_iter().rev() {
-        gpu.dispatch(
-            &kernel,
-            &Params::new().usize(b * n).usize(n).usize(t).usize(begin).usize(end),
-            &[
-                pre.gpu_buffer(op)?,
-                h.gpu_buffer(op)?,
-                dh.gpu_buffer(op)?,
-                dpre.gpu_buffer(op)?,
-                carry.gpu_buffer(op)?,
-            ],
-            groups(b * n),
-        )?;
-    }
+    let launch = Launch {
+        gpu,
+        k,
+        lanes: b * n,
+        n,
+        t,
+        reverse: true,
+    };
+    // About twice the forward's loop trips per step: plan as for a 2k block.
+    let plan = plan(strategy, b * n, t, 2 * k, &gpu.info);
+    let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
+    let side = launch.side(plan, op, pre)?;
+    let buffers = [
+        pre.gpu_buffer(op)?,
+        h.gpu_buffer(op)?,
+        dh.gpu_buffer(op)?,
+        dpre.gpu_buffer(op)?,
+        side.gpu_buffer(op)?,
+    ];
+    launch.run(
+        plan,
+        &buffers,
+        [&LANES_GRAD, &CHUNK_REDUCE_GRAD, &CARRIES_GRAD, &CHUNK_FIXUP_GRAD],
+    )?;
     Ok(dpre)
 }

@@ -21,4 +21,4 @@ mod scan;
 
 pub use kind::{MixerKind, MixerPath};
 pub use layer::{MixerGrads, MixerLayer, MixerTape};
-pub use scan::{mixer_scan, mixer_scan_backward, MixerScan};
+pub use scan::{mixer_scan, mixer_scan_backward, mixer_scan_backward_with, mixer_scan_with, MixerScan};

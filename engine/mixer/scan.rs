@@ -59,6 +59,12 @@ fn dims(kind: MixerKind, op: &'static str, pre: &Tensor) -> Result<(usize, usize
 
 /// Runs `kind`'s recurrence on `pre` (B, T, 2D) -> h (B, T, D), from h_{-1} = 0.
 pub fn mixer_scan(kind: MixerKind, path: MixerPath, pre: &Tensor) -> Result<MixerScan> {
+    mixer_scan_with(kind, path, pre, &ScanOptions::default())
+}
+
+/// [`mixer_scan`] with explicit scan options: the seam (`cpu` runs the reference) and the
+/// strategy of the angle-fused kernel and of the scan ops.
+pub fn mixer_scan_with(kind: MixerKind, path: MixerPath, pre: &Tensor, opts: &ScanOptions) -> Result<MixerScan> {
     let op = kind.name_static();
     let (b, t, d, n) = dims(kind, op, pre)?;
     let fused = path.fused(kind)?;
@@ -67,27 +73,27 @@ pub fn mixer_scan(kind: MixerKind, path: MixerPath, pre: &Tensor) -> Result<Mixe
     dispatch::run(
         op,
         ctx,
-        &ScanOptions::default(),
+        opts,
         |gpu| {
             let pre = pre.contiguous()?;
             let (h, saved) = match kind {
-                _ if fused => (super::fused::forward(gpu, op, &pre, k)?, Saved::Fused),
+                _ if fused => (super::fused::forward(gpu, op, &pre, k, opts.strategy)?, Saved::Fused),
                 MixerKind::MinGru => {
                     let (lc, lv) = gates::log_gates(gpu, op, &pre)?;
-                    (scans::parallel_scan_log(&lc, &lv)?, Saved::Log { lc, lv })
+                    (scans::parallel_scan_log_with(&lc, &lv, opts)?, Saved::Log { lc, lv })
                 }
                 MixerKind::SignedMinGru => {
                     let (a, inj) = gates::signed_gates(gpu, op, &pre)?;
-                    (scans::linear_scan(&a, &inj, None)?, Saved::Linear(a))
+                    (scans::linear_scan_with(&a, &inj, None, opts)?, Saved::Linear(a))
                 }
                 MixerKind::RotationMinGru => {
                     let (a, inj) = gates::givens_gates(gpu, op, &pre, 2)?;
-                    let h = scans::matrix_scan(&a, &inj.reshape(&[b, t, n, 2])?, None)?;
+                    let h = scans::matrix_scan_with(&a, &inj.reshape(&[b, t, n, 2])?, None, opts)?;
                     (h.reshape(&[b, t, d])?, Saved::Matrix(a))
                 }
                 MixerKind::GivensMinGru { .. } => {
                     let (a, inj) = gates::givens_gates(gpu, op, &pre, k)?;
-                    let h = scans::matrix_affine_scan(&a, &inj, None)?;
+                    let h = scans::matrix_affine_scan_with(&a, &inj, None, opts)?;
                     (h.reshape(&[b, t, d])?, Saved::Matrix(a))
                 }
             };
@@ -106,6 +112,12 @@ pub fn mixer_scan(kind: MixerKind, path: MixerPath, pre: &Tensor) -> Result<Mixe
 
 /// d pre (B, T, 2D) from the forward's `pre`, its result and dL/dh (B, T, D).
 pub fn mixer_scan_backward(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor) -> Result<Tensor> {
+    mixer_scan_backward_with(pre, fwd, grad_h, &ScanOptions::default())
+}
+
+/// [`mixer_scan_backward`] with explicit scan options (the seam follows the forward: a
+/// reference forward gets the reference backward).
+pub fn mixer_scan_backward_with(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor, opts: &ScanOptions) -> Result<Tensor> {
     let kind = fwd.kind;
     let op = kind.name_static();
     let (b, t, d, n) = dims(kind, op, pre)?;
@@ -115,23 +127,23 @@ pub fn mixer_scan_backward(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor) -> Re
     let (pre, dh) = (pre.contiguous()?, grad_h.contiguous()?);
     let h = &fwd.h;
     match (&fwd.saved, pre.context().gpu()) {
-        (Saved::Fused, Some(gpu)) => super::fused::backward(gpu, op, &pre, k, &h.contiguous()?, &dh),
+        (Saved::Fused, Some(gpu)) => super::fused::backward(gpu, op, &pre, k, &h.contiguous()?, &dh, opts.strategy),
         (Saved::Log { lc, lv }, Some(gpu)) => {
-            let g = scans::parallel_scan_log_backward(lc, lv, h, &dh)?;
+            let g = scans::parallel_scan_log_backward_with(lc, lv, h, &dh, opts)?;
             gates::log_gates_grad(gpu, op, &pre, &g.d_log_coeffs, &g.d_log_values)
         }
         (Saved::Linear(a), Some(gpu)) => {
-            let g = scans::linear_scan_backward(a, None, h, &dh)?;
+            let g = scans::linear_scan_backward_with(a, None, h, &dh, opts)?;
             gates::signed_gates_grad(gpu, op, &pre, &g.da, &g.db)
         }
         (Saved::Matrix(a), Some(gpu)) if kind == MixerKind::RotationMinGru => {
             let shape = [b, t, n, 2];
-            let g = scans::matrix_scan_backward(a, None, &h.reshape(&shape)?, &dh.reshape(&shape)?)?;
+            let g = scans::matrix_scan_backward_with(a, None, &h.reshape(&shape)?, &dh.reshape(&shape)?, opts)?;
             gates::givens_gates_grad(gpu, op, &pre, 2, &g.da, &g.db)
         }
         (Saved::Matrix(a), Some(gpu)) => {
             let shape = [b, t, n, k, 1];
-            let g = scans::matrix_affine_scan_backward(a, None, &h.reshape(&shape)?, &dh.reshape(&shape)?)?;
+            let g = scans::matrix_affine_scan_backward_with(a, None, &h.reshape(&shape)?, &dh.reshape(&shape)?, opts)?;
             gates::givens_gates_grad(gpu, op, &pre, k, &g.da, &g.db)
         }
         // The reference forward (CPU context or ENGINE_SCAN=cpu): the reference backward.

@@ -48,6 +48,17 @@ fn givens_apply(u: ptr<function, array<f32, KMAX>>, st: ptr<function, Step>) {
     }
 }
 
+// u <- G^T u (the rotations undone in reverse order).
+fn givens_apply_t(u: ptr<function, array<f32, KMAX>>, st: ptr<function, Step>) {
+    for (var q = 0u; q + 1u < K; q++) {
+        let j = K - 2u - q;
+        let x = (*u)[j];
+        let y = (*u)[j + 1u];
+        (*u)[j] = (*st).c[j] * x + (*st).s[j] * y;
+        (*u)[j + 1u] = -(*st).s[j] * x + (*st).c[j] * y;
+    }
+}
+
 // Reverse mode through u_out = G u_in. On entry u = u_out and w = dL/du_out; on return
 // u = u_in (undone rotation by rotation with R_j^T: orthogonal, so exact to rounding, with
 // no division by lambda and nothing to blow up), w = G^T w, and dL/dtheta_j is added to

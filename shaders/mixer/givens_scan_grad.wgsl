@@ -3,45 +3,45 @@
 // prelude: mixer/givens_grad.wgsl
 // The angle-fused scan (backward): a reverse walk that recomputes each step from the stored
 // state h_{t-1} (the forward's own output, the C = 1 anchor) instead of reversing the
-// recurrence by dividing by lambda, whose error grows like lambda^-T at strong decay.
-//   g_t = dh_t + lambda_{t+1} G_{t+1}^T g_{t+1}           (the carry, g_T = 0)
+// recurrence by dividing by lambda, whose error grows like lambda^-T at strong decay. With
+// M_t = lambda_t G_t and the carry w_t = M_{t+1}^T g_{t+1} (w_{T-1} = 0):
+//   g_t = dh_t + w_t,   w_{t-1} = M_t^T g_t
 //   u = G_t h_{t-1}:  dv_t = (1 - lambda_t) g_t,  dlambda_t = g_t . (u - v_t),
-//   (dtheta_t, carry) from givens_vjp(u, lambda_t g_t).
-// One invocation per lane (b, n) walks [t_begin, t_end) of T backwards; across segments the
-// carry travels through `carry`.
+//   dtheta_t from givens_vjp(u, lambda_t g_t), which also leaves M_t^T g_t.
+//
+// Entries (invocation index = (wid.x + wid.y * nwg.x) * 64 + lid):
+//   givens_scan_grad          lanes: one invocation per lane (b, n) walks [t_begin, t_end)
+//                             backwards; across segments the carry travels through side.
+//   givens_chunk_reduce_grad  chunked pass 1, per (lane, chunk, column c <= K), in reverse:
+//                             column c < K of the chunk's transposed product (M^T's applied
+//                             to e_c), c = K the chunk's local carry from zero with dh injected.
+//   givens_carries_grad       chunked pass 2, per lane: walks the chunks backwards,
+//                             w = Q w + R, storing each chunk's incoming carry in place of R.
+//   givens_chunk_fixup_grad   chunked pass 3, per (lane, chunk): the lanes walk over the chunk
+//                             from its incoming carry, writing d pre.
 
 struct Params {
     lanes: u32,   // B * N
     n: u32,       // N
     t_len: u32,   // T
-    t_begin: u32,
+    t_begin: u32, // givens_scan_grad: the segment of T this dispatch walks
     t_end: u32,
+    chunk: u32,   // chunked: steps per chunk
+    chunks: u32,  // ceil(T / chunk)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 // binding 1: pre (B, T, 2D), declared in givens.wgsl
-@group(0) @binding(2) var<storage, read> h: array<f32>;           // (B, T, D), the forward output
-@group(0) @binding(3) var<storage, read> dh: array<f32>;          // (B, T, D)
+@group(0) @binding(2) var<storage, read> h: array<f32>;          // (B, T, D), the forward output
+@group(0) @binding(3) var<storage, read> dh: array<f32>;         // (B, T, D)
 // binding 4: dpre (B, T, 2D), declared in givens_grad.wgsl
-@group(0) @binding(5) var<storage, read_write> carry: array<f32>; // (B, N, K) between segments
+@group(0) @binding(5) var<storage, read_write> side: array<f32>; // lanes: (B, N, K) carry;
+                                                                 // chunked: (lanes, chunks, K + 1, K)
 
-@compute @workgroup_size(64)
-fn givens_scan_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                    @builtin(local_invocation_index) lid: u32) {
-    let lane = invocation(wid, nwg, lid);
-    if lane >= p.lanes {
-        return;
-    }
-    let b = lane / p.n;
-    let n = lane % p.n;
+// Walks steps [t0, t1) of lane (b, n) backwards from the carry w, writing d pre.
+fn walk_back(b: u32, n: u32, t0: u32, t1: u32, w: ptr<function, array<f32, KMAX>>) {
     let d = p.n * K;
-    var w: array<f32, KMAX>; // lambda_{t+1} G_{t+1}^T g_{t+1}
-    if p.t_end < p.t_len {
-        for (var i = 0u; i < K; i++) {
-            w[i] = carry[lane * K + i];
-        }
-    }
-    for (var t = p.t_end; t > p.t_begin; t--) {
+    for (var t = t1; t > t0; t--) {
         let row = b * p.t_len + t - 1u;
         var st = load_step(row, n, p.n);
         var u: array<f32, KMAX>;
@@ -54,16 +54,115 @@ fn givens_scan_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
         var dv: array<f32, KMAX>;
         var dlambda = 0.0;
         for (var i = 0u; i < K; i++) {
-            let g = dh[row * d + n * K + i] + w[i];
+            let g = dh[row * d + n * K + i] + (*w)[i];
             dv[i] = (1.0 - st.lambda) * g;
             dlambda += g * (u[i] - st.v[i]);
-            w[i] = st.lambda * g;
+            (*w)[i] = st.lambda * g;
         }
         var dtheta: array<f32, KMAX>;
-        givens_vjp(&u, &w, &st, &dtheta);
+        givens_vjp(&u, w, &st, &dtheta);
         store_step_grad(row, n, p.n, &st, &dv, dlambda, &dtheta);
     }
-    for (var i = 0u; i < K; i++) {
-        carry[lane * K + i] = w[i];
+}
+
+@compute @workgroup_size(64)
+fn givens_scan_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) lid: u32) {
+    let lane = invocation(wid, nwg, lid);
+    if lane >= p.lanes {
+        return;
     }
+    var w: array<f32, KMAX>;
+    if p.t_end < p.t_len {
+        for (var i = 0u; i < K; i++) {
+            w[i] = side[lane * K + i];
+        }
+    }
+    walk_back(lane / p.n, lane % p.n, p.t_begin, p.t_end, &w);
+    for (var i = 0u; i < K; i++) {
+        side[lane * K + i] = w[i];
+    }
+}
+
+// side offset of column c of chunk `ch` of `lane` (chunked entries).
+fn side_at(lane: u32, ch: u32, c: u32) -> u32 {
+    return ((lane * p.chunks + ch) * (K + 1u) + c) * K;
+}
+
+@compute @workgroup_size(64)
+fn givens_chunk_reduce_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                            @builtin(local_invocation_index) lid: u32) {
+    let idx = invocation(wid, nwg, lid);
+    if idx >= p.lanes * p.chunks * (K + 1u) {
+        return;
+    }
+    let c = idx % (K + 1u);
+    let ch = (idx / (K + 1u)) % p.chunks;
+    let lane = idx / ((K + 1u) * p.chunks);
+    let b = lane / p.n;
+    let n = lane % p.n;
+    let d = p.n * K;
+    var w: array<f32, KMAX>;
+    if c < K {
+        w[c] = 1.0;
+    }
+    let t0 = ch * p.chunk;
+    for (var t = min(t0 + p.chunk, p.t_len); t > t0; t--) {
+        let row = b * p.t_len + t - 1u;
+        var st = load_step(row, n, p.n);
+        for (var i = 0u; i < K; i++) {
+            if c == K {
+                w[i] += dh[row * d + n * K + i];
+            }
+            w[i] *= st.lambda;
+        }
+        givens_apply_t(&w, &st);
+    }
+    let o = side_at(lane, ch, c);
+    for (var i = 0u; i < K; i++) {
+        side[o + i] = w[i];
+    }
+}
+
+@compute @workgroup_size(64)
+fn givens_carries_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                       @builtin(local_invocation_index) lid: u32) {
+    let lane = invocation(wid, nwg, lid);
+    if lane >= p.lanes {
+        return;
+    }
+    var w: array<f32, KMAX>;
+    for (var q = 0u; q < p.chunks; q++) {
+        let ch = p.chunks - 1u - q;
+        let ro = side_at(lane, ch, K);
+        var next: array<f32, KMAX>;
+        for (var i = 0u; i < K; i++) {
+            next[i] = side[ro + i];
+            side[ro + i] = w[i];
+        }
+        for (var c = 0u; c < K; c++) {
+            let qo = side_at(lane, ch, c);
+            for (var i = 0u; i < K; i++) {
+                next[i] += side[qo + i] * w[c];
+            }
+        }
+        w = next;
+    }
+}
+
+@compute @workgroup_size(64)
+fn givens_chunk_fixup_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                           @builtin(local_invocation_index) lid: u32) {
+    let idx = invocation(wid, nwg, lid);
+    if idx >= p.lanes * p.chunks {
+        return;
+    }
+    let ch = idx % p.chunks;
+    let lane = idx / p.chunks;
+    var w: array<f32, KMAX>;
+    let ro = side_at(lane, ch, K);
+    for (var i = 0u; i < K; i++) {
+        w[i] = side[ro + i];
+    }
+    walk_back(lane / p.n, lane % p.n, ch * p.chunk, min((ch + 1u) * p.chunk, p.t_len), &w);
 }
