@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use engine::check::Rng;
 use engine::context::Clock;
-use engine::mixer::{mixer_scan, mixer_scan_backward, MixerKind, MixerLayer, MixerPath};
+use engine::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath};
 use engine::models::gpt2;
 use engine::ops::{self, MatmulPath};
 use engine::scan::{self, ScanOptions};
@@ -273,10 +273,11 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
 /// alone (pre -> h and back) and a whole layer's forward + backward, whose peak device memory
 /// is the pool's largest in-use byte count with only the inputs, dy and weights allocated
 /// before (size classes included, so within 19% above the bytes asked for).
-fn bench_mixers(ctx: &Context, quick: bool) -> Result<()> {
+fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<()> {
+    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
     let (b, t, dm, d) = if quick { (16, 64, 64, 64) } else { (128, 64, 64, 64) };
     let mut rng = Rng::new(9);
-    println!("\n### mixers (B = {b}, T = {t}, d_model = {dm}, d = {d})\n");
+    println!("\n### mixers (B = {b}, T = {t}, d_model = {dm}, d = {d}; scan strategy {strategy})\n");
     println!("| mixer | path | scan fwd ms | scan fwd+bwd ms | layer fwd+bwd ms | layer fwd+bwd peak MB | of which inputs + weights MB |");
     println!("|---|---|---|---|---|---|---|");
     let cases = [
@@ -292,10 +293,10 @@ fn bench_mixers(ctx: &Context, quick: bool) -> Result<()> {
             .map(|_| random(ctx, &mut rng, &[b, t, 2 * d], -2.0, 2.0))
             .collect::<Result<_>>()?;
         let dh = random(ctx, &mut rng, &[b, t, d], -1.0, 1.0)?;
-        let (fwd, _) = median(ctx, 2, 20, |i| mixer_scan(kind, path, &pres[i % ROTATE]).map(drop))?;
+        let (fwd, _) = median(ctx, 2, 20, |i| mixer_scan_with(kind, path, &pres[i % ROTATE], &opts).map(drop))?;
         let (fb, _) = median(ctx, 2, 20, |i| {
             let pre = &pres[i % ROTATE];
-            mixer_scan_backward(pre, &mixer_scan(kind, path, pre)?, &dh).map(drop)
+            mixer_scan_backward_with(pre, &mixer_scan_with(kind, path, pre, &opts)?, &dh, &opts).map(drop)
         })?;
         drop((pres, dh));
         let mut layer = MixerLayer::init(ctx, kind, dm, d, &mut rng)?;
@@ -450,7 +451,7 @@ fn main() -> Result<()> {
         print_rows(&title, &bench_scans(&ctx, a.quick, ceiling, a.strategy)?);
     }
     if a.only.contains("mixers") {
-        bench_mixers(&ctx, a.quick)?;
+        bench_mixers(&ctx, a.quick, a.strategy)?;
     }
     if a.only.contains("matmul") {
         print_rows("matmul", &bench_matmul(&ctx, a.quick)?);
