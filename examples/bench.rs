@@ -293,7 +293,9 @@ fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<
             .map(|_| random(ctx, &mut rng, &[b, t, 2 * d], -2.0, 2.0))
             .collect::<Result<_>>()?;
         let dh = random(ctx, &mut rng, &[b, t, d], -1.0, 1.0)?;
-        let (fwd, _) = median(ctx, 2, 20, |i| mixer_scan_with(kind, path, &pres[i % ROTATE], &opts).map(drop))?;
+        let (fwd, _) = median(ctx, 2, 20, |i| {
+            mixer_scan_with(kind, path, &pres[i % ROTATE], &opts).map(drop)
+        })?;
         let (fb, _) = median(ctx, 2, 20, |i| {
             let pre = &pres[i % ROTATE];
             mixer_scan_backward_with(pre, &mixer_scan_with(kind, path, pre, &opts)?, &dh, &opts).map(drop)

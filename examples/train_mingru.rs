@@ -131,7 +131,7 @@ fn batch(ids: &[u32], batch: usize, seq: usize, rng: &mut Rng) -> (Vec<u32>, Vec
 /// A progress bar redrawn in place on a terminal; a line every 5% of the steps otherwise (logs).
 fn progress(step: usize, steps: usize, loss: f32, started: Instant) {
     let terminal = std::io::stderr().is_terminal();
-    if !terminal && step % (steps / 20).max(1) != 0 {
+    if !terminal && !step.is_multiple_of((steps / 20).max(1)) {
         return;
     }
     let width = 30;

@@ -2,7 +2,7 @@
 
 use engine::{Context, Tensor};
 
-use crate::common::each_adapter;
+use crate::common::{each_adapter, each_adapter_alone};
 
 #[test]
 fn cpu_context_runs_the_reference() {
@@ -98,7 +98,7 @@ fn pool_reuses_freed_buffers_and_tracks_the_peak() {
 
 #[test]
 fn pipelines_are_built_once_across_threads() {
-    each_adapter(|ctx| {
+    each_adapter_alone(|ctx| {
         let x = Tensor::from_slice(ctx, &[64], &[0.5; 64]).unwrap();
         std::thread::scope(|s| {
             for _ in 0..4 {

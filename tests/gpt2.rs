@@ -12,7 +12,7 @@ use engine::models::gpt2::{
 };
 use engine::{reference, Context, Error};
 
-use crate::common::{assert_close, each_adapter};
+use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
 /// GPU and CPU-context forward against the f64 reference.
 const GATE: Gate = Gate::new(1e-4, 1e-4);
@@ -374,7 +374,7 @@ fn gpt2_greedy_tokens_equal_and_no_pipeline_is_rebuilt() {
         ));
     }
     assert_eq!(want, ids[prompt.len()..]);
-    each_adapter(|ctx| {
+    each_adapter_alone(|ctx| {
         let model = Gpt2::new(ctx, &tiny).unwrap();
         let mut streamed = Vec::new();
         let mut built = Vec::new();

@@ -6,7 +6,7 @@ use engine::ops::AttentionPath;
 use engine::{fused, ops, reference, Context, Tensor};
 use ndarray::{ArrayD, IxDyn};
 
-use crate::common::{assert_close, each_adapter};
+use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
 const GATE: Gate = Gate::new(1e-5, 1e-4);
 
@@ -21,7 +21,7 @@ fn flat(a: &ArrayD<f32>) -> Vec<f32> {
 
 #[test]
 fn gelu_and_fused_graphs_are_one_launch_each() {
-    each_adapter(|ctx| {
+    each_adapter_alone(|ctx| {
         let mut rng = Rng::new(71);
         for n in [1usize, 15, 255, 256, 257, 1000, 70_001] {
             let x = random(&mut rng, &[n], -6.0, 6.0);

@@ -2,9 +2,12 @@
 //!
 //! Ops record into one pending command encoder; the encoder is submitted when a result is
 //! read back, when a host upload must be ordered after it, or every `SUBMIT_EVERY`
-//! dispatches so the device starts early on long op chains.
+//! dispatches so the device starts early on long op chains. The dispatches' uniform
+//! parameters go into a shared arena buffer ([`Arena`]) instead of a buffer each.
 
 use std::sync::{Arc, Mutex};
+
+use wgpu::util::DeviceExt;
 
 use crate::context::info::DeviceInfo;
 use crate::error::{Error, Result};
@@ -26,7 +29,24 @@ pub(crate) struct Health {
 struct Recorder {
     encoder: Option<wgpu::CommandEncoder>,
     dispatches: usize,
+    arena: Option<Arena>,
 }
+
+/// Uniform parameters of recent dispatches, one aligned slot each, in one buffer.
+///
+/// Why: a uniform buffer per dispatch is a device allocation per dispatch, a large part of
+/// the host cost of short kernels (GPT-2 decode, training steps). The slots' bytes collect on
+/// the host and reach the buffer in ONE queue write issued just before the submit that first
+/// uses them (queue writes land before the next submission). A slot is written once and never
+/// reused, so no pending dispatch can see another's parameters; a full arena is flushed and
+/// replaced, and wgpu keeps it alive while recorded commands still bind it.
+struct Arena {
+    buffer: wgpu::Buffer,
+    bytes: Vec<u8>,
+}
+
+/// Slots per arena buffer.
+const ARENA_SLOTS: u64 = SUBMIT_EVERY as u64;
 
 pub(crate) struct Gpu {
     pub device: wgpu::Device,
@@ -37,6 +57,8 @@ pub(crate) struct Gpu {
     health: Arc<Health>,
     recorder: Mutex<Recorder>,
     poison: Mutex<Option<f32>>,
+    /// Bytes per arena slot: 256, or the adapter's uniform offset alignment if larger.
+    uniform_stride: u64,
 }
 
 impl Gpu {
@@ -56,6 +78,7 @@ impl Gpu {
             }
         }));
         let pool = BufferPool::new(device.clone(), info.max_buffer_size);
+        let uniform_stride = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(256);
         Gpu {
             device,
             queue,
@@ -65,6 +88,49 @@ impl Gpu {
             health,
             recorder: Mutex::default(),
             poison: Mutex::default(),
+            uniform_stride,
+        }
+    }
+
+    /// A uniform binding holding `params`: a slot of the current arena, or a buffer of its
+    /// own when the parameters do not fit a slot.
+    pub(crate) fn uniform(&self, params: &[u8]) -> (wgpu::Buffer, u64, u64) {
+        let stride = self.uniform_stride;
+        if params.len() as u64 > stride {
+            let buffer = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("params"),
+                contents: params,
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            return (buffer, 0, params.len() as u64);
+        }
+        let mut rec = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
+        if rec
+            .arena
+            .as_ref()
+            .is_some_and(|a| a.bytes.len() as u64 + stride > a.buffer.size())
+        {
+            Self::flush_arena(&self.queue, &mut rec);
+        }
+        let arena = rec.arena.get_or_insert_with(|| Arena {
+            buffer: self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("params arena"),
+                size: stride * ARENA_SLOTS,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            bytes: Vec::with_capacity((stride * ARENA_SLOTS) as usize),
+        });
+        let offset = arena.bytes.len() as u64;
+        arena.bytes.extend_from_slice(params);
+        arena.bytes.resize((offset + stride) as usize, 0);
+        (arena.buffer.clone(), offset, stride)
+    }
+
+    /// Queues the arena's bytes (they land before the next submission) and retires it.
+    fn flush_arena(queue: &wgpu::Queue, rec: &mut Recorder) {
+        if let Some(arena) = rec.arena.take() {
+            queue.write_buffer(&arena.buffer, 0, &arena.bytes);
         }
     }
 
@@ -114,6 +180,7 @@ impl Gpu {
     }
 
     fn submit_locked(queue: &wgpu::Queue, rec: &mut Recorder) {
+        Self::flush_arena(queue, rec);
         if let Some(encoder) = rec.encoder.take() {
             queue.submit([encoder.finish()]);
         }

@@ -25,7 +25,7 @@ pub struct Context {
 }
 
 enum Inner {
-    Gpu(Gpu),
+    Gpu(Box<Gpu>),
     Cpu(DeviceInfo),
 }
 
@@ -106,7 +106,7 @@ impl Context {
 
     fn from_gpu(gpu: Gpu) -> Self {
         Context {
-            inner: Arc::new(Inner::Gpu(gpu)),
+            inner: Arc::new(Inner::Gpu(Box::new(gpu))),
         }
     }
 

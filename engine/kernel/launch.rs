@@ -1,7 +1,5 @@
 //! Recording one dispatch: uniform parameters, bind group, compute pass.
 
-use wgpu::util::DeviceExt;
-
 use super::cache::Kernel;
 use super::{Binding, KernelDef};
 use crate::context::Gpu;
@@ -77,28 +75,29 @@ impl Gpu {
                 message: format!("kernel has {storage} storage bindings, {} buffers given", buffers.len()),
             });
         }
-        let uniform = kernel.bindings.contains(&Binding::Uniform).then(|| {
-            // A fresh small buffer per dispatch: it is initialised at creation, so no queue
-            // write can reorder it against other pending dispatches.
-            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("params"),
-                contents: &params.bytes(),
-                usage: wgpu::BufferUsages::UNIFORM,
-            })
-        });
+        let uniform = kernel
+            .bindings
+            .contains(&Binding::Uniform)
+            .then(|| self.uniform(&params.bytes()));
         let mut next = buffers.iter();
         let entries: Vec<wgpu::BindGroupEntry> = kernel
             .bindings
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let buffer = match b {
-                    Binding::Uniform => uniform.as_ref().expect("uniform created above"),
-                    _ => next.next().expect("count checked above"),
+                let resource = match (b, &uniform) {
+                    (Binding::Uniform, Some((buffer, offset, size))) => {
+                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer,
+                            offset: *offset,
+                            size: std::num::NonZeroU64::new(*size),
+                        })
+                    }
+                    _ => next.next().expect("count checked above").as_entire_binding(),
                 };
                 wgpu::BindGroupEntry {
                     binding: i as u32,
-                    resource: buffer.as_entire_binding(),
+                    resource,
                 }
             })
             .collect();

@@ -94,7 +94,7 @@ impl MixerKind {
     pub fn blocks(&self, d: usize) -> Result<usize> {
         self.check_block()?;
         let k = self.block();
-        if d == 0 || d % k != 0 {
+        if d == 0 || !d.is_multiple_of(k) {
             return Err(Error::value(
                 self.name_static(),
                 "d (state width)",

@@ -61,7 +61,7 @@ impl MixerLayer {
     /// A layer from its parameters, shapes checked: w_in (Dm, 2D), b_in (2D), w_out (D, Dm).
     pub fn new(kind: MixerKind, path: MixerPath, w_in: Tensor, b_in: Tensor, w_out: Tensor) -> Result<Self> {
         let op = kind.name_static();
-        if w_in.rank() != 2 || w_in.shape()[1] % 2 != 0 {
+        if w_in.rank() != 2 || !w_in.shape()[1].is_multiple_of(2) {
             return Err(Error::shape(op, "w_in", "(Dm, 2D)", w_in.shape()));
         }
         let (dm, d) = (w_in.shape()[0], w_in.shape()[1] / 2);

@@ -49,7 +49,7 @@ impl MixerScan {
 fn dims(kind: MixerKind, op: &'static str, pre: &Tensor) -> Result<(usize, usize, usize, usize)> {
     envelope::rank(op, "pre", pre, 3, "(B, T, 2D)")?;
     let s = pre.shape();
-    if s[2] % 2 != 0 {
+    if !s[2].is_multiple_of(2) {
         return Err(Error::shape(op, "pre", "(B, T, 2D): an even last axis", s));
     }
     envelope::nonempty_time(op, "pre", pre, s[1])?;

@@ -200,7 +200,7 @@ fn split_k(s: &MatmulShape) -> Option<usize> {
         return None;
     }
     let mut splits = 1;
-    while splits * 2 * tiles <= 256 && s.k % (splits * 2) == 0 && s.k / (splits * 2) >= MIN_SLICE {
+    while splits * 2 * tiles <= 256 && s.k.is_multiple_of(splits * 2) && s.k / (splits * 2) >= MIN_SLICE {
         splits *= 2;
     }
     (splits > 1).then_some(splits)

@@ -99,7 +99,7 @@ impl CharModel {
 
     /// (B, T) from `ids` in `batch` rows; every id below V.
     fn rows(&self, op: &'static str, ids: &[u32], batch: usize) -> Result<(usize, usize)> {
-        if batch == 0 || ids.is_empty() || ids.len() % batch != 0 {
+        if batch == 0 || ids.is_empty() || !ids.len().is_multiple_of(batch) {
             return Err(Error::value(
                 op,
                 "ids",
@@ -144,13 +144,25 @@ impl CharModel {
     }
 
     /// Mean next-character cross-entropy of `inputs` against `targets` (same length).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn loss(&self, inputs: &[u32], targets: &[u32], batch: usize) -> Result<f32> {
+        pollster::block_on(self.loss_async(inputs, targets, batch))
+    }
+
+    /// [`CharModel::loss`] without blocking (the browser's form).
+    pub async fn loss_async(&self, inputs: &[u32], targets: &[u32], batch: usize) -> Result<f32> {
         let ce = cross_entropy(&self.logits(inputs, batch)?, targets)?;
-        Ok(sum_last(&ce.loss)?.to_vec()?[0] / targets.len() as f32)
+        Ok(sum_last(&ce.loss)?.to_vec_async().await?[0] / targets.len() as f32)
     }
 
     /// The loss and every parameter's gradient (forward, then the backward chain in reverse).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn loss_and_grads(&self, inputs: &[u32], targets: &[u32], batch: usize) -> Result<LossAndGrads> {
+        pollster::block_on(self.loss_and_grads_async(inputs, targets, batch))
+    }
+
+    /// [`CharModel::loss_and_grads`] without blocking (the browser's form).
+    pub async fn loss_and_grads_async(&self, inputs: &[u32], targets: &[u32], batch: usize) -> Result<LossAndGrads> {
         let (b, t) = self.rows("CharModel::loss_and_grads", inputs, batch)?;
         let (rows, dm) = (b * t, self.config.d_model);
         let onehot = self.onehot(inputs)?;
@@ -181,7 +193,7 @@ impl CharModel {
         }
         grads.push(d_head);
         grads.push(d_head_bias);
-        let loss = sum_last(&ce.loss)?.to_vec()?[0] / rows as f32;
+        let loss = sum_last(&ce.loss)?.to_vec_async().await?[0] / rows as f32;
         Ok(LossAndGrads { loss, grads })
     }
 }

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, RwLock};
 
 use engine::check::{compare, Gate};
 use engine::Context;
@@ -24,12 +24,27 @@ pub fn contexts() -> &'static [Context] {
     })
 }
 
+/// Taken shared by [`each_adapter`] and exclusively by [`each_adapter_alone`].
+static ALONE: RwLock<()> = RwLock::new(());
+
 /// Runs `f` on every adapter; skips (with a note) when there is none and none is required.
 ///
 /// Tests on one GL context take turns: wgpu's GL backend serialises every call on the EGL
 /// context lock and panics when it waits more than a few seconds for it, which long software
 /// kernels from parallel tests would otherwise cause. Vulkan contexts run tests in parallel.
-pub fn each_adapter(mut f: impl FnMut(&Context)) {
+pub fn each_adapter(f: impl FnMut(&Context)) {
+    let _shared = ALONE.read().unwrap_or_else(|p| p.into_inner());
+    run_each(f);
+}
+
+/// [`each_adapter`] with no other adapter test running: for tests that count the pipelines a
+/// shared context built, which parallel tests would otherwise add to.
+pub fn each_adapter_alone(f: impl FnMut(&Context)) {
+    let _alone = ALONE.write().unwrap_or_else(|p| p.into_inner());
+    run_each(f);
+}
+
+fn run_each(mut f: impl FnMut(&Context)) {
     static GL_TURN: Mutex<()> = Mutex::new(());
     let list = contexts();
     if list.is_empty() {
