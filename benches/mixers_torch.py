@@ -105,7 +105,9 @@ def main():
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--d", type=int, default=64)
     args = ap.parse_args()
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        raise SystemExit("mixers_torch.py measures a CUDA GPU; torch.cuda.is_available() is False")
+    dev = "cuda"
     torch.backends.cuda.matmul.allow_tf32 = False
     print(f"# eager PyTorch mixers on {torch.cuda.get_device_name()} (torch {torch.__version__})")
 

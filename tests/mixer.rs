@@ -220,7 +220,8 @@ fn mixer_angle_fused_and_materialized_paths_agree() {
             MixerKind::GivensMinGru { k: 4 },
             MixerKind::GivensMinGru { k: 16 },
         ] {
-            let (pre, dh, _, _) = scan_inputs_decay(ctx, &mut rng, 3, 40, 32, Some(kind.block()));
+            // B = 5: 80 lanes for rotations, more than one workgroup of 64.
+            let (pre, dh, _, _) = scan_inputs_decay(ctx, &mut rng, 5, 40, 32, Some(kind.block()));
             let fused = mixer_scan(kind, MixerPath::AngleFused, &pre).expect("fused");
             let mat = mixer_scan(kind, MixerPath::Materialized, &pre).expect("materialized");
             assert!(fused.fused() && !mat.fused());
@@ -284,7 +285,9 @@ fn mixer_angle_fused_chunked_matches_the_reference() {
     // counts, forced and automatic, against the f64 reference; few lanes, so Auto chunks too.
     let mut rng = Rng::new(65);
     each_adapter(|ctx| {
-        for (k, t) in [(2, 1), (2, 300), (4, 7), (4, 64), (16, 130)] {
+        // (16, 4000) at chunks of 16: 250 chunks, more than a software adapter's carry walk may
+        // take at k = 16 in one dispatch, so the plan lengthens the chunks there.
+        for (k, t) in [(2, 1), (2, 300), (4, 7), (4, 64), (16, 130), (16, 4000)] {
             let kind = MixerKind::GivensMinGru { k };
             let (pre, dh, pre_h, dh_h) = scan_inputs_decay(ctx, &mut rng, 2, t, k, Some(k));
             let want_h = reference::scan_f32(kind, &pre_h);
@@ -356,6 +359,11 @@ fn mixer_bad_inputs_are_errors_naming_the_argument() {
     expect_error(
         mixer_scan_backward(&t(&[2, 3, 8]), &fwd, &t(&[2, 3, 8])),
         &["grad_h", "[2, 3, 4]"],
+    );
+    // A backward whose pre is not the forward's: the stored states do not fit it.
+    expect_error(
+        mixer_scan_backward(&t(&[2, 5, 8]), &fwd, &t(&[2, 5, 4])),
+        &["fwd.h", "[2, 5, 4]", "[2, 3, 4]"],
     );
     expect_error(
         MixerLayer::new(givens, MixerPath::Auto, t(&[5, 8]), t(&[8]), t(&[4, 6])),

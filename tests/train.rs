@@ -173,9 +173,103 @@ fn training_bad_inputs_are_errors() {
         msg.contains("GivensMinGRU") && msg.contains("multiple of the block size 4"),
         "{msg}"
     );
+    let fused_mingru = CharModelConfig {
+        kind: MixerKind::MinGru,
+        path: MixerPath::AngleFused,
+        d_state: 8,
+        ..config
+    };
+    let msg = CharModel::init(&ctx, fused_mingru, 1).unwrap_err().to_string();
+    assert!(msg.contains("MinGRU") && msg.contains("angle-fused"), "{msg}");
+    // Adam checks every pair before it moves anything.
+    let (w1, w2) = (
+        Tensor::zeros(&ctx, &[3]).unwrap(),
+        Tensor::zeros(&ctx, &[2, 2]).unwrap(),
+    );
+    let mut adam = Adam::new(&[&w1, &w2], 0.1).unwrap();
+    let ones = Tensor::full(&ctx, &[3], 1.0).unwrap();
+    let msg = adam.step(&[&w1, &w2], &[&ones, &ones]).unwrap_err().to_string();
+    assert!(msg.contains("adam") && msg.contains("grad"), "{msg}");
+    assert_eq!(adam.steps(), 0);
+    assert_eq!(
+        w1.to_vec().unwrap(),
+        vec![0.0; 3],
+        "a failed step moved the first parameter"
+    );
+    let msg = adam.step(&[&w1], &[&ones]).unwrap_err().to_string();
+    assert!(msg.contains("2 of each"), "{msg}");
     let model = CharModel::init(&ctx, CharModelConfig { d_state: 8, ..config }, 1).unwrap();
     let msg = model.loss(&[0, 1, 2], &[1, 2, 0], 2).unwrap_err().to_string();
     assert!(msg.contains("multiple of the batch size 2"), "{msg}");
     let msg = model.loss(&[0, 7], &[1, 2], 1).unwrap_err().to_string();
     assert!(msg.contains("below the vocabulary size 3"), "{msg}");
+}
+
+/// A copy of `model` with parameter `index` (in `params()` order) replaced by `value`.
+fn with_param(model: &CharModel, index: usize, value: Tensor) -> CharModel {
+    let mut m = model.clone();
+    let layers = m.layers.len();
+    match index {
+        0 => m.embed = value,
+        i if i <= 3 * layers => {
+            let layer = &mut m.layers[(i - 1) / 3];
+            match (i - 1) % 3 {
+                0 => layer.w_in = value,
+                1 => layer.b_in = value,
+                _ => layer.w_out = value,
+            }
+        }
+        i if i == 3 * layers + 1 => m.head = value,
+        _ => m.head_bias = value,
+    }
+    m
+}
+
+#[test]
+fn char_model_gradients_match_finite_differences() {
+    // The whole backward chain (one-hot embedding, residual adds, mixer layers, head, bias)
+    // against central differences of the loss, on the CPU context, at the largest gradient
+    // entries of every parameter (f32 losses: eps 1e-2, a loose gate that still catches a sign
+    // or scale error).
+    let ctx = Context::cpu();
+    let vocab = CharVocab::from_text(TEXT).unwrap();
+    let ids = vocab.encode(TEXT).unwrap();
+    let (batch, t) = (2, 8);
+    let inputs: Vec<u32> = [&ids[0..t], &ids[20..20 + t]].concat();
+    let targets: Vec<u32> = [&ids[1..t + 1], &ids[21..21 + t]].concat();
+    for kind in [MixerKind::MinGru, MixerKind::GivensMinGru { k: 4 }] {
+        let config = CharModelConfig {
+            kind,
+            path: MixerPath::Auto,
+            vocab: vocab.len(),
+            layers: 2,
+            d_model: 8,
+            d_state: 8,
+        };
+        let model = CharModel::init(&ctx, config, 9).unwrap();
+        let lg = model.loss_and_grads(&inputs, &targets, batch).unwrap();
+        let params = model.params();
+        assert_eq!(lg.grads.len(), params.len());
+        for (i, (p, g)) in params.iter().zip(&lg.grads).enumerate() {
+            assert_eq!(g.shape(), p.shape(), "{kind} grad {i}");
+            let (pv, gv) = (p.to_vec().unwrap(), g.to_vec().unwrap());
+            let mut order: Vec<usize> = (0..gv.len()).collect();
+            order.sort_by(|&a, &b| gv[b].abs().total_cmp(&gv[a].abs()));
+            for &e in order.iter().take(3) {
+                let eps = 1e-2;
+                let shifted = |d: f32| {
+                    let mut v = pv.clone();
+                    v[e] += d;
+                    let m = with_param(&model, i, Tensor::from_slice(&ctx, p.shape(), &v).unwrap());
+                    m.loss(&inputs, &targets, batch).unwrap() as f64
+                };
+                let fd = (shifted(eps) - shifted(-eps)) / (2.0 * eps as f64);
+                let want = gv[e] as f64;
+                assert!(
+                    (fd - want).abs() <= 2e-3 + 0.05 * want.abs(),
+                    "{kind} param {i} [{e}]: finite difference {fd}, gradient {want}"
+                );
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 // The page's logic: open the adapter, run the parity suite row by row, load GPT-2 (default
-// model, local files or a URL, with a fetch progress bar) and stream generated tokens.
+// model, local files or a URL, with a fetch progress bar) and stream generated tokens, and
+// train a character-level minGRU model step by step with a progress bar and a sample.
 // Every failure is shown under "Messages"; nothing is left to reach the console uncaught.
 // The browser test (web/test/browser_test.mjs) drives this page through the element ids and
 // the data-state attributes set here.
@@ -92,6 +93,7 @@ async function start() {
   $('load-url').disabled = !gptReady;
   $('model-files').disabled = !gptReady;
   $('default-url').textContent = DEFAULT_MODELS.join(' or ');
+  $('train').disabled = false;
   if (gptReady) await guarded('GPT-2 default model', loadDefault)();
 }
 
@@ -280,7 +282,67 @@ async function generate() {
   }
 }
 
+// ---- minGRU training ---------------------------------------------------------------------
+
+const TRAIN_TEXT = new URL('../assets/text/shakespeare.txt', import.meta.url).href;
+let trainText = null;
+let stopTraining = false;
+
+// Trains a fresh model for the asked number of steps, one promise per step (the page repaints
+// between them), then samples 300 characters. data-first-loss / data-last-loss hold the means
+// of the first and last tenth of the steps' losses.
+async function train() {
+  if (busy) return;
+  busy = true;
+  stopTraining = false;
+  const status = $('train-status');
+  const sample = $('train-sample');
+  const bar = $('train-progress');
+  const steps = Math.max(1, Number($('train-steps').value) || 1);
+  $('train').disabled = true;
+  $('train-stop').disabled = false;
+  status.dataset.state = 'running';
+  sample.dataset.state = 'idle';
+  sample.textContent = '';
+  let trainer = null;
+  try {
+    if (!trainText) trainText = await fetchText(TRAIN_TEXT);
+    trainer = engine.trainer(trainText, $('mixer').value, 1);
+    $('train-model').textContent = trainer.describe();
+    const losses = [];
+    const t0 = performance.now();
+    bar.max = steps;
+    for (let i = 0; i < steps && !stopTraining; i++) {
+      losses.push(await trainer.step());
+      bar.value = i + 1;
+      const rate = ((i + 1) * 1000) / (performance.now() - t0);
+      status.textContent = `step ${i + 1}/${steps}: loss ${losses[i].toFixed(3)} (${rate.toFixed(1)} steps/s)`;
+    }
+    const tenth = Math.max(1, Math.floor(losses.length / 10));
+    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const first = mean(losses.slice(0, tenth));
+    const last = mean(losses.slice(-tenth));
+    status.dataset.firstLoss = String(first);
+    status.dataset.lastLoss = String(last);
+    status.textContent += ` - mean loss ${first.toFixed(3)} over the first ${tenth} steps, ${last.toFixed(3)} over the last ${tenth}`;
+    status.dataset.state = 'done';
+    sample.dataset.state = 'running';
+    sample.textContent = 'ROMEO:\n' + await trainer.sample('ROMEO:\n', 300, 0.8);
+    sample.dataset.state = 'done';
+  } catch (err) {
+    status.dataset.state = 'error';
+    throw err;
+  } finally {
+    if (trainer) trainer.free();
+    busy = false;
+    $('train').disabled = false;
+    $('train-stop').disabled = true;
+  }
+}
+
 $('run-parity').addEventListener('click', guarded('parity', runParity));
+$('train').addEventListener('click', guarded('minGRU training', train));
+$('train-stop').addEventListener('click', () => { stopTraining = true; });
 $('load-default').addEventListener('click', guarded('GPT-2 default model', loadDefault));
 $('load-url').addEventListener('click', guarded('GPT-2 from URL', loadUrl));
 $('model-files').addEventListener('change', guarded('GPT-2 from files', loadFiles));

@@ -9,10 +9,11 @@
 //! a walk over the chunk carries, a fix-up pass), for few lanes and long T.
 
 use super::gates::{groups, mixer_wgsl};
+use crate::context::DeviceInfo;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{Binding, KernelDef, Params};
-use crate::scan::strategy::{plan, Plan, Strategy};
+use crate::scan::strategy::{max_segment, plan, Plan, Strategy};
 use crate::tensor::Tensor;
 
 const fn forward_kernel(entry: &'static str) -> KernelDef {
@@ -56,6 +57,29 @@ fn segments(t: usize, segment: usize) -> Vec<(usize, usize)> {
     (0..t.div_ceil(len))
         .map(|i| (i * len, ((i + 1) * len).min(t)))
         .collect()
+}
+
+/// The scans' plan for `lanes` walks of `t` steps (`budget` loop trips per step, as for a
+/// `budget`-block scan), with the chunked carry walk kept inside the software adapters' loop
+/// limit too: it costs k^2 + 2k trips per chunk, not a step's few k.
+fn fused_plan(strategy: Strategy, lanes: usize, t: usize, k: usize, budget: usize, info: &DeviceInfo) -> Plan {
+    let p = plan(strategy, lanes, t, budget, info);
+    let max_chunks = (60_000 / (k * k + 2 * k)).max(1);
+    match p {
+        Plan::Chunked { count, .. } if info.device_type == "Cpu" && count > max_chunks => {
+            let len = t.div_ceil(max_chunks);
+            let segment = max_segment(info, budget);
+            if len <= segment {
+                Plan::Chunked {
+                    len,
+                    count: t.div_ceil(len),
+                }
+            } else {
+                Plan::Lanes { segment }
+            }
+        }
+        p => p,
+    }
 }
 
 /// One direction's launches: `lanes` walks, or the three chunked passes.
@@ -108,7 +132,9 @@ impl Launch<'_> {
     /// Scratch for the plan: per-chunk products and states, or the lanes' segment carry.
     fn side(&self, plan: Plan, op: &'static str, pre: &Tensor) -> Result<Tensor> {
         let len = match plan {
-            Plan::Lanes { .. } => self.lanes * self.k,
+            // The backward's segments pass their carry through side; the forward resumes from h.
+            Plan::Lanes { .. } if self.reverse => self.lanes * self.k,
+            Plan::Lanes { .. } => 1,
             Plan::Chunked { count, .. } => self.lanes * count * (self.k + 1) * self.k,
         };
         Tensor::uninit(pre.context(), &[len], op)
@@ -129,7 +155,7 @@ pub(crate) fn forward(gpu: &Gpu, op: &'static str, pre: &Tensor, k: usize, strat
         reverse: false,
     };
     // About 4k loop trips per step (the budget `max_segment` assumes for a k-block scan).
-    let plan = plan(strategy, b * n, t, k, &gpu.info);
+    let plan = fused_plan(strategy, b * n, t, k, k, &gpu.info);
     let h = Tensor::uninit(pre.context(), &[b, t, d], op)?;
     let side = launch.side(plan, op, pre)?;
     let buffers = [pre.gpu_buffer(op)?, h.gpu_buffer(op)?, side.gpu_buffer(op)?];
@@ -159,7 +185,7 @@ pub(crate) fn backward(
         reverse: true,
     };
     // About twice the forward's loop trips per step: plan as for a 2k block.
-    let plan = plan(strategy, b * n, t, 2 * k, &gpu.info);
+    let plan = fused_plan(strategy, b * n, t, k, 2 * k, &gpu.info);
     let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
     let side = launch.side(plan, op, pre)?;
     let buffers = [

@@ -129,7 +129,7 @@ pub enum MixerPath {
 impl MixerPath {
     /// Whether `kind` takes the angle-fused kernel on this path; an error for a scalar mixer
     /// asked for it.
-    pub(crate) fn fused(self, kind: MixerKind) -> Result<bool> {
+    pub fn fused(self, kind: MixerKind) -> Result<bool> {
         match self {
             MixerPath::Auto => Ok(kind.is_rotation()),
             MixerPath::Materialized => Ok(false),

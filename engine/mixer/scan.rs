@@ -122,7 +122,9 @@ pub fn mixer_scan_backward_with(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor, 
     let op = kind.name_static();
     let (b, t, d, n) = dims(kind, op, pre)?;
     envelope::exact(op, "grad_h", grad_h, &[b, t, d], "(B, T, D), the shape of h")?;
+    envelope::exact(op, "fwd.h", &fwd.h, &[b, t, d], "(B, T, D), the forward of this pre")?;
     grad_h.expect_context(pre.context(), op, "grad_h")?;
+    fwd.h.expect_context(pre.context(), op, "fwd.h")?;
     let k = kind.block();
     let (pre, dh) = (pre.contiguous()?, grad_h.contiguous()?);
     let h = &fwd.h;

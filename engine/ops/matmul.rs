@@ -279,14 +279,15 @@ fn gemm(
         }
         return Tensor::from_host(ctx, y);
     };
-    if path == MatmulPath::Auto && epilogue == Epilogue::None && alpha == 1.0 && bias.is_none() {
-        if let Some(splits) = split_k(&s) {
-            return gemm_split_k(op, a, b, &s, splits);
-        }
-    }
     let out = Tensor::uninit(ctx, &out_shape, op)?;
     if out.is_empty() {
         return Ok(out);
+    }
+    if path == MatmulPath::Auto && epilogue == Epilogue::None && alpha == 1.0 && bias.is_none() {
+        if let Some(splits) = split_k(&s) {
+            drop(out);
+            return gemm_split_k(op, a, b, &s, splits);
+        }
     }
     let batch: usize = s.batch.iter().product();
     let (dims, strides) = collapse(

@@ -137,7 +137,7 @@ fn dims(kind: MixerKind, pre: &ArrayView3<f64>) -> (usize, usize, usize, usize) 
     (b, t, d, d / kind.block())
 }
 
-/// States h (B, T, D) from pre (B, T, 2D), h_{-1} = 0.
+/// States h (B, T, D) from pre (B, T, 2D), h_{-1} = 0. D must be a multiple of the block size.
 pub fn scan(kind: MixerKind, pre: &ArrayView3<f64>) -> Array3<f64> {
     let (bs, ts, d, nb) = dims(kind, pre);
     let k = kind.block();
@@ -221,12 +221,14 @@ fn to_f64(a: &ArrayD<f32>) -> Array3<f64> {
     a.mapv(f64::from).into_dimensionality::<Ix3>().expect("checked rank 3")
 }
 
-/// [`scan`] on f32 arrays (the CPU context's mixer forward).
+/// [`scan`] on f32 arrays (the CPU context's mixer forward). Panics unless `pre` is
+/// (B, T, 2D) with D a multiple of the block size (the caller, `mixer_scan`, checks it).
 pub fn scan_f32(kind: MixerKind, pre: &ArrayD<f32>) -> ArrayD<f32> {
     scan(kind, &to_f64(pre).view()).mapv(|v| v as f32).into_dyn()
 }
 
-/// [`scan_backward`] on f32 arrays (the CPU context's mixer backward).
+/// [`scan_backward`] on f32 arrays (the CPU context's mixer backward). Panics on shapes
+/// `mixer_scan_backward` would reject.
 pub fn scan_backward_f32(kind: MixerKind, pre: &ArrayD<f32>, dh: &ArrayD<f32>) -> ArrayD<f32> {
     scan_backward(kind, &to_f64(pre).view(), &to_f64(dh).view())
         .mapv(|v| v as f32)

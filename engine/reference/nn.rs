@@ -132,7 +132,8 @@ pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, 
 }
 
 /// Softmax cross-entropy per row and the gradient of the mean over rows:
-/// logits (R, V), targets (R) -> (loss (R), dlogits (R, V)).
+/// logits (R, V), targets (R) -> (loss (R), dlogits (R, V)). Panics unless there is one
+/// target per row, each below V (`train::cross_entropy` checks both).
 pub fn cross_entropy(
     logits: &ndarray::ArrayView2<f32>,
     targets: &[u32],

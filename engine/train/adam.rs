@@ -75,13 +75,34 @@ impl Adam {
                 format!("{} params, {} grads", params.len(), grads.len()),
             ));
         }
+        // Every pair is checked before anything moves: an error leaves the model as it was.
+        for (i, ((p, g), (m, _))) in params.iter().zip(grads).zip(&self.moments).enumerate() {
+            if p.shape() != m.shape() {
+                return Err(Error::value(
+                    op,
+                    "params",
+                    format!("the tensors Adam was created with (param {i} of shape {:?})", m.shape()),
+                    format!("{:?}", p.shape()),
+                ));
+            }
+            if g.shape() != p.shape() {
+                return Err(Error::mismatch(op, "grad", g.shape(), "param", p.shape()));
+            }
+            if !p.is_contiguous() {
+                return Err(Error::value(
+                    op,
+                    "params",
+                    "dense tensors (updated in place)",
+                    format!("a view at param {i}"),
+                ));
+            }
+            p.expect_context(m.context(), op, "params")?;
+            g.expect_context(m.context(), op, "grads")?;
+        }
         self.steps += 1;
         let c1 = 1.0 - self.beta1.powi(self.steps as i32);
         let c2 = 1.0 - self.beta2.powi(self.steps as i32);
         for ((p, g), (m, v)) in params.iter().zip(grads).zip(&self.moments) {
-            if g.shape() != p.shape() || m.shape() != p.shape() {
-                return Err(Error::mismatch(op, "grad", g.shape(), "param", p.shape()));
-            }
             match p.context().gpu() {
                 Some(gpu) => {
                     let g = g.contiguous()?;

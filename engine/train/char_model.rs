@@ -60,6 +60,7 @@ impl CharModel {
                 format!("{config:?}"),
             ));
         }
+        config.path.fused(config.kind)?;
         let mut rng = Rng::new(seed);
         let (v, dm) = (config.vocab, config.d_model);
         let embed = Tensor::from_slice(ctx, &[v, dm], &rng.vec_range(v * dm, -1.0, 1.0))?;

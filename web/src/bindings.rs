@@ -1,6 +1,7 @@
 //! The wasm-bindgen exports: what `web/main.js` calls. Every call that touches the device
 //! returns a promise; an engine error rejects it with a JS `Error` carrying the message.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Mutex;
 
@@ -11,6 +12,7 @@ use wasm_bindgen_futures::future_to_promise;
 use crate::gpt2;
 use crate::js::{error, object};
 use crate::suite::{self, Case, Row};
+use crate::train;
 
 /// Seed of parity case `i`: fixed, so a failing row reproduces.
 const SEED_BASE: u64 = 0x5eed_0000;
@@ -139,6 +141,57 @@ impl Engine {
         future_to_promise(async move {
             let model = gpt2::Model::load(&ctx, &config_json, &weights).map_err(error)?;
             Ok(Gpt2 { model }.into())
+        })
+    }
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// A fresh character-level model of `mixer` (`mingru`, `signed`, `rotation`, `givens`,
+    /// `givens:K`) on `text`, seeded by `seed` (a bad mixer name or a too-short text throws).
+    pub fn trainer(&self, text: &str, mixer: &str, seed: u32) -> Result<Trainer, JsValue> {
+        let t = train::Trainer::new(&self.ctx, text, mixer, seed as u64).map_err(error)?;
+        Ok(Trainer {
+            inner: Rc::new(RefCell::new(t)),
+        })
+    }
+}
+
+/// A character-level minGRU model being trained in the page.
+#[wasm_bindgen]
+pub struct Trainer {
+    inner: Rc<RefCell<train::Trainer>>,
+}
+
+#[wasm_bindgen]
+impl Trainer {
+    /// Model, widths, parameters, vocabulary, batch shape.
+    pub fn describe(&self) -> String {
+        self.inner.borrow().describe()
+    }
+
+    /// One training step (`Promise<number>`, its loss). Rejects while another step or a
+    /// sample of this trainer is still running.
+    pub fn step(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let mut t = inner
+                .try_borrow_mut()
+                .map_err(|_| error("a training step or sample of this trainer is still running"))?;
+            let loss = t.step().await.map_err(error)?;
+            Ok(JsValue::from_f64(loss as f64))
+        })
+    }
+
+    /// `n` characters after `prompt` at `temperature` (`Promise<string>`).
+    pub fn sample(&self, prompt: String, n: u32, temperature: f32) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let mut t = inner
+                .try_borrow_mut()
+                .map_err(|_| error("a training step or sample of this trainer is still running"))?;
+            let text = t.sample(&prompt, n as usize, temperature).await.map_err(error)?;
+            Ok(text.into())
         })
     }
 }

@@ -6,6 +6,8 @@
 //   - GPT-2 opens on the default model and generates the same token ids as the native CPU
 //     reference (`cargo run --release --example gpt2 -- PROMPT --cpu`) for the same prompt and
 //     model, and loads a model picked as local files,
+//   - a character-level minGRU model (GivensMinGRU, angle-fused) trains in the page: its loss
+//     falls over 20 steps, and it writes a sample,
 //   - bad input (a missing model URL, a file that is not a checkpoint) and a browser without
 //     WebGPU give a message on the page and no uncaught exception.
 // Saves web/test/out/page.png, prints one line per check and `N passed, M failed`, and exits
@@ -172,6 +174,7 @@ async function main() {
     check('GPT-2 available in this build', (await page.getAttribute('#gpt2-status', 'data-available')) === 'true',
       await page.textContent('#gpt2-status'));
     await gpt2Checks(page, base);
+    await trainChecks(page);
     await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
 
     // 4. A browser without WebGPU: a message, the CPU reference, no exception.
@@ -195,6 +198,24 @@ async function main() {
     server.close();
     fs.rmSync(profile, { recursive: true, force: true });
   }
+}
+
+// minGRU training in the page: 20 steps of GivensMinGRU(k=8) lower the loss, then a sample.
+async function trainChecks(page) {
+  const t0 = Date.now();
+  await page.selectOption('#mixer', 'givens:8');
+  await page.fill('#train-steps', '20');
+  await page.click('#train');
+  await page.waitForSelector('#train-sample:is([data-state="done"])', { timeout: timeoutMs })
+    .catch(() => {});
+  const state = await page.getAttribute('#train-status', 'data-state');
+  const first = Number(await page.getAttribute('#train-status', 'data-first-loss'));
+  const last = Number(await page.getAttribute('#train-status', 'data-last-loss'));
+  check('minGRU trains in the page: the loss falls', state === 'done' && last < 0.9 * first,
+    `${await page.textContent('#train-status')} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  const sample = await page.textContent('#train-sample');
+  check('minGRU writes a sample', (await page.getAttribute('#train-sample', 'data-state')) === 'done'
+    && sample.length > 300, JSON.stringify(sample.slice(0, 80)));
 }
 
 // The ids the native CPU reference generates greedily for `prompt` on the model in `dir`

@@ -1,0 +1,128 @@
+//! Training a character-level minGRU model in the page: the same `engine::train` pieces as
+//! `examples/train_mingru.rs` (mixer layers with their backward chain, cross-entropy, Adam on
+//! the device), driven one step per promise so the page repaints between steps.
+
+use engine::check::Rng;
+use engine::mixer::{MixerKind, MixerPath};
+use engine::train::{Adam, CharModel, CharModelConfig, CharVocab};
+use engine::{Context, Error, Result, Tensor};
+
+/// The page's model: 2 residual mixer layers of width 64, batches of 16 x 64 characters.
+pub const LAYERS: usize = 2;
+pub const WIDTH: usize = 64;
+pub const BATCH: usize = 16;
+pub const SEQ: usize = 64;
+pub const LR: f32 = 3e-3;
+
+/// A model, its optimiser and its text.
+pub struct Trainer {
+    model: CharModel,
+    adam: Adam,
+    vocab: CharVocab,
+    ids: Vec<u32>,
+    rng: Rng,
+    losses: Vec<f32>,
+}
+
+impl Trainer {
+    /// A fresh model of `mixer` (`mingru`, `signed`, `rotation`, `givens` or `givens:K`) on
+    /// `text`, which must be longer than one batch row.
+    pub fn new(ctx: &Context, text: &str, mixer: &str, seed: u64) -> Result<Trainer> {
+        let kind = MixerKind::parse(mixer)?;
+        let vocab = CharVocab::from_text(text)?;
+        let ids = vocab.encode(text)?;
+        if ids.len() <= SEQ + 1 {
+            return Err(Error::value(
+                "Trainer",
+                "text",
+                format!("more than {} characters", SEQ + 1),
+                ids.len(),
+            ));
+        }
+        let config = CharModelConfig {
+            kind,
+            path: MixerPath::Auto,
+            vocab: vocab.len(),
+            layers: LAYERS,
+            d_model: WIDTH,
+            d_state: WIDTH,
+        };
+        let model = CharModel::init(ctx, config, seed)?;
+        let adam = Adam::new(&model.params(), LR)?;
+        Ok(Trainer {
+            model,
+            adam,
+            vocab,
+            ids,
+            rng: Rng::new(seed ^ 0x5eed),
+            losses: Vec::new(),
+        })
+    }
+
+    /// One line: mixer, layers, widths, parameters, vocabulary, text length.
+    pub fn describe(&self) -> String {
+        let c = &self.model.config;
+        format!(
+            "{} layers of {}, width {}, {} parameters; vocabulary {}, {} characters; batches of {BATCH} x {SEQ}, Adam {LR}",
+            c.layers,
+            c.kind,
+            c.d_model,
+            self.model.size(),
+            self.vocab.len(),
+            self.ids.len()
+        )
+    }
+
+    /// One Adam step on a random batch; returns its loss (before the update).
+    pub async fn step(&mut self) -> Result<f32> {
+        let mut inputs = Vec::with_capacity(BATCH * SEQ);
+        let mut targets = Vec::with_capacity(BATCH * SEQ);
+        for _ in 0..BATCH {
+            let start = self.rng.below(self.ids.len() - SEQ);
+            inputs.extend_from_slice(&self.ids[start..start + SEQ]);
+            targets.extend_from_slice(&self.ids[start + 1..start + SEQ + 1]);
+        }
+        let lg = self.model.loss_and_grads_async(&inputs, &targets, BATCH).await?;
+        let grads: Vec<&Tensor> = lg.grads.iter().collect();
+        self.adam.step(&self.model.params(), &grads)?;
+        self.losses.push(lg.loss);
+        Ok(lg.loss)
+    }
+
+    /// Every step's loss so far.
+    pub fn losses(&self) -> &[f32] {
+        &self.losses
+    }
+
+    /// `n` characters sampled after `prompt` at `temperature` (characters outside the
+    /// vocabulary are an error naming them).
+    pub async fn sample(&mut self, prompt: &str, n: usize, temperature: f32) -> Result<String> {
+        let mut context = self.vocab.encode(prompt)?;
+        if context.is_empty() {
+            context.push(self.ids[0]);
+        }
+        let mut out = String::new();
+        for _ in 0..n {
+            let window = &context[context.len().saturating_sub(SEQ)..];
+            let logits = self.model.logits(window, 1)?.to_vec_async().await?;
+            let last = &logits[logits.len() - self.vocab.len()..];
+            let m = last.iter().fold(f32::MIN, |m, &x| m.max(x));
+            let weights: Vec<f64> = last
+                .iter()
+                .map(|&x| (((x - m) / temperature.max(1e-3)) as f64).exp())
+                .collect();
+            let mut u = self.rng.uniform() * weights.iter().sum::<f64>();
+            let mut next = weights.len() - 1;
+            for (i, w) in weights.iter().enumerate() {
+                if u < *w {
+                    next = i;
+                    break;
+                }
+                u -= w;
+            }
+            context.push(next as u32);
+            out.push_str(&self.vocab.decode(&[next as u32]));
+        }
+        Ok(out)
+    }
+}
