@@ -289,7 +289,7 @@ let trainText = null;
 let stopTraining = false;
 
 // Trains a fresh model for the asked number of steps, one promise per step (the page repaints
-// between them), then samples 300 characters. data-first-loss / data-last-loss hold the means
+// between them), then samples 200 characters. data-first-loss / data-last-loss hold the means
 // of the first and last tenth of the steps' losses.
 async function train() {
   if (busy) return;
@@ -307,7 +307,8 @@ async function train() {
   let trainer = null;
   try {
     if (!trainText) trainText = await fetchText(TRAIN_TEXT);
-    trainer = engine.trainer(trainText, $('mixer').value, 1);
+    trainer = engine.trainer(trainText, $('mixer').value, Number($('train-width').value),
+      Number($('train-batch').value), 1);
     $('train-model').textContent = trainer.describe();
     const losses = [];
     const t0 = performance.now();
@@ -327,7 +328,7 @@ async function train() {
     status.textContent += ` - mean loss ${first.toFixed(3)} over the first ${tenth} steps, ${last.toFixed(3)} over the last ${tenth}`;
     status.dataset.state = 'done';
     sample.dataset.state = 'running';
-    sample.textContent = 'ROMEO:\n' + await trainer.sample('ROMEO:\n', 300, 0.8);
+    sample.textContent = 'ROMEO:\n' + await trainer.sample('ROMEO:\n', 200, 0.8);
     sample.dataset.state = 'done';
   } catch (err) {
     status.dataset.state = 'error';

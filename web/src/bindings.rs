@@ -148,9 +148,11 @@ impl Engine {
 #[wasm_bindgen]
 impl Engine {
     /// A fresh character-level model of `mixer` (`mingru`, `signed`, `rotation`, `givens`,
-    /// `givens:K`) on `text`, seeded by `seed` (a bad mixer name or a too-short text throws).
-    pub fn trainer(&self, text: &str, mixer: &str, seed: u32) -> Result<Trainer, JsValue> {
-        let t = train::Trainer::new(&self.ctx, text, mixer, seed as u64).map_err(error)?;
+    /// `givens:K`) and `width` on `text`, trained on `batch` rows a step, seeded by `seed`
+    /// (a bad mixer name, width or a too-short text throws).
+    pub fn trainer(&self, text: &str, mixer: &str, width: u32, batch: u32, seed: u32) -> Result<Trainer, JsValue> {
+        let t =
+            train::Trainer::new(&self.ctx, text, mixer, width as usize, batch as usize, seed as u64).map_err(error)?;
         Ok(Trainer {
             inner: Rc::new(RefCell::new(t)),
         })

@@ -7,10 +7,9 @@ use engine::mixer::{MixerKind, MixerPath};
 use engine::train::{Adam, CharModel, CharModelConfig, CharVocab};
 use engine::{Context, Error, Result, Tensor};
 
-/// The page's model: 2 residual mixer layers of width 64, batches of 16 x 64 characters.
+/// The page's model: 2 residual mixer layers (width and batch size chosen in the page), rows
+/// of 64 characters, Adam at 3e-3.
 pub const LAYERS: usize = 2;
-pub const WIDTH: usize = 64;
-pub const BATCH: usize = 16;
 pub const SEQ: usize = 64;
 pub const LR: f32 = 3e-3;
 
@@ -22,13 +21,18 @@ pub struct Trainer {
     ids: Vec<u32>,
     rng: Rng,
     losses: Vec<f32>,
+    batch: usize,
 }
 
 impl Trainer {
-    /// A fresh model of `mixer` (`mingru`, `signed`, `rotation`, `givens` or `givens:K`) on
-    /// `text`, which must be longer than one batch row.
-    pub fn new(ctx: &Context, text: &str, mixer: &str, seed: u64) -> Result<Trainer> {
+    /// A fresh model of `mixer` (`mingru`, `signed`, `rotation`, `givens` or `givens:K`) and
+    /// `width` (model and state width) on `text`, which must be longer than one batch row;
+    /// each step trains on `batch` rows.
+    pub fn new(ctx: &Context, text: &str, mixer: &str, width: usize, batch: usize, seed: u64) -> Result<Trainer> {
         let kind = MixerKind::parse(mixer)?;
+        if batch == 0 {
+            return Err(Error::value("Trainer", "batch", "at least 1 row", batch));
+        }
         let vocab = CharVocab::from_text(text)?;
         let ids = vocab.encode(text)?;
         if ids.len() <= SEQ + 1 {
@@ -44,8 +48,8 @@ impl Trainer {
             path: MixerPath::Auto,
             vocab: vocab.len(),
             layers: LAYERS,
-            d_model: WIDTH,
-            d_state: WIDTH,
+            d_model: width,
+            d_state: width,
         };
         let model = CharModel::init(ctx, config, seed)?;
         let adam = Adam::new(&model.params(), LR)?;
@@ -56,6 +60,7 @@ impl Trainer {
             ids,
             rng: Rng::new(seed ^ 0x5eed),
             losses: Vec::new(),
+            batch,
         })
     }
 
@@ -63,26 +68,27 @@ impl Trainer {
     pub fn describe(&self) -> String {
         let c = &self.model.config;
         format!(
-            "{} layers of {}, width {}, {} parameters; vocabulary {}, {} characters; batches of {BATCH} x {SEQ}, Adam {LR}",
+            "{} layers of {}, width {}, {} parameters; vocabulary {}, {} characters; batches of {} x {SEQ}, Adam {LR}",
             c.layers,
             c.kind,
             c.d_model,
             self.model.size(),
             self.vocab.len(),
-            self.ids.len()
+            self.ids.len(),
+            self.batch
         )
     }
 
     /// One Adam step on a random batch; returns its loss (before the update).
     pub async fn step(&mut self) -> Result<f32> {
-        let mut inputs = Vec::with_capacity(BATCH * SEQ);
-        let mut targets = Vec::with_capacity(BATCH * SEQ);
-        for _ in 0..BATCH {
+        let mut inputs = Vec::with_capacity(self.batch * SEQ);
+        let mut targets = Vec::with_capacity(self.batch * SEQ);
+        for _ in 0..self.batch {
             let start = self.rng.below(self.ids.len() - SEQ);
             inputs.extend_from_slice(&self.ids[start..start + SEQ]);
             targets.extend_from_slice(&self.ids[start + 1..start + SEQ + 1]);
         }
-        let lg = self.model.loss_and_grads_async(&inputs, &targets, BATCH).await?;
+        let lg = self.model.loss_and_grads_async(&inputs, &targets, self.batch).await?;
         let grads: Vec<&Tensor> = lg.grads.iter().collect();
         self.adam.step(&self.model.params(), &grads)?;
         self.losses.push(lg.loss);

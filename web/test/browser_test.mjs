@@ -6,8 +6,8 @@
 //   - GPT-2 opens on the default model and generates the same token ids as the native CPU
 //     reference (`cargo run --release --example gpt2 -- PROMPT --cpu`) for the same prompt and
 //     model, and loads a model picked as local files,
-//   - a character-level minGRU model (GivensMinGRU, angle-fused) trains in the page: its loss
-//     falls over 20 steps, and it writes a sample,
+//   - a character-level minGRU model (GivensMinGRU, angle-fused, width 16, batches of 4 rows:
+//     SwiftShader is slow) trains in the page: its loss falls over 30 steps; it writes a sample,
 //   - bad input (a missing model URL, a file that is not a checkpoint) and a browser without
 //     WebGPU give a message on the page and no uncaught exception.
 // Saves web/test/out/page.png, prints one line per check and `N passed, M failed`, and exits
@@ -200,11 +200,13 @@ async function main() {
   }
 }
 
-// minGRU training in the page: 20 steps of GivensMinGRU(k=8) lower the loss, then a sample.
+// minGRU training in the page: 30 steps of GivensMinGRU(k=8) lower the loss, then a sample.
 async function trainChecks(page) {
   const t0 = Date.now();
   await page.selectOption('#mixer', 'givens:8');
-  await page.fill('#train-steps', '20');
+  await page.fill('#train-width', '16');
+  await page.fill('#train-batch', '4');
+  await page.fill('#train-steps', '30');
   await page.click('#train');
   await page.waitForSelector('#train-sample:is([data-state="done"])', { timeout: timeoutMs })
     .catch(() => {});
@@ -215,7 +217,7 @@ async function trainChecks(page) {
     `${await page.textContent('#train-status')} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   const sample = await page.textContent('#train-sample');
   check('minGRU writes a sample', (await page.getAttribute('#train-sample', 'data-state')) === 'done'
-    && sample.length > 300, JSON.stringify(sample.slice(0, 80)));
+    && sample.length > 200, JSON.stringify(sample.slice(0, 80)));
 }
 
 // The ids the native CPU reference generates greedily for `prompt` on the model in `dir`

@@ -15,7 +15,7 @@ fn the_page_trainer_learns_on_every_adapter() {
     // Vulkan only: 15 steps on llvmpipe GL take 40 s here, and tests/train.rs already trains
     // every mixer on GL through the same engine::train code.
     for ctx in list.iter().filter(|c| c.info().backend != "Gl") {
-        let mut t = Trainer::new(ctx, &TEXT[..20_000], "givens:4", 3).unwrap();
+        let mut t = Trainer::new(ctx, &TEXT[..20_000], "givens:4", 32, 16, 3).unwrap();
         let losses: Vec<f32> = (0..15).map(|_| pollster::block_on(t.step()).unwrap()).collect();
         let (first, last) = (
             losses[..3].iter().sum::<f32>() / 3.0,
@@ -27,6 +27,11 @@ fn the_page_trainer_learns_on_every_adapter() {
         assert!(t.describe().contains("GivensMinGRU(k=4)"));
     }
     let cpu = Context::cpu();
-    assert!(Trainer::new(&cpu, TEXT, "lstm", 0).is_err());
-    assert!(Trainer::new(&cpu, "abcabc", "mingru", 0).is_err());
+    assert!(Trainer::new(&cpu, TEXT, "lstm", 32, 4, 0).is_err());
+    assert!(Trainer::new(&cpu, "abcabc", "mingru", 32, 4, 0).is_err());
+    assert!(
+        Trainer::new(&cpu, TEXT, "givens:8", 12, 4, 0).is_err(),
+        "width 12 is not a multiple of 8"
+    );
+    assert!(Trainer::new(&cpu, TEXT, "mingru", 32, 0, 0).is_err());
 }
