@@ -49,6 +49,14 @@ fn case(rng: &mut Rng, b: usize, t: usize, dm: usize, d: usize) -> Case {
     }
 }
 
+impl Case {
+    /// The f64 reference's gradients of sum(y * dy).
+    fn reference_grads(&self, kind: MixerKind) -> reference::LayerGrads {
+        let (x, w_in, b_in, w_out) = (self.x.view(), self.w_in.view(), self.b_in.view(), self.w_out.view());
+        reference::layer_backward(kind, &x, &w_in, &b_in, &w_out, &self.dy.view())
+    }
+}
+
 fn loss(kind: MixerKind, c: &Case) -> f64 {
     let y = reference::layer(kind, &c.x.view(), &c.w_in.view(), &c.b_in.view(), &c.w_out.view());
     (&y * &c.dy).sum()
@@ -86,14 +94,7 @@ fn mixer_reference_gradients_match_finite_differences() {
     let mut rng = Rng::new(61);
     for kind in KINDS {
         let mut c = case(&mut rng, 2, 5, 3, 8);
-        let g = reference::layer_backward(
-            kind,
-            &c.x.view(),
-            &c.w_in.view(),
-            &c.b_in.view(),
-            &c.w_out.view(),
-            &c.dy.view(),
-        );
+        let g = c.reference_grads(kind);
         check_fd("x", kind, &mut c, |c| &mut c.x, &g.x);
         check_fd("w_in", kind, &mut c, |c| &mut c.w_in, &g.w_in);
         check_fd("b_in", kind, &mut c, |c| &mut c.b_in, &g.b_in);
@@ -132,14 +133,7 @@ fn check_layer(ctx: &Context, kind: MixerKind, path: MixerPath, c: &Case) {
     let (y, tape) = layer.forward(&tensor(ctx, &c.x)).expect("forward");
     let grads = layer.backward(&tape, &tensor(ctx, &c.dy)).expect("backward");
     let want_y = reference::layer(kind, &c.x.view(), &c.w_in.view(), &c.b_in.view(), &c.w_out.view());
-    let want = reference::layer_backward(
-        kind,
-        &c.x.view(),
-        &c.w_in.view(),
-        &c.b_in.view(),
-        &c.w_out.view(),
-        &c.dy.view(),
-    );
+    let want = c.reference_grads(kind);
     let name = format!("{kind} {path:?} {:?}", c.x.dim());
     let out_gate = Gate::new(2e-5, 1e-4);
     let grad_gate = Gate::new(1e-4, 1e-3);

@@ -92,7 +92,21 @@ struct Launch<'a> {
     reverse: bool,
 }
 
-impl Launch<'_> {
+impl<'a> Launch<'a> {
+    /// The launches over a contiguous pre (B, T, 2D) with blocks of k: one lane per (b, n).
+    fn new(gpu: &'a Gpu, pre: &Tensor, k: usize, reverse: bool) -> Self {
+        let s = pre.shape();
+        let n = s[2] / 2 / k;
+        Launch {
+            gpu,
+            k,
+            lanes: s[0] * n,
+            n,
+            t: s[1],
+            reverse,
+        }
+    }
+
     fn run(&self, plan: Plan, buffers: &[&wgpu::Buffer], kernels: [&KernelDef; 4]) -> Result<()> {
         let gpu = self.gpu;
         let constants = [("K", self.k as f64)];
@@ -143,20 +157,10 @@ impl Launch<'_> {
 
 /// h (B, T, D) from a contiguous pre (B, T, 2D), blocks of k.
 pub(crate) fn forward(gpu: &Gpu, op: &'static str, pre: &Tensor, k: usize, strategy: Strategy) -> Result<Tensor> {
-    let s = pre.shape();
-    let (b, t, d) = (s[0], s[1], s[2] / 2);
-    let n = d / k;
-    let launch = Launch {
-        gpu,
-        k,
-        lanes: b * n,
-        n,
-        t,
-        reverse: false,
-    };
+    let launch = Launch::new(gpu, pre, k, false);
     // About 4k loop trips per step (the budget `max_segment` assumes for a k-block scan).
-    let plan = fused_plan(strategy, b * n, t, k, k, &gpu.info);
-    let h = Tensor::uninit(pre.context(), &[b, t, d], op)?;
+    let plan = fused_plan(strategy, launch.lanes, launch.t, k, k, &gpu.info);
+    let h = Tensor::uninit(pre.context(), &[pre.shape()[0], launch.t, launch.n * k], op)?;
     let side = launch.side(plan, op, pre)?;
     let buffers = [pre.gpu_buffer(op)?, h.gpu_buffer(op)?, side.gpu_buffer(op)?];
     launch.run(plan, &buffers, [&LANES, &CHUNK_REDUCE, &CARRIES, &CHUNK_FIXUP])?;
@@ -173,19 +177,9 @@ pub(crate) fn backward(
     dh: &Tensor,
     strategy: Strategy,
 ) -> Result<Tensor> {
-    let s = pre.shape();
-    let (b, t, d) = (s[0], s[1], s[2] / 2);
-    let n = d / k;
-    let launch = Launch {
-        gpu,
-        k,
-        lanes: b * n,
-        n,
-        t,
-        reverse: true,
-    };
+    let launch = Launch::new(gpu, pre, k, true);
     // About twice the forward's loop trips per step: plan as for a 2k block.
-    let plan = fused_plan(strategy, b * n, t, k, 2 * k, &gpu.info);
+    let plan = fused_plan(strategy, launch.lanes, launch.t, k, 2 * k, &gpu.info);
     let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
     let side = launch.side(plan, op, pre)?;
     let buffers = [
