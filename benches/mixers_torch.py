@@ -7,12 +7,16 @@ Hillis-Steele linear scan, RotationMinGRU / GivensMinGRU by materialising every 
 lambda * (product of Givens rotations) and a Hillis-Steele matrix scan (the generic path the
 seed measured at 395.09 MB for the Givens backward at B=128, T=64, d=64, k=8).
 
+With --train, also times whole training steps of the character model of
+`examples/train_mingru.rs` (one-hot embedding, residual mixer layers, linear head,
+cross-entropy, Adam; the loss read back every step as the example does) in eager PyTorch.
+
 Reports per mixer: layer fwd+bwd time (median of CUDA-event timed runs) and the peak
 `torch.cuda.max_memory_allocated` over one fwd+bwd with only the inputs, dy and weights
 allocated before (their bytes are printed too). A self-check first compares each eager layer
 with a float64 step-by-step loop of the same math.
 
-    python3 benches/mixers_torch.py [--batch 128] [--seq 64]
+    python3 benches/mixers_torch.py [--batch 128] [--seq 64] [--train]
 """
 
 import argparse
@@ -95,6 +99,49 @@ def layer(kind, k, x, w_in, b_in, w_out):
     return mixer_scan(kind, k, x @ w_in + b_in) @ w_out
 
 
+def train_steps_per_s(kind, k, layers, d, batch, seq, steps, dev, vocab=63):
+    """Steps per second of the train_mingru model in eager PyTorch (random character data)."""
+    g = torch.Generator(device="cpu").manual_seed(0)
+    embed = (torch.rand(vocab, d, generator=g) * 2 - 1).to(dev).requires_grad_()
+    params = [embed]
+    layer_params = []
+    for _ in range(layers):
+        w_in = ((torch.rand(d, 2 * d, generator=g) * 2 - 1) / math.sqrt(d)).to(dev).requires_grad_()
+        b_in = torch.zeros(2 * d, device=dev, requires_grad=True)
+        w_out = ((torch.rand(d, d, generator=g) * 2 - 1) / math.sqrt(d)).to(dev).requires_grad_()
+        layer_params.append((w_in, b_in, w_out))
+        params += [w_in, b_in, w_out]
+    head = ((torch.rand(d, vocab, generator=g) * 2 - 1) / math.sqrt(d)).to(dev).requires_grad_()
+    head_b = torch.zeros(vocab, device=dev, requires_grad=True)
+    params += [head, head_b]
+    opt = torch.optim.Adam(params, lr=3e-3)
+    text = torch.randint(0, vocab, (400_000,), generator=g)
+
+    def step():
+        starts = torch.randint(0, len(text) - seq - 1, (batch,))
+        rows = torch.stack([text[s:s + seq + 1] for s in starts]).to(dev)
+        x = embed[rows[:, :-1]]
+        for w_in, b_in, w_out in layer_params:
+            x = x + layer(kind, k, x, w_in, b_in, w_out)
+        loss = F.cross_entropy((x @ head + head_b).reshape(-1, vocab), rows[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(steps):
+        step()
+    end.record()
+    end.synchronize()
+    return steps / (start.elapsed_time(end) / 1000)
+
+
 CASES = [("mingru", 1, "MinGRU"), ("signed", 1, "SignedMinGRU"), ("rotation", 2, "RotationMinGRU"),
          ("givens", 8, "GivensMinGRU(k=8)")]
 
@@ -104,6 +151,7 @@ def main():
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--d", type=int, default=64)
+    ap.add_argument("--train", action="store_true")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("mixers_torch.py measures a CUDA GPU; torch.cuda.is_available() is False")
@@ -149,6 +197,15 @@ def main():
         print(f"| {name} | {ms:.4f} | {peak / 1e6:.2f} | {base / 1e6:.2f} |")
         del inputs
         torch.cuda.empty_cache()
+
+    if args.train:
+        print("\n| training step (train_mingru's model) | eager steps/s |")
+        print("|---|---|")
+        for kind, k, name, layers, d, batch, seq in [
+            ("mingru", 1, "MinGRU, 2 layers, d 64, 32 x 64", 2, 64, 32, 64),
+            ("givens", 8, "GivensMinGRU(k=8), 2 layers, d 128, 64 x 128", 2, 128, 64, 128),
+        ]:
+            print(f"| {name} | {train_steps_per_s(kind, k, layers, d, batch, seq, 200, dev):.1f} |")
 
 
 if __name__ == "__main__":
