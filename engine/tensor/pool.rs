@@ -3,9 +3,8 @@
 //! Sizes round up to one of four classes per power of two (at most 25% slack), so a freed
 //! buffer serves any later request of its class. Freed buffers are kept while the bytes held
 //! idle stay under the bound (`ENGINE_POOL_BYTES`, default 1 GiB); a freed buffer that would
-//! pass it makes room by releasing the largest idle buffers first (a stale large buffer must
-//! not stop every later small one from being kept: that turned a GPT-2 prefill run after a
-//! 1 GiB copy into a buffer allocation per op, 27 ms instead of 10).
+//! pass it makes room by releasing the largest idle buffers first, so that one stale large
+//! buffer (a 1 GiB benchmark copy, say) cannot stop every later small one from being kept.
 //! The pool counts bytes in use and their peak, the figure benchmarks report as peak memory.
 
 use std::collections::BTreeMap;
