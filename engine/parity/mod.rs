@@ -3,10 +3,12 @@
 //!
 //! A library module (not only an example) so the browser build can run it: [`run_case`] is
 //! async and reads results back with `to_vec_async`, never blocking. Each family of ops adds a
-//! [`Case`] variant, a case list and a run function; today: [`scan`] (against the f64
-//! reference) and [`cuda`] (against golden outputs of PyTorch on CUDA, from fixture bytes).
+//! [`Case`] variant, a case list and a run function; today: [`scan`] and [`mixer`] (against
+//! the f64 reference) and [`cuda`] (against golden outputs of PyTorch on CUDA, from fixture
+//! bytes).
 
 pub mod cuda;
+pub mod mixer;
 pub mod scan;
 
 use crate::check::Gate;
@@ -16,6 +18,7 @@ use crate::context::Context;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Case {
     Scan(scan::ScanCase),
+    Mixer(mixer::MixerCase),
     Cuda(cuda::CudaCase),
 }
 
@@ -42,13 +45,17 @@ pub struct Row {
 
 /// Every case of every family (`full`: the whole envelope; otherwise a quick subset).
 pub fn cases(full: bool) -> Vec<Case> {
-    scan::scan_cases(full).into_iter().map(Case::Scan).collect()
+    let scans = scan::scan_cases(full).into_iter().map(Case::Scan);
+    scans
+        .chain(mixer::mixer_cases(full).into_iter().map(Case::Mixer))
+        .collect()
 }
 
 /// Runs one case on `ctx` and compares it with the reference.
 pub async fn run_case(ctx: &Context, case: &Case) -> Row {
     match case {
         Case::Scan(c) => scan::run_case(ctx, c).await,
+        Case::Mixer(c) => mixer::run_case(ctx, c).await,
         Case::Cuda(c) => cuda::run_case(ctx, c).await,
     }
 }

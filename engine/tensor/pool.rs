@@ -55,7 +55,9 @@ impl<B> Shelves<B> {
             return released;
         }
         while self.stats.idle + class > bound {
-            let Some(mut largest) = self.idle.last_entry() else { break };
+            let Some(mut largest) = self.idle.last_entry() else {
+                break;
+            };
             if let Some(b) = largest.get_mut().pop() {
                 self.stats.idle -= *largest.key();
                 released.push(b);

@@ -150,6 +150,7 @@ impl Case {
             Case::Binary { .. } | Case::Unary { .. } | Case::StridedMul => "elementwise",
             Case::SumLast { .. } => "reduce",
             Case::Library(engine::parity::Case::Scan(_)) => "scan",
+            Case::Library(engine::parity::Case::Mixer(_)) => "mixer",
             // A family added to engine::parity later shows up before this list learns its name.
             #[allow(unreachable_patterns)]
             Case::Library(_) => "parity",
@@ -164,6 +165,7 @@ impl Case {
             Case::SumLast { .. } => "sum_last".into(),
             Case::StridedMul => "mul (views)".into(),
             Case::Library(engine::parity::Case::Scan(c)) => c.op.name().into(),
+            Case::Library(engine::parity::Case::Mixer(c)) => c.name(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }
@@ -173,6 +175,7 @@ impl Case {
     pub fn direction(&self) -> &'static str {
         match self {
             Case::Library(engine::parity::Case::Scan(c)) if c.backward => "backward",
+            Case::Library(engine::parity::Case::Mixer(c)) if c.backward => "backward",
             _ => "forward",
         }
     }
@@ -185,6 +188,7 @@ impl Case {
             Case::SumLast { shape } => format!("{shape:?}"),
             Case::StridedMul => "[5, 6, 7][1..4], [7, 6]^T".into(),
             Case::Library(engine::parity::Case::Scan(c)) => c.shape(),
+            Case::Library(engine::parity::Case::Mixer(c)) => c.shape(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }
