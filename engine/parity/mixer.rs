@@ -1,9 +1,9 @@
 //! Parity cases of the minGRU mixers' recurrences ([`crate::mixer`]): every mixer, both GPU
 //! paths of the rotation family and both strategies of the angle-fused kernel, forward (h)
 //! and backward (d pre), against the f64 reference's step-by-step recurrence and backprop
-//! through time. Pre-activations are uniform in [-2, 2]; in the rotation cases with T > 7 (and
-//! some shorter ones) every decay pre-activation lies in [3, 6] (lambda near 1), so states
-//! carry across chunks.
+//! through time. Pre-activations are uniform in [-2, 2], angles in [-7, 7]; in the rotation
+//! cases with T > 7 (and some shorter ones) every decay pre-activation lies in [3, 6] (lambda
+//! near 1), so states carry across chunks.
 
 use super::scan::test_chunk;
 use super::Row;
@@ -142,11 +142,17 @@ async fn output(ctx: &Context, c: &MixerCase) -> Result<(Vec<f32>, Vec<f32>)> {
     let (b, t, d) = (c.b, c.t, c.d);
     let mut rng = Rng::new(c.seed);
     let mut pre = rng.vec_range(b * t * 2 * d, -2.0, 2.0);
-    if c.slow_decay {
+    if c.kind.is_rotation() {
         let n = d / c.kind.block();
         for row in pre.chunks_mut(2 * d) {
-            for v in &mut row[d..d + n] {
-                *v = 4.5 + 0.75 * *v;
+            if c.slow_decay {
+                for v in &mut row[d..d + n] {
+                    *v = 4.5 + 0.75 * *v;
+                }
+            }
+            // Angles in [-7, 7]: every quadrant of sin_cos's range reduction, twice.
+            for v in &mut row[d + n..] {
+                *v *= 3.5;
             }
         }
     }

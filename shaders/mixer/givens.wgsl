@@ -28,9 +28,9 @@ fn load_step(row: u32, n: u32, nblocks: u32) -> Step {
     var st: Step;
     st.lambda = sigmoid(pre[base + d + n]);
     for (var j = 0u; j + 1u < K; j++) {
-        let theta = pre[base + d + nblocks + n * (K - 1u) + j];
-        st.c[j] = cos(theta);
-        st.s[j] = sin(theta);
+        let sc = sin_cos(pre[base + d + nblocks + n * (K - 1u) + j]);
+        st.s[j] = sc.x;
+        st.c[j] = sc.y;
     }
     for (var i = 0u; i < K; i++) {
         st.v[i] = pre[base + n * K + i];
