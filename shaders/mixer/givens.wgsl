@@ -38,6 +38,15 @@ fn load_step(row: u32, n: u32, nblocks: u32) -> Step {
     return st;
 }
 
+// u[0..K] <- 0. Why not `var u: array<f32, KMAX>;` alone: Tint on SwiftShader did not zero a
+// loop-body array again on each trip; and not `array<f32, KMAX>()`: a whole-array initialiser
+// made NVIDIA's compiler slow matrix_affine_scan threefold.
+fn zero(u: ptr<function, array<f32, KMAX>>) {
+    for (var i = 0u; i < K; i++) {
+        (*u)[i] = 0.0;
+    }
+}
+
 // u <- G u.
 fn givens_apply(u: ptr<function, array<f32, KMAX>>, st: ptr<function, Step>) {
     for (var j = 0u; j + 1u < K; j++) {

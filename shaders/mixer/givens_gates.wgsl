@@ -25,7 +25,8 @@ fn givens_gates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let n = i % p.n;
     var st = load_step(row, n, p.n);
     for (var c = 0u; c < K; c++) {
-        var u = array<f32, KMAX>();
+        var u: array<f32, KMAX>;
+        zero(&u);
         u[c] = 1.0;
         givens_apply(&u, &st);
         for (var r = 0u; r < K; r++) {

@@ -28,12 +28,14 @@ fn givens_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     let n = i % p.n;
     var st = load_step(row, n, p.n);
     var dlambda = 0.0;
-    var dtheta = array<f32, KMAX>();
+    var dtheta: array<f32, KMAX>;
+    zero(&dtheta);
     for (var c = 0u; c < K; c++) {
-        var u = array<f32, KMAX>();
+        var u: array<f32, KMAX>;
+        zero(&u);
         u[c] = 1.0;
         givens_apply(&u, &st);
-        var w = array<f32, KMAX>();
+        var w: array<f32, KMAX>;
         for (var r = 0u; r < K; r++) {
             let g = da[(i * K + r) * K + c];
             dlambda += g * u[r];
@@ -41,7 +43,7 @@ fn givens_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         }
         givens_vjp(&u, &w, &st, &dtheta);
     }
-    var dv = array<f32, KMAX>();
+    var dv: array<f32, KMAX>;
     for (var r = 0u; r < K; r++) {
         dlambda -= db[i * K + r] * st.v[r];
         dv[r] = (1.0 - st.lambda) * db[i * K + r];

@@ -55,7 +55,8 @@ fn givens_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     }
     let b = lane / p.n;
     let n = lane % p.n;
-    var s = array<f32, KMAX>();
+    var s: array<f32, KMAX>;
+    zero(&s);
     if p.t_begin > 0u {
         let prev = (b * p.t_len + p.t_begin - 1u) * p.n * K + n * K;
         for (var i = 0u; i < K; i++) {
@@ -82,7 +83,8 @@ fn givens_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     let lane = idx / ((K + 1u) * p.chunks);
     let b = lane / p.n;
     let n = lane % p.n;
-    var s = array<f32, KMAX>();
+    var s: array<f32, KMAX>;
+    zero(&s);
     if c < K {
         s[c] = 1.0;
     }
@@ -111,10 +113,11 @@ fn givens_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     if lane >= p.lanes {
         return;
     }
-    var carry = array<f32, KMAX>();
+    var carry: array<f32, KMAX>;
+    zero(&carry);
     for (var ch = 0u; ch < p.chunks; ch++) {
         let so = side_at(lane, ch, K);
-        var next = array<f32, KMAX>();
+        var next: array<f32, KMAX>;
         for (var i = 0u; i < K; i++) {
             next[i] = side[so + i];
             side[so + i] = carry[i];
@@ -138,7 +141,7 @@ fn givens_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     }
     let ch = idx % p.chunks;
     let lane = idx / p.chunks;
-    var s = array<f32, KMAX>();
+    var s: array<f32, KMAX>;
     let so = side_at(lane, ch, K);
     for (var i = 0u; i < K; i++) {
         s[i] = side[so + i];

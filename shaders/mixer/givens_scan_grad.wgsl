@@ -44,14 +44,15 @@ fn walk_back(b: u32, n: u32, t0: u32, t1: u32, w: ptr<function, array<f32, KMAX>
     for (var t = t1; t > t0; t--) {
         let row = b * p.t_len + t - 1u;
         var st = load_step(row, n, p.n);
-        var u = array<f32, KMAX>();
+        var u: array<f32, KMAX>;
+        zero(&u);
         if t > 1u {
             for (var i = 0u; i < K; i++) {
                 u[i] = h[(row - 1u) * d + n * K + i];
             }
         }
         givens_apply(&u, &st);
-        var dv = array<f32, KMAX>();
+        var dv: array<f32, KMAX>;
         var dlambda = 0.0;
         for (var i = 0u; i < K; i++) {
             let g = dh[row * d + n * K + i] + (*w)[i];
@@ -59,7 +60,8 @@ fn walk_back(b: u32, n: u32, t0: u32, t1: u32, w: ptr<function, array<f32, KMAX>
             dlambda += g * (u[i] - st.v[i]);
             (*w)[i] = st.lambda * g;
         }
-        var dtheta = array<f32, KMAX>();
+        var dtheta: array<f32, KMAX>;
+        zero(&dtheta);
         givens_vjp(&u, w, &st, &dtheta);
         store_step_grad(row, n, p.n, &st, &dv, dlambda, &dtheta);
     }
@@ -72,7 +74,8 @@ fn givens_scan_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     if lane >= p.lanes {
         return;
     }
-    var w = array<f32, KMAX>();
+    var w: array<f32, KMAX>;
+    zero(&w);
     if p.t_end < p.t_len {
         for (var i = 0u; i < K; i++) {
             w[i] = side[lane * K + i];
@@ -102,7 +105,8 @@ fn givens_chunk_reduce_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
     let b = lane / p.n;
     let n = lane % p.n;
     let d = p.n * K;
-    var w = array<f32, KMAX>();
+    var w: array<f32, KMAX>;
+    zero(&w);
     if c < K {
         w[c] = 1.0;
     }
@@ -131,11 +135,12 @@ fn givens_carries_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     if lane >= p.lanes {
         return;
     }
-    var w = array<f32, KMAX>();
+    var w: array<f32, KMAX>;
+    zero(&w);
     for (var q = 0u; q < p.chunks; q++) {
         let ch = p.chunks - 1u - q;
         let ro = side_at(lane, ch, K);
-        var next = array<f32, KMAX>();
+        var next: array<f32, KMAX>;
         for (var i = 0u; i < K; i++) {
             next[i] = side[ro + i];
             side[ro + i] = w[i];
@@ -159,7 +164,7 @@ fn givens_chunk_fixup_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
     }
     let ch = idx % p.chunks;
     let lane = idx / p.chunks;
-    var w = array<f32, KMAX>();
+    var w: array<f32, KMAX>;
     let ro = side_at(lane, ch, K);
     for (var i = 0u; i < K; i++) {
         w[i] = side[ro + i];

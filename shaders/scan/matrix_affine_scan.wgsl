@@ -110,7 +110,7 @@ fn store(s: ptr<function, array<f32, KMAX>>, lane: u32, t: u32, j: u32) {
 
 // The state before the first step of the scan order: h0 (or zero) forward, zero in reverse.
 fn initial(lane: u32, j: u32) -> array<f32, KMAX> {
-    var s = array<f32, KMAX>();
+    var s: array<f32, KMAX>;
     if !REVERSE && p.has_h0 == 1u {
         for (var i = 0u; i < K; i++) {
             s[i] = h0[lane * K * V + i * V + j];
@@ -180,7 +180,7 @@ fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     let lane = id / ((V + K) * p.chunks);
     let start = c * p.chunk;
     let end = min(start + p.chunk, p.t_len);
-    var s = array<f32, KMAX>();
+    var s: array<f32, KMAX>;
     let inject = col < V;
     if !inject {
         s[col - V] = 1.0;
@@ -240,7 +240,7 @@ fn scan_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     let lane = id / (V * p.chunks);
     let start = c * p.chunk;
     let end = min(start + p.chunk, p.t_len);
-    var s = array<f32, KMAX>();
+    var s: array<f32, KMAX>;
     for (var i = 0u; i < K; i++) {
         s[i] = side[side_index(lane, c, i, j)];
     }
