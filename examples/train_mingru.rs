@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use engine::check::Rng;
 use engine::mixer::{MixerKind, MixerPath};
-use engine::train::{Adam, CharModel, CharModelConfig, CharVocab};
+use engine::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
 use engine::{Context, Tensor};
 
 struct Args {
@@ -116,18 +116,6 @@ fn main() {
     }
 }
 
-/// `batch` windows of `seq + 1` ids at random offsets: (inputs, next-character targets).
-fn batch(ids: &[u32], batch: usize, seq: usize, rng: &mut Rng) -> (Vec<u32>, Vec<u32>) {
-    let mut inputs = Vec::with_capacity(batch * seq);
-    let mut targets = Vec::with_capacity(batch * seq);
-    for _ in 0..batch {
-        let start = rng.below(ids.len() - seq);
-        inputs.extend_from_slice(&ids[start..start + seq]);
-        targets.extend_from_slice(&ids[start + 1..start + seq + 1]);
-    }
-    (inputs, targets)
-}
-
 /// A progress bar redrawn in place on a terminal; a line every 5% of the steps otherwise (logs).
 fn progress(step: usize, steps: usize, loss: f32, started: Instant) {
     let terminal = std::io::stderr().is_terminal();
@@ -195,13 +183,13 @@ fn run(args: &Args) -> engine::Result<bool> {
         args.steps, args.batch, args.seq, args.lr
     );
     let mut rng = Rng::new(args.seed ^ 0x5eed);
-    let (val_in, val_tgt) = batch(val, args.batch, args.seq, &mut Rng::new(7));
+    let (val_in, val_tgt) = random_windows(val, args.batch, args.seq, &mut Rng::new(7))?;
     let mut adam = Adam::new(&model.params(), args.lr)?;
     let eval_every = (args.steps / 5).max(1);
     let started = Instant::now();
     let mut losses = Vec::with_capacity(args.steps);
     for step in 1..=args.steps {
-        let (inputs, targets) = batch(train, args.batch, args.seq, &mut rng);
+        let (inputs, targets) = random_windows(train, args.batch, args.seq, &mut rng)?;
         let lg = model.loss_and_grads(&inputs, &targets, args.batch)?;
         if !lg.loss.is_finite() {
             return Err(engine::Error::value(
@@ -235,16 +223,11 @@ fn run(args: &Args) -> engine::Result<bool> {
 
     if args.sample > 0 {
         println!("--- sample (temperature 0.8) ---");
-        let mut context = vocab.encode("ROMEO:\n").unwrap_or_else(|_| vec![ids[0]]);
+        let context = vocab.encode("ROMEO:\n").unwrap_or_else(|_| vec![ids[0]]);
         print!("{}", vocab.decode(&context));
-        for _ in 0..args.sample {
-            let window = &context[context.len().saturating_sub(args.seq)..];
-            let logits = model.logits(window, 1)?.to_vec()?;
-            let last = &logits[logits.len() - vocab.len()..];
-            let next = sample(last, 0.8, &mut rng);
-            print!("{}", vocab.decode(&[next]));
-            context.push(next);
-        }
+        model.sample(&context, args.sample, args.seq, 0.8, &mut rng, |id| {
+            print!("{}", vocab.decode(&[id]));
+        })?;
         println!("\n---");
     }
     if last >= first {
@@ -252,18 +235,4 @@ fn run(args: &Args) -> engine::Result<bool> {
         return Ok(false);
     }
     Ok(true)
-}
-
-/// A draw from softmax(logits / temperature).
-fn sample(logits: &[f32], temperature: f32, rng: &mut Rng) -> u32 {
-    let m = logits.iter().fold(f32::MIN, |m, &x| m.max(x));
-    let weights: Vec<f64> = logits.iter().map(|&x| (((x - m) / temperature) as f64).exp()).collect();
-    let mut u = rng.uniform() * weights.iter().sum::<f64>();
-    for (i, w) in weights.iter().enumerate() {
-        if u < *w {
-            return i as u32;
-        }
-        u -= w;
-    }
-    (weights.len() - 1) as u32
 }

@@ -13,7 +13,7 @@ use crate::context::DeviceInfo;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{Binding, KernelDef, Params};
-use crate::scan::strategy::{max_segment, plan, Plan, Strategy};
+use crate::scan::strategy::{max_segment, plan, segments, Plan, Strategy, LOOP_BUDGET};
 use crate::tensor::Tensor;
 
 const fn forward_kernel(entry: &'static str) -> KernelDef {
@@ -50,21 +50,12 @@ const CHUNK_REDUCE_GRAD: KernelDef = backward_kernel("givens_chunk_reduce_grad")
 const CARRIES_GRAD: KernelDef = backward_kernel("givens_carries_grad");
 const CHUNK_FIXUP_GRAD: KernelDef = backward_kernel("givens_chunk_fixup_grad");
 
-/// The `[begin, end)` pieces of T one lanes dispatch walks (several only on software adapters,
-/// whose loop limiter would otherwise cut long walks short; see `max_segment`).
-fn segments(t: usize, segment: usize) -> Vec<(usize, usize)> {
-    let len = segment.min(t).max(1);
-    (0..t.div_ceil(len))
-        .map(|i| (i * len, ((i + 1) * len).min(t)))
-        .collect()
-}
-
 /// The scans' plan for `lanes` walks of `t` steps (`budget` loop trips per step, as for a
 /// `budget`-block scan), with the chunked carry walk kept inside the software adapters' loop
 /// limit too: it costs k^2 + 2k trips per chunk, not a step's few k.
 fn fused_plan(strategy: Strategy, lanes: usize, t: usize, k: usize, budget: usize, info: &DeviceInfo) -> Plan {
     let p = plan(strategy, lanes, t, budget, info);
-    let max_chunks = (60_000 / (k * k + 2 * k)).max(1);
+    let max_chunks = (LOOP_BUDGET / (k * k + 2 * k)).max(1);
     match p {
         Plan::Chunked { count, .. } if info.device_type == "Cpu" && count > max_chunks => {
             let len = t.div_ceil(max_chunks);
@@ -123,11 +114,7 @@ impl<'a> Launch<'a> {
         match plan {
             Plan::Lanes { segment } => {
                 let kernel = gpu.kernel(kernels[0], &constants)?;
-                let mut pieces = segments(self.t, segment);
-                if self.reverse {
-                    pieces.reverse();
-                }
-                for (begin, end) in pieces {
+                for (begin, end) in segments(self.t, segment, self.reverse) {
                     gpu.dispatch(&kernel, &params(begin, end, 0, 1), buffers, groups(self.lanes))?;
                 }
             }

@@ -82,93 +82,104 @@ fn btd(pre: &Tensor) -> (usize, usize, usize) {
     (s[0], s[1], s[2] / 2)
 }
 
+/// One launch of a forward gates kernel: pre in, two fresh outputs of the given shapes out,
+/// `items` invocations.
+fn two_outputs(
+    gpu: &Gpu,
+    op: &'static str,
+    kernel: (&KernelDef, &[(&'static str, f64)]),
+    params: Params,
+    pre: &Tensor,
+    shapes: [&[usize]; 2],
+    items: usize,
+) -> Result<(Tensor, Tensor)> {
+    let ctx = pre.context();
+    let (x, y) = (Tensor::uninit(ctx, shapes[0], op)?, Tensor::uninit(ctx, shapes[1], op)?);
+    gpu.dispatch(
+        &*gpu.kernel(kernel.0, kernel.1)?,
+        &params,
+        &[pre.gpu_buffer(op)?, x.gpu_buffer(op)?, y.gpu_buffer(op)?],
+        groups(items),
+    )?;
+    Ok((x, y))
+}
+
+/// One launch of a gates-backward kernel: pre and two gradients in, d pre (B, T, 2D) out,
+/// `items` invocations.
+fn pre_grad(
+    gpu: &Gpu,
+    op: &'static str,
+    kernel: (&KernelDef, &[(&'static str, f64)]),
+    params: Params,
+    pre: &Tensor,
+    grads: [&Tensor; 2],
+    items: usize,
+) -> Result<Tensor> {
+    let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
+    gpu.dispatch(
+        &*gpu.kernel(kernel.0, kernel.1)?,
+        &params,
+        &[
+            pre.gpu_buffer(op)?,
+            grads[0].gpu_buffer(op)?,
+            grads[1].gpu_buffer(op)?,
+            dpre.gpu_buffer(op)?,
+        ],
+        groups(items),
+    )?;
+    Ok(dpre)
+}
+
 /// MinGRU: pre -> (log_coeffs (B, T, D), log_values (B, T + 1, D)) with log h0 a finite
-/// stand-in for log 0.
+/// stand-in for log 0. One invocation per element of log_values.
 pub(crate) fn log_gates(gpu: &Gpu, op: &'static str, pre: &Tensor) -> Result<(Tensor, Tensor)> {
     let (b, t, d) = btd(pre);
-    let ctx = pre.context();
-    let lc = Tensor::uninit(ctx, &[b, t, d], op)?;
-    let lv = Tensor::uninit(ctx, &[b, t + 1, d], op)?;
-    let total = lv.len();
-    gpu.dispatch(
-        &*gpu.kernel(&LOG, &[])?,
-        &Params::new().usize(total).usize(d).usize(t),
-        &[pre.gpu_buffer(op)?, lc.gpu_buffer(op)?, lv.gpu_buffer(op)?],
-        groups(total),
-    )?;
-    Ok((lc, lv))
+    let total = b * (t + 1) * d;
+    let params = Params::new().usize(total).usize(d).usize(t);
+    two_outputs(gpu, op, (&LOG, &[]), params, pre, [&[b, t, d], &[b, t + 1, d]], total)
 }
 
 /// Backward of [`log_gates`]: d pre (B, T, 2D).
 pub(crate) fn log_gates_grad(gpu: &Gpu, op: &'static str, pre: &Tensor, dlc: &Tensor, dlv: &Tensor) -> Result<Tensor> {
     let (b, t, d) = btd(pre);
-    let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
     let total = b * t * d;
-    gpu.dispatch(
-        &*gpu.kernel(&LOG_GRAD, &[])?,
-        &Params::new().usize(total).usize(d).usize(t),
-        &[
-            pre.gpu_buffer(op)?,
-            dlc.gpu_buffer(op)?,
-            dlv.gpu_buffer(op)?,
-            dpre.gpu_buffer(op)?,
-        ],
-        groups(total),
-    )?;
-    Ok(dpre)
+    let params = Params::new().usize(total).usize(d).usize(t);
+    pre_grad(gpu, op, (&LOG_GRAD, &[]), params, pre, [dlc, dlv], total)
 }
 
 /// SignedMinGRU: pre -> (a, b), each (B, T, D).
 pub(crate) fn signed_gates(gpu: &Gpu, op: &'static str, pre: &Tensor) -> Result<(Tensor, Tensor)> {
     let (b, t, d) = btd(pre);
-    let ctx = pre.context();
-    let a = Tensor::uninit(ctx, &[b, t, d], op)?;
-    let inj = Tensor::uninit(ctx, &[b, t, d], op)?;
-    let total = a.len();
-    gpu.dispatch(
-        &*gpu.kernel(&SIGNED, &[])?,
-        &Params::new().usize(total).usize(d),
-        &[pre.gpu_buffer(op)?, a.gpu_buffer(op)?, inj.gpu_buffer(op)?],
-        groups(total),
-    )?;
-    Ok((a, inj))
+    let total = b * t * d;
+    let params = Params::new().usize(total).usize(d);
+    two_outputs(gpu, op, (&SIGNED, &[]), params, pre, [&[b, t, d], &[b, t, d]], total)
 }
 
 /// Backward of [`signed_gates`]: d pre (B, T, 2D).
 pub(crate) fn signed_gates_grad(gpu: &Gpu, op: &'static str, pre: &Tensor, da: &Tensor, db: &Tensor) -> Result<Tensor> {
     let (b, t, d) = btd(pre);
-    let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
     let total = b * t * d;
-    gpu.dispatch(
-        &*gpu.kernel(&SIGNED_GRAD, &[])?,
-        &Params::new().usize(total).usize(d),
-        &[
-            pre.gpu_buffer(op)?,
-            da.gpu_buffer(op)?,
-            db.gpu_buffer(op)?,
-            dpre.gpu_buffer(op)?,
-        ],
-        groups(total),
-    )?;
-    Ok(dpre)
+    let params = Params::new().usize(total).usize(d);
+    pre_grad(gpu, op, (&SIGNED_GRAD, &[]), params, pre, [da, db], total)
 }
 
 /// Rotation family: pre -> (A (B, T, N, k, k), B (B, T, N, k, 1)), every step's transition
-/// materialised.
+/// materialised. One invocation per (b, t, n).
 pub(crate) fn givens_gates(gpu: &Gpu, op: &'static str, pre: &Tensor, k: usize) -> Result<(Tensor, Tensor)> {
     let (b, t, d) = btd(pre);
     let n = d / k;
-    let ctx = pre.context();
-    let a = Tensor::uninit(ctx, &[b, t, n, k, k], op)?;
-    let inj = Tensor::uninit(ctx, &[b, t, n, k, 1], op)?;
     let total = b * t * n;
-    gpu.dispatch(
-        &*gpu.kernel(&GIVENS, &[("K", k as f64)])?,
-        &Params::new().usize(total).usize(n),
-        &[pre.gpu_buffer(op)?, a.gpu_buffer(op)?, inj.gpu_buffer(op)?],
-        groups(total),
-    )?;
-    Ok((a, inj))
+    let params = Params::new().usize(total).usize(n);
+    let kernel = (&GIVENS, &[("K", k as f64)][..]);
+    two_outputs(
+        gpu,
+        op,
+        kernel,
+        params,
+        pre,
+        [&[b, t, n, k, k], &[b, t, n, k, 1]],
+        total,
+    )
 }
 
 /// Backward of [`givens_gates`]: dA (B, T, N, k, k), dB (B, T, N, k, 1) -> d pre (B, T, 2D).
@@ -182,18 +193,15 @@ pub(crate) fn givens_gates_grad(
 ) -> Result<Tensor> {
     let (b, t, d) = btd(pre);
     let n = d / k;
-    let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
     let total = b * t * n;
-    gpu.dispatch(
-        &*gpu.kernel(&GIVENS_GRAD, &[("K", k as f64)])?,
-        &Params::new().usize(total).usize(n),
-        &[
-            pre.gpu_buffer(op)?,
-            da.gpu_buffer(op)?,
-            db.gpu_buffer(op)?,
-            dpre.gpu_buffer(op)?,
-        ],
-        groups(total),
-    )?;
-    Ok(dpre)
+    let params = Params::new().usize(total).usize(n);
+    pre_grad(
+        gpu,
+        op,
+        (&GIVENS_GRAD, &[("K", k as f64)][..]),
+        params,
+        pre,
+        [da, db],
+        total,
+    )
 }

@@ -196,7 +196,8 @@ fn linear_impl(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
 fn split_k(s: &MatmulShape) -> Option<usize> {
     const MIN_SLICE: usize = 256;
     let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
-    if !s.batch.is_empty() || s.m == 1 || tiles >= 64 || s.k < 4 * MIN_SLICE {
+    // An empty output (m or n = 0) has no tiles and nothing to split.
+    if !s.batch.is_empty() || s.m <= 1 || s.n == 0 || tiles >= 64 || s.k < 4 * MIN_SLICE {
         return None;
     }
     let mut splits = 1;
@@ -279,15 +280,14 @@ fn gemm(
         }
         return Tensor::from_host(ctx, y);
     };
+    if path == MatmulPath::Auto && epilogue == Epilogue::None && alpha == 1.0 && bias.is_none() {
+        if let Some(splits) = split_k(&s) {
+            return gemm_split_k(op, a, b, &s, splits);
+        }
+    }
     let out = Tensor::uninit(ctx, &out_shape, op)?;
     if out.is_empty() {
         return Ok(out);
-    }
-    if path == MatmulPath::Auto && epilogue == Epilogue::None && alpha == 1.0 && bias.is_none() {
-        if let Some(splits) = split_k(&s) {
-            drop(out);
-            return gemm_split_k(op, a, b, &s, splits);
-        }
     }
     let batch: usize = s.batch.iter().product();
     let (dims, strides) = collapse(

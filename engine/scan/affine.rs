@@ -4,7 +4,7 @@
 
 use super::dispatch::{self, host, host_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
-use super::strategy::{plan, Plan};
+use super::strategy::{plan, segments, Plan};
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{groups_1d, Binding, KernelDef, Params};
@@ -215,18 +215,6 @@ fn scan_gpu(
         }
     }
     Ok((out, dh0))
-}
-
-/// The `[begin, end)` segments of T of at most `len` steps, in scan order.
-pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize)> {
-    let len = len.max(1);
-    let mut out: Vec<(usize, usize)> = (0..t.div_ceil(len))
-        .map(|i| (i * len, ((i + 1) * len).min(t)))
-        .collect();
-    if reverse {
-        out.reverse();
-    }
-    out
 }
 
 /// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), one invocation per element of dA.

@@ -3,10 +3,9 @@
 //! exp(a* + logcumsumexp(log_values - a*))[:, 1:] with a* the zero-padded cumsum of the log
 //! coefficients. The backward is its own adjoint kernel (no recompute through the reference).
 
-use super::affine::segments;
 use super::dispatch::{self, host, ScanOptions};
 use super::envelope;
-use super::strategy::{plan, Plan};
+use super::strategy::{plan, segments, Plan};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, Binding, KernelDef, Params};

@@ -38,6 +38,9 @@ pub(crate) enum Plan {
     Chunked { len: usize, count: usize },
 }
 
+/// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
+pub(crate) const LOOP_BUDGET: usize = 60_000;
+
 /// The most steps of a k x k scan one invocation may walk in one dispatch on `device`.
 ///
 /// Why: Mesa's software rasterisers (lavapipe, llvmpipe GL) end every loop of an invocation
@@ -47,7 +50,7 @@ pub(crate) enum Plan {
 /// segments that stay well under the limit; on hardware there is no such limit.
 pub(crate) fn max_segment(device: &DeviceInfo, k: usize) -> usize {
     if device.device_type == "Cpu" {
-        60_000 / (4 * k + 4)
+        LOOP_BUDGET / (4 * k + 4)
     } else {
         usize::MAX
     }
@@ -92,4 +95,16 @@ pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, k: usize, d
             }
         }
     }
+}
+
+/// The `[begin, end)` segments of T of at most `len` steps, in scan order.
+pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize)> {
+    let len = len.max(1);
+    let mut out: Vec<(usize, usize)> = (0..t.div_ceil(len))
+        .map(|i| (i * len, ((i + 1) * len).min(t)))
+        .collect();
+    if reverse {
+        out.reverse();
+    }
+    out
 }

@@ -197,4 +197,87 @@ impl CharModel {
         let loss = sum_last(&ce.loss)?.to_vec_async().await?[0] / rows as f32;
         Ok(LossAndGrads { loss, grads })
     }
+
+    /// Draws `n` ids after `context` (at least one id), each from softmax(logits /
+    /// `temperature`) of the last `window` ids, calling `on_id` as each is chosen.
+    pub async fn sample_async(
+        &self,
+        context: &[u32],
+        n: usize,
+        window: usize,
+        temperature: f32,
+        rng: &mut Rng,
+        mut on_id: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        if context.is_empty() || window == 0 {
+            return Err(Error::value(
+                "CharModel::sample",
+                "context / window",
+                "at least one id and a window of at least one",
+                format!("{} ids, window {window}", context.len()),
+            ));
+        }
+        let mut ids = context.to_vec();
+        let v = self.config.vocab;
+        for _ in 0..n {
+            let logits = self
+                .logits(&ids[ids.len().saturating_sub(window)..], 1)?
+                .to_vec_async()
+                .await?;
+            let next = draw(&logits[logits.len() - v..], temperature, rng);
+            on_id(next);
+            ids.push(next);
+        }
+        Ok(ids.split_off(context.len()))
+    }
+
+    /// [`CharModel::sample_async`], blocking.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn sample(
+        &self,
+        context: &[u32],
+        n: usize,
+        window: usize,
+        temperature: f32,
+        rng: &mut Rng,
+        on_id: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        pollster::block_on(self.sample_async(context, n, window, temperature, rng, on_id))
+    }
+}
+
+/// A draw from softmax(logits / temperature) (temperature floored at 1e-3).
+fn draw(logits: &[f32], temperature: f32, rng: &mut Rng) -> u32 {
+    let m = logits.iter().fold(f32::MIN, |m, &x| m.max(x));
+    let t = temperature.max(1e-3);
+    let weights: Vec<f64> = logits.iter().map(|&x| (((x - m) / t) as f64).exp()).collect();
+    let mut u = rng.uniform() * weights.iter().sum::<f64>();
+    for (i, w) in weights.iter().enumerate() {
+        if u < *w {
+            return i as u32;
+        }
+        u -= w;
+    }
+    (weights.len() - 1) as u32
+}
+
+/// `rows` windows of `seq + 1` ids at random offsets of `ids`: (inputs, next-id targets), each
+/// `rows * seq` ids, row-major. `ids` must be longer than `seq`.
+pub fn random_windows(ids: &[u32], rows: usize, seq: usize, rng: &mut Rng) -> Result<(Vec<u32>, Vec<u32>)> {
+    if ids.len() <= seq {
+        return Err(Error::value(
+            "random_windows",
+            "ids",
+            format!("more than seq = {seq} ids"),
+            ids.len(),
+        ));
+    }
+    let mut inputs = Vec::with_capacity(rows * seq);
+    let mut targets = Vec::with_capacity(rows * seq);
+    for _ in 0..rows {
+        let start = rng.below(ids.len() - seq);
+        inputs.extend_from_slice(&ids[start..start + seq]);
+        targets.extend_from_slice(&ids[start + 1..start + seq + 1]);
+    }
+    Ok((inputs, targets))
 }

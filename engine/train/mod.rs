@@ -12,6 +12,6 @@ mod cross_entropy;
 mod vocab;
 
 pub use adam::Adam;
-pub use char_model::{CharModel, CharModelConfig, LossAndGrads};
+pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads};
 pub use cross_entropy::{cross_entropy, CrossEntropy};
 pub use vocab::CharVocab;

@@ -4,7 +4,7 @@
 
 use engine::check::Rng;
 use engine::mixer::{MixerKind, MixerPath};
-use engine::train::{Adam, CharModel, CharModelConfig, CharVocab};
+use engine::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
 use engine::{Context, Error, Result, Tensor};
 
 /// The page's model: 2 residual mixer layers (width and batch size chosen in the page), rows
@@ -81,13 +81,7 @@ impl Trainer {
 
     /// One Adam step on a random batch; returns its loss (before the update).
     pub async fn step(&mut self) -> Result<f32> {
-        let mut inputs = Vec::with_capacity(self.batch * SEQ);
-        let mut targets = Vec::with_capacity(self.batch * SEQ);
-        for _ in 0..self.batch {
-            let start = self.rng.below(self.ids.len() - SEQ);
-            inputs.extend_from_slice(&self.ids[start..start + SEQ]);
-            targets.extend_from_slice(&self.ids[start + 1..start + SEQ + 1]);
-        }
+        let (inputs, targets) = random_windows(&self.ids, self.batch, SEQ, &mut self.rng)?;
         let lg = self.model.loss_and_grads_async(&inputs, &targets, self.batch).await?;
         let grads: Vec<&Tensor> = lg.grads.iter().collect();
         self.adam.step(&self.model.params(), &grads)?;
@@ -107,28 +101,10 @@ impl Trainer {
         if context.is_empty() {
             context.push(self.ids[0]);
         }
-        let mut out = String::new();
-        for _ in 0..n {
-            let window = &context[context.len().saturating_sub(SEQ)..];
-            let logits = self.model.logits(window, 1)?.to_vec_async().await?;
-            let last = &logits[logits.len() - self.vocab.len()..];
-            let m = last.iter().fold(f32::MIN, |m, &x| m.max(x));
-            let weights: Vec<f64> = last
-                .iter()
-                .map(|&x| (((x - m) / temperature.max(1e-3)) as f64).exp())
-                .collect();
-            let mut u = self.rng.uniform() * weights.iter().sum::<f64>();
-            let mut next = weights.len() - 1;
-            for (i, w) in weights.iter().enumerate() {
-                if u < *w {
-                    next = i;
-                    break;
-                }
-                u -= w;
-            }
-            context.push(next as u32);
-            out.push_str(&self.vocab.decode(&[next as u32]));
-        }
-        Ok(out)
+        let ids = self
+            .model
+            .sample_async(&context, n, SEQ, temperature, &mut self.rng, |_| {})
+            .await?;
+        Ok(self.vocab.decode(&ids))
     }
 }
