@@ -13,6 +13,7 @@ mod gpt2;
 mod matmul;
 mod mixer;
 mod nn;
+mod plan;
 mod reduce;
 mod scan;
 mod shaders;
