@@ -179,6 +179,42 @@ impl Plan {
         Ok(())
     }
 
+    /// Device milliseconds per replay of each kernel, summed over its dispatches, with the
+    /// dispatch count, largest first: each dispatch is run alone `reps` times and timed (GPU
+    /// timestamps where the adapter has them). A probe for benchmarks: dispatches that
+    /// advance device state (a sampler) run `reps` extra times.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn time_kernels(&self, ctx: &Context, reps: usize) -> Result<Vec<(String, f64, usize)>> {
+        let gpu = ctx.require_gpu("Plan::time_kernels")?;
+        let mut rows: Vec<(String, f64, usize)> = Vec::new();
+        for a in &self.atoms {
+            let ((), t) = ctx.time(|| {
+                gpu.record(|encoder| {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("plan probe"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&a.kernel.pipeline);
+                    pass.set_bind_group(0, &a.bind_group, &[]);
+                    for _ in 0..reps {
+                        pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                    }
+                });
+                Ok(())
+            })?;
+            let ms = t.seconds / reps.max(1) as f64 * 1e3;
+            match rows.iter_mut().find(|r| r.0 == a.kernel.name) {
+                Some(r) => {
+                    r.1 += ms;
+                    r.2 += 1;
+                }
+                None => rows.push((a.kernel.name.clone(), ms, 1)),
+            }
+        }
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+        Ok(rows)
+    }
+
     /// Dispatches per replay.
     pub fn dispatches(&self) -> usize {
         self.atoms.len()

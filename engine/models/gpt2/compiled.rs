@@ -177,7 +177,9 @@ impl Generator {
                 bad,
             ));
         }
-        let sampler = Self::device_sampling(sampling)?;
+        let mut sampler = Self::device_sampling(sampling)?;
+        // As the host sampler does: never more candidates than the vocabulary has.
+        sampler.top_k = sampler.top_k.min(cfg.vocab_size as u32);
         if n == 0 {
             return Ok(vec![]);
         }

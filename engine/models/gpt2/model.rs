@@ -286,7 +286,7 @@ impl Gpt2 {
                 st,
             )?;
         }
-        let logits = self.head(&x)?; // (1, V)
+        let logits = decode::lm_head(&x, (&self.ln_f_weight, &self.ln_f_bias, eps), wte)?; // (1, V)
         decode::sample(&logits, st, None)?;
         Ok(logits)
     }
