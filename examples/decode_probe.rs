@@ -84,6 +84,10 @@ fn main() -> Result<()> {
     println!("plan: device time {:.4} ms per replay ({:?})", t.seconds / steps as f64 * 1e3, t.clock);
     print!("{}", per_kernel(&ctx, plan, steps)?);
 
+    let prefill = g.prefill_plan(64.min(config.n_positions / 2))?;
+    println!("prefill plan (64 tokens): {} dispatches", prefill.dispatches());
+    print!("{}", per_kernel(&ctx, prefill, 8)?);
+
     let start = Instant::now();
     let n = steps.min(config.n_positions - prompt.len());
     g.generate(&prompt, n, Sampling::Greedy, |_| {})?;

@@ -149,6 +149,12 @@ impl Plan {
     /// Records every dispatch of the plan, in order, into one compute pass of `ctx`'s pending
     /// commands (ordered after the ops recorded before it). Fails on another context.
     pub fn replay(&self, ctx: &Context) -> Result<()> {
+        self.replay_in_parts(ctx, 1)
+    }
+
+    /// [`Plan::replay`] as `parts` passes, submitting each but the last as soon as it is
+    /// recorded, so the device starts on a long plan while the host records the rest.
+    pub fn replay_in_parts(&self, ctx: &Context, parts: usize) -> Result<()> {
         if !ctx.same(&self.ctx) {
             return Err(Error::WrongContext {
                 op: "Plan::replay",
@@ -165,17 +171,24 @@ impl Plan {
                 message: "a plan cannot be replayed inside another capture".into(),
             });
         }
-        gpu.record(|encoder| {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("plan"),
-                timestamp_writes: None,
+        let per_part = self.atoms.len().div_ceil(parts.max(1)).max(1);
+        let mut chunks = self.atoms.chunks(per_part).peekable();
+        while let Some(chunk) = chunks.next() {
+            gpu.record(|encoder| {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("plan"),
+                    timestamp_writes: None,
+                });
+                for a in chunk {
+                    pass.set_pipeline(&a.kernel.pipeline);
+                    pass.set_bind_group(0, &a.bind_group, &[]);
+                    pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                }
             });
-            for a in &self.atoms {
-                pass.set_pipeline(&a.kernel.pipeline);
-                pass.set_bind_group(0, &a.bind_group, &[]);
-                pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+            if chunks.peek().is_some() {
+                gpu.submit();
             }
-        });
+        }
         Ok(())
     }
 

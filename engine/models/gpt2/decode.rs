@@ -344,10 +344,10 @@ pub(crate) fn attention_decode(
     let gpu = ctx.require_gpu(op)?;
     let s = k_cache.shape();
     let (h, p, d) = (s[1], s[2], s[3]);
-    if d == 0 || d > 256 || 256 % d != 0 {
+    if d < 4 || d > 256 || 256 % d != 0 {
         return Err(Error::Unsupported {
             op,
-            message: format!("head dim {d}: the decode kernel needs a divisor of 256"),
+            message: format!("head dim {d}: the decode kernel needs a multiple of 4 dividing 256"),
         });
     }
     check_row(op, "q", q, h * d)?;
