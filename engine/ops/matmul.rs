@@ -257,8 +257,8 @@ fn linear_impl(
 /// stay aligned), and the tiles times the slices stay at most `TARGET` workgroups. `None`: no
 /// split.
 fn split_k(s: &MatmulShape) -> Option<usize> {
-    const MIN_SLICE: usize = 128;
-    const TARGET: usize = 256;
+    const MIN_SLICE: usize = 64;
+    const TARGET: usize = 512;
     let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
     // An empty output (m or n = 0) has no tiles and nothing to split.
     if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= TARGET / 4 || s.k < 2 * MIN_SLICE {
