@@ -2,10 +2,12 @@
 //!
 //! ```text
 //! cargo run --release --example gpt2 -- "PROMPT" --tokens 10 [--model DIR] [--cpu] [--verify]
-//!     [--temperature T] [--top-k K] [--seed S]
+//!     [--temperature T] [--top-k K] [--seed S] [--eager]
 //! ```
 //! Without `--model` it runs `assets/models/shakespeare/` when present, else the untrained
-//! `assets/models/tiny-random/`. `--verify` recomputes every step with the independent f64
+//! `assets/models/tiny-random/`. On a GPU it generates through compiled plans (a prefill plan
+//! and a decode plan replayed with the ids kept on the device, `engine::models::gpt2::Generator`);
+//! `--eager` runs op by op instead. `--verify` (op by op) recomputes every step with the independent f64
 //! reference (`engine::reference::gpt2`) and compares embeddings, every block's residual, the
 //! logits and the chosen ids.
 
@@ -13,7 +15,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engine::models::gpt2::{choose, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
+use engine::models::gpt2::{choose, Generator, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
 use engine::reference::gpt2 as reference;
 use engine::{Context, Tensor};
 
@@ -23,6 +25,7 @@ struct Args {
     model: Option<PathBuf>,
     cpu: bool,
     verify: bool,
+    eager: bool,
     temperature: Option<f32>,
     top_k: Option<usize>,
     seed: u64,
@@ -35,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
         model: None,
         cpu: false,
         verify: false,
+        eager: false,
         temperature: None,
         top_k: None,
         seed: 0,
@@ -48,6 +52,7 @@ fn parse_args() -> Result<Args, String> {
             "--model" => a.model = Some(PathBuf::from(value("--model")?)),
             "--cpu" => a.cpu = true,
             "--verify" => a.verify = true,
+            "--eager" => a.eager = true,
             "--temperature" => {
                 a.temperature = Some(
                     value("--temperature")?
@@ -108,7 +113,7 @@ fn main() {
             if !e.is_empty() {
                 eprintln!("error: {e}");
             }
-            eprintln!("usage: gpt2 \"PROMPT\" [--tokens N] [--model DIR] [--cpu] [--verify] [--temperature T] [--top-k K] [--seed S]");
+            eprintln!("usage: gpt2 \"PROMPT\" [--tokens N] [--model DIR] [--cpu] [--verify] [--temperature T] [--top-k K] [--seed S] [--eager]");
             std::process::exit(2);
         }
     };
@@ -163,6 +168,12 @@ fn run(args: Args) -> Result<(), engine::Error> {
     print!("{}", args.prompt);
     std::io::stdout().flush().ok();
 
+    if ctx.is_gpu() && !args.eager && !args.verify {
+        match Generator::new(&model) {
+            Ok(mut g) => return run_compiled(&mut g, &tok, &prompt, args.tokens.min(c.n_positions - prompt.len()), sampling),
+            Err(e) => println!("\n[compiled generation unavailable ({e}); generating op by op]"),
+        }
+    }
     let mut sampler = Sampler::new(sampling)?;
     let mut ref_sampler = sampler.clone();
     let mut cache = model.new_cache()?;
@@ -262,5 +273,54 @@ fn run(args: Args) -> Result<(), engine::Error> {
             std::process::exit(1);
         }
     }
+    Ok(())
+}
+
+/// Generation through the compiled plans: ids stream as the device's chunks are read back.
+fn run_compiled(
+    g: &mut Generator,
+    tok: &Tokenizer,
+    prompt: &[u32],
+    tokens: usize,
+    sampling: Sampling,
+) -> Result<(), engine::Error> {
+    let start = Instant::now();
+    let mut first_token = None;
+    let mut pending = Vec::<u8>::new();
+    let mut decode_error = None;
+    let generated = g.generate(prompt, tokens, sampling, |id| {
+        first_token.get_or_insert_with(|| start.elapsed());
+        match tok.decode_bytes(&[id]) {
+            Ok(bytes) => pending.extend(bytes),
+            Err(e) => {
+                decode_error.get_or_insert(e);
+            }
+        }
+        // Print whole UTF-8 characters as they complete (a token may end mid-character).
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        print!("{}", String::from_utf8_lossy(&pending[..valid]));
+        std::io::stdout().flush().ok();
+        pending.drain(..valid);
+    })?;
+    if let Some(e) = decode_error {
+        return Err(e);
+    }
+    println!("{}", String::from_utf8_lossy(&pending));
+    let total = start.elapsed().as_secs_f64();
+    let ttft = first_token.map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let n = generated.len();
+    println!("generated ids: {generated:?}");
+    println!(
+        "compiled: {} dispatches per token; time to first token {:.3} s (prompt of {} tokens); {} tokens in {:.3} s = {:.2} tokens/s",
+        g.decode_plan().dispatches(),
+        ttft,
+        prompt.len(),
+        n,
+        total,
+        n as f64 / total.max(1e-9)
+    );
     Ok(())
 }

@@ -39,7 +39,7 @@ const EMBED_TOKEN: KernelDef = KernelDef {
 const LN_MATVEC: KernelDef = KernelDef {
     name: "gpt2/ln_matvec",
     wgsl: concat!(
-        include_str!("../../../shaders/reduce/tree.wgsl"),
+        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
         include_str!("../../../shaders/nn/gelu.wgsl"),
         include_str!("../../../shaders/gpt2/state.wgsl"),
         include_str!("../../../shaders/gpt2/ln_matvec.wgsl")
@@ -79,7 +79,10 @@ const ATTENTION_DECODE: KernelDef = KernelDef {
 
 const LM_HEAD: KernelDef = KernelDef {
     name: "gpt2/lm_head",
-    wgsl: include_str!("../../../shaders/gpt2/lm_head.wgsl"),
+    wgsl: concat!(
+        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
+        include_str!("../../../shaders/gpt2/lm_head.wgsl")
+    ),
     entry: "lm_head",
     bindings: &[
         Binding::Uniform,
