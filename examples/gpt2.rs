@@ -170,7 +170,15 @@ fn run(args: Args) -> Result<(), engine::Error> {
 
     if ctx.is_gpu() && !args.eager && !args.verify {
         match Generator::new(&model) {
-            Ok(mut g) => return run_compiled(&mut g, &tok, &prompt, args.tokens.min(c.n_positions - prompt.len()), sampling),
+            Ok(mut g) => {
+                return run_compiled(
+                    &mut g,
+                    tok,
+                    &prompt,
+                    args.tokens.min(c.n_positions - prompt.len()),
+                    sampling,
+                )
+            }
             Err(e) => println!("\n[compiled generation unavailable ({e}); generating op by op]"),
         }
     }

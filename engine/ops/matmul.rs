@@ -187,7 +187,14 @@ pub fn linear(x: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
 /// (the transformer block's output projections). x (..., K), w (K, N), bias (N,),
 /// residual (..., N) dense -> (..., N).
 pub fn linear_residual(x: &Tensor, w: &Tensor, bias: &Tensor, residual: &Tensor) -> Result<Tensor> {
-    linear_impl("linear_residual", x, w, Some(bias), Some(residual), Epilogue::BiasResidual)
+    linear_impl(
+        "linear_residual",
+        x,
+        w,
+        Some(bias),
+        Some(residual),
+        Epilogue::BiasResidual,
+    )
 }
 
 /// `gelu_tanh(x @ w + bias)`, bias and GELU fused into the matmul's epilogue.
@@ -235,7 +242,12 @@ fn linear_impl(
     shape.push(n);
     let residual = match residual {
         Some(r) if r.shape() != shape.as_slice() || !r.layout().is_dense() => {
-            return Err(Error::shape(op, "residual", format!("a dense {shape:?} like the output"), r.shape()));
+            return Err(Error::shape(
+                op,
+                "residual",
+                format!("a dense {shape:?} like the output"),
+                r.shape(),
+            ));
         }
         Some(r) => Some(r.reshape(&[rows, n])?),
         None => None,
@@ -311,15 +323,16 @@ fn gemm_split_k(
     let out = Tensor::uninit(ctx, &[s.m, s.n], op)?;
     let (bias_offset, bias_stride) = ep.bias.map_or((0, 0), |t| (t.layout().offset, t.layout().strides[0]));
     let res_offset = ep.residual.map_or(0, |t| t.layout().offset);
-    let mut params = Params::new()
-        .usize(s.m)
-        .usize(s.n)
-        .usize(splits)
-        .usize(1);
+    let mut params = Params::new().usize(s.m).usize(s.n).usize(splits).usize(1);
     for _ in 0..7 {
         params = params.u32(0);
     }
-    params = params.f32(alpha).usize(bias_offset).usize(bias_stride).usize(res_offset).u32(0);
+    params = params
+        .f32(alpha)
+        .usize(bias_offset)
+        .usize(bias_stride)
+        .usize(res_offset)
+        .u32(0);
     for _ in 0..3 * MAX_BATCH_RANK {
         params = params.u32(1);
     }
@@ -332,7 +345,13 @@ fn gemm_split_k(
         Some(t) => t.gpu_buffer(op)?,
         None => parts_buffer,
     };
-    let buffers = [parts_buffer, parts_buffer, bias_buffer, out.gpu_buffer(op)?, residual_buffer];
+    let buffers = [
+        parts_buffer,
+        parts_buffer,
+        bias_buffer,
+        out.gpu_buffer(op)?,
+        residual_buffer,
+    ];
     let kernel = gpu.kernel(&SPLIT_K_SUM, &[("EPILOGUE", ep.kind as u32 as f64)])?;
     gpu.dispatch(&kernel, &params, &buffers, groups_1d((s.m * s.n).div_ceil(256) as u32))?;
     Ok(out)
@@ -349,14 +368,7 @@ fn batch_strides(layout: &Layout, batch: &[usize]) -> Vec<usize> {
     broadcast_strides(&inner, batch)
 }
 
-fn gemm(
-    op: &'static str,
-    a: &Tensor,
-    b: &Tensor,
-    alpha: f32,
-    ep: Ep,
-    path: MatmulPath,
-) -> Result<Tensor> {
+fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: MatmulPath) -> Result<Tensor> {
     let ctx = a.context();
     b.expect_context(ctx, op, "b")?;
     let (bias, epilogue) = (ep.bias, ep.kind);
@@ -386,7 +398,10 @@ fn gemm(
             }
         }
         if let Some(r) = ep.residual {
-            y = (&y + &r.host(op)?.into_shape_with_order(y.raw_dim()).map_err(|e| Error::Map(e.to_string()))?)
+            y = (&y
+                + &r.host(op)?
+                    .into_shape_with_order(y.raw_dim())
+                    .map_err(|e| Error::Map(e.to_string()))?)
                 .as_standard_layout()
                 .to_owned();
         }

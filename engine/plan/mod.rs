@@ -88,10 +88,9 @@ impl Plan {
                 message,
             });
         }
-        let owned: HashSet<&wgpu::Buffer> = capture.owned.iter().collect();
-        let held: HashSet<&wgpu::Buffer> = hold.iter().filter_map(|t| t.buffer()).collect();
+        let known = |b: &wgpu::Buffer| capture.owned.contains(b) || hold.iter().any(|t| t.buffer() == Some(b));
         for a in &capture.atoms {
-            if let Some(b) = a.buffers.iter().find(|b| !owned.contains(b) && !held.contains(b)) {
+            if let Some(b) = a.buffers.iter().find(|b| !known(b)) {
                 return Err(Error::Unsupported {
                     op: "Plan::capture",
                     message: format!(

@@ -238,7 +238,7 @@ pub(crate) fn ln_matvec(
         return Err(Error::shape(op, "w", "a dense (K, N) matrix", w.shape()));
     }
     let (k, n) = (w.shape()[0], w.shape()[1]);
-    if n % 4 != 0 || l.offset % 4 != 0 {
+    if !n.is_multiple_of(4) || !l.offset.is_multiple_of(4) {
         return Err(Error::Unsupported {
             op,
             message: format!(
@@ -347,7 +347,7 @@ pub(crate) fn attention_decode(
     let gpu = ctx.require_gpu(op)?;
     let s = k_cache.shape();
     let (h, p, d) = (s[1], s[2], s[3]);
-    if d < 4 || d > 256 || 256 % d != 0 {
+    if !(4..=256).contains(&d) || !256usize.is_multiple_of(d) {
         return Err(Error::Unsupported {
             op,
             message: format!("head dim {d}: the decode kernel needs a multiple of 4 dividing 256"),
@@ -389,7 +389,10 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
     if !wte.is_contiguous() || c % 4 != 0 || c > LM_HEAD_MAX_C {
         return Err(Error::Unsupported {
             op,
-            message: format!("wte {:?}: the head kernel needs a dense (V, C) with C % 4 == 0 and C <= {LM_HEAD_MAX_C}", wte.shape()),
+            message: format!(
+                "wte {:?}: the head kernel needs a dense (V, C) with C % 4 == 0 and C <= {LM_HEAD_MAX_C}",
+                wte.shape()
+            ),
         });
     }
     for (arg, t) in [("x", x), ("ln_f weight", norm.0), ("ln_f bias", norm.1)] {
@@ -407,7 +410,12 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
         wte.gpu_buffer(op)?,
         logits.gpu_buffer(op)?,
     ];
-    gpu.dispatch(&gpu.kernel(&LM_HEAD, &[])?, &params, &buffers, groups_1d(v.div_ceil(64) as u32))?;
+    gpu.dispatch(
+        &gpu.kernel(&LM_HEAD, &[])?,
+        &params,
+        &buffers,
+        groups_1d(v.div_ceil(64) as u32),
+    )?;
     Ok(logits)
 }
 
