@@ -14,6 +14,7 @@ mod matmul;
 mod mixer;
 mod nn;
 mod reduce;
+mod robustness;
 mod scan;
 mod shaders;
 mod train;

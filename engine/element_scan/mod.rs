@@ -109,6 +109,7 @@ impl ElementScan {
     /// a vector state the last axis is each value's width). The inputs are named `initial`
     /// and `x1`, `x2`, .. for [`ElementScan::grad`].
     pub fn from_body(body: Body, opts: ScanOptions, initial: ArrayD<f32>, sequences: Vec<ArrayD<f32>>) -> Result<Self> {
+        body.validate()?;
         let mut graph = Graph::default();
         let mut feeds = vec![("initial".to_string(), initial)];
         feeds.extend(

@@ -21,6 +21,8 @@ pub fn broadcast_shape(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec
             _ => return Err(Error::mismatch(op, "lhs", a, "rhs", b)),
         };
     }
+    // The broadcast can hold far more elements than either operand ([n, 1] with [1, n]).
+    crate::tensor::numel(op, "broadcast shape", &out)?;
     Ok(out)
 }
 

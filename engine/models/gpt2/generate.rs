@@ -126,12 +126,13 @@ impl Gpt2 {
     ) -> Result<Vec<u32>> {
         let op = "Gpt2::generate";
         let limit = self.config().n_positions;
-        if prompt.is_empty() || prompt.len() + n > limit {
+        let total = prompt.len().checked_add(n);
+        if prompt.is_empty() || total.is_none_or(|t| t > limit) {
             return Err(Error::value(
                 op,
                 "prompt + tokens",
                 format!("1..={limit} positions (n_positions)"),
-                prompt.len() + n,
+                format!("{} + {n}", prompt.len()),
             ));
         }
         let mut sampler = Sampler::new(sampling)?;
