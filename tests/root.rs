@@ -5,10 +5,12 @@
 
 mod common;
 
+mod campaign;
 mod context;
 mod cuda;
 mod element_scan;
 mod elementwise;
+mod fuzz;
 mod gpt2;
 mod matmul;
 mod mixer;
