@@ -37,9 +37,11 @@ fn data(rng: &mut Rng, shape: &[usize]) -> Option<Vec<f32>> {
 }
 
 /// One random input: a description and the op run on a context (the same draws on each).
+type Op = Box<dyn Fn(&Context) -> engine::Result<Tensor>>;
+
 struct Case {
     what: String,
-    run: Box<dyn Fn(&Context) -> engine::Result<Tensor>>,
+    run: Op,
 }
 
 fn tensor(ctx: &Context, shape: &[usize], data: &Option<Vec<f32>>) -> engine::Result<Tensor> {

@@ -530,7 +530,8 @@ fn robustness_env_probe() {
 fn robustness_no_panic_on_any_listed_input() {
     // Everything above, once more, under catch_unwind: a panic anywhere fails with its input.
     let ctx = Context::cpu();
-    let cases: Vec<(&str, Box<dyn Fn() -> engine::Result<()>>)> = vec![
+    type Case<'a> = (&'a str, Box<dyn Fn() -> engine::Result<()> + 'a>);
+    let cases: Vec<Case> = vec![
         ("zeros 2^40", Box::new(|| Tensor::zeros(&ctx, &[1 << 40]).map(|_| ()))),
         (
             "reshape [0] -> huge",

@@ -69,6 +69,7 @@ impl Gpu {
     ///
     /// `buffers` fill the kernel's storage bindings in order; `params` fills its uniform
     /// binding (if it has one). Nothing runs until the pending commands are submitted.
+    #[allow(clippy::expect_used, reason = "one buffer per storage binding, counted just above")]
     pub(crate) fn dispatch(
         &self,
         kernel: &Kernel,

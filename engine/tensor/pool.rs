@@ -88,6 +88,7 @@ pub(crate) struct PooledBuffer {
 }
 
 impl PooledBuffer {
+    #[allow(clippy::expect_used, reason = "the Option is taken only in Drop, after the last use")]
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.buffer.as_ref().expect("present until drop")
     }
