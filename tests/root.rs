@@ -20,4 +20,5 @@ mod reduce;
 mod robustness;
 mod scan;
 mod shaders;
+mod stress;
 mod train;

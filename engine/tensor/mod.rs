@@ -121,6 +121,8 @@ impl Tensor {
                 Storage::Cpu(Arc::new(RwLock::new(v)))
             }
             Some(gpu) => {
+                // A lost device fails here, before a buffer is asked of it.
+                gpu.check(op)?;
                 let bytes = (n.max(1) as u64) * 4;
                 if bytes > gpu.info.max_storage_binding {
                     return Err(Error::TooLarge {
