@@ -15,6 +15,7 @@ mod gpt2;
 mod matmul;
 mod mixer;
 mod nn;
+mod plan;
 mod planted;
 mod reduce;
 mod robustness;
