@@ -47,12 +47,23 @@ fn fuzz_safetensors_parser_and_loader() {
     let (config, valid) = gpt2::tiny_random_checkpoint(gpt2::TINY_SEED);
     let header_len = u64::from_le_bytes(valid[..8].try_into().unwrap()) as usize;
     fuzz("safetensors", 1, 3000, 256, |u| {
-        let bytes = if u.arbitrary::<bool>()? {
+        let mode = u.int_in_range(0..=2)?;
+        let bytes = if mode == 0 {
             // Raw bytes, sometimes behind a plausible header length.
             let mut b: Vec<u8> = u.arbitrary()?;
             if u.arbitrary()? && b.len() >= 8 {
                 let n = (b.len() - 8) as u64;
                 b[..8].copy_from_slice(&n.to_le_bytes());
+            }
+            b
+        } else if mode == 1 {
+            // The valid file with a few digits of its header changed: offsets that overlap,
+            // leave gaps or run past the end, shapes that disagree with their bytes.
+            let mut b = valid.clone();
+            let digits: Vec<usize> = (8..8 + header_len).filter(|&i| b[i].is_ascii_digit()).collect();
+            for _ in 0..u.int_in_range(1..=3)? {
+                let at = digits[u.choose_index(digits.len())?];
+                b[at] = b'0' + u.int_in_range(0..=9)?;
             }
             b
         } else {
@@ -139,6 +150,34 @@ fn fuzz_config_reader() {
     });
 }
 
+/// A random well-typed scalar expression of depth at most `depth`.
+fn expression(u: &mut Unstructured, depth: u32) -> AResult<String> {
+    if depth == 0 || u.ratio(1, 4)? {
+        return Ok(match u.int_in_range(0..=3)? {
+            0 => "h".into(),
+            1 => "x".into(),
+            2 => format!("{}", u.int_in_range(-40..=40)? as f32 / 8.0),
+            _ => ["1e30", "-1e30", "0", "1e-30"][u.choose_index(4)?].into(),
+        });
+    }
+    let a = expression(u, depth - 1)?;
+    let b = expression(u, depth - 1)?;
+    Ok(match u.int_in_range(0..=11)? {
+        0 => format!("(+ {a} {b})"),
+        1 => format!("(- {a} {b})"),
+        2 => format!("(* {a} {b})"),
+        3 => format!("(/ {a} {b})"),
+        4 => format!("(tanh {a})"),
+        5 => format!("(exp {a})"),
+        6 => format!("(log {a})"),
+        7 => format!("(max {a} {b})"),
+        8 => format!("(sigmoid {a})"),
+        9 => format!("(where (< {a} {b}) {a} {b})"),
+        10 => format!("(sqrt (abs {a}))"),
+        _ => format!("(let ((t {a})) (* t {b}))"),
+    })
+}
+
 #[test]
 fn fuzz_sexpr_front_end_and_checker() {
     let tokens = [
@@ -208,8 +247,16 @@ fn fuzz_sexpr_front_end_and_checker() {
         .tensor("initial", ArrayD::zeros(IxDyn(&[3])));
     let ctx = Context::cpu();
     fuzz("sexpr", 3, 3000, 96, |u| {
-        let text = if u.arbitrary::<u8>()? < 16 {
+        let pick = u.arbitrary::<u8>()?;
+        let text = if pick < 16 {
             String::from_utf8_lossy(&u.arbitrary::<Vec<u8>>()?).into_owned()
+        } else if pick < 128 {
+            // A well-formed body: a random expression tree over the state, the input and
+            // constants, so the checker, the interpreter and the gradient see valid programs.
+            format!(
+                "(element-scan (lambda (h x) {}) initial (list x) :axis 0)",
+                expression(u, 4)?
+            )
         } else {
             let mut s = String::from("(element-scan (lambda (h x) ");
             let n = u.int_in_range(0..=30)?;
