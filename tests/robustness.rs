@@ -288,7 +288,7 @@ fn robustness_huge_bodies_are_errors_before_compiling() {
     }
     expect_error(
         b.finish(h),
-        &["E-SIZE-001", &engine::element_scan::ir::MAX_BODY_NODES.to_string()],
+        &["E-SIZE-001", &engine::element_scan::MAX_BODY_NODES.to_string()],
     );
     // The same through the s-expression front end: one `+` of 20,000 terms.
     let terms = " x".repeat(20_000);

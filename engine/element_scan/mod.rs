@@ -52,9 +52,10 @@ use std::fmt::Write;
 
 use ndarray::ArrayD;
 
+pub use body::MAX_LOWERED_FORMS;
 pub use eval::{Bindings, Bound};
 use graph::{GOp, Graph, NodeId, ScanSpec};
-pub use ir::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_WIDTH};
+pub use ir::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
 
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
