@@ -153,6 +153,10 @@ fn robustness_offsets_near_usize_max_are_errors() {
         for off in [usize::MAX, usize::MAX - 1, usize::MAX - 5] {
             expect_error(ops::embedding(&wte, &wpe, &[1, 2], off), &["embedding", "pos_offset"]);
         }
+        // An output (T, C) past the element limit, from a wide table and many ids.
+        let wide = Tensor::zeros(ctx, &[1, 1 << 20]).unwrap();
+        let many = vec![0u32; 1 << 13];
+        expect_error(ops::embedding(&wide, &wide, &many, 0), &["embedding", "output"]);
         // A causal offset past every column shows every column, exactly as no mask.
         let x = Tensor::from_slice(ctx, &[2, 3], &rand_vec(6, 5)).unwrap();
         let all = ops::softmax_last(&x, None).unwrap().to_vec().unwrap();

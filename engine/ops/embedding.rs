@@ -38,6 +38,8 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
         ));
     }
     let t = ids.len();
+    // (T, C): checked before either path allocates it.
+    crate::tensor::numel(op, "output (T, C)", &[t, c])?;
     if pos_offset.checked_add(t).is_none_or(|end| end > wpe.shape()[0]) {
         return Err(Error::value(
             op,

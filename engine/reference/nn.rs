@@ -127,6 +127,19 @@ pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_
 /// Causal scaled dot-product attention per head: `softmax(q k^T / sqrt(D), causal past) v`.
 /// q (H, Tq, D), k (H, Tk, D), v (H, Tk, D) -> (H, Tq, D).
 pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, past: usize) -> Result<ArrayD<f32>> {
+    let op = "reference::attention";
+    if q.ndim() != 3 {
+        return Err(Error::shape(op, "q", "(H, Tq, D)", q.shape()));
+    }
+    if k.ndim() != 3 || k.shape()[0] != q.shape()[0] || k.shape()[2] != q.shape()[2] || v.shape() != k.shape() {
+        return Err(Error::mismatch(
+            op,
+            "k (H, Tk, D)",
+            k.shape(),
+            "v (H, Tk, D)",
+            v.shape(),
+        ));
+    }
     let (h, tq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
     let tk = k.shape()[1];
     if past.checked_add(tq).is_none_or(|end| end > tk) {
