@@ -149,6 +149,12 @@ impl Plan {
     /// Records every dispatch of the plan, in order, into one compute pass of `ctx`'s pending
     /// commands (ordered after the ops recorded before it). Fails on another context.
     pub fn replay(&self, ctx: &Context) -> Result<()> {
+        self.replay_in_parts(ctx, 1)
+    }
+
+    /// [`Plan::replay`] as `parts` passes, submitting each but the last as soon as it is
+    /// recorded, so the device starts on a long plan while the host records the rest.
+    pub fn replay_in_parts(&self, ctx: &Context, parts: usize) -> Result<()> {
         if !ctx.same(&self.ctx) {
             return Err(Error::WrongContext {
                 op: "Plan::replay",
@@ -165,18 +171,61 @@ impl Plan {
                 message: "a plan cannot be replayed inside another capture".into(),
             });
         }
-        gpu.record(|encoder| {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("plan"),
-                timestamp_writes: None,
+        let per_part = self.atoms.len().div_ceil(parts.max(1)).max(1);
+        let mut chunks = self.atoms.chunks(per_part).peekable();
+        while let Some(chunk) = chunks.next() {
+            gpu.record(|encoder| {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("plan"),
+                    timestamp_writes: None,
+                });
+                for a in chunk {
+                    pass.set_pipeline(&a.kernel.pipeline);
+                    pass.set_bind_group(0, &a.bind_group, &[]);
+                    pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                }
             });
-            for a in &self.atoms {
-                pass.set_pipeline(&a.kernel.pipeline);
-                pass.set_bind_group(0, &a.bind_group, &[]);
-                pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+            if chunks.peek().is_some() {
+                gpu.submit();
             }
-        });
+        }
         Ok(())
+    }
+
+    /// Device milliseconds per replay of each kernel, summed over its dispatches, with the
+    /// dispatch count, largest first: each dispatch is run alone `reps` times and timed (GPU
+    /// timestamps where the adapter has them). A probe for benchmarks: dispatches that
+    /// advance device state (a sampler) run `reps` extra times.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn time_kernels(&self, ctx: &Context, reps: usize) -> Result<Vec<(String, f64, usize)>> {
+        let gpu = ctx.require_gpu("Plan::time_kernels")?;
+        let mut rows: Vec<(String, f64, usize)> = Vec::new();
+        for a in &self.atoms {
+            let ((), t) = ctx.time(|| {
+                gpu.record(|encoder| {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("plan probe"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&a.kernel.pipeline);
+                    pass.set_bind_group(0, &a.bind_group, &[]);
+                    for _ in 0..reps {
+                        pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                    }
+                });
+                Ok(())
+            })?;
+            let ms = t.seconds / reps.max(1) as f64 * 1e3;
+            match rows.iter_mut().find(|r| r.0 == a.kernel.name) {
+                Some(r) => {
+                    r.1 += ms;
+                    r.2 += 1;
+                }
+                None => rows.push((a.kernel.name.clone(), ms, 1)),
+            }
+        }
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+        Ok(rows)
     }
 
     /// Dispatches per replay.

@@ -5,34 +5,42 @@
 // draw of step i depends only on (seed, i) and a run repeats exactly. The chosen id goes to
 // state.token (the next step embeds it) and to ids[step] (the host reads ids back later).
 //
-// One workgroup of 256 invocations, each owning a contiguous chunk of the vocabulary (so
-// "lower id first" is thread order). Top-k finds the k-th largest logit exactly by a radix
-// select over order-preserving u32 keys (4 passes of 8 bits, a 256-bucket histogram each),
-// gathers the k candidates (ties at the threshold: lowest ids first), sorts them by rank and
-// walks their weights in that order, as `decode::top_k_draw` does on the host.
+// Two stages, one entry point (PICK selects): the BLOCK stage runs one workgroup per block of
+// BLOCK logits and writes the block's k best as (key, id) pairs, best first, into `cands`
+// (KMAX slots a block, unused slots (0, NONE)); the PICK stage runs one workgroup over all the
+// blocks' candidates, takes the k best of those (the global k best: every one of them is
+// among its block's k best) and draws. Within a workgroup each of the 256 invocations owns a
+// contiguous run of items, so "lower id first" among equal keys is item order: ids ascend
+// through a block, and the candidates of a block (sorted, ties by id) follow the blocks in
+// order. The k best are found exactly by a radix select over order-preserving u32 keys
+// (4 rounds of 8 bits, a 256-bucket histogram each), gathered (ties at the threshold: first
+// in item order), ranked, and the draw walks their weights in rank order, as
+// `decode::top_k_draw` does on the host. Greedy is k = 1.
+
+override PICK: bool = false;
 
 struct Params {
-    vocab: u32,
+    items: u32,       // BLOCK stage: V; PICK stage: blocks * KMAX
     logits_off: u32,
     ids_len: u32,
-    set_pos: u32,   // 1: state.pos = new_pos (after a prefill); 0: state.pos += 1
+    set_pos: u32,     // 1: state.pos = new_pos (after a prefill); 0: state.pos += 1
     new_pos: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> logits: array<f32>;      // (V,)
+@group(0) @binding(1) var<storage, read> logits: array<f32>;          // (V,)
 @group(0) @binding(2) var<storage, read_write> state: State;
-@group(0) @binding(3) var<storage, read_write> ids: array<u32>;   // (ids_len,) ring of chosen ids
+@group(0) @binding(3) var<storage, read_write> ids: array<u32>;       // (ids_len,) chosen ids
+@group(0) @binding(4) var<storage, read_write> cands: array<vec2<u32>>; // (blocks * KMAX,) (key, id)
 
 const KMAX: u32 = 128u;
+const BLOCK: u32 = 2048u;
 const NONE: u32 = 0xffffffffu;
 
 var<workgroup> settings: vec4<u32>;           // mode, top_k, step, temperature bits
 var<workgroup> chosen: vec2<u32>;             // radix pass: bucket, how many to take from it
 var<workgroup> hist: array<atomic<u32>, 256>;
 var<workgroup> scan: array<u32, 256>;
-var<workgroup> best_key: array<u32, 256>;
-var<workgroup> best_idx: array<u32, 256>;
 var<workgroup> cand_key: array<u32, KMAX>;
 var<workgroup> cand_idx: array<u32, KMAX>;
 var<workgroup> sorted_idx: array<u32, KMAX>;
@@ -59,6 +67,14 @@ fn hash(v: u32) -> u32 {
     return x;
 }
 
+// Item i of this workgroup as (key, id).
+fn item(base: u32, i: u32) -> vec2<u32> {
+    if PICK {
+        return cands[i];
+    }
+    return vec2<u32>(key_of(logits[p.logits_off + base + i]), base + i);
+}
+
 // Inclusive prefix sum over the invocations (uniform control flow only: it holds barriers).
 fn inclusive_scan(lid: u32, v: u32) -> u32 {
     scan[lid] = v;
@@ -78,113 +94,108 @@ fn inclusive_scan(lid: u32, v: u32) -> u32 {
 }
 
 @compute @workgroup_size(256)
-fn sample(@builtin(local_invocation_index) lid: u32) {
+fn sample(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     if lid == 0u {
         settings = vec4<u32>(state.mode, state.top_k, state.step, bitcast<u32>(state.temperature));
     }
     let s = workgroupUniformLoad(&settings);
-    let chunk = (p.vocab + 255u) / 256u;
-    let lo = min(lid * chunk, p.vocab);
-    let hi = min(lo + chunk, p.vocab);
+    // This workgroup's items: a block of the logits, or every candidate.
+    var base = 0u;
+    var n = p.items;
+    if !PICK {
+        base = wid.x * BLOCK;
+        n = min(BLOCK, p.items - base);
+    }
+    let chunk = (n + 255u) / 256u;
+    let lo = min(lid * chunk, n);
+    let hi = min(lo + chunk, n);
+    var k = 1u;
+    if s.x == 1u {
+        k = clamp(s.y, 1u, KMAX);
+    }
+    k = min(k, n);
 
-    // Greedy: the largest key, the lowest index on a tie (chunks ascend with lid).
-    var bk = 0u;
-    var bi = NONE;
+    // Radix select of the k-th largest key, 8 bits a round from the top.
+    var prefix = 0u;
+    var mask = 0u;
+    var remaining = k;
+    for (var round = 0u; round < 4u; round++) {
+        let shift = 24u - 8u * round;
+        atomicStore(&hist[lid], 0u);
+        workgroupBarrier();
+        for (var i = lo; i < hi; i++) {
+            let key = item(base, i).x;
+            if (key & mask) == prefix {
+                atomicAdd(&hist[(key >> shift) & 255u], 1u);
+            }
+        }
+        workgroupBarrier();
+        // scan[b] = keys in buckets b..255: a prefix sum over the buckets taken in reverse.
+        let r = inclusive_scan(lid, atomicLoad(&hist[255u - lid]));
+        scan[255u - lid] = r;
+        workgroupBarrier();
+        let here = scan[lid];
+        let above = select(0u, scan[min(lid + 1u, 255u)], lid < 255u);
+        if here >= remaining && above < remaining {
+            chosen = vec2<u32>(lid, remaining - above);
+        }
+        let c = workgroupUniformLoad(&chosen);
+        prefix |= c.x << shift;
+        mask |= 255u << shift;
+        remaining = c.y;
+    }
+    // prefix is the k-th largest key; take every key above it and the first `remaining`
+    // (in item order) equal to it.
+    var n_above = 0u;
+    var n_ties = 0u;
     for (var i = lo; i < hi; i++) {
-        let k = key_of(logits[p.logits_off + i]);
-        if bi == NONE || k > bk {
-            bk = k;
-            bi = i;
+        let key = item(base, i).x;
+        n_above += select(0u, 1u, key > prefix);
+        n_ties += select(0u, 1u, key == prefix);
+    }
+    var slot_above = inclusive_scan(lid, n_above) - n_above;
+    var tie_rank = inclusive_scan(lid, n_ties) - n_ties;
+    let first_tie = k - remaining;
+    for (var i = lo; i < hi; i++) {
+        let it = item(base, i);
+        if it.x > prefix {
+            cand_key[slot_above] = it.x;
+            cand_idx[slot_above] = it.y;
+            slot_above++;
+        } else if it.x == prefix {
+            if tie_rank < remaining {
+                cand_key[first_tie + tie_rank] = it.x;
+                cand_idx[first_tie + tie_rank] = it.y;
+            }
+            tie_rank++;
         }
     }
-    best_key[lid] = bk;
-    best_idx[lid] = bi;
     workgroupBarrier();
-    for (var w = 128u; w > 0u; w >>= 1u) {
-        if lid < w {
-            let ok = best_key[lid + w];
-            let oi = best_idx[lid + w];
-            if oi != NONE && (best_idx[lid] == NONE || ok > best_key[lid]) {
-                best_key[lid] = ok;
-                best_idx[lid] = oi;
-            }
+    // Rank: larger key first, lower id first among equal keys.
+    if lid < k {
+        let key = cand_key[lid];
+        let idx = cand_idx[lid];
+        var rank = 0u;
+        for (var c = 0u; c < k; c++) {
+            let ok = cand_key[c];
+            rank += select(0u, 1u, ok > key || (ok == key && cand_idx[c] < idx));
         }
-        workgroupBarrier();
+        sorted_idx[rank] = idx;
+        sorted_val[rank] = value_of(key);
+        if !PICK {
+            cands[wid.x * KMAX + rank] = vec2<u32>(key, idx);
+        }
     }
-    var token = best_idx[0];
-
-    let k = min(min(s.y, KMAX), p.vocab);
-    if s.x == 1u && k > 1u {
-        // Radix select of the k-th largest key, 8 bits a pass from the top.
-        var prefix = 0u;
-        var mask = 0u;
-        var remaining = k;
-        for (var round = 0u; round < 4u; round++) {
-            let shift = 24u - 8u * round;
-            atomicStore(&hist[lid], 0u);
-            workgroupBarrier();
-            for (var i = lo; i < hi; i++) {
-                let key = key_of(logits[p.logits_off + i]);
-                if (key & mask) == prefix {
-                    atomicAdd(&hist[(key >> shift) & 255u], 1u);
-                }
-            }
-            workgroupBarrier();
-            // scan[b] = keys in buckets b..255: a prefix sum over the buckets taken in reverse.
-            let r = inclusive_scan(lid, atomicLoad(&hist[255u - lid]));
-            scan[255u - lid] = r;
-            workgroupBarrier();
-            let here = scan[lid];
-            let above = select(0u, scan[min(lid + 1u, 255u)], lid < 255u);
-            if here >= remaining && above < remaining {
-                chosen = vec2<u32>(lid, remaining - above);
-            }
-            let c = workgroupUniformLoad(&chosen);
-            prefix |= c.x << shift;
-            mask |= 255u << shift;
-            remaining = c.y;
+    if !PICK {
+        if lid >= k && lid < KMAX {
+            cands[wid.x * KMAX + lid] = vec2<u32>(0u, NONE);
         }
-        // prefix is the k-th largest key; take every key above it and the `remaining`
-        // lowest-index keys equal to it.
-        var n_above = 0u;
-        var n_ties = 0u;
-        for (var i = lo; i < hi; i++) {
-            let key = key_of(logits[p.logits_off + i]);
-            n_above += select(0u, 1u, key > prefix);
-            n_ties += select(0u, 1u, key == prefix);
-        }
-        var slot_above = inclusive_scan(lid, n_above) - n_above;
-        var tie_rank = inclusive_scan(lid, n_ties) - n_ties;
-        let first_tie = k - remaining;
-        for (var i = lo; i < hi; i++) {
-            let key = key_of(logits[p.logits_off + i]);
-            if key > prefix {
-                cand_key[slot_above] = key;
-                cand_idx[slot_above] = i;
-                slot_above++;
-            } else if key == prefix {
-                if tie_rank < remaining {
-                    cand_key[first_tie + tie_rank] = key;
-                    cand_idx[first_tie + tie_rank] = i;
-                }
-                tie_rank++;
-            }
-        }
-        workgroupBarrier();
-        // Sort by rank: larger key first, lower id first among equal keys.
-        if lid < k {
-            let key = cand_key[lid];
-            let idx = cand_idx[lid];
-            var rank = 0u;
-            for (var c = 0u; c < k; c++) {
-                let ok = cand_key[c];
-                rank += select(0u, 1u, ok > key || (ok == key && cand_idx[c] < idx));
-            }
-            sorted_idx[rank] = idx;
-            sorted_val[rank] = value_of(key);
-        }
-        workgroupBarrier();
-        if lid == 0u {
+        return;
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        var token = sorted_idx[0];
+        if s.x == 1u && k > 1u {
             let t = bitcast<f32>(s.w);
             let top = sorted_val[0];
             var total = 0.0;
@@ -203,8 +214,6 @@ fn sample(@builtin(local_invocation_index) lid: u32) {
                 u -= wgt;
             }
         }
-    }
-    if lid == 0u {
         state.token = token;
         if s.z < p.ids_len {
             ids[s.z] = token;

@@ -77,6 +77,23 @@ const ATTENTION_DECODE: KernelDef = KernelDef {
     ],
 };
 
+const LM_HEAD: KernelDef = KernelDef {
+    name: "gpt2/lm_head",
+    wgsl: include_str!("../../../shaders/gpt2/lm_head.wgsl"),
+    entry: "lm_head",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+    ],
+};
+
+/// Widest C the head kernel holds (`MAX_C` in `lm_head.wgsl`: GPT-2 XL's 1600).
+const LM_HEAD_MAX_C: usize = 1600;
+
 const SAMPLE: KernelDef = KernelDef {
     name: "gpt2/sample",
     wgsl: concat!(
@@ -84,8 +101,17 @@ const SAMPLE: KernelDef = KernelDef {
         include_str!("../../../shaders/gpt2/sample.wgsl")
     ),
     entry: "sample",
-    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite, Binding::ReadWrite],
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+    ],
 };
+
+/// Logits per workgroup of the sampler's first stage (`BLOCK` in `sample.wgsl`).
+const SAMPLE_BLOCK: usize = 2048;
 
 /// The device side of one generated sequence: the decode state and the ring of chosen ids.
 #[derive(Clone, Debug)]
@@ -318,10 +344,10 @@ pub(crate) fn attention_decode(
     let gpu = ctx.require_gpu(op)?;
     let s = k_cache.shape();
     let (h, p, d) = (s[1], s[2], s[3]);
-    if d == 0 || d > 256 || 256 % d != 0 {
+    if d < 4 || d > 256 || 256 % d != 0 {
         return Err(Error::Unsupported {
             op,
-            message: format!("head dim {d}: the decode kernel needs a divisor of 256"),
+            message: format!("head dim {d}: the decode kernel needs a multiple of 4 dividing 256"),
         });
     }
     check_row(op, "q", q, h * d)?;
@@ -350,6 +376,38 @@ pub(crate) fn attention_decode(
     Ok(out)
 }
 
+/// The final layer norm and the tied output embedding: x (1, C), ln_f (C,) twice, wte
+/// (V, C) dense -> logits (1, V).
+pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
+    let op = "gpt2::lm_head";
+    let ctx = x.context();
+    let gpu = ctx.require_gpu(op)?;
+    let (v, c) = (wte.shape()[0], wte.shape()[1]);
+    if !wte.is_contiguous() || c % 4 != 0 || c > LM_HEAD_MAX_C {
+        return Err(Error::Unsupported {
+            op,
+            message: format!("wte {:?}: the head kernel needs a dense (V, C) with C % 4 == 0 and C <= {LM_HEAD_MAX_C}", wte.shape()),
+        });
+    }
+    for (arg, t) in [("x", x), ("ln_f weight", norm.0), ("ln_f bias", norm.1)] {
+        check_row(op, arg, t, c)?;
+        if t.layout().offset != 0 {
+            return Err(Error::shape(op, arg, "a row at offset 0", t.shape()));
+        }
+    }
+    let logits = Tensor::uninit(ctx, &[1, v], op)?;
+    let params = Params::new().usize(v).usize(c).f32(norm.2);
+    let buffers = [
+        x.gpu_buffer(op)?,
+        norm.0.gpu_buffer(op)?,
+        norm.1.gpu_buffer(op)?,
+        wte.gpu_buffer(op)?,
+        logits.gpu_buffer(op)?,
+    ];
+    gpu.dispatch(&gpu.kernel(&LM_HEAD, &[])?, &params, &buffers, groups_1d(v.div_ceil(64) as u32))?;
+    Ok(logits)
+}
+
 /// Picks the next token from `logits` (1, V) into the state and the ids ring; the position
 /// then becomes `new_pos` (after a prefill) or advances by one.
 pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) -> Result<()> {
@@ -359,14 +417,26 @@ pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) 
     if !logits.layout().is_dense() || v == 0 {
         return Err(Error::shape(op, "logits", "a dense row (1, V)", logits.shape()));
     }
-    let params = Params::new()
-        .usize(v)
-        .usize(logits.layout().offset)
-        .usize(st.ids.len())
-        .u32(u32::from(new_pos.is_some()))
-        .usize(new_pos.unwrap_or(0));
-    let buffers = [logits.gpu_buffer(op)?, st.state.gpu_buffer(op)?, st.ids.gpu_buffer(op)?];
-    gpu.dispatch(&gpu.kernel(&SAMPLE, &[])?, &params, &buffers, [1, 1, 1])
+    // Stage 1: each block's best candidates; stage 2: the pick among all of them.
+    let blocks = v.div_ceil(SAMPLE_BLOCK);
+    let cands = Tensor::uninit(logits.context(), &[blocks * DEVICE_TOP_K_MAX * 2], op)?; // (blocks * KMAX) (key, id)
+    let buffers = [
+        logits.gpu_buffer(op)?,
+        st.state.gpu_buffer(op)?,
+        st.ids.gpu_buffer(op)?,
+        cands.gpu_buffer(op)?,
+    ];
+    for (pick, items, groups) in [(false, v, blocks), (true, blocks * DEVICE_TOP_K_MAX, 1)] {
+        let params = Params::new()
+            .usize(items)
+            .usize(logits.layout().offset)
+            .usize(st.ids.len())
+            .u32(u32::from(new_pos.is_some()))
+            .usize(new_pos.unwrap_or(0));
+        let kernel = gpu.kernel(&SAMPLE, &[("PICK", f64::from(u8::from(pick)))])?;
+        gpu.dispatch(&kernel, &params, &buffers, [groups as u32, 1, 1])?;
+    }
+    Ok(())
 }
 
 /// Top-k sampling as the device sampler (`sample.wgsl`) does it, draw `step` of a run seeded
