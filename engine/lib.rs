@@ -23,6 +23,8 @@
 //! [`models`] (GPT-2), [`plan`] (captured op sequences replayed in one pass), [`check`] (seeded
 //! inputs and tolerance gates).
 
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 pub mod check;
 pub mod context;
 pub mod element_scan;

@@ -330,7 +330,16 @@ fn contract_ops_on_the_cpu_context() {
     let mut rng = Rng::new(78);
     let x = random(&mut rng, &[4, 6], -2.0, 2.0);
     let tx = Tensor::from_array(&ctx, &x).unwrap();
-    let want = flat(&reference::nn::gelu(&x.view()));
+    // Each op against a formula written here, not the engine's reference (which the CPU
+    // context runs, so comparing with it would compare the reference with itself).
+    let xs = flat(&x);
+    let want: Vec<f32> = xs
+        .iter()
+        .map(|&v| {
+            let v = v as f64;
+            (0.5 * v * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (v + 0.044715 * v * v * v)).tanh())) as f32
+        })
+        .collect();
     assert_close(
         &ctx,
         "gelu on the CPU context",
@@ -338,15 +347,42 @@ fn contract_ops_on_the_cpu_context() {
         &want,
         GATE,
     );
-    assert_eq!(
-        ops::softmax_last(&tx, Some(1)).unwrap().to_array().unwrap(),
-        reference::nn::softmax_last(&x.view(), Some(1))
-    );
-    assert_eq!(
-        ops::argmax_last(&tx).unwrap().to_array().unwrap(),
-        reference::nn::argmax_last(&x.view())
-    );
-    let q = Tensor::from_array(&ctx, &random(&mut rng, &[2, 3, 4], -1.0, 1.0)).unwrap();
+    // Causal softmax with past 1: row i sees columns 0..=1 + i.
+    let mut want = vec![0f32; 24];
+    let mut want_argmax = vec![0f32; 4];
+    for i in 0..4 {
+        let row = &xs[i * 6..(i + 1) * 6];
+        let seen = (i + 2).min(6);
+        let total: f64 = row[..seen].iter().map(|&v| (v as f64).exp()).sum();
+        for j in 0..seen {
+            want[i * 6 + j] = ((row[j] as f64).exp() / total) as f32;
+        }
+        let best = (0..6).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+        want_argmax[i] = best as f32;
+    }
+    let got = ops::softmax_last(&tx, Some(1)).unwrap().to_vec().unwrap();
+    assert_close(&ctx, "causal softmax on the CPU context", &got, &want, GATE);
+    assert_eq!(ops::argmax_last(&tx).unwrap().to_vec().unwrap(), want_argmax);
+    // Attention of one head, written out: softmax(q k^T / 2) v with a causal mask.
+    let qa = random(&mut rng, &[1, 3, 4], -1.0, 1.0);
+    let q = Tensor::from_array(&ctx, &qa).unwrap();
     let got = ops::attention(&q, &q, &q, 0).unwrap();
-    assert_eq!(got.shape(), &[2, 3, 4]);
+    assert_eq!(got.shape(), &[1, 3, 4]);
+    let mut want = vec![0f32; 12];
+    for i in 0..3 {
+        let s: Vec<f64> = (0..=i)
+            .map(|j| (0..4).map(|e| qa[[0, i, e]] as f64 * qa[[0, j, e]] as f64).sum::<f64>() / 2.0)
+            .collect();
+        let total: f64 = s.iter().map(|v| v.exp()).sum();
+        for e in 0..4 {
+            want[i * 4 + e] = ((0..=i).map(|j| s[j].exp() * qa[[0, j, e]] as f64).sum::<f64>() / total) as f32;
+        }
+    }
+    assert_close(
+        &ctx,
+        "attention on the CPU context",
+        &got.to_vec().unwrap(),
+        &want,
+        GATE,
+    );
 }

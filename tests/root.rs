@@ -5,16 +5,21 @@
 
 mod common;
 
+mod campaign;
 mod context;
 mod cuda;
 mod element_scan;
 mod elementwise;
+mod fuzz;
 mod gpt2;
 mod matmul;
 mod mixer;
 mod nn;
 mod plan;
+mod planted;
 mod reduce;
+mod robustness;
 mod scan;
 mod shaders;
+mod stress;
 mod train;

@@ -22,7 +22,13 @@ impl BackendChoice {
     /// Reads `ENGINE_BACKEND`.
     pub fn from_env() -> Result<Self> {
         match std::env::var("ENGINE_BACKEND") {
-            Err(_) => Ok(BackendChoice::Auto),
+            Err(std::env::VarError::NotPresent) => Ok(BackendChoice::Auto),
+            Err(std::env::VarError::NotUnicode(v)) => Err(Error::value(
+                "Context::new",
+                "ENGINE_BACKEND",
+                "one of auto, vulkan, gl, metal, dx12, webgpu, cpu",
+                format!("{v:?} (not UTF-8)"),
+            )),
             Ok(v) => Self::parse(&v),
         }
     }

@@ -38,9 +38,13 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// The info of the CPU reference context.
+    /// Each CPU context gets its own number (`CPU reference #2 ...`), so two of them in one
+    /// process print distinct names (a wrong-context error names both).
     pub(crate) fn cpu() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         DeviceInfo {
-            name: "CPU reference (ndarray, f64 accumulation)".into(),
+            name: format!("CPU reference #{n} (ndarray, f64 accumulation)"),
             backend: "Cpu".into(),
             device_type: "Cpu".into(),
             driver: String::new(),

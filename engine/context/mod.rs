@@ -85,6 +85,7 @@ impl Context {
 
     /// Opens a device on `adapter` with its real limits and the optional features it has.
     pub async fn from_adapter(adapter: &wgpu::Adapter) -> Result<Self> {
+        crate::tensor::pool::idle_bound_from_env()?;
         let (device, queue) = adapter::open(adapter).await?;
         let info = DeviceInfo::from_device(Some(&adapter.get_info()), device.features(), &device.limits());
         Ok(Self::from_gpu(Gpu::new(device, queue, info)))

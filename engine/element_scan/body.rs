@@ -18,6 +18,10 @@ use crate::error::Result;
 /// Deepest function inlining (a function calling itself would never end).
 const MAX_INLINE: usize = 64;
 
+/// Most forms lowered for one body, inlined calls counted at each call. Depth alone does not
+/// bound the work: functions that each call the previous one twice double it per level.
+pub const MAX_LOWERED_FORMS: usize = 1 << 16;
+
 /// Lowers `f` (state, then one parameter per sequence) to a body of these parameter types.
 pub(crate) fn lower(f: &Lambda, types: &[Ty]) -> Result<Body> {
     if f.params.len() != types.len() {
@@ -40,6 +44,7 @@ pub(crate) fn lower(f: &Lambda, types: &[Ty]) -> Result<Body> {
         b,
         vector: types[0].width > 0,
         depth: 0,
+        lowered: 0,
     };
     let mut last = None;
     for form in &f.body {
@@ -47,13 +52,13 @@ pub(crate) fn lower(f: &Lambda, types: &[Ty]) -> Result<Body> {
     }
     let (r, form) = last.ok_or_else(|| at(code::FORM, f.pos, "the body is empty"))?;
     let state = types[0];
-    let rt = l.b.ty(r);
+    let rt = l.b.ty(r)?;
     let r = if rt.kind == Kind::F32 && rt.width <= 1 && state.width > 1 {
         l.b.splat(r, state.width).map_err(|e| reposition(e, form.pos, "body"))?
     } else {
         r
     };
-    let rt = l.b.ty(r);
+    let rt = l.b.ty(r)?;
     if rt != state {
         return Err(at(
             code::TYPE,
@@ -68,12 +73,22 @@ struct Lowerer {
     b: Builder,
     vector: bool,
     depth: usize,
+    /// Forms lowered so far (bounded by [`MAX_LOWERED_FORMS`]).
+    lowered: usize,
 }
 
 type Locals = HashMap<String, Id>;
 
 impl Lowerer {
     fn expr(&mut self, form: &Sexp, locals: &Locals, env: &Env) -> Result<Id> {
+        self.lowered += 1;
+        if self.lowered > MAX_LOWERED_FORMS {
+            return Err(at(
+                code::TOO_LARGE,
+                form.pos,
+                format!("the body lowers to more than {MAX_LOWERED_FORMS} forms once its function calls are inlined"),
+            ));
+        }
         match &form.atom {
             Atom::Num(n) => Ok(self.b.constant(*n as f32)),
             Atom::Bool(v) => Ok(self.b.boolean(*v)),
@@ -342,7 +357,7 @@ impl Lowerer {
             }
         }
         let x = self.expr(pos[0], locals, env)?;
-        if self.b.ty(x).width == 0 {
+        if self.b.ty(x)?.width == 0 {
             return Err(at(
                 code::SCALAR_REDUCE,
                 form.pos,

@@ -37,6 +37,8 @@ pub mod code {
     pub const SCALAR_REDUCE: &str = "E-SCAN-008";
     /// A vector state or sequence longer than 16 values.
     pub const TOO_WIDE: &str = "E-SCAN-009";
+    /// A body (or the inlining that builds it) past the engine's size limits.
+    pub const TOO_LARGE: &str = "E-SIZE-001";
     /// The initial state and the sequences disagree in shape.
     pub const SHAPE: &str = "E-SCAN-010";
     /// `with-numerics :precision :bf16` inside the body.

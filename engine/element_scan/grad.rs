@@ -59,7 +59,7 @@ fn fit_or_zero(b: &mut Builder, adj: Option<Id>, ty: Ty) -> Result<Id> {
 /// Sums a contribution over the components it was broadcast along, or repeats it, so it
 /// has the width of `ty`.
 fn fit(b: &mut Builder, g: Id, ty: Ty) -> Result<Id> {
-    let gw = b.ty(g).width;
+    let gw = b.ty(g)?.width;
     match (gw, ty.width) {
         (x, y) if x == y => Ok(g),
         (x, 0) if x >= 1 => b.reduce(Reduce::Sum, g, false),

@@ -139,7 +139,9 @@ impl Graph {
                 continue;
             }
             let node = &self.nodes[k];
-            let v = |id: NodeId| vals[id].as_ref().expect("dependencies are evaluated first");
+            // Nodes come in dependency order, so every operand was evaluated before.
+            let unevaluated = |id: NodeId| Error::value("element_scan", "graph", "operands evaluated first", id);
+            let v = |id: NodeId| vals[id].as_ref().ok_or_else(|| unevaluated(id));
             let t = match &node.op {
                 GOp::Input(name) => {
                     let t = feeds.get(name).ok_or_else(|| {
@@ -150,20 +152,27 @@ impl Graph {
                 }
                 GOp::Zeros => Tensor::zeros(ctx, &node.shape)?,
                 GOp::Scan(spec, inputs) => {
-                    let ins: Vec<&Tensor> = inputs.iter().map(|&i| v(i)).collect();
+                    let ins: Vec<&Tensor> = inputs.iter().map(|&i| v(i)).collect::<Result<_>>()?;
                     launch::run(&spec.body, spec.axis, spec.vector, spec.reverse, &node.shape, &ins)?
                 }
-                GOp::Add(a, b) => ops::add(v(*a), v(*b))?,
+                GOp::Add(a, b) => ops::add(v(*a)?, v(*b)?)?,
                 GOp::Window { x, fill, axis, offset } => {
-                    window(v(*x), fill.map(&v), *axis, *offset, node.shape[*axis])?
+                    let fill = fill.map(&v).transpose()?;
+                    window(v(*x)?, fill, *axis, *offset, node.shape[*axis])?
                 }
-                GOp::BroadcastTo(x) => broadcast_to(v(*x), &node.shape)?,
-                GOp::ReduceTo(x) => reduce_to(v(*x), &node.shape)?,
-                GOp::Reshape(x) => v(*x).reshape(&node.shape)?,
+                GOp::BroadcastTo(x) => broadcast_to(v(*x)?, &node.shape)?,
+                GOp::ReduceTo(x) => reduce_to(v(*x)?, &node.shape)?,
+                GOp::Reshape(x) => v(*x)?.reshape(&node.shape)?,
             };
             vals[k] = Some(t);
         }
-        Ok(want.iter().map(|&w| vals[w].clone().expect("evaluated")).collect())
+        want.iter()
+            .map(|&w| {
+                vals[w]
+                    .clone()
+                    .ok_or_else(|| Error::value("element_scan", "graph", "outputs evaluated", w))
+            })
+            .collect()
     }
 
     /// Appends the gradient of `out` (cotangent `seed`, out's shape) and returns the adjoint
@@ -260,8 +269,10 @@ impl Graph {
             let mut lane = init_shape.clone();
             if spec.vector {
                 let w = x_shape[x_shape.len() - 1];
-                *full.last_mut().expect("rank >= 2") = w;
-                *lane.last_mut().expect("rank >= 1") = w;
+                if let (Some(f), Some(l)) = (full.last_mut(), lane.last_mut()) {
+                    *f = w;
+                    *l = w;
+                }
             }
             let dummy = self.push(GOp::Zeros, lane);
             let mut map_inputs = vec![dummy, a, hp];

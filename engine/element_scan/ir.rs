@@ -15,6 +15,14 @@ use crate::error::Result;
 /// Longest vector a body value may have.
 pub const MAX_WIDTH: u8 = 16;
 
+/// Most nodes a body may have (parameters and constants included). The body becomes one
+/// straight-line WGSL function: drivers' shader compilers take seconds past a few thousand
+/// chained terms and overflow their stack near 100,000, so a larger body is an error.
+pub const MAX_BODY_NODES: usize = 4096;
+
+/// Most parameters (the state plus the sequences) a body may have.
+pub const MAX_PARAMS: usize = 256;
+
 /// Element kind of a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -183,6 +191,66 @@ impl Body {
         self.nodes[id.0 as usize]
     }
 
+    /// Checks a body built by hand (its fields are public): at least the state parameter,
+    /// parameters first, every argument an earlier node, every type what the builder would
+    /// give, the result of the state's type, at most [`MAX_BODY_NODES`] nodes. Bodies from
+    /// [`Builder::finish`] pass; running a body checks it first.
+    pub fn validate(&self) -> Result<()> {
+        let mut b = Body::builder(&self.params);
+        if self.nodes.len() > MAX_BODY_NODES {
+            return Err(check::builder_error(
+                code::TOO_LARGE,
+                format!("{} nodes, above the limit of {MAX_BODY_NODES}", self.nodes.len()),
+            ));
+        }
+        let mut map: Vec<Id> = Vec::with_capacity(self.nodes.len());
+        for (k, n) in self.nodes.iter().enumerate() {
+            let arg = |id: Id| -> Result<Id> {
+                map.get(id.0 as usize).copied().ok_or_else(|| {
+                    check::builder_error(code::FORM, format!("node %{k} reads %{}, not an earlier node", id.0))
+                })
+            };
+            let id = match n.op {
+                Op::Param(i) if i as usize == k && k < self.params.len() => b.param(k),
+                Op::Param(i) => {
+                    return Err(check::builder_error(
+                        code::FORM,
+                        format!("node %{k} is parameter {i}; parameters come first, in order"),
+                    ))
+                }
+                Op::Const(bits) if n.ty == Ty::BOOL => b.boolean(bits != 0),
+                Op::Const(bits) => b.constant(f32::from_bits(bits)),
+                Op::Unary(u, x) => b.unary(u, arg(x)?)?,
+                Op::Binary(o, x, y) => b.binary(o, arg(x)?, arg(y)?)?,
+                Op::Where(c, x, y) => b.select(arg(c)?, arg(x)?, arg(y)?)?,
+                Op::Reduce(r, x, keep) => b.reduce(r, arg(x)?, keep)?,
+                Op::Splat(x, w) => b.splat(arg(x)?, w)?,
+            };
+            if k < self.params.len() && !matches!(n.op, Op::Param(_)) {
+                return Err(check::builder_error(
+                    code::FORM,
+                    format!("node %{k} should be parameter {k}"),
+                ));
+            }
+            let ty = b.ty(id)?;
+            if ty != n.ty {
+                return Err(check::builder_error(
+                    code::TYPE,
+                    format!("node %{k} is typed {}, its operation gives {ty}", n.ty),
+                ));
+            }
+            map.push(id);
+        }
+        if self.nodes.len() < self.params.len() {
+            return Err(check::builder_error(code::FORM, "fewer nodes than parameters"));
+        }
+        let result = map
+            .get(self.result.0 as usize)
+            .copied()
+            .ok_or_else(|| check::builder_error(code::FORM, format!("the result %{} is not a node", self.result.0)))?;
+        b.finish(result).map(|_| ())
+    }
+
     /// The state's type (parameter 0).
     pub fn state(&self) -> Ty {
         self.params[0]
@@ -282,14 +350,28 @@ impl Builder {
         id
     }
 
-    /// The type of a node built so far.
-    pub fn ty(&self, id: Id) -> Ty {
-        self.nodes[id.0 as usize].ty
+    /// The type of a node built so far; an error for an id this builder did not make.
+    pub fn ty(&self, id: Id) -> Result<Ty> {
+        self.nodes.get(id.0 as usize).map(|n| n.ty).ok_or_else(|| {
+            check::builder_error(
+                code::FORM,
+                format!(
+                    "value %{} is not a node of this builder ({} nodes)",
+                    id.0,
+                    self.nodes.len()
+                ),
+            )
+        })
     }
 
-    /// Parameter `i` (0: the state).
+    /// Parameter `i` (0: the state). An `i` past the parameters gives an id that every
+    /// operation rejects with an error.
     pub fn param(&self, i: usize) -> Id {
-        Id(i as u32)
+        if i < self.params.len() {
+            Id(i as u32)
+        } else {
+            Id(u32::MAX)
+        }
     }
 
     /// An f32 scalar constant.
@@ -303,7 +385,7 @@ impl Builder {
     }
 
     fn want(&self, id: Id, kind: Kind, what: &str) -> Result<Ty> {
-        let ty = self.ty(id);
+        let ty = self.ty(id)?;
         if ty.kind != kind {
             return Err(check::builder_error(
                 code::TYPE,
@@ -314,7 +396,7 @@ impl Builder {
     }
 
     fn width(&self, a: Id, b: Id, what: &str) -> Result<u8> {
-        let (ta, tb) = (self.ty(a), self.ty(b));
+        let (ta, tb) = (self.ty(a)?, self.ty(b)?);
         broadcast_width(ta.width, tb.width)
             .ok_or_else(|| check::builder_error(code::TYPE, format!("{what}: widths do not broadcast: {ta} and {tb}")))
     }
@@ -349,10 +431,10 @@ impl Builder {
     /// `where(cond, a, b)`: a where cond holds, else b (a and b of one kind).
     pub fn select(&mut self, cond: Id, a: Id, b: Id) -> Result<Id> {
         self.want(cond, Kind::Bool, "where")?;
-        let kind = self.ty(a).kind;
+        let kind = self.ty(a)?.kind;
         self.want(b, kind, "where")?;
         let w = self.width(a, b, "where")?;
-        let w = broadcast_width(w, self.ty(cond).width)
+        let w = broadcast_width(w, self.ty(cond)?.width)
             .ok_or_else(|| check::builder_error(code::TYPE, "where: the condition's width does not broadcast"))?;
         Ok(self.push(Op::Where(cond, a, b), Ty { kind, width: w }))
     }
@@ -372,7 +454,7 @@ impl Builder {
 
     /// Repeats a scalar or one-value vector to `width` values (no-op when already that wide).
     pub fn splat(&mut self, x: Id, width: u8) -> Result<Id> {
-        let ty = self.ty(x);
+        let ty = self.ty(x)?;
         if ty.width == width {
             return Ok(x);
         }
@@ -387,7 +469,31 @@ impl Builder {
 
     /// Checks the result has the state's type and returns the body.
     pub fn finish(self, result: Id) -> Result<Body> {
-        let (got, want) = (self.ty(result), self.params[0]);
+        let Some(&want) = self.params.first() else {
+            return Err(check::builder_error(
+                code::FORM,
+                "a body needs at least one parameter (the state); Body::builder got none",
+            ));
+        };
+        if self.params.len() > MAX_PARAMS {
+            return Err(check::builder_error(
+                code::TOO_LARGE,
+                format!("{} parameters, above the limit of {MAX_PARAMS}", self.params.len()),
+            ));
+        }
+        if self.nodes.len() > MAX_BODY_NODES {
+            return Err(check::builder_error(
+                code::TOO_LARGE,
+                format!("{} nodes, above the limit of {MAX_BODY_NODES}", self.nodes.len()),
+            ));
+        }
+        if let Some(bad) = self.params.iter().find(|t| t.width > MAX_WIDTH) {
+            return Err(check::builder_error(
+                code::TOO_WIDE,
+                format!("parameter type {bad} is wider than {MAX_WIDTH}"),
+            ));
+        }
+        let got = self.ty(result)?;
         if got != want {
             return Err(check::builder_error(
                 code::TYPE,

@@ -52,9 +52,10 @@ use std::fmt::Write;
 
 use ndarray::ArrayD;
 
+pub use body::MAX_LOWERED_FORMS;
 pub use eval::{Bindings, Bound};
 use graph::{GOp, Graph, NodeId, ScanSpec};
-pub use ir::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_WIDTH};
+pub use ir::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
 
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -109,6 +110,7 @@ impl ElementScan {
     /// a vector state the last axis is each value's width). The inputs are named `initial`
     /// and `x1`, `x2`, .. for [`ElementScan::grad`].
     pub fn from_body(body: Body, opts: ScanOptions, initial: ArrayD<f32>, sequences: Vec<ArrayD<f32>>) -> Result<Self> {
+        body.validate()?;
         let mut graph = Graph::default();
         let mut feeds = vec![("initial".to_string(), initial)];
         feeds.extend(

@@ -1,6 +1,12 @@
 //! The expression graph: nodes in topological order (SSA), each naming its operands by index.
 //! The graph is its own cache key: equal graphs hash alike and share one pipeline.
 
+use crate::error::{Error, Result};
+
+/// Most nodes a fused graph may have: it becomes one straight-line WGSL expression, and
+/// drivers' compilers slow down sharply (and overflow their stack) on very long ones.
+pub const MAX_GRAPH_NODES: usize = 4096;
+
 /// An elementwise function of one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Unary {
@@ -109,15 +115,52 @@ impl Graph {
         self.inputs
     }
 
-    /// Evaluates the graph at one point in f64 (the CPU reference).
+    /// Checks the graph [`super::run`] is given: at least one node, at most
+    /// [`MAX_GRAPH_NODES`], every operand an earlier node of this graph (a `NodeId` taken
+    /// from another graph is caught here), every input numbered below [`Graph::inputs`].
+    pub fn validate(&self) -> Result<()> {
+        let op = "fused";
+        if self.nodes.is_empty() {
+            return Err(Error::value(op, "graph", "at least one node", "an empty graph"));
+        }
+        if self.nodes.len() > MAX_GRAPH_NODES {
+            return Err(Error::value(
+                op,
+                "graph",
+                format!("at most {MAX_GRAPH_NODES} nodes"),
+                self.nodes.len(),
+            ));
+        }
+        for (k, node) in self.nodes.iter().enumerate() {
+            let ok = match *node {
+                Node::Input(i) => i < self.inputs,
+                Node::Const(_) => true,
+                Node::Unary(_, a) => a.0 < k,
+                Node::Binary(_, a, b) => a.0 < k && b.0 < k,
+            };
+            if !ok {
+                return Err(Error::value(
+                    op,
+                    "graph",
+                    "operands that are earlier nodes of the same graph",
+                    format!("node {k} is {node:?}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates the graph at one point in f64 (the CPU reference). A missing input or an
+    /// operand that is not an earlier node reads as NaN ([`Graph::validate`] rejects both).
     pub fn eval(&self, inputs: &[f64]) -> f64 {
-        let mut v = Vec::with_capacity(self.nodes.len());
+        let mut v: Vec<f64> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
+            let at = |v: &[f64], a: NodeId| v.get(a.0).copied().unwrap_or(f64::NAN);
             let x = match *node {
-                Node::Input(i) => inputs[i],
+                Node::Input(i) => inputs.get(i).copied().unwrap_or(f64::NAN),
                 Node::Const(bits) => f32::from_bits(bits) as f64,
                 Node::Unary(op, a) => {
-                    let a: f64 = v[a.0];
+                    let a: f64 = at(&v, a);
                     match op {
                         Unary::Neg => -a,
                         Unary::Exp => a.exp(),
@@ -128,7 +171,7 @@ impl Graph {
                     }
                 }
                 Node::Binary(op, a, b) => {
-                    let (a, b): (f64, f64) = (v[a.0], v[b.0]);
+                    let (a, b): (f64, f64) = (at(&v, a), at(&v, b));
                     match op {
                         Binary::Add => a + b,
                         Binary::Sub => a - b,

@@ -11,7 +11,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use ndarray::{ArrayD, IxDyn};
 
-pub use graph::{Binary, Graph, Node, NodeId, Unary};
+pub use graph::{Binary, Graph, Node, NodeId, Unary, MAX_GRAPH_NODES};
 
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, Binding, KernelKey, KernelSource, Params};
@@ -27,9 +27,7 @@ pub fn wgsl(graph: &Graph) -> String {
 /// kernel launch. inputs: one tensor per `Graph::input`, any strided views -> (broadcast shape).
 pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
     let op = "fused";
-    if graph.nodes.is_empty() {
-        return Err(Error::value(op, "graph", "at least one node", "an empty graph"));
-    }
+    graph.validate()?;
     if inputs.len() != graph.inputs || inputs.is_empty() {
         return Err(Error::value(
             op,
@@ -46,10 +44,13 @@ pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
     }
     let Some(gpu) = ctx.gpu() else {
         let hosts = inputs.iter().map(|t| t.host(op)).collect::<Result<Vec<_>>>()?;
-        let views: Vec<_> = hosts
+        let views = hosts
             .iter()
-            .map(|h| h.broadcast(IxDyn(&shape)).expect("shapes checked"))
-            .collect();
+            .map(|h| {
+                h.broadcast(IxDyn(&shape))
+                    .ok_or_else(|| Error::mismatch(op, "input", h.shape(), "output", &shape))
+            })
+            .collect::<Result<Vec<_>>>()?;
         let n: usize = shape.iter().product();
         let iters: Vec<Vec<f64>> = views.iter().map(|v| v.iter().map(|&x| x as f64).collect()).collect();
         let data: Vec<f32> = (0..n)
@@ -58,7 +59,9 @@ pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
                 graph.eval(&args) as f32
             })
             .collect();
-        return Tensor::from_host(ctx, ArrayD::from_shape_vec(IxDyn(&shape), data).expect("sizes agree"));
+        let out = ArrayD::from_shape_vec(IxDyn(&shape), data)
+            .map_err(|e| Error::value(op, "output", "sizes that agree", e))?;
+        return Tensor::from_host(ctx, out);
     };
     // Every input plus the output is a storage binding.
     let limit = gpu.info.max_storage_buffers as usize;

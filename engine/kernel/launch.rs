@@ -22,9 +22,18 @@ impl Params {
         self.words.push(v);
         self
     }
-    /// A size or index; callers have checked it fits the device (`usize` -> `u32`).
+    /// A size, stride or offset of a checked tensor (`usize` -> `u32`). Tensors hold at most
+    /// [`crate::tensor::MAX_ELEMENTS`] (2^32 - 1) elements and views stay in their buffer, so
+    /// these fit; a value that does not saturates (never wraps) and fails a debug assertion.
+    /// Arguments a caller chooses freely (a position, an offset) go through [`Params::checked`].
     pub fn usize(self, v: usize) -> Self {
-        self.u32(v as u32)
+        debug_assert!(u32::try_from(v).is_ok(), "kernel parameter {v} does not fit u32");
+        self.u32(u32::try_from(v).unwrap_or(u32::MAX))
+    }
+    /// A `usize` argument of `op` that must fit the kernel's u32, or an error naming it.
+    pub fn checked(self, op: &'static str, arg: &'static str, v: usize) -> Result<Self> {
+        let w = u32::try_from(v).map_err(|_| Error::value(op, arg, format!("at most {} (u32)", u32::MAX), v))?;
+        Ok(self.u32(w))
     }
     pub fn i32(self, v: i32) -> Self {
         self.u32(v as u32)
@@ -98,6 +107,7 @@ impl Gpu {
     ///
     /// `buffers` fill the kernel's storage bindings in order; `params` fills its uniform
     /// binding (if it has one). Nothing runs until the pending commands are submitted.
+    #[allow(clippy::expect_used, reason = "one buffer per storage binding, counted just above")]
     pub(crate) fn dispatch(
         &self,
         kernel: &std::sync::Arc<Kernel>,

@@ -80,7 +80,7 @@ pub fn attention_with(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, path: Att
         ));
     }
     let tk = k.shape()[1];
-    if past + tq > tk {
+    if past.checked_add(tq).is_none_or(|end| end > tk) {
         return Err(Error::value(op, "past", format!("past + Tq ({tq}) <= Tk ({tk})"), past));
     }
     if d == 0 {
@@ -117,7 +117,7 @@ fn fused(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, scale: f32) -> Result<
         .usize(h)
         .usize(tq)
         .usize(d)
-        .usize(past)
+        .checked(op, "past", past)?
         .f32(scale)
         .usize(q.layout().offset)
         .usize(k.layout().offset)

@@ -21,6 +21,8 @@ pub fn broadcast_shape(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec
             _ => return Err(Error::mismatch(op, "lhs", a, "rhs", b)),
         };
     }
+    // The broadcast can hold far more elements than either operand ([n, 1] with [1, n]).
+    crate::tensor::numel(op, "broadcast shape", &out)?;
     Ok(out)
 }
 
@@ -56,11 +58,13 @@ pub(crate) fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, 
             && strides
                 .iter()
                 .zip(&out_strides)
-                .all(|(s, o)| *o.last().expect("same length") == s[d] * shape[d]);
-        if mergeable {
-            *out_shape.last_mut().expect("not empty") *= shape[d];
+                .all(|(s, o)| o.last() == Some(&(s[d] * shape[d])));
+        if let (true, Some(last)) = (mergeable, out_shape.last_mut()) {
+            *last *= shape[d];
             for (o, s) in out_strides.iter_mut().zip(strides) {
-                *o.last_mut().expect("not empty") = s[d];
+                if let Some(l) = o.last_mut() {
+                    *l = s[d];
+                }
             }
         } else {
             out_shape.push(shape[d]);

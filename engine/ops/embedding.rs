@@ -38,7 +38,9 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
         ));
     }
     let t = ids.len();
-    if pos_offset + t > wpe.shape()[0] {
+    // (T, C): checked before either path allocates it.
+    crate::tensor::numel(op, "output (T, C)", &[t, c])?;
+    if pos_offset.checked_add(t).is_none_or(|end| end > wpe.shape()[0]) {
         return Err(Error::value(
             op,
             "pos_offset",
@@ -82,7 +84,10 @@ pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset:
         wpe.gpu_buffer(op)?,
         out.gpu_buffer(op)?,
     ];
-    let params = Params::new().usize(t * c).usize(c).usize(pos_offset);
+    let params = Params::new()
+        .usize(t * c)
+        .usize(c)
+        .checked(op, "pos_offset", pos_offset)?;
     gpu.dispatch(&kernel, &params, &buffers, groups_1d((t * c).div_ceil(256) as u32))?;
     Ok(out)
 }

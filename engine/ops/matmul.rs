@@ -152,6 +152,10 @@ pub fn matmul_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Matmu
         return Err(Error::mismatch(op, "a (..., M, K)", a, "b (..., K, N)", b));
     }
     let batch = broadcast_shape(op, ab, bb).map_err(|_| Error::mismatch(op, "a batch", a, "b batch", b))?;
+    // The output (..., M, N) may be far larger than either operand when K is small or 0.
+    let mut out = batch.clone();
+    out.extend([am[0], bm[1]]);
+    crate::tensor::numel(op, "output", &out)?;
     Ok(MatmulShape {
         batch,
         m: am[0],

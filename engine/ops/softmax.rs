@@ -40,7 +40,9 @@ pub fn softmax_last(x: &Tensor, causal: Option<usize>) -> Result<Tensor> {
     if rows == 0 {
         return Ok(out);
     }
-    let past = causal.unwrap_or(0).min(u32::MAX as usize);
+    // Row i sees columns 0..=past + i: any past >= cols shows every column, so clamping to
+    // cols keeps the mask exact and `past + i` from wrapping in the kernel's u32.
+    let past = causal.unwrap_or(0).min(cols);
     let params = Params::new()
         .usize(rows)
         .usize(cols)

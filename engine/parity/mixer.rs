@@ -157,16 +157,16 @@ async fn output(ctx: &Context, c: &MixerCase) -> Result<(Vec<f32>, Vec<f32>)> {
         }
     }
     let dh = rng.vec_range(b * t * d, -1.0, 1.0);
+    let sizes = |e: ndarray::ShapeError| crate::Error::value("parity::mixer", "case", "sizes that agree", e);
     let pre_host =
-        ndarray::Array3::from_shape_vec((b, t, 2 * d), pre.iter().map(|&v| v as f64).collect()).expect("sizes agree");
+        ndarray::Array3::from_shape_vec((b, t, 2 * d), pre.iter().map(|&v| v as f64).collect()).map_err(sizes)?;
     let pre_t = Tensor::from_slice(ctx, &[b, t, 2 * d], &pre)?;
     let fwd = mixer_scan_with(c.kind, c.path, &pre_t, &opts)?;
     if !c.backward {
         let want = reference::scan(c.kind, &pre_host.view());
         return Ok((fwd.h.to_vec_async().await?, want.iter().map(|&v| v as f32).collect()));
     }
-    let dh_host =
-        ndarray::Array3::from_shape_vec((b, t, d), dh.iter().map(|&v| v as f64).collect()).expect("sizes agree");
+    let dh_host = ndarray::Array3::from_shape_vec((b, t, d), dh.iter().map(|&v| v as f64).collect()).map_err(sizes)?;
     let dpre = mixer_scan_backward_with(&pre_t, &fwd, &Tensor::from_slice(ctx, &[b, t, d], &dh)?, &opts)?;
     let want = reference::scan_backward(c.kind, &pre_host.view(), &dh_host.view());
     Ok((dpre.to_vec_async().await?, want.iter().map(|&v| v as f32).collect()))

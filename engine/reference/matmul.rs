@@ -2,7 +2,7 @@
 
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops::matmul::matmul_shapes;
 
 /// `a @ b` with numpy batch broadcasting. a (..., M, K), b (..., K, N) -> (..., M, N).
@@ -13,11 +13,17 @@ pub fn matmul(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<ArrayD<f32>> {
     a_shape.extend([m, k]);
     let mut b_shape = s.batch.clone();
     b_shape.extend([k, n]);
-    let a = a.broadcast(IxDyn(&a_shape)).expect("shapes checked");
-    let b = b.broadcast(IxDyn(&b_shape)).expect("shapes checked");
+    let op = "reference::matmul";
+    let a = a
+        .broadcast(IxDyn(&a_shape))
+        .ok_or_else(|| Error::shape(op, "a", format!("{a_shape:?}"), a.shape()))?;
+    let b = b
+        .broadcast(IxDyn(&b_shape))
+        .ok_or_else(|| Error::shape(op, "b", format!("{b_shape:?}"), b.shape()))?;
     let batch: usize = s.batch.iter().product();
-    let a = a.to_shape((batch, m, k)).expect("standard order").to_owned();
-    let b = b.to_shape((batch, k, n)).expect("standard order").to_owned();
+    let bad = |e: ndarray::ShapeError| Error::value(op, "operands", "a reshape to (batch, rows, cols)", e);
+    let a = a.to_shape((batch, m, k)).map_err(bad)?.to_owned();
+    let b = b.to_shape((batch, k, n)).map_err(bad)?.to_owned();
     let mut out = vec![0f32; batch * m * n];
     let mut bt = vec![0f64; k * n];
     for z in 0..batch {
@@ -36,5 +42,5 @@ pub fn matmul(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<ArrayD<f32>> {
     }
     let mut shape = s.batch;
     shape.extend([m, n]);
-    Ok(ArrayD::from_shape_vec(IxDyn(&shape), out).expect("sizes agree"))
+    ArrayD::from_shape_vec(IxDyn(&shape), out).map_err(|e| Error::value(op, "output", "sizes that agree", e))
 }

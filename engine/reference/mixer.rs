@@ -2,6 +2,10 @@
 //! linear space with every step's transition written out, forward and backward (backprop
 //! through time). It shares nothing with the GPU's log-space, gate, scan-op and angle-fused
 //! formulations, which is what makes it their oracle.
+// The f64 mixer oracle takes arrays whose shapes its callers (`mixer_scan`, the parity
+// suite, tests) have checked, and documents that it panics otherwise; its reshapes of
+// those shapes cannot fail.
+#![allow(clippy::expect_used)]
 
 use ndarray::{Array2, Array3, ArrayD, ArrayView1, ArrayView2, ArrayView3, Ix3};
 

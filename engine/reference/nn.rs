@@ -41,7 +41,7 @@ fn map_rows(x: &ArrayViewD<f32>, mut f: impl FnMut(usize, &[f64], &mut [f32])) -
 /// sees columns `0..=past + i` and the rest come out 0. x (..., n) -> (..., n).
 pub fn softmax_last(x: &ArrayViewD<f32>, causal: Option<usize>) -> ArrayD<f32> {
     map_rows(x, |i, row, out| {
-        let visible = causal.map_or(row.len(), |p| (p + i + 1).min(row.len()));
+        let visible = causal.map_or(row.len(), |p| p.saturating_add(i + 1).min(row.len()));
         let max = row[..visible].iter().cloned().fold(f64::MIN, f64::max);
         let sum: f64 = row[..visible].iter().map(|v| (v - max).exp()).sum();
         for (c, o) in out.iter_mut().enumerate() {
@@ -86,7 +86,33 @@ pub fn argmax_last(x: &ArrayViewD<f32>) -> ArrayD<f32> {
 
 /// `wte[ids[t]] + wpe[pos_offset + t]`. wte (V, C), wpe (P, C) -> (T, C).
 pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_offset: usize) -> Result<ArrayD<f32>> {
-    let c = wte.shape()[1];
+    let op = "reference::embedding";
+    if wte.ndim() != 2 || wpe.ndim() != 2 || wte.shape()[1] != wpe.shape()[1] {
+        return Err(Error::mismatch(
+            op,
+            "wte (V, C)",
+            wte.shape(),
+            "wpe (P, C)",
+            wpe.shape(),
+        ));
+    }
+    let (v, c, p) = (wte.shape()[0], wte.shape()[1], wpe.shape()[0]);
+    if pos_offset.checked_add(ids.len()).is_none_or(|end| end > p) {
+        return Err(Error::value(
+            op,
+            "pos_offset",
+            format!("pos_offset + {} tokens <= {p} positions of wpe", ids.len()),
+            pos_offset,
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|&&id| id as usize >= v) {
+        return Err(Error::value(
+            op,
+            "ids",
+            format!("token ids below the vocabulary size {v}"),
+            bad,
+        ));
+    }
     let mut out = ArrayD::zeros(IxDyn(&[ids.len(), c]));
     for (t, &id) in ids.iter().enumerate() {
         let w = wte.slice(s![id as usize, ..]);
@@ -101,9 +127,22 @@ pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_
 /// Causal scaled dot-product attention per head: `softmax(q k^T / sqrt(D), causal past) v`.
 /// q (H, Tq, D), k (H, Tk, D), v (H, Tk, D) -> (H, Tq, D).
 pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, past: usize) -> Result<ArrayD<f32>> {
+    let op = "reference::attention";
+    if q.ndim() != 3 {
+        return Err(Error::shape(op, "q", "(H, Tq, D)", q.shape()));
+    }
+    if k.ndim() != 3 || k.shape()[0] != q.shape()[0] || k.shape()[2] != q.shape()[2] || v.shape() != k.shape() {
+        return Err(Error::mismatch(
+            op,
+            "k (H, Tk, D)",
+            k.shape(),
+            "v (H, Tk, D)",
+            v.shape(),
+        ));
+    }
     let (h, tq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
     let tk = k.shape()[1];
-    if past + tq > tk {
+    if past.checked_add(tq).is_none_or(|end| end > tk) {
         return Err(Error::value(
             "reference::attention",
             "past",

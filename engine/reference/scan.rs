@@ -179,6 +179,10 @@ fn f64s(x: &ArrayViewD<f32>) -> Vec<f64> {
     x.iter().map(|&v| v as f64).collect()
 }
 
+#[allow(
+    clippy::expect_used,
+    reason = "the scan cores return one element per output position"
+)]
 fn array(shape: &[usize], data: Vec<f64>) -> ArrayD<f32> {
     ArrayD::from_shape_vec(IxDyn(shape), data.into_iter().map(|v| v as f32).collect())
         .expect("the core returns one element per output position")

@@ -50,7 +50,13 @@ impl Dispatch {
     pub fn from_env() -> Result<Self> {
         match std::env::var("ENGINE_SCAN") {
             Ok(s) => Self::parse(&s),
-            Err(_) => Ok(Dispatch::Auto),
+            Err(std::env::VarError::NotPresent) => Ok(Dispatch::Auto),
+            Err(std::env::VarError::NotUnicode(v)) => Err(Error::value(
+                "ENGINE_SCAN",
+                "ENGINE_SCAN",
+                "auto, cpu (or eager) or gpu",
+                format!("{v:?} (not UTF-8)"),
+            )),
         }
     }
 }
@@ -121,7 +127,7 @@ pub(crate) fn run<R>(
 /// path of a GPU context needs a blocking readback).
 pub(crate) fn host(t: &Tensor, op: &'static str) -> Result<ArrayD<f32>> {
     if let Some(a) = t.host_array() {
-        return Ok(a);
+        return a;
     }
     #[cfg(not(target_arch = "wasm32"))]
     {

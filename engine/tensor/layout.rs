@@ -6,6 +6,37 @@
 
 use crate::error::{Error, Result};
 
+/// Most elements one tensor may hold (2^32 - 1), on every context. Every product of a
+/// shape's non-zero dimensions stays at or below it, so any sub-product (rows, columns,
+/// batch) of a checked shape can be computed without overflow, even when another dimension
+/// is 0. GPU tensors are further bounded by the device's storage binding limit.
+pub const MAX_ELEMENTS: usize = u32::MAX as usize;
+
+/// The number of elements of `shape`, checked: fails (naming `op` and `arg`) when the
+/// product of its non-zero dimensions exceeds [`MAX_ELEMENTS`] (an overflow included).
+pub fn numel(op: &'static str, arg: &'static str, shape: &[usize]) -> Result<usize> {
+    let mut nonzero: usize = 1;
+    let mut empty = false;
+    for &d in shape {
+        if d == 0 {
+            empty = true;
+            continue;
+        }
+        nonzero = match nonzero.checked_mul(d) {
+            Some(n) if n <= MAX_ELEMENTS => n,
+            _ => {
+                return Err(Error::shape(
+                    op,
+                    arg,
+                    format!("at most {MAX_ELEMENTS} elements (product of the non-zero dimensions)"),
+                    shape,
+                ))
+            }
+        };
+    }
+    Ok(if empty { 0 } else { nonzero })
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub shape: Vec<usize>,
@@ -101,8 +132,14 @@ impl Layout {
             ));
         }
         let mut out = self.clone();
-        out.offset += start * self.strides[axis];
         out.shape[axis] = end - start;
+        // An empty view touches nothing: its offset goes to 0 so it never points past the
+        // end of its buffer (narrowing at the end of several axes would).
+        out.offset = if out.is_empty() {
+            0
+        } else {
+            self.offset + start * self.strides[axis]
+        };
         Ok(out)
     }
 }

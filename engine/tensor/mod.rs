@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, ShapeBuilder};
 
-pub use layout::Layout;
+pub use layout::{numel, Layout, MAX_ELEMENTS};
 pub use pool::PoolStats;
 use pool::PooledBuffer;
 
@@ -45,7 +45,7 @@ impl std::fmt::Debug for Tensor {
 impl Tensor {
     /// Uploads `data` (row-major) as a tensor of `shape`.
     pub fn from_slice(ctx: &Context, shape: &[usize], data: &[f32]) -> Result<Self> {
-        let n: usize = shape.iter().product();
+        let n = numel("Tensor::from_slice", "shape", shape)?;
         if n != data.len() {
             return Err(Error::value(
                 "Tensor::from_slice",
@@ -55,11 +55,15 @@ impl Tensor {
             ));
         }
         match ctx.gpu() {
-            None => Ok(Tensor {
-                ctx: ctx.clone(),
-                layout: Layout::contiguous(shape),
-                storage: Storage::Cpu(Arc::new(RwLock::new(data.to_vec()))),
-            }),
+            None => {
+                let mut v = host_vec("Tensor::from_slice", "data", n)?;
+                v.extend_from_slice(data);
+                Ok(Tensor {
+                    ctx: ctx.clone(),
+                    layout: Layout::contiguous(shape),
+                    storage: Storage::Cpu(Arc::new(RwLock::new(v))),
+                })
+            }
             Some(gpu) => {
                 let t = Self::alloc(ctx, shape, "Tensor::from_slice", "data")?;
                 if let Storage::Gpu(b) = &t.storage {
@@ -78,7 +82,18 @@ impl Tensor {
 
     /// A tensor of `shape` filled with `value`.
     pub fn full(ctx: &Context, shape: &[usize], value: f32) -> Result<Self> {
-        Self::from_slice(ctx, shape, &vec![value; shape.iter().product()])
+        // Checked (element count, device limit) before the host vector exists.
+        let t = Self::alloc(ctx, shape, "Tensor::full", "shape")?;
+        match (&t.storage, ctx.gpu()) {
+            (Storage::Cpu(data), _) => write(data).fill(value),
+            (Storage::Gpu(b), Some(gpu)) if !t.is_empty() => {
+                let mut v = host_vec("Tensor::full", "shape", t.len())?;
+                v.resize(t.len(), value);
+                gpu.write(b.buffer(), 0, bytemuck::cast_slice(&v));
+            }
+            _ => {}
+        }
+        Ok(t)
     }
 
     /// A tensor of `shape` filled with zeros.
@@ -99,11 +114,17 @@ impl Tensor {
     }
 
     fn alloc(ctx: &Context, shape: &[usize], op: &'static str, arg: &'static str) -> Result<Self> {
-        let n: usize = shape.iter().product();
+        let n = numel(op, arg, shape)?;
         let storage = match ctx.gpu() {
-            None => Storage::Cpu(Arc::new(RwLock::new(vec![0.0; n]))),
+            None => {
+                let mut v = host_vec(op, arg, n)?;
+                v.resize(n, 0.0);
+                Storage::Cpu(Arc::new(RwLock::new(v)))
+            }
             Some(gpu) => {
-                let bytes = (n.max(1) * 4) as u64;
+                // A lost device fails here, before a buffer is asked of it.
+                gpu.check(op)?;
+                let bytes = (n.max(1) as u64) * 4;
                 if bytes > gpu.info.max_storage_binding {
                     return Err(Error::TooLarge {
                         op,
@@ -128,6 +149,7 @@ impl Tensor {
             return Self::from_array(ctx, &a);
         }
         let shape = a.shape().to_vec();
+        numel("Tensor::from_host", "shape", &shape)?;
         let data = a.as_standard_layout().iter().copied().collect();
         Ok(Tensor {
             ctx: ctx.clone(),
@@ -215,7 +237,7 @@ impl Tensor {
 
     /// The same elements under another shape; copies only when the view is not dense.
     pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
-        let n: usize = shape.iter().product();
+        let n = numel("reshape", "shape", shape)?;
         if n != self.len() {
             return Err(Error::shape(
                 "reshape",
@@ -256,7 +278,7 @@ impl Tensor {
     /// The elements in row-major order of the view.
     pub async fn to_vec_async(&self) -> Result<Vec<f32>> {
         match &self.storage {
-            Storage::Cpu(data) => Ok(self.cpu_view(&read(data)).iter().copied().collect()),
+            Storage::Cpu(data) => Ok(self.cpu_view(&read(data))?.iter().copied().collect()),
             Storage::Gpu(_) => {
                 let dense = self.contiguous()?;
                 let gpu = self.ctx.require_gpu("to_vec")?;
@@ -283,13 +305,13 @@ impl Tensor {
         self.host_array().ok_or_else(|| Error::Unsupported {
             op,
             message: "expected a CPU-context tensor".into(),
-        })
+        })?
     }
 
     /// The host elements of a CPU-context tensor as an `ndarray` array (no device work).
-    pub(crate) fn host_array(&self) -> Option<ArrayD<f32>> {
+    pub(crate) fn host_array(&self) -> Option<Result<ArrayD<f32>>> {
         match &self.storage {
-            Storage::Cpu(data) => Some(self.cpu_view(&read(data)).to_owned()),
+            Storage::Cpu(data) => Some(self.cpu_view(&read(data)).map(|v| v.to_owned())),
             Storage::Gpu(_) => None,
         }
     }
@@ -302,20 +324,57 @@ impl Tensor {
                 message: "expected a CPU-context tensor".into(),
             });
         };
-        let mut data = data.write().unwrap_or_else(|p| p.into_inner());
+        if src.shape() != self.shape() {
+            return Err(Error::mismatch(op, "destination", self.shape(), "source", src.shape()));
+        }
+        if self.is_empty() {
+            return Ok(());
+        }
+        let mut data = write(data);
         let l = &self.layout;
-        let mut view =
-            ndarray::ArrayViewMut::from_shape(IxDyn(&l.shape).strides(IxDyn(&l.strides)), &mut data[l.offset..])
-                .expect("layout stays within its buffer");
+        let tail = data.get_mut(l.offset..).unwrap_or_default();
+        let mut view = ndarray::ArrayViewMut::from_shape(IxDyn(&l.shape).strides(IxDyn(&l.strides)), tail)
+            .map_err(|e| outside(op, l, e))?;
         view.assign(src);
         Ok(())
     }
 
-    fn cpu_view<'a>(&self, data: &'a [f32]) -> ndarray::ArrayViewD<'a, f32> {
+    /// The view over a CPU buffer. Empty views read nothing (their offset may be anywhere).
+    fn cpu_view<'a>(&self, data: &'a [f32]) -> Result<ndarray::ArrayViewD<'a, f32>> {
         let l = &self.layout;
-        ndarray::ArrayView::from_shape(IxDyn(&l.shape).strides(IxDyn(&l.strides)), &data[l.offset..])
-            .expect("layout stays within its buffer")
+        let (strides, tail) = if self.is_empty() {
+            (vec![0; l.shape.len()], &[][..])
+        } else {
+            (l.strides.clone(), data.get(l.offset..).unwrap_or_default())
+        };
+        ndarray::ArrayView::from_shape(IxDyn(&l.shape).strides(IxDyn(&strides)), tail)
+            .map_err(|e| outside("Tensor", l, e))
     }
+}
+
+/// The error for a view that does not fit its buffer (an internal invariant, reported).
+fn outside(op: &'static str, l: &Layout, e: ndarray::ShapeError) -> Error {
+    Error::value(op, "view", "a view within its buffer", format!("{l:?} ({e})"))
+}
+
+/// An empty host vector with room for `n` f32s, or an error naming `op` when the allocator
+/// refuses (instead of aborting the process).
+pub(crate) fn host_vec(op: &'static str, arg: &'static str, n: usize) -> Result<Vec<f32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        Error::value(
+            op,
+            arg,
+            "a host buffer the allocator grants",
+            format!("{} bytes ({e})", (n as u64).saturating_mul(4)),
+        )
+    })?;
+    Ok(v)
+}
+
+/// Writes a CPU buffer; a poisoned lock still holds valid f32s.
+fn write(data: &RwLock<Vec<f32>>) -> std::sync::RwLockWriteGuard<'_, Vec<f32>> {
+    data.write().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Reads a CPU buffer; a poisoned lock still holds valid f32s.

@@ -88,6 +88,7 @@ pub(crate) struct PooledBuffer {
 }
 
 impl PooledBuffer {
+    #[allow(clippy::expect_used, reason = "the Option is taken only in Drop, after the last use")]
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.buffer.as_ref().expect("present until drop")
     }
@@ -114,12 +115,31 @@ fn size_class(bytes: u64) -> u64 {
     bytes.div_ceil(step) * step
 }
 
+/// The idle bound `ENGINE_POOL_BYTES` asks for (a decimal byte count; unset: 1 GiB). A value
+/// that is not a non-negative integer (`abc`, `-1`, `1e9`, non-UTF-8) is an error.
+pub(crate) fn idle_bound_from_env() -> crate::error::Result<u64> {
+    match std::env::var_os("ENGINE_POOL_BYTES") {
+        None => Ok(DEFAULT_IDLE_BOUND),
+        Some(v) => v.to_str().and_then(|s| s.trim().parse::<u64>().ok()).ok_or_else(|| {
+            crate::error::Error::value(
+                "Context::new",
+                "ENGINE_POOL_BYTES",
+                "a byte count (a non-negative decimal integer)",
+                format!("{v:?}"),
+            )
+        }),
+    }
+}
+
 impl BufferPool {
     pub fn new(device: wgpu::Device, max_buffer: u64) -> Self {
-        let idle_bound = std::env::var("ENGINE_POOL_BYTES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(DEFAULT_IDLE_BOUND);
+        // Contexts check the variable before they get here (`Context::from_adapter` fails on
+        // a bad value); a device handed over by the application warns instead.
+        let idle_bound = idle_bound_from_env().unwrap_or_else(|e| {
+            log::warn!("{e}; keeping the default");
+            eprintln!("engine: {e}; keeping the default");
+            DEFAULT_IDLE_BOUND
+        });
         BufferPool {
             device,
             shelves: Arc::default(),

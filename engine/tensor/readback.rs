@@ -36,14 +36,22 @@ pub(crate) async fn read_bytes(gpu: &Gpu, buffer: &wgpu::Buffer, offset: u64, by
     staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
+    // A device lost while waiting reports as such (the map fails as a consequence).
     #[cfg(not(target_arch = "wasm32"))]
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Map(format!("waiting for the device: {e}")))?;
+    if let Err(e) = gpu.device.poll(wgpu::PollType::wait_indefinitely()) {
+        gpu.check("readback")?;
+        return Err(Error::Map(format!("waiting for the device: {e}")));
+    }
     match rx.receive().await {
         Some(Ok(())) => {}
-        Some(Err(e)) => return Err(Error::Map(e.to_string())),
-        None => return Err(Error::Map("the map callback was dropped (device lost?)".into())),
+        Some(Err(e)) => {
+            gpu.check("readback")?;
+            return Err(Error::Map(e.to_string()));
+        }
+        None => {
+            gpu.check("readback")?;
+            return Err(Error::Map("the map callback was dropped (device lost?)".into()));
+        }
     }
     gpu.check("readback")?;
     let view = staging.get_mapped_range(..).map_err(|e| Error::Map(e.to_string()))?;

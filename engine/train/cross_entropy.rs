@@ -65,7 +65,10 @@ pub fn cross_entropy(logits: &Tensor, targets: &[u32]) -> Result<CrossEntropy> {
     }
     let ctx = logits.context();
     let Some(gpu) = ctx.gpu() else {
-        let x = logits.host(op)?.into_dimensionality::<Ix2>().expect("rank checked");
+        let x = logits
+            .host(op)?
+            .into_dimensionality::<Ix2>()
+            .map_err(|_| Error::shape(op, "logits", "(N, V)", logits.shape()))?;
         let (loss, grad) = reference::nn::cross_entropy(&x.view(), targets);
         return Ok(CrossEntropy {
             loss: Tensor::from_host(ctx, loss.into_dyn())?,

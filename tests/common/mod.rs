@@ -20,6 +20,17 @@ pub fn contexts() -> &'static [Context] {
             c.set_poison(Some(f32::NAN));
             eprintln!("test adapter: {} ({})", c.info().name, c.info().backend);
         }
+        // `ENGINE_REQUIRE_BACKENDS=vulkan,gl` (CI): each listed backend must have an adapter,
+        // so a suite that promises lavapipe and llvmpipe GL cannot pass on one of them.
+        if let Ok(want) = std::env::var("ENGINE_REQUIRE_BACKENDS") {
+            for b in want.split(',').map(str::trim).filter(|b| !b.is_empty()) {
+                let found = list.iter().any(|c| c.info().backend.eq_ignore_ascii_case(b));
+                assert!(
+                    found,
+                    "ENGINE_REQUIRE_BACKENDS lists `{b}` but no adapter of that backend was found"
+                );
+            }
+        }
         list
     })
 }
@@ -44,11 +55,22 @@ pub fn each_adapter_alone(f: impl FnMut(&Context)) {
     run_each(f);
 }
 
+/// GPU parts of tests skipped so far for want of an adapter.
+pub static SKIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn run_each(mut f: impl FnMut(&Context)) {
     static GL_TURN: Mutex<()> = Mutex::new(());
     let list = contexts();
     if list.is_empty() {
-        eprintln!("no GPU adapter: skipped (set ENGINE_REQUIRE_GPU=1 to fail instead)");
+        let n = SKIPPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let test = std::thread::current().name().unwrap_or("?").to_string();
+        // Written to stderr directly: libtest captures `eprintln!` of passing tests, and a
+        // skip must be seen.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED GPU part of {test}: no GPU adapter ({n} GPU test parts skipped so far; set ENGINE_REQUIRE_GPU=1 to fail instead)"
+        );
     }
     for ctx in list {
         let _turn = (ctx.info().backend == "Gl").then(|| GL_TURN.lock().unwrap_or_else(|p| p.into_inner()));

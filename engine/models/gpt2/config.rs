@@ -38,7 +38,30 @@ impl Default for Config {
     }
 }
 
+/// Largest `config.json` read, in bytes (Hugging Face's GPT-2 configs are under 1 KiB).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+/// Most blocks a config may ask for.
+pub const MAX_LAYERS: usize = 1 << 12;
+/// Widest residual stream (and most heads) a config may ask for; 4 * n_embd stays small.
+pub const MAX_EMBD: usize = 1 << 16;
+/// Longest context a config may ask for.
+pub const MAX_POSITIONS: usize = 1 << 20;
+/// Largest vocabulary: token ids travel to the GPU as f32, exact below 2^24.
+pub const MAX_VOCAB: usize = 1 << 24;
+
 impl Config {
+    /// Reads and parses a `config.json` file, refusing anything that is not a regular file
+    /// of at most [`MAX_CONFIG_BYTES`] (so `/dev/zero` or a huge file is an error, not a hang).
+    pub fn read(path: &std::path::Path) -> Result<Config> {
+        let what = path.display().to_string();
+        let bytes = read_bounded(path, MAX_CONFIG_BYTES)?;
+        let text = String::from_utf8(bytes).map_err(|e| Error::Io {
+            what: what.clone(),
+            message: format!("not UTF-8: {e}"),
+        })?;
+        Config::from_json(&text, &what)
+    }
+
     /// Parses `config.json` text; `what` names the file in errors.
     pub fn from_json(text: &str, what: &str) -> Result<Config> {
         let io = |message: String| Error::Io {
@@ -114,16 +137,19 @@ impl Config {
         self.n_embd / self.n_head.max(1)
     }
 
-    fn validate(&self) -> std::result::Result<(), String> {
-        for (name, v) in [
-            ("n_layer", self.n_layer),
-            ("n_head", self.n_head),
-            ("n_embd", self.n_embd),
-            ("n_positions", self.n_positions),
-            ("vocab_size", self.vocab_size),
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
+        for (name, v, max) in [
+            ("n_layer", self.n_layer, MAX_LAYERS),
+            ("n_head", self.n_head, MAX_EMBD),
+            ("n_embd", self.n_embd, MAX_EMBD),
+            ("n_positions", self.n_positions, MAX_POSITIONS),
+            ("vocab_size", self.vocab_size, MAX_VOCAB),
         ] {
             if v == 0 {
                 return Err(format!("`{name}` is 0"));
+            }
+            if v > max {
+                return Err(format!("`{name}` is {v}, above the limit of {max}"));
             }
         }
         if !self.n_embd.is_multiple_of(self.n_head) {
@@ -140,4 +166,31 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The bytes of a regular file of at most `limit` bytes; anything else (a device, a pipe, a
+/// larger file) is an [`Error::Io`] naming the path and the limit. Reads at most `limit + 1`
+/// bytes whatever the file does while it is read.
+pub(crate) fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let io = |message: String| Error::Io {
+        what: path.display().to_string(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| io(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(io("not a regular file".into()));
+    }
+    if meta.len() > limit {
+        return Err(io(format!("{} bytes, above the limit of {limit} bytes", meta.len())));
+    }
+    let mut out = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| io(e.to_string()))?;
+    if out.len() as u64 > limit {
+        return Err(io(format!("grew past the limit of {limit} bytes while being read")));
+    }
+    Ok(out)
 }

@@ -99,7 +99,7 @@ impl Gpt2 {
     /// Uploads `weights` to `ctx` (a GPU, or the CPU reference context). wte is split into
     /// row blocks only when it exceeds the device's storage binding limit.
     pub fn new(ctx: &Context, weights: &Weights) -> Result<Gpt2> {
-        let row_bytes = (weights.config.n_embd * 4) as u64;
+        let row_bytes = (weights.config.n_embd as u64).saturating_mul(4);
         let rows = (ctx.info().max_storage_binding / row_bytes.max(1)).max(1);
         Self::with_vocab_block(ctx, weights, usize::try_from(rows).unwrap_or(usize::MAX))
     }
@@ -107,6 +107,7 @@ impl Gpt2 {
     /// [`Gpt2::new`] with wte split into row blocks of at most `rows` tokens (tests force
     /// several blocks on small models with this).
     pub fn with_vocab_block(ctx: &Context, weights: &Weights, rows: usize) -> Result<Gpt2> {
+        weights.validate()?;
         let up = |a: ndarray::ArrayD<f32>| Tensor::from_array(ctx, &a);
         let v = weights.config.vocab_size;
         let rows = rows.clamp(1, v.max(1));
@@ -330,7 +331,16 @@ impl Gpt2 {
             return ops::embedding(wte, &self.wpe, ids, past);
         }
         // Blocked wte: each token from its block into its row of x.
-        let block = self.wte[0].shape()[0];
+        let v = self.config.vocab_size;
+        if let Some(bad) = ids.iter().find(|&&id| id as usize >= v) {
+            return Err(Error::value(
+                "embedding",
+                "ids",
+                format!("token ids below the vocabulary size {v}"),
+                bad,
+            ));
+        }
+        let block = self.wte.first().map_or(1, |w| w.shape()[0].max(1));
         let x = Tensor::zeros(&self.ctx, &[ids.len(), self.config.n_embd])?;
         for (t, &id) in ids.iter().enumerate() {
             let (b, local) = (id as usize / block, id % block as u32);

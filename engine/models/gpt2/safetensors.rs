@@ -83,6 +83,18 @@ impl TensorBytes<'_> {
     }
 }
 
+/// Bytes per element of every dtype the format defines (the loader widens only F32, F16 and
+/// BF16, but every entry's shape is checked against its bytes).
+fn element_size(dtype: &str) -> Option<usize> {
+    Some(match dtype {
+        "BOOL" | "U8" | "I8" | "F8_E5M2" | "F8_E4M3" => 1,
+        "U16" | "I16" | "F16" | "BF16" => 2,
+        "U32" | "I32" | "F32" => 4,
+        "U64" | "I64" | "F64" => 8,
+        _ => return None,
+    })
+}
+
 /// Largest header accepted (the format's own reference implementation uses 100 MB).
 const MAX_HEADER: u64 = 100_000_000;
 
@@ -110,6 +122,7 @@ pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorB
     let v: Value = serde_json::from_slice(header).map_err(|e| io(format!("header is not valid JSON: {e}")))?;
     let obj = v.as_object().ok_or_else(|| io("header is not a JSON object".into()))?;
     let mut out = BTreeMap::new();
+    let mut spans: Vec<(usize, usize, &str)> = Vec::with_capacity(obj.len());
     for (name, entry) in obj {
         if name == "__metadata__" {
             continue;
@@ -146,17 +159,18 @@ pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorB
                 data.len()
             )));
         }
-        let elem = Dtype::parse(dtype).map(Dtype::size);
-        let numel = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        if let (Some(elem), Some(numel)) = (elem, numel) {
-            if numel.checked_mul(elem) != Some(end - begin) {
-                return Err(bad(&format!(
-                    "shape {shape:?} of {dtype} needs {} bytes, data_offsets give {}",
-                    numel.saturating_mul(elem),
-                    end - begin
-                )));
-            }
+        let elem = element_size(dtype).ok_or_else(|| bad(&format!("unknown dtype `{dtype}`")))?;
+        let bytes = shape
+            .iter()
+            .try_fold(elem, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| bad(&format!("shape {shape:?} of {dtype} overflows a byte count")))?;
+        if bytes != end - begin {
+            return Err(bad(&format!(
+                "shape {shape:?} of {dtype} needs {bytes} bytes, data_offsets give {}",
+                end - begin
+            )));
         }
+        spans.push((begin, end, name.as_str()));
         out.insert(
             name.clone(),
             TensorBytes {
@@ -165,6 +179,29 @@ pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorB
                 data: &data[begin..end],
             },
         );
+    }
+    // As Hugging Face's `safetensors` crate: the entries tile the data section exactly, in
+    // offset order, with no overlap, no gap and nothing after the last one.
+    spans.sort_unstable();
+    let mut at = 0;
+    for &(begin, end, name) in &spans {
+        if begin != at {
+            let kind = if begin < at {
+                "overlaps the tensor before it"
+            } else {
+                "leaves a gap after the tensor before it"
+            };
+            return Err(io(format!(
+                "tensor `{name}`: data_offsets [{begin}, {end}] {kind} (which ends at {at})"
+            )));
+        }
+        at = end;
+    }
+    if at != data.len() {
+        return Err(io(format!(
+            "the tensors cover {at} of the {} data bytes; the rest belongs to no tensor",
+            data.len()
+        )));
     }
     Ok(out)
 }

@@ -26,6 +26,8 @@ const PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{
 /// The tokenizer: byte strings to ranks and back.
 pub struct Tokenizer {
     encoder: HashMap<Vec<u8>, u32>,
+    /// Length of the longest token, in bytes.
+    max_token_bytes: usize,
     decoder: Vec<Vec<u8>>,
     pattern: Regex,
 }
@@ -58,8 +60,10 @@ impl Tokenizer {
         let encoder = decoder.iter().enumerate().map(|(i, b)| (b.clone(), i as u32)).collect();
         decoder.push(END_OF_TEXT_STR.as_bytes().to_vec());
         let pattern = Regex::new(PATTERN).map_err(|e| e.to_string())?;
+        let max_token_bytes = decoder.iter().map(Vec::len).max().unwrap_or(0);
         Ok(Tokenizer {
             encoder,
+            max_token_bytes,
             decoder,
             pattern,
         })
@@ -105,31 +109,70 @@ impl Tokenizer {
         out
     }
 
+    /// The rank of `bytes` as one token, if it is one (longer than any token: none).
+    fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() > self.max_token_bytes {
+            return None;
+        }
+        self.encoder.get(bytes).copied()
+    }
+
+    /// Byte-pair merging of one piece: repeatedly join the adjacent pair whose concatenation
+    /// has the lowest rank (the leftmost on a tie), until no adjacent pair is a token.
+    ///
+    /// O(n log n) in the piece's length n, as tiktoken's and the BPE literature's: the current
+    /// tokens form a linked list, candidate pairs sit in a min-heap keyed (rank, position),
+    /// and a merge only re-ranks its two new neighbours; entries made stale by an earlier
+    /// merge are skipped when popped. A pair longer than the longest token is never looked
+    /// up, so each look-up costs O(1).
     fn encode_piece(&self, piece: &[u8], ids: &mut Vec<u32>) {
-        if let Some(&id) = self.encoder.get(piece) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        if let Some(id) = self.rank(piece) {
             ids.push(id);
             return;
         }
-        // Byte-pair merging: `parts` holds the start of each current token; repeatedly join
-        // the adjacent pair whose concatenation has the lowest rank.
-        let mut parts: Vec<usize> = (0..=piece.len()).collect();
-        while parts.len() > 2 {
-            let best = (0..parts.len() - 2)
-                .filter_map(|i| self.encoder.get(&piece[parts[i]..parts[i + 2]]).map(|&r| (r, i)))
-                .min();
-            match best {
-                Some((_, i)) => {
-                    parts.remove(i + 1);
-                }
-                None => break,
+        let n = piece.len();
+        // Token i spans start[i]..end[i]; next/prev link the live tokens (n = none).
+        let mut end: Vec<usize> = (1..=n).collect();
+        let mut next: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| if i == 0 { n } else { i - 1 }).collect();
+        let mut alive = vec![true; n];
+        // (rank, left start, right end at the time it was ranked).
+        let mut heap = BinaryHeap::new();
+        let push = |heap: &mut BinaryHeap<Reverse<(u32, usize, usize)>>, l: usize, r_end: usize| {
+            if let Some(rank) = self.rank(&piece[l..r_end]) {
+                heap.push(Reverse((rank, l, r_end)));
+            }
+        };
+        for i in 0..n.saturating_sub(1) {
+            push(&mut heap, i, i + 2);
+        }
+        while let Some(Reverse((_, l, r_end))) = heap.pop() {
+            // Stale unless l is still a token and its right neighbour still ends at r_end.
+            let r = next[l];
+            if !alive[l] || r >= n || end[r] != r_end {
+                continue;
+            }
+            end[l] = r_end;
+            alive[r] = false;
+            next[l] = next[r];
+            if next[r] < n {
+                prev[next[r]] = l;
+            }
+            if prev[l] < n {
+                push(&mut heap, prev[l], r_end);
+            }
+            if next[l] < n {
+                push(&mut heap, l, end[next[l]]);
             }
         }
         // Every single byte is a token, so each remaining part is found.
-        ids.extend(
-            parts
-                .windows(2)
-                .filter_map(|w| self.encoder.get(&piece[w[0]..w[1]]).copied()),
-        );
+        let mut i = 0;
+        while i < n {
+            ids.extend(self.rank(&piece[i..end[i]]));
+            i = next[i];
+        }
     }
 
     /// The bytes of `ids` (a token may end inside a UTF-8 character).

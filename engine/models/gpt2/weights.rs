@@ -48,20 +48,9 @@ pub struct Weights {
 impl Weights {
     /// Loads `dir/config.json` and `dir/model.safetensors`.
     pub fn load(dir: &Path) -> Result<Weights> {
-        let read = |name: &str| {
-            let p = dir.join(name);
-            std::fs::read(&p).map_err(|e| Error::Io {
-                what: p.display().to_string(),
-                message: e.to_string(),
-            })
-        };
-        let config_path = dir.join("config.json");
-        let text = String::from_utf8(read("config.json")?).map_err(|e| Error::Io {
-            what: config_path.display().to_string(),
-            message: format!("not UTF-8: {e}"),
-        })?;
-        let config = Config::from_json(&text, &config_path.display().to_string())?;
-        let bytes = read("model.safetensors")?;
+        let config = Config::read(&dir.join("config.json"))?;
+        // A regular file, read whole (its size is what the checkpoint needs).
+        let bytes = super::config::read_bounded(&dir.join("model.safetensors"), u64::MAX - 1)?;
         Weights::from_safetensors(config, &bytes, &dir.join("model.safetensors").display().to_string())
     }
 
@@ -107,6 +96,52 @@ impl Weights {
             ln_f_bias: get.vector("ln_f.bias", c)?,
             config,
         })
+    }
+}
+
+impl Weights {
+    /// Checks every array against the config (the fields are public, so a caller may have
+    /// built or edited them): `Gpt2::new` calls it, so a mismatch is an error, not a panic.
+    pub fn validate(&self) -> Result<()> {
+        let op = "Weights::validate";
+        let cfg = &self.config;
+        cfg.validate()
+            .map_err(|m| Error::value(op, "config", "a valid GPT-2 config", m))?;
+        let (c, v, p) = (cfg.n_embd, cfg.vocab_size, cfg.n_positions);
+        let check = |arg: &'static str, got: &[usize], want: &[usize]| {
+            if got == want {
+                Ok(())
+            } else {
+                Err(Error::shape(op, arg, format!("{want:?} from the config"), got))
+            }
+        };
+        check("wte", self.wte.shape(), &[v, c])?;
+        check("wpe", self.wpe.shape(), &[p, c])?;
+        check("ln_f_weight", self.ln_f_weight.shape(), &[c])?;
+        check("ln_f_bias", self.ln_f_bias.shape(), &[c])?;
+        if self.blocks.len() != cfg.n_layer {
+            return Err(Error::value(
+                op,
+                "blocks",
+                format!("n_layer = {}", cfg.n_layer),
+                self.blocks.len(),
+            ));
+        }
+        for b in &self.blocks {
+            check("ln_1_weight", b.ln_1_weight.shape(), &[c])?;
+            check("ln_1_bias", b.ln_1_bias.shape(), &[c])?;
+            check("attn_weight", b.attn_weight.shape(), &[c, 3 * c])?;
+            check("attn_bias", b.attn_bias.shape(), &[3 * c])?;
+            check("attn_proj_weight", b.attn_proj_weight.shape(), &[c, c])?;
+            check("attn_proj_bias", b.attn_proj_bias.shape(), &[c])?;
+            check("ln_2_weight", b.ln_2_weight.shape(), &[c])?;
+            check("ln_2_bias", b.ln_2_bias.shape(), &[c])?;
+            check("fc_weight", b.fc_weight.shape(), &[c, 4 * c])?;
+            check("fc_bias", b.fc_bias.shape(), &[4 * c])?;
+            check("mlp_proj_weight", b.mlp_proj_weight.shape(), &[4 * c, c])?;
+            check("mlp_proj_bias", b.mlp_proj_bias.shape(), &[c])?;
+        }
+        Ok(())
     }
 }
 

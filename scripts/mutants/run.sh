@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Plants each deliberate bug of issue 21 (item 5) again and checks that the named test fails.
+#
+# Each line of the table: a patch in this folder, then the test (exact name in the `root`
+# test binary) that must fail with it applied. The patch is reverted afterwards whatever
+# happens. Usage: scripts/mutants/run.sh [name-substring]   (needs a clean work tree)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+here=scripts/mutants
+
+table=(
+  "01-softmax-no-max-subtraction           planted::planted_softmax_inputs_beyond_exp_range"
+  "02-fused-attention-no-rescale           planted::planted_fused_attention_largest_score_in_the_second_key_block"
+  "03-sampler-ignores-temperature          planted::planted_sampler_honours_temperature"
+  "04-sin-cos-wrong-sign-in-one-quadrant   planted::planted_rotation_mixers_sin_cos_in_every_quadrant"
+  "05-loader-swaps-ln-1-and-ln-2           planted::planted_loader_matches_an_independent_reader"
+  "06-adam-wrong-bias-correction           planted::planted_adam_matches_an_independent_reference"
+  "07-reference-matmul-drops-a-term        matmul::matmul_on_the_cpu_context_is_the_reference"
+  "08-reference-causal-softmax-off-by-one  nn::contract_ops_on_the_cpu_context"
+)
+
+if ! git diff --quiet; then
+  echo "mutants: the work tree has changes; commit or stash them first" >&2
+  exit 2
+fi
+
+caught=0; missed=0; broken=0
+for row in "${table[@]}"; do
+  read -r name test <<<"$row"
+  [[ -n "${1:-}" && "$name" != *"$1"* ]] && continue
+  if ! git apply "$here/$name.patch"; then
+    echo "BROKEN  $name: the patch no longer applies"; broken=$((broken + 1)); continue
+  fi
+  if cargo test --release --test root -- --exact "$test" >"/tmp/mutant-$name.log" 2>&1; then
+    echo "MISSED  $name: $test passed with the bug planted (log: /tmp/mutant-$name.log)"; missed=$((missed + 1))
+  else
+    echo "CAUGHT  $name: $test failed"; caught=$((caught + 1))
+  fi
+  git apply -R "$here/$name.patch"
+done
+echo "mutants: $caught caught, $missed missed, $broken broken"
+[[ $missed -eq 0 && $broken -eq 0 ]]
