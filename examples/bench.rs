@@ -352,6 +352,8 @@ fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<
         };
         figure(format!("mixer_{name}{suffix}_layer_fwdbwd_ms"), layer_s * 1e3);
         figure(format!("mixer_{name}{suffix}_peak_mb"), mb(peak));
+        figure(format!("mixer_{name}{suffix}_scan_fwd_ms"), fwd * 1e3);
+        figure(format!("mixer_{name}{suffix}_scan_fwdbwd_ms"), fb * 1e3);
         println!(
             "| {kind} | {path:?} | {:.4} | {:.4} | {:.4} | {:.2} | {:.2} |",
             fwd * 1e3,
@@ -383,8 +385,9 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
             })?;
             let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
             eprintln!("  matmul {n} {path:?}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
-            if path == MatmulPath::Auto {
-                figure(format!("matmul_{n}_tflops"), tflops);
+            match path {
+                MatmulPath::Auto => figure(format!("matmul_{n}_tflops"), tflops),
+                p => figure(format!("matmul_{n}_{p:?}_tflops").to_lowercase(), tflops),
             }
             rows.push(Row {
                 case: format!("matmul fp32 {path:?}"),

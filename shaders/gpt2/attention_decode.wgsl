@@ -12,16 +12,17 @@
 struct Params {
     d: u32,          // head dim D
     positions: u32,  // cache length P
-    cache_off: u32,  // this layer's offset in the caches
+    k_off: u32,      // offset of this layer's keys (H, P, D) in the cache buffer
+    v_off: u32,      // offset of this layer's values
     scale: f32,      // 1 / sqrt(D)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> state: State;
 @group(0) @binding(2) var<storage, read> q: array<f32>;        // (H * D,) this step's queries
-@group(0) @binding(3) var<storage, read> k_cache: array<vec4<f32>>; // (L, H, P, D / 4)
-@group(0) @binding(4) var<storage, read> v_cache: array<f32>;  // (L, H, P, D)
-@group(0) @binding(5) var<storage, read_write> out: array<f32>; // (H * D,) heads side by side
+@group(0) @binding(3) var<storage, read> k_cache: array<vec4<f32>>; // the cache buffer, keys read as vec4
+@group(0) @binding(4) var<storage, read> v_cache: array<f32>;        // the same buffer
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;      // (H * D,) heads side by side
 
 var<workgroup> qs: array<vec4<f32>, 64>;
 var<workgroup> probs: array<f32, 256>;
@@ -31,7 +32,7 @@ var<workgroup> partial: array<f32, 256>;
 fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let h = wid.x;
     let len = min(state.pos, p.positions - 1u) + 1u;
-    let base = p.cache_off + h * p.positions * p.d;
+    let head = h * p.positions * p.d;
     if lid < p.d / 4u {
         let i = h * p.d + 4u * lid;
         qs[lid] = vec4<f32>(q[i], q[i + 1u], q[i + 2u], q[i + 3u]);
@@ -48,7 +49,7 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         var s = -3.0e38;
         if j < len {
             var acc4 = vec4<f32>(0.0);
-            let row = (base + j * p.d) / 4u;
+            let row = (p.k_off + head + j * p.d) / 4u;
             for (var e = 0u; e < p.d / 4u; e++) {
                 acc4 = fma(qs[e], k_cache[row + e], acc4);
             }
@@ -62,7 +63,7 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         acc *= corr;
         let end = min(256u, len - blk);
         for (var i = g; i < end; i += groups) {
-            acc = fma(probs[i], v_cache[base + (blk + i) * p.d + dd], acc);
+            acc = fma(probs[i], v_cache[p.v_off + head + (blk + i) * p.d + dd], acc);
         }
         m = m_new;
         // probs is rewritten by the next block.

@@ -7,7 +7,8 @@
 //   y[j] = sum_k xn[k] w[k, j] + bias[j],   xn = LN ? (x - mean(x)) / sqrt(var(x) + eps) * g + b : x
 // EPILOGUE 0: out[j] = y          1: out[j] = gelu_tanh(y)          2: out[j] += y (residual)
 //          3: the QKV split: j < C -> out[j] (q); C <= j < 3C -> the key (or value) of head
-//             h = (j % C) / D, dim (j % C) % D, written at position state.pos of its cache.
+//             h = (j % C) / D, dim (j % C) % D, written at position state.pos of this layer's
+//             keys (values) in the cache buffer.
 // Why this shape: a workgroup owns 8 columns (2 vec4) and splits K into 128 interleaved slices,
 // so each K row gives one 32-byte sector per workgroup and every slice keeps several
 // independent loads in flight; N / 8 workgroups fill the GPU even at N = 768. Each workgroup
@@ -30,7 +31,8 @@ struct Params {
     c: u32,          // EPILOGUE 3: model width C = N / 3
     d: u32,          // EPILOGUE 3: head dim D
     positions: u32,  // EPILOGUE 3: cache length P
-    cache_off: u32,  // EPILOGUE 3: this layer's offset in the caches
+    k_off: u32,      // EPILOGUE 3: offset of this layer's keys (H, P, D) in `kv`
+    v_off: u32,      // EPILOGUE 3: offset of this layer's values
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -41,8 +43,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read> w: array<vec4<f32>>;        // (K, N / 4)
 @group(0) @binding(6) var<storage, read> bias: array<f32>;           // (N,)
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;      // (N,), or (C,) for EPILOGUE 3
-@group(0) @binding(8) var<storage, read_write> k_cache: array<f32>;  // (L, H, P, D), EPILOGUE 3
-@group(0) @binding(9) var<storage, read_write> v_cache: array<f32>;  // (L, H, P, D), EPILOGUE 3
+@group(0) @binding(8) var<storage, read_write> kv: array<f32>;       // (2, L, H, P, D), EPILOGUE 3
 
 var<workgroup> part: array<vec4<f32>, 256>;
 
@@ -57,12 +58,8 @@ fn store(j: u32, y: f32) {
                 out[p.out_off + c] = y;
             } else {
                 let pos = min(state.pos, p.positions - 1u);
-                let i = p.cache_off + ((c / p.d) * p.positions + pos) * p.d + c % p.d;
-                if which == 1u {
-                    k_cache[i] = y;
-                } else {
-                    v_cache[i] = y;
-                }
+                let i = ((c / p.d) * p.positions + pos) * p.d + c % p.d;
+                kv[select(p.v_off, p.k_off, which == 1u) + i] = y;
             }
         }
         default: { out[p.out_off + j] = y; }

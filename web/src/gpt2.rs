@@ -1,8 +1,9 @@
 //! GPT-2 in the browser: load a checkpoint from bytes, generate with a callback per token.
 //!
 //! The model is `engine::models::gpt2` (safetensors loader, byte-level BPE tokenizer, forward
-//! pass with a KV cache) on the page's context; generation is greedy and awaits one readback
-//! per token, so the page repaints between tokens.
+//! pass with a KV cache) on the page's context; generation is greedy and runs through the
+//! compiled plans (`engine::models::gpt2::Generator`: ids chosen on the device, read back a
+//! chunk at a time), so the page repaints between chunks.
 
 use std::rc::Rc;
 
@@ -13,7 +14,8 @@ use engine::{Context, Result};
 pub const AVAILABLE: bool = true;
 
 /// The page's GPT-2 status line.
-pub const STATUS: &str = "GPT-2 (engine::models::gpt2): greedy generation with a KV cache, GPT-2's byte-level BPE";
+pub const STATUS: &str =
+    "GPT-2 (engine::models::gpt2): greedy generation through compiled plans with a KV cache, GPT-2's byte-level BPE";
 
 /// A GPT-2 model loaded on a context.
 #[derive(Clone)]

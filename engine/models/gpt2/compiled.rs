@@ -233,6 +233,7 @@ impl Generator {
 /// The ids of steps `start..end`, on their way to the host.
 struct IdsRead {
     staging: wgpu::Buffer,
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     submission: Option<wgpu::SubmissionIndex>,
     done: futures_intrusive::channel::shared::OneshotReceiver<std::result::Result<(), wgpu::BufferAsyncError>>,
 }
@@ -261,7 +262,8 @@ impl IdsRead {
         })
     }
 
-    /// Waits for this read (natively: for its own submission only) and returns the ids.
+    /// Waits for this read (natively: for its own submission only; in a browser the map
+    /// callback fires from the event loop) and returns the ids.
     async fn finish(self, gpu: &Gpu) -> Result<Vec<u32>> {
         #[cfg(not(target_arch = "wasm32"))]
         gpu.device

@@ -55,7 +55,6 @@ const LN_MATVEC: KernelDef = KernelDef {
         Binding::Read,
         Binding::ReadWrite,
         Binding::ReadWrite,
-        Binding::ReadWrite,
     ],
 };
 
@@ -212,7 +211,7 @@ pub(crate) enum Project<'a> {
     /// Added in place into this row (N,): the residual stream.
     Residual(&'a Tensor),
     /// The QKV split: q into a new row (C,), k and v into layer `layer` of the caches
-    /// (L, H, P, D) at position state.pos.
+    /// (L, H, P, D) at position state.pos; both caches are views of one buffer (`KvCache`).
     Qkv {
         k_cache: &'a Tensor,
         v_cache: &'a Tensor,
@@ -259,15 +258,15 @@ pub(crate) fn ln_matvec(
         // Unread; x is bound read-only already, so binding it again is no usage conflict.
         None => (x, x, 0.0),
     };
-    let (mut c, mut d, mut positions, mut cache_off) = (0, 0, 0, 0);
-    let (epilogue, out, k_cache, v_cache) = match to {
+    let (mut c, mut d, mut positions, mut k_off, mut v_off) = (0, 0, 0, 0, 0);
+    let (epilogue, out, kv) = match to {
         Project::New { gelu } => {
             let out = Tensor::uninit(ctx, &[n], op)?;
-            (u32::from(gelu), out.clone(), out.clone(), out)
+            (u32::from(gelu), out.clone(), out)
         }
         Project::Residual(r) => {
             check_row(op, "residual", r, n)?;
-            (2, r.clone(), r.clone(), r.clone())
+            (2, r.clone(), r.clone())
         }
         Project::Qkv {
             k_cache,
@@ -275,17 +274,18 @@ pub(crate) fn ln_matvec(
             layer,
         } => {
             let s = k_cache.shape();
-            if s.len() != 4 || v_cache.shape() != s || !k_cache.is_contiguous() || !v_cache.is_contiguous() {
+            (c, d, positions) = (n / 3, s[3], s[2]);
+            let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s;
+            if s.len() != 4 || !dense(k_cache) || !dense(v_cache) || k_cache.buffer() != v_cache.buffer() {
                 return Err(Error::mismatch(
                     op,
                     "k_cache (L, H, P, D)",
                     s,
-                    "v_cache",
+                    "v_cache in the same buffer",
                     v_cache.shape(),
                 ));
             }
-            (c, d, positions) = (n / 3, s[3], s[2]);
-            if n % 3 != 0 || s[1] * s[3] != c || layer >= s[0] {
+            if !n.is_multiple_of(3) || s[1] * s[3] != c || layer >= s[0] {
                 return Err(Error::shape(
                     op,
                     "k_cache",
@@ -293,8 +293,10 @@ pub(crate) fn ln_matvec(
                     s,
                 ));
             }
-            cache_off = layer * s[1] * s[2] * s[3];
-            (3, Tensor::uninit(ctx, &[c], op)?, k_cache.clone(), v_cache.clone())
+            let per_layer = s[1] * s[2] * s[3];
+            k_off = k_cache.layout().offset + layer * per_layer;
+            v_off = v_cache.layout().offset + layer * per_layer;
+            (3, Tensor::uninit(ctx, &[c], op)?, k_cache.clone())
         }
     };
     let params = Params::new()
@@ -310,7 +312,8 @@ pub(crate) fn ln_matvec(
         .usize(c)
         .usize(d)
         .usize(positions)
-        .usize(cache_off);
+        .usize(k_off)
+        .usize(v_off);
     let kernel = gpu.kernel(
         &LN_MATVEC,
         &[
@@ -326,8 +329,7 @@ pub(crate) fn ln_matvec(
         w.gpu_buffer(op)?,
         bias.gpu_buffer(op)?,
         out.gpu_buffer(op)?,
-        k_cache.gpu_buffer(op)?,
-        v_cache.gpu_buffer(op)?,
+        kv.gpu_buffer(op)?,
     ];
     gpu.dispatch(&kernel, &params, &buffers, groups_1d(n.div_ceil(8) as u32))?;
     Ok((epilogue != 2).then_some(out))
@@ -354,14 +356,26 @@ pub(crate) fn attention_decode(
         });
     }
     check_row(op, "q", q, h * d)?;
+    let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s && t.layout().offset.is_multiple_of(4);
+    if !dense(k_cache) || !dense(v_cache) {
+        return Err(Error::mismatch(
+            op,
+            "k_cache (L, H, P, D)",
+            s,
+            "v_cache",
+            v_cache.shape(),
+        ));
+    }
     if q.layout().offset != 0 {
         return Err(Error::shape(op, "q", "a row at offset 0", q.shape()));
     }
+    let per_layer = h * p * d;
     let out = Tensor::uninit(ctx, &[1, h * d], op)?;
     let params = Params::new()
         .usize(d)
         .usize(p)
-        .usize(layer * h * p * d)
+        .usize(k_cache.layout().offset + layer * per_layer)
+        .usize(v_cache.layout().offset + layer * per_layer)
         .f32(1.0 / (d as f32).sqrt());
     let buffers = [
         st.state.gpu_buffer(op)?,

@@ -1,6 +1,7 @@
 //! The key/value cache: keys and values of every past position, per layer and head.
 //!
-//! Two preallocated tensors (n_layer, H, n_positions, D). A step of T new tokens writes its
+//! One preallocated tensor (2, n_layer, H, n_positions, D): keys, then values, so a kernel
+//! reaches both through one binding (the decode step's QKV projection writes both). A step of T new tokens writes its
 //! rows at positions `len..len + T` with `copy_into`, and attention reads the narrowed view
 //! `0..len + T`: nothing is reallocated as the sequence grows, and since lengths reach the
 //! kernels through uniforms no pipeline is rebuilt either.
@@ -15,8 +16,8 @@ use super::config::Config;
 /// Cached keys and values of one sequence.
 #[derive(Clone, Debug)]
 pub struct KvCache {
-    k: Tensor, // (L, H, P, D)
-    v: Tensor, // (L, H, P, D)
+    k: Tensor, // (L, H, P, D) view of the shared buffer
+    v: Tensor, // (L, H, P, D) view of the shared buffer, after the keys
     len: usize,
 }
 
@@ -24,11 +25,12 @@ impl KvCache {
     /// An empty cache for `config`'s shape on `ctx`.
     pub fn new(ctx: &Context, config: &Config) -> Result<KvCache> {
         let shape = [config.n_layer, config.n_head, config.n_positions, config.head_dim()];
+        // Never zero-filled: attention only reads positions already written, and a
+        // 124M cache is 75 MB that would otherwise cross the bus on every new sequence.
+        let kv = Tensor::uninit(ctx, &[2, shape[0], shape[1], shape[2], shape[3]], "KvCache::new")?;
         Ok(KvCache {
-            // Never zero-filled: attention only reads positions already written, and a
-            // 124M cache is 75 MB that would otherwise cross the bus on every new sequence.
-            k: Tensor::uninit(ctx, &shape, "KvCache::new")?,
-            v: Tensor::uninit(ctx, &shape, "KvCache::new")?,
+            k: kv.narrow(0, 0, 1)?.reshape(&shape)?,
+            v: kv.narrow(0, 1, 2)?.reshape(&shape)?,
             len: 0,
         })
     }
@@ -78,7 +80,7 @@ impl KvCache {
         self.len += t;
     }
 
-    /// The key and value tensors, each (L, H, P, D).
+    /// The key and value tensors, each (L, H, P, D), views of one buffer.
     pub(crate) fn tensors(&self) -> (&Tensor, &Tensor) {
         (&self.k, &self.v)
     }
