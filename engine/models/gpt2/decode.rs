@@ -260,13 +260,16 @@ pub(crate) fn ln_matvec(
     };
     let (mut c, mut d, mut positions, mut k_off, mut v_off) = (0, 0, 0, 0, 0);
     let (epilogue, out, kv) = match to {
-        Project::New { gelu } => {
-            let out = Tensor::uninit(ctx, &[n], op)?;
-            (u32::from(gelu), out.clone(), out)
-        }
+        // The cache slot is unused here but must not alias `out`: browsers reject two
+        // writable bindings of one buffer in a dispatch.
+        Project::New { gelu } => (
+            u32::from(gelu),
+            Tensor::uninit(ctx, &[n], op)?,
+            Tensor::uninit(ctx, &[1], op)?,
+        ),
         Project::Residual(r) => {
             check_row(op, "residual", r, n)?;
-            (2, r.clone(), r.clone())
+            (2, r.clone(), Tensor::uninit(ctx, &[1], op)?)
         }
         Project::Qkv {
             k_cache,
