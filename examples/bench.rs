@@ -29,6 +29,11 @@ struct Args {
     json: Option<String>,
 }
 
+const USAGE: &str = "usage: bench [--quick] [--only copy,scans,mixers,matmul,gpt2] \
+[--strategy auto|lanes|chunked] [--json out.json]
+Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
+and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.";
+
 fn args() -> Args {
     let mut a = Args {
         quick: false,
@@ -48,6 +53,10 @@ fn args() -> Args {
                     Some("chunked") => scan::Strategy::Chunked { chunk: None },
                     _ => scan::Strategy::Auto,
                 }
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
             }
             other => eprintln!("ignoring unknown argument {other}"),
         }

@@ -1,13 +1,16 @@
 //! GPT-2 text generation on the GPU (or the CPU reference context), streaming the completion.
 //!
 //! ```text
-//! cargo run --release --example gpt2 -- "PROMPT" --tokens 10 [--model DIR] [--cpu] [--verify]
-//!     [--temperature T] [--top-k K] [--seed S]
+//! cargo run --release --example gpt2 -- "PROMPT" [--tokens N] [--model DIR] [--cpu] [--verify]
+//!     [--greedy | --temperature T --top-k K --seed S]
 //! ```
 //! Without `--model` it runs `assets/models/shakespeare/` when present, else the untrained
-//! `assets/models/tiny-random/`. `--verify` recomputes every step with the independent f64
-//! reference (`engine::reference::gpt2`) and compares embeddings, every block's residual, the
-//! logits and the chosen ids.
+//! `assets/models/tiny-random/`. It samples by default (temperature 0.8, top-k 40 and a fixed
+//! seed: `Sampling::recommended(Sampling::DEFAULT_SEED)`), so a run repeats exactly; `--greedy`
+//! takes the arg-max instead.
+//! `--verify` recomputes every step with the independent f64 reference
+//! (`engine::reference::gpt2`) and compares embeddings, every block's residual, the logits and
+//! the chosen ids.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,9 +26,34 @@ struct Args {
     model: Option<PathBuf>,
     cpu: bool,
     verify: bool,
+    greedy: bool,
     temperature: Option<f32>,
     top_k: Option<usize>,
     seed: u64,
+}
+
+fn usage() -> String {
+    format!(
+        "usage: gpt2 [\"PROMPT\"] [--tokens N] [--model DIR] [--cpu] [--verify]
+            [--greedy | --temperature T --top-k K --seed S]
+
+  PROMPT           the text to continue
+  --tokens N       tokens to generate (default 10)
+  --model DIR      a Hugging Face GPT-2 directory (config.json + model.safetensors);
+                   default: assets/models/shakespeare
+  --cpu            run on the CPU reference context instead of a GPU adapter
+  --verify         compare every step with the f64 CPU reference
+  --greedy         pick the most likely token (for verification; small models loop)
+  --temperature T  sampling temperature (default {})
+  --top-k K        sample among the K most likely tokens, 0 for all (default {})
+  --seed S         the sampler's seed (default {}): the same seed gives the same text
+  -h, --help       this text
+
+The adapter comes from ENGINE_BACKEND (vulkan, gl, metal, dx12, cpu) and WGPU_ADAPTER_NAME.",
+        Sampling::DEFAULT_TEMPERATURE,
+        Sampling::DEFAULT_TOP_K,
+        Sampling::DEFAULT_SEED
+    )
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -35,9 +63,10 @@ fn parse_args() -> Result<Args, String> {
         model: None,
         cpu: false,
         verify: false,
+        greedy: false,
         temperature: None,
         top_k: None,
-        seed: 0,
+        seed: Sampling::DEFAULT_SEED,
     };
     let mut it = std::env::args().skip(1);
     let mut prompt = None;
@@ -48,6 +77,7 @@ fn parse_args() -> Result<Args, String> {
             "--model" => a.model = Some(PathBuf::from(value("--model")?)),
             "--cpu" => a.cpu = true,
             "--verify" => a.verify = true,
+            "--greedy" => a.greedy = true,
             "--temperature" => {
                 a.temperature = Some(
                     value("--temperature")?
@@ -64,6 +94,9 @@ fn parse_args() -> Result<Args, String> {
     }
     if let Some(p) = prompt {
         a.prompt = p;
+    }
+    if a.greedy && (a.temperature.is_some() || a.top_k.is_some()) {
+        return Err("--greedy takes no --temperature or --top-k".into());
     }
     Ok(a)
 }
@@ -104,11 +137,12 @@ fn max_abs_diff(got: &Tensor, want: ndarray::ArrayView2<f32>) -> Result<f64, eng
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
+        Err(e) if e.is_empty() => {
+            println!("{}", usage());
+            return;
+        }
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("error: {e}");
-            }
-            eprintln!("usage: gpt2 \"PROMPT\" [--tokens N] [--model DIR] [--cpu] [--verify] [--temperature T] [--top-k K] [--seed S]");
+            eprintln!("error: {e}\n{}", usage());
             std::process::exit(2);
         }
     };
@@ -123,6 +157,9 @@ fn run(args: Args) -> Result<(), engine::Error> {
     println!("model: {}{note}", dir.display());
     let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
     println!("device: {} ({})", ctx.info().name, ctx.info().backend);
+    if let Some(note) = ctx.info().software_note() {
+        println!("{note}");
+    }
     let t0 = Instant::now();
     let weights = Weights::load(&dir)?;
     // The checkpoint's own description (the tiny one says it is untrained).
@@ -145,13 +182,14 @@ fn run(args: Args) -> Result<(), engine::Error> {
         c.vocab_size,
         t0.elapsed().as_secs_f64()
     );
-    let sampling = match (args.temperature, args.top_k) {
-        (None, None) => Sampling::Greedy,
-        (t, k) => Sampling::TopK {
-            temperature: t.unwrap_or(1.0),
-            k: k.unwrap_or(0),
+    let sampling = if args.greedy {
+        Sampling::Greedy
+    } else {
+        Sampling::TopK {
+            temperature: args.temperature.unwrap_or(Sampling::DEFAULT_TEMPERATURE),
+            k: args.top_k.unwrap_or(Sampling::DEFAULT_TOP_K),
             seed: args.seed,
-        },
+        }
     };
     println!("sampling: {sampling:?}");
     let tok = Tokenizer::gpt2()?;

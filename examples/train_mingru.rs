@@ -98,11 +98,12 @@ fn parse_args() -> Result<Args, String> {
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
+        Err(e) if e.is_empty() => {
+            println!("{USAGE}");
+            return;
+        }
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("error: {e}");
-            }
-            eprintln!("{USAGE}");
+            eprintln!("error: {e}\n{USAGE}");
             std::process::exit(2);
         }
     };

@@ -10,6 +10,7 @@ mod cuda;
 mod element_scan;
 mod elementwise;
 mod gpt2;
+mod gpt2_text;
 mod matmul;
 mod mixer;
 mod nn;
