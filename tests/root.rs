@@ -5,6 +5,7 @@
 
 mod common;
 
+mod charts;
 mod context;
 mod cuda;
 mod element_scan;
