@@ -27,6 +27,8 @@ struct Args {
     cpu: bool,
     verify: bool,
     greedy: bool,
+    profile: bool,
+    trace: Option<PathBuf>,
     temperature: Option<f32>,
     top_k: Option<usize>,
     seed: u64,
@@ -35,7 +37,7 @@ struct Args {
 fn usage() -> String {
     format!(
         "usage: gpt2 [\"PROMPT\"] [--tokens N] [--model DIR] [--cpu] [--verify]
-            [--greedy | --temperature T --top-k K --seed S]
+            [--greedy | --temperature T --top-k K --seed S] [--profile] [--trace FILE.json]
 
   PROMPT           the text to continue
   --tokens N       tokens to generate (default 10)
@@ -47,9 +49,12 @@ fn usage() -> String {
   --temperature T  sampling temperature (default {})
   --top-k K        sample among the K most likely tokens, 0 for all (default {})
   --seed S         the sampler's seed (default {}): the same seed gives the same text
+  --profile        print per-kernel device time (kernel, calls, total, mean, share)
+  --trace FILE     write every dispatch as a Chrome trace (chrome://tracing, Perfetto)
   -h, --help       this text
 
-The adapter comes from ENGINE_BACKEND (vulkan, gl, metal, dx12, cpu) and WGPU_ADAPTER_NAME.",
+The adapter comes from ENGINE_BACKEND (vulkan, gl, metal, dx12, cpu) and WGPU_ADAPTER_NAME;
+ENGINE_PROFILE=1 prints the profile of any program when its context is dropped.",
         Sampling::DEFAULT_TEMPERATURE,
         Sampling::DEFAULT_TOP_K,
         Sampling::DEFAULT_SEED
@@ -64,6 +69,8 @@ fn parse_args() -> Result<Args, String> {
         cpu: false,
         verify: false,
         greedy: false,
+        profile: false,
+        trace: None,
         temperature: None,
         top_k: None,
         seed: Sampling::DEFAULT_SEED,
@@ -78,6 +85,8 @@ fn parse_args() -> Result<Args, String> {
             "--cpu" => a.cpu = true,
             "--verify" => a.verify = true,
             "--greedy" => a.greedy = true,
+            "--profile" => a.profile = true,
+            "--trace" => a.trace = Some(PathBuf::from(value("--trace")?)),
             "--temperature" => {
                 a.temperature = Some(
                     value("--temperature")?
@@ -201,6 +210,9 @@ fn run(args: Args) -> Result<(), engine::Error> {
     print!("{}", args.prompt);
     std::io::stdout().flush().ok();
 
+    if args.profile || args.trace.is_some() {
+        ctx.set_profiling(true);
+    }
     let mut sampler = Sampler::new(sampling)?;
     let mut ref_sampler = sampler.clone();
     let mut cache = model.new_cache()?;
@@ -280,6 +292,14 @@ fn run(args: Args) -> Result<(), engine::Error> {
             String::new()
         }
     );
+    if args.profile || args.trace.is_some() {
+        let profile = ctx.profile()?;
+        println!("\nprofile of the generation:\n{profile}");
+        if let Some(path) = &args.trace {
+            profile.write_chrome_trace(path)?;
+            println!("wrote the trace to {}", path.display());
+        }
+    }
     if args.verify {
         let worst = verify.embeddings.max(verify.residuals).max(verify.logits);
         println!(

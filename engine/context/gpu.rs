@@ -59,6 +59,7 @@ pub(crate) struct Gpu {
     poison: Mutex<Option<f32>>,
     /// Bytes per arena slot: 256, or the adapter's uniform offset alignment if larger.
     uniform_stride: u64,
+    pub(crate) profiler: crate::context::profile::Profiler,
 }
 
 impl Gpu {
@@ -89,6 +90,7 @@ impl Gpu {
             recorder: Mutex::default(),
             poison: Mutex::default(),
             uniform_stride,
+            profiler: crate::context::profile::Profiler::from_env(),
         }
     }
 
