@@ -19,4 +19,5 @@ mod profile;
 mod reduce;
 mod scan;
 mod shaders;
+mod texture;
 mod train;

@@ -5,6 +5,7 @@
 //! the only point that waits for the device. Natively those block; `*_async` forms serve
 //! wasm and native alike.
 
+mod interop;
 mod layout;
 pub(crate) mod pool;
 pub(crate) mod readback;
