@@ -3,7 +3,7 @@
 //! through the same colour map, and the PNG round-trips.
 
 #[path = "../examples/common/texture.rs"]
-mod texture;
+mod app;
 
 use engine::Context;
 
@@ -24,7 +24,7 @@ fn app_adapters() -> Vec<wgpu::Adapter> {
 
 #[test]
 fn texture_compute_result_renders_on_the_shared_device() {
-    let want_field = texture::field(&Context::cpu()).unwrap().to_vec().unwrap();
+    let want_field = app::field(&Context::cpu()).unwrap().to_vec().unwrap();
     let adapters = app_adapters();
     if adapters.is_empty() {
         assert!(!engine::context::require_gpu(), "ENGINE_REQUIRE_GPU=1 but no adapter");
@@ -32,21 +32,21 @@ fn texture_compute_result_renders_on_the_shared_device() {
     }
     for adapter in adapters {
         let name = format!("{} ({:?})", adapter.get_info().name, adapter.get_info().backend);
-        let (device, queue) = texture::open(&adapter).unwrap();
+        let (device, queue) = app::open(&adapter).unwrap();
         let ctx = Context::from_wgpu(device.clone(), queue.clone());
-        let field = texture::field(&ctx).unwrap();
-        let frame = texture::render(&device, &queue, &ctx, &field).unwrap();
-        let size = texture::FIELD * texture::SCALE;
+        let field = app::field(&ctx).unwrap();
+        let frame = app::render(&device, &queue, &ctx, &field).unwrap();
+        let size = app::FIELD * app::SCALE;
         assert_eq!((frame.width, frame.height), (size, size));
         // Every pixel is its texel's value through the colour map (rounding to 8 bits).
         let mut worst = (0i32, 0u32, 0u32);
         for y in 0..size {
             for x in 0..size {
-                let v = want_field[((y / texture::SCALE) * texture::FIELD + x / texture::SCALE) as usize];
-                let rgb = texture::colormap(v);
+                let v = want_field[((y / app::SCALE) * app::FIELD + x / app::SCALE) as usize];
+                let rgb = app::colormap(v);
                 let p = ((y * size + x) * 4) as usize;
-                for c in 0..3 {
-                    let d = (frame.rgba[p + c] as i32 - (rgb[c] * 255.0).round() as i32).abs();
+                for (c, want) in rgb.iter().enumerate() {
+                    let d = (frame.rgba[p + c] as i32 - (want * 255.0).round() as i32).abs();
                     if d > worst.0 {
                         worst = (d, x, y);
                     }
@@ -66,7 +66,7 @@ fn texture_compute_result_renders_on_the_shared_device() {
         assert!(reds.len() > 50, "{name}: only {} red levels", reds.len());
         // The PNG decodes to the same pixels.
         let path = std::env::temp_dir().join(format!("engine-texture-{}.png", std::process::id()));
-        texture::write_png(&path, &frame).unwrap();
+        app::write_png(&path, &frame).unwrap();
         let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap()));
         let mut reader = decoder.read_info().unwrap();
         let mut buf = vec![0; reader.output_buffer_size().unwrap()];
