@@ -22,6 +22,9 @@
 //! # Ok::<(), engine::Error>(())
 //! ```
 
+// In a browser the profiler stays off (its reads would block), so most of it is unused there.
+#![cfg_attr(target_arch = "wasm32", allow(dead_code))]
+
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Mutex;
