@@ -22,6 +22,8 @@
 //! compiled to WGSL, with gradients), [`parity`] (the parity suite), [`reference`] (the CPU oracle, f64 accumulation),
 //! [`models`] (GPT-2), [`check`] (seeded inputs and tolerance gates).
 
+#![warn(missing_docs)]
+
 pub mod check;
 pub mod context;
 pub mod element_scan;

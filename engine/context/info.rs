@@ -21,6 +21,7 @@ pub struct DeviceInfo {
     pub shader_f16: bool,
     /// `TIMESTAMP_QUERY` was granted (and inside passes, natively).
     pub timestamps: bool,
+    /// `TIMESTAMP_QUERY_INSIDE_PASSES` was granted (native only).
     pub timestamps_inside_passes: bool,
     /// Largest storage buffer binding in bytes.
     pub max_storage_binding: u64,

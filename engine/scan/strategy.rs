@@ -16,7 +16,10 @@ pub enum Strategy {
     /// One invocation per (batch, block, column) walks all of T.
     Lanes,
     /// Chunks of `chunk` steps (`None`: a length chosen from T).
-    Chunked { chunk: Option<usize> },
+    Chunked {
+        /// Steps per chunk.
+        chunk: Option<usize>,
+    },
 }
 
 impl std::fmt::Display for Strategy {

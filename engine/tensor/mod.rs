@@ -151,6 +151,7 @@ impl Tensor {
         self.layout.len()
     }
 
+    /// True when some dimension is 0.
     pub fn is_empty(&self) -> bool {
         self.layout.is_empty()
     }
