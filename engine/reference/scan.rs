@@ -16,10 +16,15 @@ use ndarray::{ArrayD, ArrayViewD, IxDyn};
 /// Dimensions of an affine scan: A (B, T, N, k, k), B and H (B, T, N, k, v), h0 (B, N, k, v).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AffineShape {
+    /// Batch B.
     pub b: usize,
+    /// Time steps T.
     pub t: usize,
+    /// State blocks N.
     pub n: usize,
+    /// Block rows k.
     pub k: usize,
+    /// Block columns v.
     pub v: usize,
 }
 
