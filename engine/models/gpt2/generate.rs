@@ -14,7 +14,14 @@ pub enum Sampling {
     Greedy,
     /// Sample from the softmax of `logits / temperature` restricted to the `k` largest
     /// (`k = 0` keeps them all), drawing from a generator seeded with `seed`.
-    TopK { temperature: f32, k: usize, seed: u64 },
+    TopK {
+        /// Divides the logits; below 1 sharpens, above 1 flattens (> 0).
+        temperature: f32,
+        /// Candidates kept, largest logits first (0: all).
+        k: usize,
+        /// Seed of the generator that draws.
+        seed: u64,
+    },
 }
 
 impl Sampling {
