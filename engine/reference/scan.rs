@@ -9,7 +9,7 @@
 //! G_t = dH_t + A_{t+1}^T G_{t+1}; dA_t = G_t H_{t-1}^T, dB_t = G_t, dh0 = A_0^T G_0.
 //!
 //! Log scan: z_{-1} = lv_0, z_t = logaddexp(lc_t + z_{t-1}, lv_{t+1}), h_t = exp(z_t), which
-//! equals exp(a* + logcumsumexp(lv - a*))[1:] with a* the zero-padded cumsum of lc.
+//! equals exp(a* + logcumsumexp(lv - a*))\[1:\] with a* the zero-padded cumsum of lc.
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
