@@ -164,7 +164,7 @@ def run_matmul(dev, rows):
         sets = [(torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)) for _ in range(ROTATE)]
         ms = median_ms(torch.matmul, sets, warmup=3, repeat=20)
         tflops = 2 * n**3 / ms / 1e9
-        rows.append(dict(case=f"matmul fp32 {n}", ms=ms, tflops=tflops))
+        rows.append(dict(case=f"matmul fp32 {n}", n=n, ms=ms, tflops=tflops))
         print(f"| matmul fp32 {n} | {ms:.3f} ms | {tflops:.2f} TFLOP/s |", flush=True)
 
 
@@ -215,9 +215,20 @@ def main():
         run_matmul(dev, rows)
     if "gpt2" in args.only:
         run_gpt2(dev, rows)
+    # Flat figures under the keys of ../shared/BENCH.md (merged into benches/results/h200.json).
+    figures = {}
+    for r in rows:
+        case = r.get("case", "")
+        if case == "gpt2-124M prefill 64":
+            figures["transformers_prefill64_ms"] = r["ms"]
+        elif case.startswith("gpt2-124M decode"):
+            figures["transformers_decode_ms"] = r["ms"]
+        elif case.startswith("matmul") and "tflops" in r:
+            figures[f"cublas_{r['n']}_tflops"] = r["tflops"]
+    print(json.dumps(figures), flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump(dict(meta=meta, rows=rows), f, indent=1)
+            json.dump(dict(meta=meta, rows=rows, **figures), f, indent=1)
 
 
 if __name__ == "__main__":

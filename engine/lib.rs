@@ -20,7 +20,8 @@
 //! and backward), [`mixer`] (minGRU mixers on the scans, with gradients), [`train`] (loss,
 //! optimiser and a character model for training mixers), [`element_scan`] (user recurrences
 //! compiled to WGSL, with gradients), [`parity`] (the parity suite), [`reference`](mod@reference) (the CPU oracle, f64 accumulation),
-//! [`models`] (GPT-2), [`check`] (seeded inputs and tolerance gates).
+//! [`models`] (GPT-2), [`plan`] (captured op sequences replayed in one pass), [`check`] (seeded
+//! inputs and tolerance gates).
 
 #![warn(missing_docs)]
 
@@ -34,6 +35,7 @@ pub mod mixer;
 pub mod models;
 pub mod ops;
 pub mod parity;
+pub mod plan;
 pub mod reference;
 pub mod scan;
 pub mod tensor;

@@ -22,6 +22,17 @@ use engine::{Context, Result, Tensor};
 
 const ROTATE: usize = 3;
 
+/// Every figure the run prints, under the keys of `../shared/BENCH.md`, for `--json`.
+static FIGURES: std::sync::Mutex<std::collections::BTreeMap<String, f64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn figure(key: impl Into<String>, value: f64) {
+    FIGURES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key.into(), value);
+}
+
 struct Args {
     quick: bool,
     strategy: scan::Strategy,
@@ -122,6 +133,7 @@ fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Row)> {
     let x = Tensor::full(ctx, &[n], 1.5)?;
     let (s, _) = median(ctx, 3, 10, |_| ops::unary(ops::UnaryOp::Identity, &x).map(drop))?;
     let gbps = 8.0 * n as f64 / s / 1e9;
+    figure("copy_gbps", gbps);
     Ok((
         gbps,
         Row {
@@ -266,6 +278,10 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
             scan_forward_backward(c.op, &sets[i % ROTATE], &opts)
         })?;
         let gbps = scan_bytes(&c) / fwd / 1e9;
+        let key = format!("{}_{}", c.op, c.label.replace("long-T", "longT"));
+        figure(format!("scan_{key}_fwd_ms"), fwd * 1e3);
+        figure(format!("scan_{key}_fwdbwd_ms"), fb * 1e3);
+        figure(format!("scan_{key}_fwd_gbps"), gbps);
         eprintln!(
             "  {} {} {:?}: fwd {:.4} ms, fwd+bwd {:.4} ms",
             c.op,
@@ -340,6 +356,19 @@ fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<
             fb * 1e3,
             mb(peak)
         );
+        let name = match kind {
+            MixerKind::MinGru => "mingru".to_string(),
+            MixerKind::SignedMinGru => "signed".to_string(),
+            MixerKind::RotationMinGru => "rotation".to_string(),
+            MixerKind::GivensMinGru { k } => format!("givens{k}"),
+        };
+        let suffix = if path == MixerPath::Materialized {
+            "_materialized"
+        } else {
+            ""
+        };
+        figure(format!("mixer_{name}{suffix}_layer_fwdbwd_ms"), layer_s * 1e3);
+        figure(format!("mixer_{name}{suffix}_peak_mb"), mb(peak));
         println!(
             "| {kind} | {path:?} | {:.4} | {:.4} | {:.4} | {:.2} | {:.2} |",
             fwd * 1e3,
@@ -371,6 +400,9 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
             })?;
             let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
             eprintln!("  matmul {n} {path:?}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
+            if path == MatmulPath::Auto {
+                figure(format!("matmul_{n}_tflops"), tflops);
+            }
             rows.push(Row {
                 case: format!("matmul fp32 {path:?}"),
                 shape: format!("{n}^3"),
@@ -384,6 +416,25 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// Median of `f`'s wall-clock seconds over `repeat` runs after `warmup` (work that waits for
+/// its own results, so wall clock is the honest figure: host and device together).
+fn median_wall(warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<f64> {
+    for i in 0..warmup {
+        f(i)?;
+    }
+    let mut times = vec![];
+    for i in 0..repeat {
+        let start = Instant::now();
+        f(i)?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    Ok(times[times.len() / 2])
+}
+
+/// GPT-2 124M-shaped (random weights): the compiled path (prefill plan + decode plan, ids
+/// chosen and kept on the device, read back a chunk behind) against the eager op-by-op path
+/// in the same run, and the shipped Shakespeare model's decode rate.
 fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let config = if quick {
         gpt2::tiny::tiny_config()
@@ -393,54 +444,108 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
     let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
     let model = gpt2::Gpt2::new(ctx, &weights)?;
+    let shape = format!("{} layers, C {}", config.n_layer, config.n_embd);
     let last_only = gpt2::StepOptions::default();
     let mut rng = Rng::new(9);
     let prompts: Vec<Vec<u32>> = (0..ROTATE)
         .map(|_| (0..64).map(|_| rng.below(config.vocab_size) as u32).collect())
         .collect();
-    let (prefill, _) = median(ctx, 2, 10, |i| {
+    let greedy = gpt2::Sampling::Greedy;
+    let mut rows = vec![];
+    let mut row = |case: &str, s: f64, tokens: f64| {
+        rows.push(Row {
+            case: case.into(),
+            shape: shape.clone(),
+            fwd_ms: s * 1e3,
+            fwd_bwd_ms: None,
+            rate: format!("{:.0} tok/s", tokens / s),
+            ratio: String::new(),
+        })
+    };
+
+    // Eager: every op recorded one by one, the token read back every step.
+    let eager_prefill = median_wall(2, 10, |i| {
         let mut cache = model.new_cache()?;
-        model.step(&prompts[i % ROTATE], &mut cache, last_only).map(drop)
+        let logits = model.step(&prompts[i % ROTATE], &mut cache, last_only)?.logits;
+        ops::argmax_last(&logits)?.to_vec().map(drop)
     })?;
-    // Decode: one position per step against a cache that starts at 64 positions.
     let mut cache = model.new_cache()?;
     model.step(&prompts[0], &mut cache, last_only)?;
-    let mut steps = vec![];
+    let before = ctx.dispatch_count();
+    model.step(&[13], &mut cache, last_only)?;
+    let eager_ops = ctx.dispatch_count() - before;
     let mut tok = 13u32;
-    for _ in 0..40 {
-        let start = Instant::now();
+    let eager_decode = median_wall(8, 32, |_| {
         let logits = model.step(&[tok], &mut cache, last_only)?.logits;
-        tok = gpt2::argmax(&logits.to_vec()?);
-        steps.push(start.elapsed().as_secs_f64());
-    }
-    let decode = {
-        let mut s = steps[8..].to_vec();
-        s.sort_by(|a, b| a.total_cmp(b));
-        s[s.len() / 2]
-    };
+        tok = ops::argmax_last(&logits)?.to_vec()?[0] as u32;
+        Ok(())
+    })?;
+    row("gpt2 prefill 64 tokens, eager (to first token)", eager_prefill, 64.0);
+    row("gpt2 decode per token, eager", eager_decode, 1.0);
+    figure("gpt2_prefill64_eager_ms", eager_prefill * 1e3);
+    figure("gpt2_decode_eager_ms", eager_decode * 1e3);
+
+    // Compiled: plans captured once, then replayed.
+    let mut g = gpt2::Generator::new(&model)?;
+    let dispatches = g.decode_plan().dispatches();
+    let prefill_dispatches = g.prefill_plan(64)?.dispatches();
+    eprintln!("{}", g.decode_plan().dump());
+    let prefill = median_wall(3, 15, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
+    let n = if quick { 32 } else { 256 };
+    let long = median_wall(2, 7, |i| {
+        g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop)
+    })?;
+    let decode = (long - prefill) / n as f64;
+    println!(
+        "\ndecode step: {eager_ops} ops traced eagerly -> {dispatches} dispatches per token in the plan; \
+         prefill plan (64 tokens): {prefill_dispatches} dispatches; decode plan intermediates {} B",
+        g.decode_plan().peak_bytes()
+    );
+    row("gpt2 prefill 64 tokens, plan (to first token)", prefill, 64.0);
+    row(&format!("gpt2 decode per token, plan ({n} tokens)"), decode, 1.0);
+    figure("gpt2_prefill64_ms", prefill * 1e3);
+    figure("gpt2_decode_ms", decode * 1e3);
+    figure("gpt2_dispatches_per_token", dispatches as f64);
+    figure("gpt2_eager_ops_per_token", eager_ops as f64);
+    figure("gpt2_decode_plan_vs_eager", eager_decode / decode);
     eprintln!(
-        "  gpt2 prefill {:.3} ms, decode {:.3} ms/token",
+        "  gpt2 eager: prefill {:.3} ms, decode {:.3} ms/token; plan: prefill {:.3} ms, decode {:.3} ms/token",
+        eager_prefill * 1e3,
+        eager_decode * 1e3,
         prefill * 1e3,
         decode * 1e3
     );
-    Ok(vec![
-        Row {
-            case: "gpt2 prefill 64 tokens".into(),
-            shape: format!("{} layers, C {}", config.n_layer, config.n_embd),
-            fwd_ms: prefill * 1e3,
-            fwd_bwd_ms: None,
-            rate: format!("{:.0} tok/s", 64.0 / prefill),
-            ratio: String::new(),
-        },
-        Row {
-            case: "gpt2 decode per token (cache, incl. logits readback)".into(),
-            shape: format!("{} layers, C {}", config.n_layer, config.n_embd),
-            fwd_ms: decode * 1e3,
-            fwd_bwd_ms: None,
-            rate: format!("{:.0} tok/s", 1.0 / decode),
-            ratio: String::new(),
-        },
-    ])
+
+    // The shipped model, default sampling (temperature 0.8, top-k 40), from a short prompt.
+    // From the working directory when run from a copy of the repo (the device machine).
+    let local = std::path::Path::new("assets/models/shakespeare");
+    let dir = if local.exists() {
+        local.to_path_buf()
+    } else {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(local)
+    };
+    let shakespeare = gpt2::Gpt2::new(ctx, &gpt2::Weights::load(&dir)?)?;
+    let sampling = gpt2::Sampling::TopK {
+        temperature: 0.8,
+        k: 40,
+        seed: 1,
+    };
+    let prompt = gpt2::Tokenizer::gpt2()?.encode("ROMEO:");
+    let n = 200;
+    let mut g = gpt2::Generator::new(&shakespeare)?;
+    let s = median_wall(2, 7, |_| g.generate(&prompt, n, sampling, |_| {}).map(drop))?;
+    let eager = median_wall(1, 3, |_| {
+        shakespeare.generate_eager(&prompt, 50, sampling, |_| {}).map(drop)
+    })? / 50.0;
+    row(
+        &format!("shakespeare model, plan, {n} sampled tokens"),
+        s / n as f64,
+        1.0,
+    );
+    row("shakespeare model, eager, 50 sampled tokens", eager, 1.0);
+    figure("shakespeare_tokens_per_s", n as f64 / s);
+    figure("shakespeare_eager_tokens_per_s", 1.0 / eager);
+    Ok(rows)
 }
 
 fn main() -> Result<()> {
@@ -490,7 +595,14 @@ fn main() -> Result<()> {
         }
     }
     if let Some(path) = a.json {
-        std::fs::write(&path, format!("{{\"adapter\": {:?}}}\n", ctx.info().name)).map_err(|e| engine::Error::Io {
+        let figures = FIGURES.lock().unwrap_or_else(|p| p.into_inner());
+        let mut json = serde_json::Map::new();
+        json.insert("adapter".into(), ctx.info().name.clone().into());
+        for (k, v) in figures.iter() {
+            json.insert(k.clone(), serde_json::Value::from(*v));
+        }
+        let text = serde_json::to_string_pretty(&serde_json::Value::Object(json)).unwrap_or_default();
+        std::fs::write(&path, text + "\n").map_err(|e| engine::Error::Io {
             what: path.clone(),
             message: e.to_string(),
         })?;

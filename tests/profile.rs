@@ -97,3 +97,48 @@ fn profile_is_empty_on_the_cpu_context_and_when_off() {
         assert!(ctx.profile().unwrap().kernels.is_empty());
     });
 }
+
+#[test]
+fn profile_counts_the_dispatches_of_a_plan_replay() {
+    each_adapter_alone(|ctx| {
+        let x = Tensor::from_slice(ctx, &[4], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        let (plan, y) = engine::plan::Plan::capture(ctx, &[&x], || ops::add(&ops::exp(&x)?, &x)).unwrap();
+        for clock in [Clock::Timestamps, Clock::WallClock] {
+            ctx.reset_profile().unwrap();
+            ctx.set_profiling_with(true, clock);
+            for _ in 0..3 {
+                plan.replay(ctx).unwrap();
+            }
+            let got = y.to_vec().unwrap();
+            let p = ctx.profile().unwrap();
+            ctx.set_profiling(false);
+            ctx.reset_profile().unwrap();
+            assert!((got[0] - (1f32.exp() + 1.0)).abs() < 1e-5);
+            let inside = clock == Clock::Timestamps && ctx.info().timestamps_inside_passes;
+            if inside {
+                // Every dispatch inside the plan's one pass, under its own kernel.
+                let calls: Vec<u64> = p.kernels.iter().map(|k| k.calls).collect();
+                assert_eq!(calls.iter().sum::<u64>(), 3 * plan.dispatches() as u64, "{p}");
+                assert!(
+                    p.kernels
+                        .iter()
+                        .all(|k| k.calls % 3 == 0 && !k.name.starts_with("plan")),
+                    "{p}"
+                );
+            } else {
+                assert_eq!(p.kernels.len(), 1, "{p}");
+                assert_eq!(
+                    (p.kernels[0].name.as_str(), p.kernels[0].calls),
+                    ("plan (one pass)", 3),
+                    "{p}"
+                );
+            }
+            assert!(p.total_seconds() > 0.0, "{p}");
+            let trace: serde_json::Value = serde_json::from_str(&p.chrome_trace()).unwrap();
+            assert_eq!(
+                trace["traceEvents"].as_array().unwrap().len() as u64,
+                p.kernels.iter().map(|k| k.calls).sum::<u64>()
+            );
+        }
+    });
+}

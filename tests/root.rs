@@ -15,6 +15,7 @@ mod gpt2_text;
 mod matmul;
 mod mixer;
 mod nn;
+mod plan;
 mod profile;
 mod reduce;
 mod scan;

@@ -5,14 +5,15 @@
 //! dispatches so the device starts early on long op chains. The dispatches' uniform
 //! parameters go into a shared arena buffer ([`Arena`]) instead of a buffer each.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::ThreadId;
 
 use wgpu::util::DeviceExt;
 
 use crate::context::info::DeviceInfo;
 use crate::error::{Error, Result};
-use crate::kernel::cache::KernelCache;
-use crate::tensor::pool::BufferPool;
+use crate::kernel::cache::{Kernel, KernelCache};
+use crate::tensor::pool::{BufferPool, PooledBuffer};
 
 /// Dispatches recorded before the pending encoder is submitted anyway.
 const SUBMIT_EVERY: usize = 64;
@@ -48,6 +49,30 @@ struct Arena {
 /// Slots per arena buffer.
 const ARENA_SLOTS: u64 = SUBMIT_EVERY as u64;
 
+/// Dispatches recorded into a plan instead of the pending encoder (see `crate::plan`).
+///
+/// Only the thread that started the capture records into it; ops of other threads sharing
+/// the context run eagerly as usual. Tensors the captured ops allocate come from the
+/// capture's own pool, so a buffer freed by one captured op is reused by a later one (reuse
+/// by liveness) and none of them is ever handed to an eager op.
+pub(crate) struct Capture {
+    pub thread: ThreadId,
+    pub pool: BufferPool,
+    /// Every buffer `pool` created, to tell the plan's own buffers from outside ones.
+    pub owned: Vec<wgpu::Buffer>,
+    pub atoms: Vec<CapturedAtom>,
+    /// The first thing the captured work did that a replay could not repeat.
+    pub error: Option<String>,
+}
+
+/// One captured dispatch: its kernel, uniform bytes, storage buffers and grid.
+pub(crate) struct CapturedAtom {
+    pub kernel: Arc<Kernel>,
+    pub params: Option<Vec<u8>>,
+    pub buffers: Vec<wgpu::Buffer>,
+    pub groups: [u32; 3],
+}
+
 pub(crate) struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -57,6 +82,9 @@ pub(crate) struct Gpu {
     health: Arc<Health>,
     recorder: Mutex<Recorder>,
     poison: Mutex<Option<f32>>,
+    capture: Mutex<Option<Capture>>,
+    /// Dispatches made through [`Gpu::dispatch`] so far, captured ones included (op counts).
+    pub dispatched: std::sync::atomic::AtomicUsize,
     /// Bytes per arena slot: 256, or the adapter's uniform offset alignment if larger.
     uniform_stride: u64,
     pub(crate) profiler: crate::context::profile::Profiler,
@@ -89,6 +117,8 @@ impl Gpu {
             health,
             recorder: Mutex::default(),
             poison: Mutex::default(),
+            capture: Mutex::default(),
+            dispatched: Default::default(),
             uniform_stride,
             profiler: crate::context::profile::Profiler::from_env(),
         }
@@ -136,6 +166,52 @@ impl Gpu {
         }
     }
 
+    /// The capture in progress on this thread, if any (locked).
+    pub(crate) fn capturing(&self) -> Option<MutexGuard<'_, Option<Capture>>> {
+        let guard = self.capture.lock().unwrap_or_else(|p| p.into_inner());
+        let here = std::thread::current().id();
+        guard.as_ref().is_some_and(|c| c.thread == here).then_some(guard)
+    }
+
+    /// Starts capturing this thread's dispatches; fails if a capture is already running.
+    pub(crate) fn begin_capture(&self) -> Result<()> {
+        let mut guard = self.capture.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_some() {
+            return Err(Error::Unsupported {
+                op: "Plan::capture",
+                message: "another plan is being captured on this context".into(),
+            });
+        }
+        *guard = Some(Capture {
+            thread: std::thread::current().id(),
+            pool: BufferPool::unbounded(self.device.clone(), self.info.max_buffer_size),
+            owned: Vec::new(),
+            atoms: Vec::new(),
+            error: None,
+        });
+        Ok(())
+    }
+
+    /// Ends the capture and returns what it recorded.
+    pub(crate) fn end_capture(&self) -> Option<Capture> {
+        self.capture.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// A storage buffer of at least `bytes` bytes: from the capture's pool while this thread
+    /// captures a plan, else from the context's pool.
+    pub(crate) fn acquire(&self, bytes: u64) -> PooledBuffer {
+        if let Some(mut guard) = self.capturing() {
+            if let Some(c) = guard.as_mut() {
+                let b = c.pool.acquire(bytes);
+                if !c.owned.contains(b.buffer()) {
+                    c.owned.push(b.buffer().clone());
+                }
+                return b;
+            }
+        }
+        self.pool.acquire(bytes)
+    }
+
     /// Fails if the device was lost or reported an error nobody caught since the last check.
     pub fn check(&self, context: &str) -> Result<()> {
         if let Some(msg) = self.health.lost.lock().ok().and_then(|s| s.clone()) {
@@ -177,23 +253,41 @@ impl Gpu {
 
     /// Submits whatever is pending. Host writes issued after this are ordered after it.
     pub fn submit(&self) {
-        let mut rec = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
-        Self::submit_locked(&self.queue, &mut rec);
+        self.submit_index();
     }
 
-    fn submit_locked(queue: &wgpu::Queue, rec: &mut Recorder) {
+    /// Submits whatever is pending and returns the index of that submission, if any.
+    pub fn submit_index(&self) -> Option<wgpu::SubmissionIndex> {
+        let mut rec = self.recorder.lock().unwrap_or_else(|p| p.into_inner());
+        Self::submit_locked(&self.queue, &mut rec)
+    }
+
+    fn submit_locked(queue: &wgpu::Queue, rec: &mut Recorder) -> Option<wgpu::SubmissionIndex> {
         Self::flush_arena(queue, rec);
-        if let Some(encoder) = rec.encoder.take() {
-            queue.submit([encoder.finish()]);
-        }
         rec.dispatches = 0;
+        rec.encoder.take().map(|encoder| queue.submit([encoder.finish()]))
     }
 
     /// Writes host data into a buffer, ordered after every op recorded so far.
     ///
     /// Why submit first: `queue.write_buffer` lands before the *next* submission, so writing
     /// a pooled buffer that a pending (unsubmitted) op still reads would change that op's input.
+    ///
+    /// Inside a plan capture an upload cannot be replayed, so it fails the capture.
     pub fn write(&self, buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
+        if let Some(mut guard) = self.capturing() {
+            if let Some(c) = guard.as_mut() {
+                let after = c
+                    .atoms
+                    .last()
+                    .map_or("the start".to_string(), |a| format!("kernel `{}`", a.kernel.name));
+                c.error.get_or_insert(format!(
+                    "an op uploads host data ({} bytes, after {after}); a replay could not repeat it: \
+                     pass such data in as a tensor written before each replay",
+                    bytes.len()
+                ));
+            }
+        }
         self.submit();
         self.queue.write_buffer(buffer, offset, bytes);
     }

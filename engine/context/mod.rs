@@ -190,6 +190,13 @@ impl Context {
         self.gpu().map(|g| g.kernels.len()).unwrap_or(0)
     }
 
+    /// Kernel dispatches recorded on this context so far, eager and captured (0 on the CPU
+    /// context): the difference around a piece of work counts its ops.
+    pub fn dispatch_count(&self) -> usize {
+        self.gpu()
+            .map_or(0, |g| g.dispatched.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// Releases the idle buffers the pool keeps for reuse.
     pub fn trim_pool(&self) {
         if let Some(g) = self.gpu() {

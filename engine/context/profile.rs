@@ -3,7 +3,9 @@
 //! Where the adapter has `TIMESTAMP_QUERY`, every dispatch's compute pass writes a GPU
 //! timestamp at its beginning and end (each dispatch has a pass of its own), so the figure is
 //! device time only; the timestamps are resolved and read back every 2048 dispatches and when
-//! the profile is read. Elsewhere (`Clock::WallClock`) each dispatch is bracketed by a full
+//! the profile is read. A compiled plan's replay is one pass: with
+//! `TIMESTAMP_QUERY_INSIDE_PASSES` each of its dispatches is bracketed by timestamps inside the
+//! pass and counted under its kernel; otherwise the whole pass is one row, `plan (one pass)`. Elsewhere (`Clock::WallClock`) each dispatch is bracketed by a full
 //! wait for the device, which serialises the work and adds the submit cost: the shares stay
 //! meaningful, the totals are upper bounds. Native only (the reads block).
 //!
@@ -213,6 +215,42 @@ impl ProfiledPass {
     }
 }
 
+/// A compiled plan's pass being profiled.
+pub(crate) enum ProfiledPlan {
+    /// A timestamp before and after each dispatch inside the pass: dispatch i uses pass slot
+    /// `first + i`.
+    Dispatches { set: wgpu::QuerySet, first: u32 },
+    /// The whole pass as one row.
+    Whole(ProfiledPass),
+}
+
+impl ProfiledPlan {
+    /// The `timestamp_writes` of the plan's compute pass.
+    pub(crate) fn timestamp_writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        match self {
+            ProfiledPlan::Whole(p) => p.timestamp_writes(),
+            ProfiledPlan::Dispatches { .. } => None,
+        }
+    }
+
+    /// Called just before the plan's dispatch `i` is recorded into `pass`.
+    pub(crate) fn before(&self, pass: &mut wgpu::ComputePass<'_>, i: usize) {
+        if let ProfiledPlan::Dispatches { set, first } = self {
+            pass.write_timestamp(set, 2 * (first + i as u32));
+        }
+    }
+
+    /// Called just after the plan's dispatch `i` is recorded into `pass`.
+    pub(crate) fn after(&self, pass: &mut wgpu::ComputePass<'_>, i: usize) {
+        if let ProfiledPlan::Dispatches { set, first } = self {
+            pass.write_timestamp(set, 2 * (first + i as u32) + 1);
+        }
+    }
+}
+
+/// The row of a plan's pass timed as a whole.
+const PLAN_ROW: &str = "plan (one pass)";
+
 impl Profiler {
     /// On when `ENGINE_PROFILE` is set to anything but `0` (native only).
     pub(crate) fn from_env() -> Self {
@@ -283,6 +321,15 @@ impl Gpu {
         if st.pending.len() as u32 == PASSES {
             self.read_timestamps(&mut st)?;
         }
+        let set = self.query_set(&mut st);
+        let pass = st.pending.len() as u32;
+        st.pending.push(k);
+        Ok(Some(ProfiledPass::Timestamps { set, pass }))
+    }
+
+    /// The profiler's query set, made on first use.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn query_set(&self, st: &mut State) -> wgpu::QuerySet {
         let queries = st.queries.get_or_insert_with(|| Queries {
             set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("profiler timestamps"),
@@ -297,10 +344,51 @@ impl Gpu {
             }),
             period: self.queue.get_timestamp_period() as f64,
         });
-        let set = queries.set.clone();
-        let pass = st.pending.len() as u32;
-        st.pending.push(k);
-        Ok(Some(ProfiledPass::Timestamps { set, pass }))
+        queries.set.clone()
+    }
+
+    /// Called before recording a plan's pass of dispatches of `kernels`: `None` unless
+    /// profiling.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn profile_plan_begin<'a>(
+        &self,
+        kernels: impl Iterator<Item = &'a str>,
+    ) -> Result<Option<ProfiledPlan>> {
+        let mut st = self.profiler.lock();
+        if !st.enabled {
+            return Ok(None);
+        }
+        let names: Vec<&str> = kernels.collect();
+        let inside = !st.wall
+            && self.timestamps_supported()
+            && self
+                .device
+                .features()
+                .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+            && names.len() as u32 <= PASSES;
+        if !inside {
+            drop(st);
+            return Ok(self.profile_begin(PLAN_ROW)?.map(ProfiledPlan::Whole));
+        }
+        if st.pending.len() + names.len() > PASSES as usize {
+            self.read_timestamps(&mut st)?;
+        }
+        let set = self.query_set(&mut st);
+        let first = st.pending.len() as u32;
+        for name in names {
+            let k = st.kernel_index(name);
+            st.pending.push(k);
+        }
+        Ok(Some(ProfiledPlan::Dispatches { set, first }))
+    }
+
+    /// Called after recording the plan's pass that [`Gpu::profile_plan_begin`] announced.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(crate) fn profile_plan_end(&self, plan: Option<ProfiledPlan>) -> Result<()> {
+        match plan {
+            Some(ProfiledPlan::Whole(pass)) => self.profile_end(Some(pass)),
+            _ => Ok(()),
+        }
     }
 
     /// Called after recording the dispatch that [`Gpu::profile_begin`] announced.
@@ -324,6 +412,19 @@ impl Gpu {
 
     #[cfg(target_arch = "wasm32")]
     pub(crate) fn profile_end(&self, _pass: Option<ProfiledPass>) -> Result<()> {
+        Ok(())
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn profile_plan_begin<'a>(
+        &self,
+        _kernels: impl Iterator<Item = &'a str>,
+    ) -> Result<Option<ProfiledPlan>> {
+        Ok(None)
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn profile_plan_end(&self, _plan: Option<ProfiledPlan>) -> Result<()> {
         Ok(())
     }
 

@@ -32,7 +32,7 @@ impl Params {
     pub fn f32(self, v: f32) -> Self {
         self.u32(v.to_bits())
     }
-    fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         let mut w = self.words.clone();
         w.resize(w.len().div_ceil(4).max(1) * 4, 0);
         bytemuck::cast_slice(&w).to_vec()
@@ -56,13 +56,51 @@ impl Gpu {
         self.kernels.get(&self.device, &def.key(constants), || Ok(def.source()))
     }
 
+    /// The bind group of `kernel` over `buffers` (its storage bindings in order) and the
+    /// uniform slot `(buffer, offset, size)` if the kernel has a uniform binding.
+    pub(crate) fn bind_group(
+        &self,
+        kernel: &Kernel,
+        uniform: Option<&(wgpu::Buffer, u64, u64)>,
+        buffers: &[impl std::borrow::Borrow<wgpu::Buffer>],
+    ) -> wgpu::BindGroup {
+        let mut next = buffers.iter();
+        let entries: Vec<wgpu::BindGroupEntry> = kernel
+            .bindings
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                let resource = match (b, uniform) {
+                    (Binding::Uniform, Some((buffer, offset, size))) => {
+                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer,
+                            offset: *offset,
+                            size: std::num::NonZeroU64::new(*size),
+                        })
+                    }
+                    // Callers checked the counts; a short list leaves the layout's check to wgpu.
+                    _ => next.next()?.borrow().as_entire_binding(),
+                };
+                Some(wgpu::BindGroupEntry {
+                    binding: i as u32,
+                    resource,
+                })
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(&kernel.name),
+            layout: &kernel.layout,
+            entries: &entries,
+        })
+    }
+
     /// Records one dispatch of `kernel` over `groups` workgroups.
     ///
     /// `buffers` fill the kernel's storage bindings in order; `params` fills its uniform
     /// binding (if it has one). Nothing runs until the pending commands are submitted.
     pub(crate) fn dispatch(
         &self,
-        kernel: &Kernel,
+        kernel: &std::sync::Arc<Kernel>,
         params: &Params,
         buffers: &[&wgpu::Buffer],
         groups: [u32; 3],
@@ -75,37 +113,23 @@ impl Gpu {
                 message: format!("kernel has {storage} storage bindings, {} buffers given", buffers.len()),
             });
         }
+        self.dispatched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(mut guard) = self.capturing() {
+            if let Some(c) = guard.as_mut() {
+                c.atoms.push(crate::context::gpu::CapturedAtom {
+                    kernel: kernel.clone(),
+                    params: kernel.bindings.contains(&Binding::Uniform).then(|| params.bytes()),
+                    buffers: buffers.iter().map(|b| (*b).clone()).collect(),
+                    groups,
+                });
+                return Ok(());
+            }
+        }
         let uniform = kernel
             .bindings
             .contains(&Binding::Uniform)
             .then(|| self.uniform(&params.bytes()));
-        let mut next = buffers.iter();
-        let entries: Vec<wgpu::BindGroupEntry> = kernel
-            .bindings
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let resource = match (b, &uniform) {
-                    (Binding::Uniform, Some((buffer, offset, size))) => {
-                        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                            buffer,
-                            offset: *offset,
-                            size: std::num::NonZeroU64::new(*size),
-                        })
-                    }
-                    _ => next.next().expect("count checked above").as_entire_binding(),
-                };
-                wgpu::BindGroupEntry {
-                    binding: i as u32,
-                    resource,
-                }
-            })
-            .collect();
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(&kernel.name),
-            layout: &kernel.layout,
-            entries: &entries,
-        });
+        let bind_group = self.bind_group(kernel, uniform.as_ref(), buffers);
         let profiled = self.profile_begin(&kernel.name)?;
         self.record(|encoder| {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {

@@ -123,8 +123,8 @@ impl<'a> Launch<'a> {
                 let per_chunk = self.lanes * count;
                 let reduce = gpu.kernel(kernels[1], &constants)?;
                 gpu.dispatch(&reduce, &p, buffers, groups(per_chunk * (self.k + 1)))?;
-                gpu.dispatch(&*gpu.kernel(kernels[2], &constants)?, &p, buffers, groups(self.lanes))?;
-                gpu.dispatch(&*gpu.kernel(kernels[3], &constants)?, &p, buffers, groups(per_chunk))?;
+                gpu.dispatch(&gpu.kernel(kernels[2], &constants)?, &p, buffers, groups(self.lanes))?;
+                gpu.dispatch(&gpu.kernel(kernels[3], &constants)?, &p, buffers, groups(per_chunk))?;
             }
         }
         Ok(())

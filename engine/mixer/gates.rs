@@ -96,7 +96,7 @@ fn two_outputs(
     let ctx = pre.context();
     let (x, y) = (Tensor::uninit(ctx, shapes[0], op)?, Tensor::uninit(ctx, shapes[1], op)?);
     gpu.dispatch(
-        &*gpu.kernel(kernel.0, kernel.1)?,
+        &gpu.kernel(kernel.0, kernel.1)?,
         &params,
         &[pre.gpu_buffer(op)?, x.gpu_buffer(op)?, y.gpu_buffer(op)?],
         groups(items),
@@ -117,7 +117,7 @@ fn pre_grad(
 ) -> Result<Tensor> {
     let dpre = Tensor::uninit(pre.context(), pre.shape(), op)?;
     gpu.dispatch(
-        &*gpu.kernel(kernel.0, kernel.1)?,
+        &gpu.kernel(kernel.0, kernel.1)?,
         &params,
         &[
             pre.gpu_buffer(op)?,

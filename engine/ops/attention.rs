@@ -39,6 +39,8 @@ pub enum AttentionPath {
     Composed,
     /// One kernel with an online softmax (D <= 256).
     Fused,
+    /// `Fused` when the head fits it (D <= 256), else `Composed`.
+    Auto,
 }
 
 /// `softmax(q k^T / sqrt(D), causal) v` per head: query i sees keys `0..=past + i`.
@@ -89,7 +91,7 @@ pub fn attention_with(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, path: Att
         return Tensor::from_host(ctx, reference::nn::attention(&q.view(), &k.view(), &v.view(), past)?);
     }
     let scale = 1.0 / (d as f32).sqrt();
-    if path == AttentionPath::Fused {
+    if path == AttentionPath::Fused || (path == AttentionPath::Auto && d <= FUSED_MAX_D) {
         return fused(q, k, v, past, scale);
     }
     let scores = matmul_scaled(q, &k.transpose(1, 2)?, scale)?; // (H, Tq, Tk)

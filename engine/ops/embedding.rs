@@ -54,18 +54,27 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
             bad,
         ));
     }
-    let Some(gpu) = ctx.gpu() else {
+    if !ctx.is_gpu() {
         let (e, p) = (wte.host(op)?, wpe.host(op)?);
         return Tensor::from_host(ctx, reference::nn::embedding(&e.view(), &p.view(), ids, pos_offset)?);
-    };
+    }
+    // Ids travel as f32, exact below 2^24 (checked above); tensors are f32-only.
+    let id_values: Vec<f32> = ids.iter().map(|&i| i as f32).collect();
+    embedding_of(wte, wpe, &Tensor::from_slice(ctx, &[t], &id_values)?, pos_offset)
+}
+
+/// [`embedding`] with the ids already on the device as exact f32 values (T,), unchecked
+/// against V: a compiled plan writes them before each replay (the caller checks them).
+pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset: usize) -> Result<Tensor> {
+    let op = "embedding";
+    let ctx = wte.context();
+    let gpu = ctx.require_gpu(op)?;
+    let (t, c) = (ids.len(), wte.shape()[1]);
     let out = Tensor::uninit(ctx, &[t, c], op)?;
     if out.is_empty() {
         return Ok(out);
     }
-    // Ids travel as f32, exact below 2^24 (checked above); tensors are f32-only.
-    let id_values: Vec<f32> = ids.iter().map(|&i| i as f32).collect();
-    let ids = Tensor::from_slice(ctx, &[t], &id_values)?;
-    let (wte, wpe) = (wte.contiguous()?, wpe.contiguous()?);
+    let (wte, wpe, ids) = (wte.contiguous()?, wpe.contiguous()?, ids.contiguous()?);
     let kernel = gpu.kernel(&EMBEDDING, &[])?;
     let buffers = [
         ids.gpu_buffer(op)?,

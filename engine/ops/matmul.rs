@@ -25,6 +25,7 @@ const BINDINGS: &[Binding] = &[
 const TILED16: KernelDef = KernelDef {
     name: "matmul/tiled16",
     wgsl: concat!(
+        include_str!("../../shaders/nn/gelu.wgsl"),
         include_str!("../../shaders/matmul/common.wgsl"),
         include_str!("../../shaders/matmul/tiled16.wgsl")
     ),
@@ -35,6 +36,7 @@ const TILED16: KernelDef = KernelDef {
 const REGISTER_TILED: KernelDef = KernelDef {
     name: "matmul/register_tiled",
     wgsl: concat!(
+        include_str!("../../shaders/nn/gelu.wgsl"),
         include_str!("../../shaders/matmul/common.wgsl"),
         include_str!("../../shaders/matmul/register_tiled.wgsl")
     ),
@@ -45,6 +47,7 @@ const REGISTER_TILED: KernelDef = KernelDef {
 const MATVEC: KernelDef = KernelDef {
     name: "matmul/matvec",
     wgsl: concat!(
+        include_str!("../../shaders/nn/gelu.wgsl"),
         include_str!("../../shaders/matmul/common.wgsl"),
         include_str!("../../shaders/matmul/matvec.wgsl")
     ),
@@ -57,6 +60,7 @@ const MATVEC_SUBGROUP: KernelDef = KernelDef {
     // No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup
     // builtins whenever the device has the SUBGROUP feature.
     wgsl: concat!(
+        include_str!("../../shaders/nn/gelu.wgsl"),
         include_str!("../../shaders/matmul/common.wgsl"),
         include_str!("../../shaders/matmul/matvec_subgroup.wgsl")
     ),

@@ -199,19 +199,14 @@ fn scan_gpu(
         Plan::Chunked { .. } => {
             let reduce = lanes * chunks * (d.v + d.k);
             gpu.dispatch(
-                &*gpu.kernel(&CHUNK_REDUCE, &constants)?,
+                &gpu.kernel(&CHUNK_REDUCE, &constants)?,
                 &params,
                 &buffers,
                 groups(reduce),
             )?;
-            gpu.dispatch(&*gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(columns))?;
+            gpu.dispatch(&gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(columns))?;
             let fixup = columns * chunks;
-            gpu.dispatch(
-                &*gpu.kernel(&CHUNK_FIXUP, &constants)?,
-                &params,
-                &buffers,
-                groups(fixup),
-            )?;
+            gpu.dispatch(&gpu.kernel(&CHUNK_FIXUP, &constants)?, &params, &buffers, groups(fixup))?;
         }
     }
     Ok((out, dh0))

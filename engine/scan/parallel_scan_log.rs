@@ -201,14 +201,14 @@ fn launch(
         }
         Plan::Chunked { .. } => {
             gpu.dispatch(
-                &*gpu.kernel(&CHUNK_REDUCE, &constants)?,
+                &gpu.kernel(&CHUNK_REDUCE, &constants)?,
                 &params,
                 &buffers,
                 groups(lanes * chunks),
             )?;
-            gpu.dispatch(&*gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(lanes))?;
+            gpu.dispatch(&gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(lanes))?;
             gpu.dispatch(
-                &*gpu.kernel(&CHUNK_FIXUP, &constants)?,
+                &gpu.kernel(&CHUNK_FIXUP, &constants)?,
                 &params,
                 &buffers,
                 groups(lanes * chunks),

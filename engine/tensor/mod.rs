@@ -102,7 +102,8 @@ impl Tensor {
     pub(crate) fn uninit(ctx: &Context, shape: &[usize], op: &'static str) -> Result<Self> {
         let t = Self::alloc(ctx, shape, op, "output")?;
         if let (Some(gpu), Storage::Gpu(b)) = (ctx.gpu(), &t.storage) {
-            if let Some(p) = gpu.poison() {
+            // A plan's buffers are written by its own kernels; an upload cannot be captured.
+            if let Some(p) = gpu.poison().filter(|_| gpu.capturing().is_none()) {
                 gpu.write(b.buffer(), 0, bytemuck::cast_slice(&vec![p; t.len().max(1)]));
             }
         }
@@ -123,7 +124,7 @@ impl Tensor {
                         limit: gpu.info.max_storage_binding,
                     });
                 }
-                Storage::Gpu(Arc::new(gpu.pool.acquire(bytes)))
+                Storage::Gpu(Arc::new(gpu.acquire(bytes)))
             }
         };
         Ok(Tensor {

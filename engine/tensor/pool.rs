@@ -128,6 +128,16 @@ impl BufferPool {
         }
     }
 
+    /// A pool that keeps every freed buffer (a plan capture's private pool).
+    pub fn unbounded(device: wgpu::Device, max_buffer: u64) -> Self {
+        BufferPool {
+            device,
+            shelves: Arc::default(),
+            max_buffer,
+            idle_bound: u64::MAX,
+        }
+    }
+
     /// A storage buffer of at least `bytes` bytes (contents unspecified).
     pub fn acquire(&self, bytes: u64) -> PooledBuffer {
         // Near the device limit, allocate exactly rather than round past it.

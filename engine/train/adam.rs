@@ -120,7 +120,7 @@ impl Adam {
                         .f32(c1)
                         .f32(c2);
                     gpu.dispatch(
-                        &*gpu.kernel(&ADAM, &[])?,
+                        &gpu.kernel(&ADAM, &[])?,
                         &params,
                         &[
                             g.gpu_buffer(op)?,

@@ -79,7 +79,7 @@ pub fn cross_entropy(logits: &Tensor, targets: &[u32]) -> Result<CrossEntropy> {
     let grad = Tensor::uninit(ctx, &[rows, cols], op)?;
     if rows > 0 {
         gpu.dispatch(
-            &*gpu.kernel(&CROSS_ENTROPY, &[])?,
+            &gpu.kernel(&CROSS_ENTROPY, &[])?,
             &Params::new().usize(rows).usize(cols),
             &[
                 logits.gpu_buffer(op)?,

@@ -1,3 +1,4 @@
+// prelude: nn/gelu.wgsl
 // Shared by every matmul kernel (prepended to each file): the uniform, the batch walk, the
 // bias and output bindings and the fused epilogue.
 //   out[z, i, j] = epilogue(alpha * sum_k a[z, i, k] * b[z, k, j], j)
@@ -45,12 +46,6 @@ fn batch_offsets(z: u32) -> vec2<u32> {
         off += c * vec2<u32>(p.a_bs[d], p.b_bs[d]);
     }
     return off;
-}
-
-fn gelu_tanh(x: f32) -> f32 {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); the clamp keeps tanh away from exp overflow.
-    let u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
-    return 0.5 * x * (1.0 + tanh(clamp(u, -15.0, 15.0)));
 }
 
 fn epilogue(acc: f32, col: u32) -> f32 {

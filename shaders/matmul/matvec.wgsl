@@ -1,4 +1,5 @@
 
+// prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
 // One row times a matrix (M = 1, the decode step): out[z, 0, j] = sum_k a[z, 0, k] b[z, k, j].
 // DOT = false (b's N axis is the dense one, HF Conv1D weights): a workgroup owns 32 columns

@@ -1,4 +1,5 @@
 
+// prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
 // The DOT mode of matvec.wgsl (b's K axis dense) with the partial sums folded by
 // subgroupAdd instead of a shared-memory tree. 32 consecutive invocations share a column;

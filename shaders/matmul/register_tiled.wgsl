@@ -1,4 +1,5 @@
 
+// prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
 // The fast path: a 64x64 block tile per workgroup of 256 invocations, each accumulating a 4x4
 // register tile, walking K in steps of 16. The shared tiles are loaded once per step (four

@@ -1,4 +1,5 @@
 
+// prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
 // The readable baseline (seed 004): a 16x16 shared-memory tile. Each workgroup owns a 16x16
 // tile of out[z]; it walks K in steps of 16, each invocation staging one element of the A

@@ -78,6 +78,11 @@ impl KvCache {
         self.len += t;
     }
 
+    /// The key and value tensors, each (L, H, P, D).
+    pub(crate) fn tensors(&self) -> (&Tensor, &Tensor) {
+        (&self.k, &self.v)
+    }
+
     /// Layer `layer` of a cache tensor as (H, P, D), a view into the same buffer.
     fn layer(&self, cache: &Tensor, layer: usize) -> Result<Tensor> {
         let s = cache.shape();

@@ -12,7 +12,9 @@
 //! # Ok::<(), engine::Error>(())
 //! ```
 
+pub mod compiled;
 pub mod config;
+pub(crate) mod decode;
 pub mod generate;
 pub mod kv_cache;
 pub mod model;
@@ -21,7 +23,9 @@ pub mod tiny;
 pub mod tokenizer;
 pub mod weights;
 
+pub use compiled::Generator;
 pub use config::Config;
+pub use decode::DEVICE_TOP_K_MAX;
 pub use generate::{argmax, choose, Sampler, Sampling};
 pub use kv_cache::KvCache;
 pub use model::{Gpt2, Step, StepOptions};

@@ -22,10 +22,12 @@ use crate::ops::{self, AttentionPath};
 use crate::tensor::Tensor;
 
 use super::config::Config;
+use super::decode::{self, DecodeState, Project};
 use super::kv_cache::KvCache;
 use super::weights::{Block, Weights};
 
 /// One block's parameters on a context.
+#[derive(Clone)]
 struct BlockTensors {
     ln_1_weight: Tensor,      // (C,)
     ln_1_bias: Tensor,        // (C,)
@@ -81,7 +83,8 @@ pub struct StepOptions {
     pub capture: bool,
 }
 
-/// GPT-2 with its weights on a context.
+/// GPT-2 with its weights on a context. Cloning shares the weights.
+#[derive(Clone)]
 pub struct Gpt2 {
     ctx: Context,
     config: Config,
@@ -152,7 +155,7 @@ impl Gpt2 {
     pub fn step(&self, ids: &[u32], cache: &mut KvCache, opts: StepOptions) -> Result<Step> {
         let op = "Gpt2::step";
         let cfg = &self.config;
-        let (t, c, nh, hd) = (ids.len(), cfg.n_embd, cfg.n_head, cfg.head_dim());
+        let t = ids.len();
         if t == 0 {
             return Err(Error::value(op, "ids", "at least one token", 0));
         }
@@ -165,9 +168,25 @@ impl Gpt2 {
             ));
         }
         let past = cache.len();
-        let mut x = self.embed(ids, past)?; // (T, C)
+        let x = self.embed(ids, past)?; // (T, C)
         let embeddings = opts.capture.then(|| x.clone());
         let mut residuals = Vec::new();
+        let x = self.blocks(x, cache, opts.capture.then_some(&mut residuals))?;
+        cache.advance(t);
+        let rows = if opts.all_logits { x } else { x.narrow(0, t - 1, t)? };
+        Ok(Step {
+            logits: self.head(&rows)?,
+            embeddings,
+            residuals,
+        })
+    }
+
+    /// Every block over x (T, C) at positions `cache.len()..`, appending the keys and values to
+    /// `cache` (without advancing it); pushes each block's residual when asked.
+    fn blocks(&self, mut x: Tensor, cache: &KvCache, mut residuals: Option<&mut Vec<Tensor>>) -> Result<Tensor> {
+        let cfg = &self.config;
+        let (t, c, nh, hd) = (x.shape()[0], cfg.n_embd, cfg.n_head, cfg.head_dim());
+        let past = cache.len();
         for (layer, b) in self.blocks.iter().enumerate() {
             let h = ops::layer_norm(&x, &b.ln_1_weight, &b.ln_1_bias, cfg.layer_norm_epsilon)?;
             let qkv = ops::linear(&h, &b.attn_weight, Some(&b.attn_bias))?; // (T, 3C)
@@ -177,32 +196,132 @@ impl Gpt2 {
             let k = heads.narrow(0, nh, 2 * nh)?; // (H, T, D)
             let v = heads.narrow(0, 2 * nh, 3 * nh)?; // (H, T, D)
             let (keys, values) = cache.append(layer, &k, &v)?; // (H, past + T, D)
-                                                               // One launch per layer (online softmax) instead of three; heads wider than the
-                                                               // fused kernel holds take the composed path.
-            let path = if hd <= ops::attention::FUSED_MAX_D {
-                AttentionPath::Fused
-            } else {
-                AttentionPath::Composed
-            };
-            let a = ops::attention_with(&q, &keys, &values, past, path)?; // (H, T, D)
+            let a = ops::attention_with(&q, &keys, &values, past, AttentionPath::Auto)?; // (H, T, D)
             let a = a.transpose(0, 1)?.reshape(&[t, c])?; // (T, C): heads side by side
             x = ops::add(&x, &ops::linear(&a, &b.attn_proj_weight, Some(&b.attn_proj_bias))?)?;
             let h = ops::layer_norm(&x, &b.ln_2_weight, &b.ln_2_bias, cfg.layer_norm_epsilon)?;
             let f = ops::linear_gelu(&h, &b.fc_weight, &b.fc_bias)?; // (T, 4C)
             x = ops::add(&x, &ops::linear(&f, &b.mlp_proj_weight, Some(&b.mlp_proj_bias))?)?;
-            if opts.capture {
-                residuals.push(x.clone());
+            if let Some(r) = residuals.as_deref_mut() {
+                r.push(x.clone());
             }
         }
-        cache.advance(t);
-        let rows = if opts.all_logits { x } else { x.narrow(0, t - 1, t)? };
-        let h = ops::layer_norm(&rows, &self.ln_f_weight, &self.ln_f_bias, cfg.layer_norm_epsilon)?;
-        let logits = self.logits(&h)?;
-        Ok(Step {
-            logits,
-            embeddings,
-            residuals,
-        })
+        Ok(x)
+    }
+
+    /// ln_f, then the tied output embedding: rows (R, C) -> logits (R, V).
+    fn head(&self, rows: &Tensor) -> Result<Tensor> {
+        let cfg = &self.config;
+        let h = ops::layer_norm(rows, &self.ln_f_weight, &self.ln_f_bias, cfg.layer_norm_epsilon)?;
+        self.logits(&h)
+    }
+
+    /// The prompt step of a compiled generation: `ids` (T,) token ids on the device (exact
+    /// f32) from an empty `cache`, then the device sampler picks the first new token into `st`
+    /// (position T). Returns the last position's logits (1, V).
+    pub(crate) fn prefill_on_device(&self, ids: &Tensor, cache: &KvCache, st: &DecodeState) -> Result<Tensor> {
+        let [wte] = self.wte.as_slice() else {
+            return Err(self.blocked_wte("Gpt2::prefill_on_device"));
+        };
+        let t = ids.len();
+        if !cache.is_empty() || t == 0 || t > cache.remaining() {
+            return Err(Error::value(
+                "Gpt2::prefill_on_device",
+                "ids",
+                format!("1..={} tokens into an empty cache", cache.remaining()),
+                t,
+            ));
+        }
+        let x = ops::embedding::embedding_of(wte, &self.wpe, ids, 0)?; // (T, C)
+        let x = self.blocks(x, cache, None)?;
+        let logits = self.head(&x.narrow(0, t - 1, t)?)?; // (1, V)
+        decode::sample(&logits, st, Some(t))?;
+        Ok(logits)
+    }
+
+    /// One decode step of a compiled generation, all on the device: embeds `st`'s token at its
+    /// position, runs every block with the fused decode kernels (five dispatches a block),
+    /// then ln_f, the logits (1, V) and the device sampler, which advances `st`.
+    pub(crate) fn decode_on_device(&self, cache: &KvCache, st: &DecodeState) -> Result<Tensor> {
+        let [wte] = self.wte.as_slice() else {
+            return Err(self.blocked_wte("Gpt2::decode_on_device"));
+        };
+        let eps = self.config.layer_norm_epsilon;
+        let (k_cache, v_cache) = cache.tensors();
+        let x = decode::embed_token(wte, &self.wpe, st)?; // (1, C)
+        for (layer, b) in self.blocks.iter().enumerate() {
+            let qkv = Project::Qkv {
+                k_cache,
+                v_cache,
+                layer,
+            };
+            let q = decode::ln_matvec(
+                &x,
+                Some((&b.ln_1_weight, &b.ln_1_bias, eps)),
+                &b.attn_weight,
+                &b.attn_bias,
+                qkv,
+                st,
+            )?;
+            let q = q.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (C,)
+            let a = decode::attention_decode(&q, k_cache, v_cache, layer, st)?; // (1, C)
+            let x_res = Project::Residual(&x);
+            decode::ln_matvec(&a, None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
+            let gelu = Project::New { gelu: true };
+            let f = decode::ln_matvec(
+                &x,
+                Some((&b.ln_2_weight, &b.ln_2_bias, eps)),
+                &b.fc_weight,
+                &b.fc_bias,
+                gelu,
+                st,
+            )?;
+            let f = f.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (4C,)
+            decode::ln_matvec(
+                &f,
+                None,
+                &b.mlp_proj_weight,
+                &b.mlp_proj_bias,
+                Project::Residual(&x),
+                st,
+            )?;
+        }
+        let logits = decode::lm_head(&x, (&self.ln_f_weight, &self.ln_f_bias, eps), wte)?; // (1, V)
+        decode::sample(&logits, st, None)?;
+        Ok(logits)
+    }
+
+    fn blocked_wte(&self, op: &'static str) -> Error {
+        Error::Unsupported {
+            op,
+            message: format!(
+                "wte is split into {} row blocks (larger than one storage binding); compiled decoding needs it whole",
+                self.wte.len()
+            ),
+        }
+    }
+
+    /// Every weight tensor, for plans that must hold what they bind.
+    pub(crate) fn tensors(&self) -> Vec<&Tensor> {
+        let mut out: Vec<&Tensor> = self.wte.iter().collect();
+        out.extend([&self.wpe, &self.ln_f_weight, &self.ln_f_bias]);
+        for b in &self.blocks {
+            out.extend([
+                &b.ln_1_weight,
+                &b.ln_1_bias,
+                &b.attn_weight,
+                &b.attn_bias,
+                &b.attn_proj_weight,
+                &b.attn_proj_bias,
+                &b.ln_2_weight,
+                &b.ln_2_bias,
+                &b.fc_weight,
+                &b.fc_bias,
+                &b.mlp_proj_weight,
+                &b.mlp_proj_bias,
+            ]);
+        }
+        out
     }
 
     /// Token + position embeddings (T, C) of `ids` at positions `past..`.

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The benchmark script of ../shared/BENCH.md, run from the repo root on the device machine
+# with binaries built on the development machine and carried in .h200/ (see README):
+#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe} .h200/
+# Writes $OUT/engine.json, $OUT/torch.json, raw outputs, and $OUT/h200.json (merged).
+set -uo pipefail
+OUT=${OUT:-benches/results/raw}
+ONLY=${ONLY:-copy,matmul,gpt2}
+mkdir -p "$OUT"
+export ENGINE_BACKEND=${ENGINE_BACKEND:-vulkan}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+# Warm-up: clocks idle low; a few seconds of work before the first timed case.
+timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
+.h200/bench --only "$ONLY" --json "$OUT/engine.json" > "$OUT/engine_bench.md" 2> "$OUT/engine_bench.err"
+echo "engine bench rc $?"
+.h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
+echo "decode probe rc $?"
+python3 benches/torch_reference.py --only "${TORCH_ONLY:-matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
+echo "torch rc $?"
+python3 - "$OUT" <<'PY'
+import json, sys, os
+out = sys.argv[1]
+merged = {}
+for name in ["engine.json", "torch.json"]:
+    path = os.path.join(out, name)
+    if os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+        if isinstance(data, dict):
+            merged.update({k: v for k, v in data.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+with open(os.path.join(out, "h200.json"), "w") as f:
+    json.dump(merged, f, indent=2, sort_keys=True)
+print(json.dumps(merged, indent=1, sort_keys=True))
+PY

@@ -1,0 +1,496 @@
+//! The fused kernels of GPT-2's one-token decode step (`shaders/gpt2/`), the ops a compiled
+//! decode plan is made of.
+//!
+//! Everything a step needs that changes from one token to the next (the token id, its
+//! position, the sampler's counter) lives in a [`DecodeState`] on the device, so the same
+//! dispatches serve every step: `embed_token` reads the token and position from it, the QKV
+//! projection writes this position's key and value into the cache, attention covers positions
+//! `0..=pos`, and `sample` picks the next token, appends it to the ids ring and advances the
+//! state. Per block the step is five dispatches: layer norm fused into the QKV projection
+//! (with the cache write), attention, the output projection with the residual add, layer norm
+//! fused into the MLP's first projection (bias + GELU), the second projection with the
+//! residual add. The ops run eagerly like any other op, or inside [`crate::plan::Plan::capture`].
+
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::tensor::Tensor;
+
+/// Words of the decode state (`shaders/gpt2/state.wgsl`).
+pub(crate) const STATE_WORDS: usize = 8;
+/// Largest top-k the device sampler takes (`KMAX` in `shaders/gpt2/sample.wgsl`).
+pub const DEVICE_TOP_K_MAX: usize = 128;
+
+const EMBED_TOKEN: KernelDef = KernelDef {
+    name: "gpt2/embed_token",
+    wgsl: concat!(
+        include_str!("../../../shaders/gpt2/state.wgsl"),
+        include_str!("../../../shaders/gpt2/embed_token.wgsl")
+    ),
+    entry: "embed_token",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+    ],
+};
+
+const LN_MATVEC: KernelDef = KernelDef {
+    name: "gpt2/ln_matvec",
+    wgsl: concat!(
+        include_str!("../../../shaders/reduce/tree.wgsl"),
+        include_str!("../../../shaders/nn/gelu.wgsl"),
+        include_str!("../../../shaders/gpt2/state.wgsl"),
+        include_str!("../../../shaders/gpt2/ln_matvec.wgsl")
+    ),
+    entry: "ln_matvec",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+    ],
+};
+
+const ATTENTION_DECODE: KernelDef = KernelDef {
+    name: "gpt2/attention_decode",
+    wgsl: concat!(
+        include_str!("../../../shaders/reduce/tree.wgsl"),
+        include_str!("../../../shaders/gpt2/state.wgsl"),
+        include_str!("../../../shaders/gpt2/attention_decode.wgsl")
+    ),
+    entry: "attention_decode",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+    ],
+};
+
+const LM_HEAD: KernelDef = KernelDef {
+    name: "gpt2/lm_head",
+    wgsl: include_str!("../../../shaders/gpt2/lm_head.wgsl"),
+    entry: "lm_head",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+    ],
+};
+
+/// Widest C the head kernel holds (`MAX_C` in `lm_head.wgsl`: GPT-2 XL's 1600).
+const LM_HEAD_MAX_C: usize = 1600;
+
+const SAMPLE: KernelDef = KernelDef {
+    name: "gpt2/sample",
+    wgsl: concat!(
+        include_str!("../../../shaders/gpt2/state.wgsl"),
+        include_str!("../../../shaders/gpt2/sample.wgsl")
+    ),
+    entry: "sample",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+    ],
+};
+
+/// Logits per workgroup of the sampler's first stage (`BLOCK` in `sample.wgsl`).
+const SAMPLE_BLOCK: usize = 2048;
+
+/// The device side of one generated sequence: the decode state and the ring of chosen ids.
+#[derive(Clone, Debug)]
+pub(crate) struct DecodeState {
+    pub state: Tensor, // (STATE_WORDS,) u32 words (`State` in state.wgsl)
+    pub ids: Tensor,   // (capacity,) u32 ids, ids[i] = the token chosen at step i
+}
+
+/// The sampler's settings as the device reads them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct DeviceSampling {
+    pub top_k: u32, // 0 or 1: greedy
+    pub temperature: f32,
+    pub seed: u64,
+}
+
+impl DecodeState {
+    pub fn new(ctx: &crate::Context, capacity: usize) -> Result<Self> {
+        Ok(DecodeState {
+            state: Tensor::uninit(ctx, &[STATE_WORDS], "DecodeState::new")?,
+            ids: Tensor::uninit(ctx, &[capacity.max(1)], "DecodeState::new")?,
+        })
+    }
+
+    /// Writes a fresh state: position `pos`, no step taken, `token`, and the sampler.
+    pub fn reset(&self, pos: u32, token: u32, s: DeviceSampling) -> Result<()> {
+        let gpu = self.state.context().require_gpu("DecodeState::reset")?;
+        let mode = u32::from(s.top_k > 1);
+        let words = [
+            pos,
+            0,
+            token,
+            mode,
+            s.top_k,
+            s.temperature.to_bits(),
+            s.seed as u32,
+            (s.seed >> 32) as u32,
+        ];
+        gpu.write(
+            self.state.gpu_buffer("DecodeState::reset")?,
+            0,
+            bytemuck::cast_slice(&words),
+        );
+        Ok(())
+    }
+}
+
+fn check_row(op: &'static str, arg: &'static str, t: &Tensor, len: usize) -> Result<()> {
+    let l = t.layout();
+    if t.len() != len || !l.is_dense() {
+        return Err(Error::shape(op, arg, format!("a dense row of {len} values"), t.shape()));
+    }
+    Ok(())
+}
+
+/// x (1, C) = wte[state.token] + wpe[state.pos]. wte (V, C), wpe (P, C), both dense.
+pub(crate) fn embed_token(wte: &Tensor, wpe: &Tensor, st: &DecodeState) -> Result<Tensor> {
+    let op = "gpt2::embed_token";
+    let ctx = wte.context();
+    let gpu = ctx.require_gpu(op)?;
+    let (v, c) = (wte.shape()[0], wte.shape()[1]);
+    if !wte.is_contiguous() || !wpe.is_contiguous() || wpe.shape()[1] != c {
+        return Err(Error::mismatch(
+            op,
+            "wte (V, C)",
+            wte.shape(),
+            "wpe (P, C)",
+            wpe.shape(),
+        ));
+    }
+    let x = Tensor::uninit(ctx, &[1, c], op)?;
+    let params = Params::new().usize(c).usize(v).usize(wpe.shape()[0]);
+    let buffers = [
+        st.state.gpu_buffer(op)?,
+        wte.gpu_buffer(op)?,
+        wpe.gpu_buffer(op)?,
+        x.gpu_buffer(op)?,
+    ];
+    gpu.dispatch(
+        &gpu.kernel(&EMBED_TOKEN, &[])?,
+        &params,
+        &buffers,
+        groups_1d(c.div_ceil(256) as u32),
+    )?;
+    Ok(x)
+}
+
+/// A layer norm applied to the matvec's input: weight (K,), bias (K,), epsilon.
+pub(crate) type Norm<'a> = (&'a Tensor, &'a Tensor, f32);
+
+/// Where the projection's result goes.
+pub(crate) enum Project<'a> {
+    /// A new row (N,): `y`, or `gelu_tanh(y)`.
+    New { gelu: bool },
+    /// Added in place into this row (N,): the residual stream.
+    Residual(&'a Tensor),
+    /// The QKV split: q into a new row (C,), k and v into layer `layer` of the caches
+    /// (L, H, P, D) at position state.pos.
+    Qkv {
+        k_cache: &'a Tensor,
+        v_cache: &'a Tensor,
+        layer: usize,
+    },
+}
+
+/// `x (K) @ w (K, N) + bias (N)`, x layer-normed first when `norm` is given, the result
+/// stored as `to` says. Returns the new row (N,) or (C,) for `New` and `Qkv`.
+pub(crate) fn ln_matvec(
+    x: &Tensor,
+    norm: Option<Norm>,
+    w: &Tensor,
+    bias: &Tensor,
+    to: Project,
+    st: &DecodeState,
+) -> Result<Option<Tensor>> {
+    let op = "gpt2::ln_matvec";
+    let ctx = x.context();
+    let gpu = ctx.require_gpu(op)?;
+    let l = w.layout();
+    if w.rank() != 2 || l.strides[1] != 1 || l.strides[0] != w.shape()[1] {
+        return Err(Error::shape(op, "w", "a dense (K, N) matrix", w.shape()));
+    }
+    let (k, n) = (w.shape()[0], w.shape()[1]);
+    if n % 4 != 0 || l.offset % 4 != 0 {
+        return Err(Error::Unsupported {
+            op,
+            message: format!(
+                "w {:?} at offset {}: N and the offset must be multiples of 4",
+                w.shape(),
+                l.offset
+            ),
+        });
+    }
+    check_row(op, "x", x, k)?;
+    check_row(op, "bias", bias, n)?;
+    let (ln_w, ln_b, eps) = match norm {
+        Some((g, b, eps)) => {
+            check_row(op, "ln weight", g, k)?;
+            check_row(op, "ln bias", b, k)?;
+            (g, b, eps)
+        }
+        // Unread; x is bound read-only already, so binding it again is no usage conflict.
+        None => (x, x, 0.0),
+    };
+    let (mut c, mut d, mut positions, mut cache_off) = (0, 0, 0, 0);
+    let (epilogue, out, k_cache, v_cache) = match to {
+        Project::New { gelu } => {
+            let out = Tensor::uninit(ctx, &[n], op)?;
+            (u32::from(gelu), out.clone(), out.clone(), out)
+        }
+        Project::Residual(r) => {
+            check_row(op, "residual", r, n)?;
+            (2, r.clone(), r.clone(), r.clone())
+        }
+        Project::Qkv {
+            k_cache,
+            v_cache,
+            layer,
+        } => {
+            let s = k_cache.shape();
+            if s.len() != 4 || v_cache.shape() != s || !k_cache.is_contiguous() || !v_cache.is_contiguous() {
+                return Err(Error::mismatch(
+                    op,
+                    "k_cache (L, H, P, D)",
+                    s,
+                    "v_cache",
+                    v_cache.shape(),
+                ));
+            }
+            (c, d, positions) = (n / 3, s[3], s[2]);
+            if n % 3 != 0 || s[1] * s[3] != c || layer >= s[0] {
+                return Err(Error::shape(
+                    op,
+                    "k_cache",
+                    format!("(L > {layer}, H, P, D) with H * D = {}", n / 3),
+                    s,
+                ));
+            }
+            cache_off = layer * s[1] * s[2] * s[3];
+            (3, Tensor::uninit(ctx, &[c], op)?, k_cache.clone(), v_cache.clone())
+        }
+    };
+    let params = Params::new()
+        .usize(k)
+        .usize(n)
+        .usize(x.layout().offset)
+        .usize(l.offset / 4)
+        .usize(bias.layout().offset)
+        .usize(out.layout().offset)
+        .usize(ln_w.layout().offset)
+        .usize(ln_b.layout().offset)
+        .f32(eps)
+        .usize(c)
+        .usize(d)
+        .usize(positions)
+        .usize(cache_off);
+    let kernel = gpu.kernel(
+        &LN_MATVEC,
+        &[
+            ("LN", f64::from(u8::from(norm.is_some()))),
+            ("EPILOGUE", f64::from(epilogue)),
+        ],
+    )?;
+    let buffers = [
+        st.state.gpu_buffer(op)?,
+        x.gpu_buffer(op)?,
+        ln_w.gpu_buffer(op)?,
+        ln_b.gpu_buffer(op)?,
+        w.gpu_buffer(op)?,
+        bias.gpu_buffer(op)?,
+        out.gpu_buffer(op)?,
+        k_cache.gpu_buffer(op)?,
+        v_cache.gpu_buffer(op)?,
+    ];
+    gpu.dispatch(&kernel, &params, &buffers, groups_1d(n.div_ceil(8) as u32))?;
+    Ok((epilogue != 2).then_some(out))
+}
+
+/// Attention of the step's queries q (H * D,) over positions `0..=state.pos` of layer
+/// `layer` of the caches (L, H, P, D) -> (1, H * D), heads side by side.
+pub(crate) fn attention_decode(
+    q: &Tensor,
+    k_cache: &Tensor,
+    v_cache: &Tensor,
+    layer: usize,
+    st: &DecodeState,
+) -> Result<Tensor> {
+    let op = "gpt2::attention_decode";
+    let ctx = q.context();
+    let gpu = ctx.require_gpu(op)?;
+    let s = k_cache.shape();
+    let (h, p, d) = (s[1], s[2], s[3]);
+    if d == 0 || d > 256 || 256 % d != 0 {
+        return Err(Error::Unsupported {
+            op,
+            message: format!("head dim {d}: the decode kernel needs a divisor of 256"),
+        });
+    }
+    check_row(op, "q", q, h * d)?;
+    if q.layout().offset != 0 {
+        return Err(Error::shape(op, "q", "a row at offset 0", q.shape()));
+    }
+    let out = Tensor::uninit(ctx, &[1, h * d], op)?;
+    let params = Params::new()
+        .usize(d)
+        .usize(p)
+        .usize(layer * h * p * d)
+        .f32(1.0 / (d as f32).sqrt());
+    let buffers = [
+        st.state.gpu_buffer(op)?,
+        q.gpu_buffer(op)?,
+        k_cache.gpu_buffer(op)?,
+        v_cache.gpu_buffer(op)?,
+        out.gpu_buffer(op)?,
+    ];
+    gpu.dispatch(
+        &gpu.kernel(&ATTENTION_DECODE, &[])?,
+        &params,
+        &buffers,
+        [h as u32, 1, 1],
+    )?;
+    Ok(out)
+}
+
+/// The final layer norm and the tied output embedding: x (1, C), ln_f (C,) twice, wte
+/// (V, C) dense -> logits (1, V).
+pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
+    let op = "gpt2::lm_head";
+    let ctx = x.context();
+    let gpu = ctx.require_gpu(op)?;
+    let (v, c) = (wte.shape()[0], wte.shape()[1]);
+    if !wte.is_contiguous() || c % 4 != 0 || c > LM_HEAD_MAX_C {
+        return Err(Error::Unsupported {
+            op,
+            message: format!(
+                "wte {:?}: the head kernel needs a dense (V, C) with C % 4 == 0 and C <= {LM_HEAD_MAX_C}",
+                wte.shape()
+            ),
+        });
+    }
+    for (arg, t) in [("x", x), ("ln_f weight", norm.0), ("ln_f bias", norm.1)] {
+        check_row(op, arg, t, c)?;
+        if t.layout().offset != 0 {
+            return Err(Error::shape(op, arg, "a row at offset 0", t.shape()));
+        }
+    }
+    let logits = Tensor::uninit(ctx, &[1, v], op)?;
+    let params = Params::new().usize(v).usize(c).f32(norm.2);
+    let buffers = [
+        x.gpu_buffer(op)?,
+        norm.0.gpu_buffer(op)?,
+        norm.1.gpu_buffer(op)?,
+        wte.gpu_buffer(op)?,
+        logits.gpu_buffer(op)?,
+    ];
+    gpu.dispatch(
+        &gpu.kernel(&LM_HEAD, &[])?,
+        &params,
+        &buffers,
+        groups_1d(v.div_ceil(64) as u32),
+    )?;
+    Ok(logits)
+}
+
+/// Picks the next token from `logits` (1, V) into the state and the ids ring; the position
+/// then becomes `new_pos` (after a prefill) or advances by one.
+pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) -> Result<()> {
+    let op = "gpt2::sample";
+    let gpu = logits.context().require_gpu(op)?;
+    let v = logits.len();
+    if !logits.layout().is_dense() || v == 0 {
+        return Err(Error::shape(op, "logits", "a dense row (1, V)", logits.shape()));
+    }
+    // Stage 1: each block's best candidates; stage 2: the pick among all of them.
+    let blocks = v.div_ceil(SAMPLE_BLOCK);
+    let cands = Tensor::uninit(logits.context(), &[blocks * DEVICE_TOP_K_MAX * 2], op)?; // (blocks * KMAX) (key, id)
+    let buffers = [
+        logits.gpu_buffer(op)?,
+        st.state.gpu_buffer(op)?,
+        st.ids.gpu_buffer(op)?,
+        cands.gpu_buffer(op)?,
+    ];
+    for (pick, items, groups) in [(false, v, blocks), (true, blocks * DEVICE_TOP_K_MAX, 1)] {
+        let params = Params::new()
+            .usize(items)
+            .usize(logits.layout().offset)
+            .usize(st.ids.len())
+            .u32(u32::from(new_pos.is_some()))
+            .usize(new_pos.unwrap_or(0));
+        let kernel = gpu.kernel(&SAMPLE, &[("PICK", f64::from(u8::from(pick)))])?;
+        gpu.dispatch(&kernel, &params, &buffers, [groups as u32, 1, 1])?;
+    }
+    Ok(())
+}
+
+/// Top-k sampling as the device sampler (`sample.wgsl`) does it, draw `step` of a run seeded
+/// `seed`: the k largest logits (larger first, lower id first on ties), f32 weights
+/// `exp((l - max) / temperature)` summed in that order, and a uniform from the counter-based
+/// generator (seed, step) walked against them. k <= 1 is greedy.
+pub(crate) fn top_k_draw(logits: &[f32], k: usize, temperature: f32, seed: u64, step: u32) -> u32 {
+    let k = k.min(logits.len());
+    if k <= 1 {
+        return crate::models::gpt2::argmax(logits);
+    }
+    let mut order: Vec<usize> = (0..logits.len()).collect();
+    order.sort_by(|&a, &b| key_of(logits[b]).cmp(&key_of(logits[a])).then(a.cmp(&b)));
+    let top = &order[..k];
+    let max = logits[top[0]];
+    let weight = |i: usize| ((logits[i] - max) / temperature).exp();
+    let total: f32 = top.iter().map(|&i| weight(i)).sum();
+    let r = hash(seed as u32 ^ hash((seed >> 32) as u32 ^ hash(step)));
+    let mut u = (r >> 8) as f32 * (1.0 / 16_777_216.0) * total;
+    for &i in top {
+        let w = weight(i);
+        if u < w {
+            return i as u32;
+        }
+        u -= w;
+    }
+    top[k - 1] as u32
+}
+
+/// The order-preserving f32 -> u32 key of `sample.wgsl`.
+fn key_of(v: f32) -> u32 {
+    let b = v.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
+/// lowbias32, the counter-based generator of `sample.wgsl`.
+fn hash(v: u32) -> u32 {
+    let mut x = v;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    x
+}

@@ -1,0 +1,256 @@
+//! Compiled plans: a sequence of engine ops captured once and replayed with no host work
+//! beyond recording its dispatches.
+//!
+//! [`Plan::capture`] runs a closure of ordinary engine ops with the context in capture mode:
+//! every dispatch is recorded (kernel, uniform bytes, buffers, grid) instead of encoded, and
+//! every tensor the ops allocate comes from a pool private to the plan, so a buffer freed by
+//! one op is reused by a later one (a static assignment by liveness, decided by the op order)
+//! and never handed to eager work. At the end the uniform bytes go into one buffer and every
+//! bind group is built, once. [`Plan::replay`] then records all dispatches into ONE compute
+//! pass of the context's pending commands: no allocation, no bind group, no parameter write.
+//!
+//! Values that change between replays (token ids, positions) must live in device buffers the
+//! kernels read, written before each replay; a host upload or a readback inside the capture
+//! is an error naming what did it, as is a dispatch that binds a tensor the plan does not own
+//! or hold (it could be freed and reused under the plan).
+//!
+//! ```no_run
+//! use engine::{ops, plan::Plan, Context, Tensor};
+//! let ctx = Context::new()?;
+//! let x = Tensor::from_slice(&ctx, &[4], &[1., 2., 3., 4.])?;
+//! let (plan, y) = Plan::capture(&ctx, &[&x], || ops::add(&ops::exp(&x)?, &x))?;
+//! plan.replay(&ctx)?;                                    // records 2 dispatches in one pass
+//! println!("{}", plan.dump());
+//! let _ = y.to_vec()?;                                   // exp(x) + x
+//! # Ok::<(), engine::Error>(())
+//! ```
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::tensor::pool::BufferPool;
+use crate::tensor::Tensor;
+
+/// One recorded dispatch with its bind group built.
+struct Atom {
+    kernel: Arc<Kernel>,
+    bind_group: wgpu::BindGroup,
+    groups: [u32; 3],
+    /// Bytes of the storage buffers it binds.
+    bytes: u64,
+}
+
+/// A captured op sequence, replayable on the context it was captured on.
+pub struct Plan {
+    ctx: Context,
+    atoms: Vec<Atom>,
+    /// The plan's own intermediates (kept alive and reserved for it).
+    _pool: BufferPool,
+    /// Every buffer the plan binds that it does not own (held so none is reused under it).
+    _held: Vec<Tensor>,
+    /// The uniform bytes of every dispatch, one aligned slot each.
+    _params: Option<wgpu::Buffer>,
+    peak_bytes: u64,
+}
+
+impl Plan {
+    /// Runs `f` in capture mode on `ctx` and returns the plan of the dispatches it made and
+    /// what `f` returned (its tensors live in the plan's buffers and hold each replay's
+    /// result). `hold` lists the tensors made outside the capture that the ops read or write
+    /// (weights, caches, input buffers); the plan keeps them alive.
+    pub fn capture<R>(ctx: &Context, hold: &[&Tensor], f: impl FnOnce() -> Result<R>) -> Result<(Plan, R)> {
+        let gpu = ctx.require_gpu("Plan::capture")?;
+        for t in hold {
+            t.expect_context(ctx, "Plan::capture", "hold")?;
+        }
+        gpu.begin_capture()?;
+        // Ends the capture even if `f` panics, so the context keeps working.
+        struct End<'a>(&'a crate::context::Gpu);
+        impl Drop for End<'_> {
+            fn drop(&mut self) {
+                self.0.end_capture();
+            }
+        }
+        let end = End(gpu);
+        let out = f();
+        let capture = gpu.end_capture().ok_or_else(|| Error::Gpu {
+            context: "Plan::capture".into(),
+            message: "the capture ended while it was running".into(),
+        })?;
+        drop(end);
+        let out = out?;
+        if let Some(message) = capture.error {
+            return Err(Error::Unsupported {
+                op: "Plan::capture",
+                message,
+            });
+        }
+        let owned: HashSet<&wgpu::Buffer> = capture.owned.iter().collect();
+        let held: HashSet<&wgpu::Buffer> = hold.iter().filter_map(|t| t.buffer()).collect();
+        for a in &capture.atoms {
+            if let Some(b) = a.buffers.iter().find(|b| !owned.contains(b) && !held.contains(b)) {
+                return Err(Error::Unsupported {
+                    op: "Plan::capture",
+                    message: format!(
+                        "kernel `{}` binds a {}-byte buffer made outside the capture that is not in `hold`",
+                        a.kernel.name,
+                        b.size()
+                    ),
+                });
+            }
+        }
+        // One uniform buffer for every dispatch's parameters, a slot of `stride` bytes each.
+        let stride = u64::from(gpu.device.limits().min_uniform_buffer_offset_alignment).max(256);
+        let slot = |bytes: &[u8]| (bytes.len() as u64).next_multiple_of(stride);
+        let total: u64 = capture.atoms.iter().filter_map(|a| a.params.as_deref()).map(slot).sum();
+        let params = (total > 0).then(|| {
+            gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("plan params"),
+                size: total,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        });
+        let mut offset = 0;
+        let mut atoms = Vec::with_capacity(capture.atoms.len());
+        for a in &capture.atoms {
+            let uniform = match (&a.params, &params) {
+                (Some(bytes), Some(buffer)) => {
+                    gpu.queue.write_buffer(buffer, offset, bytes);
+                    let u = (buffer.clone(), offset, bytes.len() as u64);
+                    offset += slot(bytes);
+                    Some(u)
+                }
+                _ => None,
+            };
+            atoms.push(Atom {
+                kernel: a.kernel.clone(),
+                bind_group: gpu.bind_group(&a.kernel, uniform.as_ref(), &a.buffers),
+                groups: a.groups,
+                bytes: a.buffers.iter().map(|b| b.size()).sum(),
+            });
+        }
+        gpu.check("Plan::capture")?;
+        let peak_bytes = capture.pool.stats().peak_in_use;
+        let plan = Plan {
+            ctx: ctx.clone(),
+            atoms,
+            _pool: capture.pool,
+            _held: hold.iter().map(|t| (*t).clone()).collect(),
+            _params: params,
+            peak_bytes,
+        };
+        Ok((plan, out))
+    }
+
+    /// Records every dispatch of the plan, in order, into one compute pass of `ctx`'s pending
+    /// commands (ordered after the ops recorded before it). Fails on another context.
+    pub fn replay(&self, ctx: &Context) -> Result<()> {
+        if !ctx.same(&self.ctx) {
+            return Err(Error::WrongContext {
+                op: "Plan::replay",
+                arg: "ctx",
+                expected: format!("{:?}", self.ctx),
+                actual: format!("{ctx:?}"),
+            });
+        }
+        let gpu = ctx.require_gpu("Plan::replay")?;
+        gpu.check("Plan::replay")?;
+        if gpu.capturing().is_some() {
+            return Err(Error::Unsupported {
+                op: "Plan::replay",
+                message: "a plan cannot be replayed inside another capture".into(),
+            });
+        }
+        let profiled = gpu.profile_plan_begin(self.atoms.iter().map(|a| a.kernel.name.as_str()))?;
+        gpu.record(|encoder| {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("plan"),
+                timestamp_writes: profiled.as_ref().and_then(|p| p.timestamp_writes()),
+            });
+            for (i, a) in self.atoms.iter().enumerate() {
+                profiled.iter().for_each(|p| p.before(&mut pass, i));
+                pass.set_pipeline(&a.kernel.pipeline);
+                pass.set_bind_group(0, &a.bind_group, &[]);
+                pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                profiled.iter().for_each(|p| p.after(&mut pass, i));
+            }
+        });
+        gpu.profile_plan_end(profiled)
+    }
+
+    /// Device milliseconds per replay of each kernel, summed over its dispatches, with the
+    /// dispatch count, largest first: each dispatch is run alone `reps` times and timed (GPU
+    /// timestamps where the adapter has them). A probe for benchmarks: dispatches that
+    /// advance device state (a sampler) run `reps` extra times.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn time_kernels(&self, ctx: &Context, reps: usize) -> Result<Vec<(String, f64, usize)>> {
+        let gpu = ctx.require_gpu("Plan::time_kernels")?;
+        let mut rows: Vec<(String, f64, usize)> = Vec::new();
+        for a in &self.atoms {
+            let ((), t) = ctx.time(|| {
+                gpu.record(|encoder| {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("plan probe"),
+                        timestamp_writes: None,
+                    });
+                    pass.set_pipeline(&a.kernel.pipeline);
+                    pass.set_bind_group(0, &a.bind_group, &[]);
+                    for _ in 0..reps {
+                        pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                    }
+                });
+                Ok(())
+            })?;
+            let ms = t.seconds / reps.max(1) as f64 * 1e3;
+            match rows.iter_mut().find(|r| r.0 == a.kernel.name) {
+                Some(r) => {
+                    r.1 += ms;
+                    r.2 += 1;
+                }
+                None => rows.push((a.kernel.name.clone(), ms, 1)),
+            }
+        }
+        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+        Ok(rows)
+    }
+
+    /// Dispatches per replay.
+    pub fn dispatches(&self) -> usize {
+        self.atoms.len()
+    }
+
+    /// The largest number of bytes the plan's own intermediates held at once (after reuse).
+    pub fn peak_bytes(&self) -> u64 {
+        self.peak_bytes
+    }
+
+    /// The op list: one line per dispatch (kernel, workgroups, bytes bound), then the totals.
+    pub fn dump(&self) -> String {
+        let mut s = String::new();
+        for (i, a) in self.atoms.iter().enumerate() {
+            let [x, y, z] = a.groups;
+            s += &format!("{i:4}  {:<36} groups {x}x{y}x{z}  binds {} B\n", a.kernel.name, a.bytes);
+        }
+        s += &format!(
+            "{} dispatches, {} distinct kernels, intermediates peak {} B\n",
+            self.atoms.len(),
+            self.atoms
+                .iter()
+                .map(|a| a.kernel.name.as_str())
+                .collect::<HashSet<_>>()
+                .len(),
+            self.peak_bytes
+        );
+        s
+    }
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Plan({} dispatches on {:?})", self.atoms.len(), self.ctx)
+    }
+}

@@ -1,0 +1,118 @@
+//! Where a GPT-2 decode step's time goes (issue: measure before designing), on the adapter
+//! the environment picks:
+//!
+//!     cargo run --release --example decode_probe -- [--tiny] [--steps N]
+//!
+//! Prints, for the eager path: host time to record one step (split into recording and
+//! submit), the wait for the token readback, and for the compiled path: host time to record
+//! one replay, and device time per kernel of the decode plan (each kernel's dispatches timed
+//! alone with GPU timestamps, summed over the step), then the end-to-end ms per token of both.
+
+use std::time::Instant;
+
+use engine::models::gpt2::{self, Generator, Gpt2, Sampling, StepOptions};
+use engine::plan::Plan;
+use engine::{ops, Context, Result};
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("usage: decode_probe [--tiny] [--steps N]");
+        return Ok(());
+    }
+    let tiny = args.iter().any(|a| a == "--tiny");
+    let steps: usize = args
+        .iter()
+        .position(|a| a == "--steps")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64);
+    let ctx = Context::new()?;
+    println!("# decode probe on {} ({})", ctx.info().name, ctx.info().backend);
+    let config = if tiny {
+        gpt2::tiny::tiny_config()
+    } else {
+        gpt2::Config::default()
+    };
+    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
+    let model = Gpt2::new(
+        &ctx,
+        &gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?,
+    )?;
+    let prompt: Vec<u32> = (0..16).map(|i| (i * 37) as u32 % config.vocab_size as u32).collect();
+
+    // Eager: record, submit, wait for the id.
+    let mut cache = model.new_cache()?;
+    model.step(&prompt, &mut cache, StepOptions::default())?;
+    ctx.synchronize()?;
+    let (mut record, mut submit, mut wait) = (0.0, 0.0, 0.0);
+    let mut tok = 1u32;
+    let n_eager = steps.min(config.n_positions - prompt.len() - 1).min(48);
+    for _ in 0..n_eager {
+        let t0 = Instant::now();
+        let logits = model.step(&[tok], &mut cache, StepOptions::default())?.logits;
+        let id = ops::argmax_last(&logits)?;
+        let t1 = Instant::now();
+        ctx.submit();
+        let t2 = Instant::now();
+        tok = id.to_vec()?[0] as u32;
+        let t3 = Instant::now();
+        record += (t1 - t0).as_secs_f64();
+        submit += (t2 - t1).as_secs_f64();
+        wait += (t3 - t2).as_secs_f64();
+    }
+    let per = |s: f64| s / n_eager as f64 * 1e3;
+    println!(
+        "eager step: record {:.3} ms, submit {:.3} ms, wait for the id {:.3} ms, total {:.3} ms/token",
+        per(record),
+        per(submit),
+        per(wait),
+        per(record + submit + wait)
+    );
+
+    // Compiled: recording a replay, and device time per kernel.
+    let mut g = Generator::new(&model)?;
+    g.generate(&prompt, 2, Sampling::Greedy, |_| {})?;
+    let plan = g.decode_plan();
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        plan.replay(&ctx)?;
+    }
+    let rec = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    ctx.synchronize()?;
+    println!(
+        "plan: {} dispatches; record {:.4} ms per replay; {steps} replays ran in {:.3} ms after the last was recorded",
+        plan.dispatches(),
+        rec / steps as f64 * 1e3,
+        t1.elapsed().as_secs_f64() * 1e3
+    );
+    let (_, t) = ctx.time(|| (0..steps).try_for_each(|_| plan.replay(&ctx)))?;
+    println!(
+        "plan: device time {:.4} ms per replay ({:?})",
+        t.seconds / steps as f64 * 1e3,
+        t.clock
+    );
+    print!("{}", per_kernel(&ctx, plan, steps)?);
+
+    let start = Instant::now();
+    let n = steps.min(config.n_positions - prompt.len());
+    g.generate(&prompt, n, Sampling::Greedy, |_| {})?;
+    println!(
+        "compiled generate: {:.3} ms/token over {n} tokens (prefill included)",
+        start.elapsed().as_secs_f64() / n as f64 * 1e3
+    );
+    Ok(())
+}
+
+/// Device time of each kernel of `plan` per step (each dispatch timed alone).
+fn per_kernel(ctx: &Context, plan: &Plan, steps: usize) -> Result<String> {
+    let mut out = String::new();
+    let rows = plan.time_kernels(ctx, steps)?;
+    let total: f64 = rows.iter().map(|r| r.1).sum();
+    out += "kernel | dispatches per step | device ms per step | share\n";
+    for (name, ms, count) in rows {
+        out += &format!("{name} | {count} | {ms:.4} | {:.0}%\n", 100.0 * ms / total);
+    }
+    Ok(out)
+}

@@ -1,0 +1,201 @@
+//! Compiled plans: a captured op sequence replays to the eager result (and again after its
+//! inputs change), capture errors name what cannot be replayed, and GPT-2 generation through
+//! plans (prefill plan per prompt length, one decode plan reused at every position, sampling
+//! on the device) gives the eager path's ids and logits.
+
+use std::path::Path;
+
+use engine::check::{Gate, Rng};
+use engine::models::gpt2::{random_checkpoint, Config, Dtype, Generator, Gpt2, Sampling, Weights};
+use engine::plan::Plan;
+use engine::{ops, Context, Error, Tensor};
+
+use crate::common::{assert_close, each_adapter};
+
+const EXACT: Gate = Gate::new(1e-6, 1e-6);
+
+#[test]
+fn plan_replay_equals_eager_and_follows_its_inputs() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(1);
+        let shape = [3, 67];
+        let x = Tensor::from_slice(ctx, &shape, &rng.vec_range(201, -2.0, 2.0)).unwrap();
+        let w = Tensor::from_slice(ctx, &[67, 5], &rng.vec_range(335, -1.0, 1.0)).unwrap();
+        let f = |x: &Tensor| -> engine::Result<Tensor> {
+            let h = ops::tanh(&ops::add(&ops::exp(x)?, x)?)?; // intermediates freed and reused
+            ops::matmul(&ops::mul(&h, x)?, &w)
+        };
+        let want = f(&x).unwrap().to_vec().unwrap();
+        let before = ctx.dispatch_count();
+        let (plan, y) = Plan::capture(ctx, &[&x, &w], || f(&x)).unwrap();
+        assert_eq!(plan.dispatches(), ctx.dispatch_count() - before, "{}", plan.dump());
+        assert!(plan.dump().contains("matmul"), "{}", plan.dump());
+        plan.replay(ctx).unwrap();
+        assert_close(ctx, "plan replay", &y.to_vec().unwrap(), &want, EXACT);
+        // New input values, written outside the plan, flow through the next replay.
+        let x2 = Tensor::from_slice(ctx, &shape, &rng.vec_range(201, -2.0, 2.0)).unwrap();
+        ops::copy_into(&x, &x2).unwrap();
+        plan.replay(ctx).unwrap();
+        assert_close(
+            ctx,
+            "replay after new input",
+            &y.to_vec().unwrap(),
+            &f(&x2).unwrap().to_vec().unwrap(),
+            EXACT,
+        );
+    });
+}
+
+fn unsupported_message(r: engine::Result<impl std::fmt::Debug>) -> String {
+    match r {
+        Err(Error::Unsupported { message, .. }) => message,
+        other => panic!("expected Error::Unsupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn plan_capture_refuses_what_a_replay_cannot_repeat() {
+    each_adapter(|ctx| {
+        let a = Tensor::from_slice(ctx, &[4], &[1., 2., 3., 4.]).unwrap();
+        // A host upload inside the capture.
+        let m = unsupported_message(Plan::capture(ctx, &[&a], || {
+            ops::add(&a, &Tensor::from_slice(ctx, &[4], &[1.; 4])?)
+        }));
+        assert!(m.contains("uploads host data"), "{m}");
+        // A readback inside the capture.
+        let m = unsupported_message(Plan::capture(ctx, &[&a], || ops::exp(&a)?.to_vec()));
+        assert!(m.contains("reads a result back"), "{m}");
+        // A tensor from outside that the plan would not hold.
+        let m = unsupported_message(Plan::capture(ctx, &[], || ops::exp(&a)));
+        assert!(m.contains("not in `hold`"), "{m}");
+        // The context still runs eager ops after failed captures.
+        assert_eq!(ops::add(&a, &a).unwrap().to_vec().unwrap(), vec![2., 4., 6., 8.]);
+        // A plan replays only on its own context.
+        let (plan, _) = Plan::capture(ctx, &[&a], || ops::exp(&a)).unwrap();
+        let other = pollster::block_on(Context::each_adapter()).unwrap();
+        if let Some(o) = other.iter().find(|o| o.info().name == ctx.info().name) {
+            assert!(matches!(plan.replay(o), Err(Error::WrongContext { .. })));
+        }
+        assert!(matches!(
+            Plan::capture(&Context::cpu(), &[], || Ok(())),
+            Err(Error::Unsupported { .. })
+        ));
+    });
+}
+
+fn small_model(ctx: &Context) -> Gpt2 {
+    let cfg = Config {
+        vocab_size: 300,
+        n_positions: 40,
+        n_embd: 48,
+        n_layer: 2,
+        n_head: 3,
+        ..Config::default()
+    };
+    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 9, Dtype::F32), "small").unwrap();
+    Gpt2::new(ctx, &weights).unwrap()
+}
+
+#[test]
+fn gpt2_plan_generation_equals_eager_at_every_position() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/shakespeare");
+    let shakespeare = Weights::load(&dir).unwrap();
+    let top_k = Sampling::TopK {
+        temperature: 0.8,
+        k: 40,
+        seed: 5,
+    };
+    each_adapter(|ctx| {
+        for (name, model) in [
+            ("small", small_model(ctx)),
+            ("shakespeare", Gpt2::new(ctx, &shakespeare).unwrap()),
+        ] {
+            let mut g = Generator::new(&model).unwrap();
+            assert!(
+                g.decode_plan().dispatches() <= 5 * model.config().n_layer + 4,
+                "{}",
+                g.decode_plan().dump()
+            );
+            // Two prompt lengths (two prefill plans), one decode plan replayed at every position.
+            for (prompt, n, sampling) in [
+                (&[5u32, 17, 2][..], 20, Sampling::Greedy),
+                (&[7, 1, 2, 3, 4, 9][..], 25, top_k),
+            ] {
+                let want = model.generate_eager(prompt, n, sampling, |_| {}).unwrap();
+                let mut streamed = vec![];
+                let got = g.generate(prompt, n, sampling, |id| streamed.push(id)).unwrap();
+                assert_eq!(got, want, "{name} {sampling:?} on {}", ctx.info().name);
+                assert_eq!(streamed, got);
+                // The default path is the compiled one and agrees too.
+                assert_eq!(model.generate(prompt, n, sampling, |_| {}).unwrap(), want);
+            }
+        }
+    });
+}
+
+#[test]
+fn gpt2_plan_logits_match_the_eager_step() {
+    each_adapter(|ctx| {
+        let model = small_model(ctx);
+        let mut g = Generator::new(&model).unwrap();
+        let prompt = [3u32, 11, 250, 7];
+        let ids = g.generate(&prompt, 6, Sampling::Greedy, |_| {}).unwrap();
+        // The decode plan's last logits are those of the context prompt + ids[..5].
+        let mut context = prompt.to_vec();
+        context.extend(&ids[..5]);
+        let all = model.forward(&context).unwrap();
+        let t = context.len();
+        let want = all.narrow(0, t - 1, t).unwrap().to_vec().unwrap();
+        assert_close(
+            ctx,
+            "decode plan logits",
+            &g.last_logits().unwrap(),
+            &want,
+            Gate::new(1e-4, 1e-4),
+        );
+    });
+}
+
+#[test]
+fn gpt2_plan_errors_name_the_argument() {
+    each_adapter(|ctx| {
+        let model = small_model(ctx);
+        let mut g = Generator::new(&model).unwrap();
+        let long = vec![1u32; 35];
+        assert!(matches!(
+            g.generate(&long, 6, Sampling::Greedy, |_| {}),
+            Err(Error::Value { .. })
+        ));
+        assert!(matches!(
+            g.generate(&[], 1, Sampling::Greedy, |_| {}),
+            Err(Error::Value { .. })
+        ));
+        assert!(matches!(
+            g.generate(&[300], 1, Sampling::Greedy, |_| {}),
+            Err(Error::Value { .. })
+        ));
+        assert!(matches!(
+            g.generate(&[1], usize::MAX, Sampling::Greedy, |_| {}),
+            Err(Error::Value { .. })
+        ));
+        let all = Sampling::TopK {
+            temperature: 1.0,
+            k: 0,
+            seed: 0,
+        };
+        assert!(matches!(
+            g.generate(&[1], 3, all, |_| {}),
+            Err(Error::Unsupported { .. })
+        ));
+        // The default path takes the eager sampler for what the device sampler does not do.
+        assert_eq!(
+            model.generate(&[1, 2], 5, all, |_| {}).unwrap(),
+            model.generate_eager(&[1, 2], 5, all, |_| {}).unwrap()
+        );
+        assert!(g.generate(&[1], 0, Sampling::Greedy, |_| {}).unwrap().is_empty());
+    });
+    assert!(matches!(
+        Generator::new(&small_model(&Context::cpu())),
+        Err(Error::Unsupported { .. })
+    ));
+}
