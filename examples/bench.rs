@@ -27,10 +27,7 @@ static FIGURES: std::sync::Mutex<std::collections::BTreeMap<String, f64>> =
     std::sync::Mutex::new(std::collections::BTreeMap::new());
 
 fn figure(key: impl Into<String>, value: f64) {
-    FIGURES
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(key.into(), value);
+    FIGURES.lock().unwrap_or_else(|p| p.into_inner()).insert(key.into(), value);
 }
 
 struct Args {
@@ -362,11 +359,7 @@ fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<
             MixerKind::RotationMinGru => "rotation".to_string(),
             MixerKind::GivensMinGru { k } => format!("givens{k}"),
         };
-        let suffix = if path == MixerPath::Materialized {
-            "_materialized"
-        } else {
-            ""
-        };
+        let suffix = if path == MixerPath::Materialized { "_materialized" } else { "" };
         figure(format!("mixer_{name}{suffix}_layer_fwdbwd_ms"), layer_s * 1e3);
         figure(format!("mixer_{name}{suffix}_peak_mb"), mb(peak));
         println!(
@@ -492,9 +485,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     eprintln!("{}", g.decode_plan().dump());
     let prefill = median_wall(3, 15, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
     let n = if quick { 32 } else { 256 };
-    let long = median_wall(2, 7, |i| {
-        g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop)
-    })?;
+    let long = median_wall(2, 7, |i| g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop))?;
     let decode = (long - prefill) / n as f64;
     println!(
         "\ndecode step: {eager_ops} ops traced eagerly -> {dispatches} dispatches per token in the plan; \
@@ -534,14 +525,8 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let n = 200;
     let mut g = gpt2::Generator::new(&shakespeare)?;
     let s = median_wall(2, 7, |_| g.generate(&prompt, n, sampling, |_| {}).map(drop))?;
-    let eager = median_wall(1, 3, |_| {
-        shakespeare.generate_eager(&prompt, 50, sampling, |_| {}).map(drop)
-    })? / 50.0;
-    row(
-        &format!("shakespeare model, plan, {n} sampled tokens"),
-        s / n as f64,
-        1.0,
-    );
+    let eager = median_wall(1, 3, |_| shakespeare.generate_eager(&prompt, 50, sampling, |_| {}).map(drop))? / 50.0;
+    row(&format!("shakespeare model, plan, {n} sampled tokens"), s / n as f64, 1.0);
     row("shakespeare model, eager, 50 sampled tokens", eager, 1.0);
     figure("shakespeare_tokens_per_s", n as f64 / s);
     figure("shakespeare_eager_tokens_per_s", 1.0 / eager);

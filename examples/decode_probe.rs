@@ -29,16 +29,9 @@ fn main() -> Result<()> {
         .unwrap_or(64);
     let ctx = Context::new()?;
     println!("# decode probe on {} ({})", ctx.info().name, ctx.info().backend);
-    let config = if tiny {
-        gpt2::tiny::tiny_config()
-    } else {
-        gpt2::Config::default()
-    };
+    let config = if tiny { gpt2::tiny::tiny_config() } else { gpt2::Config::default() };
     let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
-    let model = Gpt2::new(
-        &ctx,
-        &gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?,
-    )?;
+    let model = Gpt2::new(&ctx, &gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?)?;
     let prompt: Vec<u32> = (0..16).map(|i| (i * 37) as u32 % config.vocab_size as u32).collect();
 
     // Eager: record, submit, wait for the id.
@@ -88,20 +81,13 @@ fn main() -> Result<()> {
         t1.elapsed().as_secs_f64() * 1e3
     );
     let (_, t) = ctx.time(|| (0..steps).try_for_each(|_| plan.replay(&ctx)))?;
-    println!(
-        "plan: device time {:.4} ms per replay ({:?})",
-        t.seconds / steps as f64 * 1e3,
-        t.clock
-    );
+    println!("plan: device time {:.4} ms per replay ({:?})", t.seconds / steps as f64 * 1e3, t.clock);
     print!("{}", per_kernel(&ctx, plan, steps)?);
 
     let start = Instant::now();
     let n = steps.min(config.n_positions - prompt.len());
     g.generate(&prompt, n, Sampling::Greedy, |_| {})?;
-    println!(
-        "compiled generate: {:.3} ms/token over {n} tokens (prefill included)",
-        start.elapsed().as_secs_f64() / n as f64 * 1e3
-    );
+    println!("compiled generate: {:.3} ms/token over {n} tokens (prefill included)", start.elapsed().as_secs_f64() / n as f64 * 1e3);
     Ok(())
 }
 

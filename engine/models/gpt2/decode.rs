@@ -386,10 +386,7 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
     if !wte.is_contiguous() || c % 4 != 0 || c > LM_HEAD_MAX_C {
         return Err(Error::Unsupported {
             op,
-            message: format!(
-                "wte {:?}: the head kernel needs a dense (V, C) with C % 4 == 0 and C <= {LM_HEAD_MAX_C}",
-                wte.shape()
-            ),
+            message: format!("wte {:?}: the head kernel needs a dense (V, C) with C % 4 == 0 and C <= {LM_HEAD_MAX_C}", wte.shape()),
         });
     }
     for (arg, t) in [("x", x), ("ln_f weight", norm.0), ("ln_f bias", norm.1)] {
@@ -407,12 +404,7 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
         wte.gpu_buffer(op)?,
         logits.gpu_buffer(op)?,
     ];
-    gpu.dispatch(
-        &gpu.kernel(&LM_HEAD, &[])?,
-        &params,
-        &buffers,
-        groups_1d(v.div_ceil(64) as u32),
-    )?;
+    gpu.dispatch(&gpu.kernel(&LM_HEAD, &[])?, &params, &buffers, groups_1d(v.div_ceil(64) as u32))?;
     Ok(logits)
 }
 
