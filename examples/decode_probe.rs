@@ -1,7 +1,7 @@
 //! Where a GPT-2 decode step's time goes (issue: measure before designing), on the adapter
 //! the environment picks:
 //!
-//!     cargo run --release --example decode_probe -- [--tiny] [--steps N]
+//!     cargo run --release --example decode_probe -- [--tiny] [--steps N] [--prefill T]
 //!
 //! Prints, for the eager path: host time to record one step (split into recording and
 //! submit), the wait for the token readback, and for the compiled path: host time to record
@@ -17,13 +17,19 @@ use engine::{ops, Context, Result};
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("usage: decode_probe [--tiny] [--steps N]");
+        println!("usage: decode_probe [--tiny] [--steps N] [--prefill T]");
         return Ok(());
     }
     let tiny = args.iter().any(|a| a == "--tiny");
     let steps: usize = args
         .iter()
         .position(|a| a == "--steps")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(64);
+    let prefill_len: usize = args
+        .iter()
+        .position(|a| a == "--prefill")
         .and_then(|i| args.get(i + 1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(64);
@@ -82,7 +88,14 @@ fn main() -> Result<()> {
     );
     let (_, t) = ctx.time(|| (0..steps).try_for_each(|_| plan.replay(&ctx)))?;
     println!("plan: device time {:.4} ms per replay ({:?})", t.seconds / steps as f64 * 1e3, t.clock);
-    print!("{}", per_kernel(&ctx, plan, steps)?);
+    print!("{}", per_kernel(&ctx, plan)?);
+
+    let t = prefill_len.min(config.n_positions / 2);
+    let prefill = g.prefill_plan(t)?;
+    println!("prefill plan ({t} tokens): {} dispatches", prefill.dispatches());
+    let (_, tp) = ctx.time(|| (0..8).try_for_each(|_| prefill.replay(&ctx)))?;
+    println!("prefill plan: device time {:.4} ms per replay", tp.seconds / 8.0 * 1e3);
+    print!("{}", per_kernel(&ctx, prefill)?);
 
     let start = Instant::now();
     let n = steps.min(config.n_positions - prompt.len());
@@ -91,10 +104,10 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Device time of each kernel of `plan` per step (each dispatch timed alone).
-fn per_kernel(ctx: &Context, plan: &Plan, steps: usize) -> Result<String> {
+/// Device time of each kernel of `plan` within one replay (timestamps between dispatches).
+fn per_kernel(ctx: &Context, plan: &Plan) -> Result<String> {
     let mut out = String::new();
-    let rows = plan.time_kernels(ctx, steps)?;
+    let rows = plan.time_kernels(ctx)?;
     let total: f64 = rows.iter().map(|r| r.1).sum();
     out += "kernel | dispatches per step | device ms per step | share\n";
     for (name, ms, count) in rows {

@@ -2,13 +2,15 @@
 //!
 //! ```text
 //! cargo run --release --example gpt2 -- "PROMPT" [--tokens N] [--model DIR] [--cpu] [--verify]
-//!     [--greedy | --temperature T --top-k K --seed S]
+//!     [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
 //! ```
 //! Without `--model` it runs `assets/models/shakespeare/` when present, else the untrained
 //! `assets/models/tiny-random/`. It samples by default (temperature 0.8, top-k 40 and a fixed
 //! seed: `Sampling::recommended(Sampling::DEFAULT_SEED)`), so a run repeats exactly; `--greedy`
-//! takes the arg-max instead.
-//! `--verify` recomputes every step with the independent f64 reference
+//! takes the arg-max instead. On a GPU it generates through compiled plans (a prefill plan
+//! and a decode plan replayed with the ids kept on the device, `engine::models::gpt2::Generator`);
+//! `--eager` runs op by op instead. `--verify` (op by op) recomputes every step with the
+//! independent f64 reference
 //! (`engine::reference::gpt2`) and compares embeddings, every block's residual, the logits and
 //! the chosen ids.
 
@@ -16,7 +18,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engine::models::gpt2::{choose, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
+use engine::models::gpt2::{choose, Generator, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
 use engine::reference::gpt2 as reference;
 use engine::{Context, Tensor};
 
@@ -27,6 +29,7 @@ struct Args {
     cpu: bool,
     verify: bool,
     greedy: bool,
+    eager: bool,
     profile: bool,
     trace: Option<PathBuf>,
     temperature: Option<f32>,
@@ -37,14 +40,15 @@ struct Args {
 fn usage() -> String {
     format!(
         "usage: gpt2 [\"PROMPT\"] [--tokens N] [--model DIR] [--cpu] [--verify]
-            [--greedy | --temperature T --top-k K --seed S] [--profile] [--trace FILE.json]
+            [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
 
   PROMPT           the text to continue
   --tokens N       tokens to generate (default 10)
   --model DIR      a Hugging Face GPT-2 directory (config.json + model.safetensors);
                    default: assets/models/shakespeare
   --cpu            run on the CPU reference context instead of a GPU adapter
-  --verify         compare every step with the f64 CPU reference
+  --verify         compare every step with the f64 CPU reference (op by op)
+  --eager          generate op by op instead of through the compiled plans
   --greedy         pick the most likely token (for verification; small models loop)
   --temperature T  sampling temperature (default {})
   --top-k K        sample among the K most likely tokens, 0 for all (default {})
@@ -69,6 +73,7 @@ fn parse_args() -> Result<Args, String> {
         cpu: false,
         verify: false,
         greedy: false,
+        eager: false,
         profile: false,
         trace: None,
         temperature: None,
@@ -85,6 +90,7 @@ fn parse_args() -> Result<Args, String> {
             "--cpu" => a.cpu = true,
             "--verify" => a.verify = true,
             "--greedy" => a.greedy = true,
+            "--eager" => a.eager = true,
             "--profile" => a.profile = true,
             "--trace" => a.trace = Some(PathBuf::from(value("--trace")?)),
             "--temperature" => {
@@ -213,6 +219,21 @@ fn run(args: Args) -> Result<(), engine::Error> {
     if args.profile || args.trace.is_some() {
         ctx.set_profiling(true);
     }
+    if ctx.is_gpu() && !args.eager && !args.verify {
+        match Generator::new(&model) {
+            Ok(mut g) => {
+                run_compiled(
+                    &mut g,
+                    tok,
+                    &prompt,
+                    args.tokens.min(c.n_positions - prompt.len()),
+                    sampling,
+                )?;
+                return report_profile(&ctx, &args);
+            }
+            Err(e) => println!("\n[compiled generation unavailable ({e}); generating op by op]"),
+        }
+    }
     let mut sampler = Sampler::new(sampling)?;
     let mut ref_sampler = sampler.clone();
     let mut cache = model.new_cache()?;
@@ -292,14 +313,7 @@ fn run(args: Args) -> Result<(), engine::Error> {
             String::new()
         }
     );
-    if args.profile || args.trace.is_some() {
-        let profile = ctx.profile()?;
-        println!("\nprofile of the generation:\n{profile}");
-        if let Some(path) = &args.trace {
-            profile.write_chrome_trace(path)?;
-            println!("wrote the trace to {}", path.display());
-        }
-    }
+    report_profile(&ctx, &args)?;
     if args.verify {
         let worst = verify.embeddings.max(verify.residuals).max(verify.logits);
         println!(
@@ -320,5 +334,67 @@ fn run(args: Args) -> Result<(), engine::Error> {
             std::process::exit(1);
         }
     }
+    Ok(())
+}
+
+/// With `--profile` or `--trace`: the per-kernel table of the generation, and the trace file.
+fn report_profile(ctx: &Context, args: &Args) -> Result<(), engine::Error> {
+    if args.profile || args.trace.is_some() {
+        let profile = ctx.profile()?;
+        println!("\nprofile of the generation:\n{profile}");
+        if let Some(path) = &args.trace {
+            profile.write_chrome_trace(path)?;
+            println!("wrote the trace to {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// Generation through the compiled plans: ids stream as the device's chunks are read back.
+fn run_compiled(
+    g: &mut Generator,
+    tok: &Tokenizer,
+    prompt: &[u32],
+    tokens: usize,
+    sampling: Sampling,
+) -> Result<(), engine::Error> {
+    let start = Instant::now();
+    let mut first_token = None;
+    let mut pending = Vec::<u8>::new();
+    let mut decode_error = None;
+    let generated = g.generate(prompt, tokens, sampling, |id| {
+        first_token.get_or_insert_with(|| start.elapsed());
+        match tok.decode_bytes(&[id]) {
+            Ok(bytes) => pending.extend(bytes),
+            Err(e) => {
+                decode_error.get_or_insert(e);
+            }
+        }
+        // Print whole UTF-8 characters as they complete (a token may end mid-character).
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(s) => s.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        print!("{}", String::from_utf8_lossy(&pending[..valid]));
+        std::io::stdout().flush().ok();
+        pending.drain(..valid);
+    })?;
+    if let Some(e) = decode_error {
+        return Err(e);
+    }
+    println!("{}", String::from_utf8_lossy(&pending));
+    let total = start.elapsed().as_secs_f64();
+    let ttft = first_token.map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let n = generated.len();
+    println!("generated ids: {generated:?}");
+    println!(
+        "compiled: {} dispatches per token; time to first token {:.3} s (prompt of {} tokens); {} tokens in {:.3} s = {:.2} tokens/s",
+        g.decode_plan().dispatches(),
+        ttft,
+        prompt.len(),
+        n,
+        total,
+        n as f64 / total.max(1e-9)
+    );
     Ok(())
 }

@@ -192,7 +192,8 @@ fn matmul_batches_broadcast() {
 fn linear_fuses_bias_and_gelu() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(65);
-        for (lead, k, n) in [(&[1usize][..], 63usize, 17usize), (&[2, 17], 63, 65), (&[70], 16, 64)] {
+        // The last case splits K into slices (few output tiles), its epilogue applied after the sum.
+        for (lead, k, n) in [(&[1usize][..], 63usize, 17usize), (&[2, 17], 63, 65), (&[70], 16, 64), (&[64], 768, 72)] {
             let mut xs = lead.to_vec();
             xs.push(k);
             let x = random(&mut rng, &xs);
@@ -212,6 +213,11 @@ fn linear_fuses_bias_and_gelu() {
             ys.push(n);
             assert_eq!(got.shape(), &ys[..]);
             assert_close(ctx, &format!("linear {xs:?}"), &got.to_vec().unwrap(), &want, GATE);
+            // The residual add fused into the same epilogue (every path: matvec, both tiles, split K).
+            let res = random(&mut rng, &ys);
+            let want_res: Vec<f32> = want.iter().zip(res.iter()).map(|(a, b)| a + b).collect();
+            let got = ops::linear_residual(&tx, &tw, &tb, &Tensor::from_array(ctx, &res).unwrap()).unwrap();
+            assert_close(ctx, &format!("linear_residual {xs:?}"), &got.to_vec().unwrap(), &want_res, GATE);
             let got = ops::linear_gelu(&tx, &tw, &tb).unwrap();
             assert_close(
                 ctx,

@@ -5,7 +5,7 @@
 //! dispatches so the device starts early on long op chains. The dispatches' uniform
 //! parameters go into a shared arena buffer ([`Arena`]) instead of a buffer each.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 
 use wgpu::util::DeviceExt;
@@ -82,7 +82,8 @@ pub(crate) struct Gpu {
     health: Arc<Health>,
     recorder: Mutex<Recorder>,
     poison: Mutex<Option<f32>>,
-    capture: Mutex<Option<Capture>>,
+    /// Captures in progress, at most one per thread.
+    captures: Mutex<Vec<Capture>>,
     /// Dispatches made through [`Gpu::dispatch`] so far, captured ones included (op counts).
     pub dispatched: std::sync::atomic::AtomicUsize,
     /// Bytes per arena slot: 256, or the adapter's uniform offset alignment if larger.
@@ -117,7 +118,7 @@ impl Gpu {
             health,
             recorder: Mutex::default(),
             poison: Mutex::default(),
-            capture: Mutex::default(),
+            captures: Mutex::default(),
             dispatched: Default::default(),
             uniform_stride,
             profiler: crate::context::profile::Profiler::from_env(),
@@ -166,24 +167,31 @@ impl Gpu {
         }
     }
 
-    /// The capture in progress on this thread, if any (locked).
-    pub(crate) fn capturing(&self) -> Option<MutexGuard<'_, Option<Capture>>> {
-        let guard = self.capture.lock().unwrap_or_else(|p| p.into_inner());
+    /// Runs `f` on this thread's capture in progress, if there is one.
+    pub(crate) fn with_capture<R>(&self, f: impl FnOnce(&mut Capture) -> R) -> Option<R> {
+        let mut captures = self.captures.lock().unwrap_or_else(|p| p.into_inner());
         let here = std::thread::current().id();
-        guard.as_ref().is_some_and(|c| c.thread == here).then_some(guard)
+        captures.iter_mut().find(|c| c.thread == here).map(f)
     }
 
-    /// Starts capturing this thread's dispatches; fails if a capture is already running.
+    /// True while this thread captures a plan.
+    pub(crate) fn capturing(&self) -> bool {
+        self.with_capture(|_| ()).is_some()
+    }
+
+    /// Starts capturing this thread's dispatches; fails if this thread already captures
+    /// (other threads may capture their own plans at the same time).
     pub(crate) fn begin_capture(&self) -> Result<()> {
-        let mut guard = self.capture.lock().unwrap_or_else(|p| p.into_inner());
-        if guard.is_some() {
+        let mut captures = self.captures.lock().unwrap_or_else(|p| p.into_inner());
+        let here = std::thread::current().id();
+        if captures.iter().any(|c| c.thread == here) {
             return Err(Error::Unsupported {
                 op: "Plan::capture",
-                message: "another plan is being captured on this context".into(),
+                message: "a plan capture cannot start inside another one".into(),
             });
         }
-        *guard = Some(Capture {
-            thread: std::thread::current().id(),
+        captures.push(Capture {
+            thread: here,
             pool: BufferPool::unbounded(self.device.clone(), self.info.max_buffer_size),
             owned: Vec::new(),
             atoms: Vec::new(),
@@ -192,24 +200,25 @@ impl Gpu {
         Ok(())
     }
 
-    /// Ends the capture and returns what it recorded.
+    /// Ends this thread's capture and returns what it recorded.
     pub(crate) fn end_capture(&self) -> Option<Capture> {
-        self.capture.lock().unwrap_or_else(|p| p.into_inner()).take()
+        let mut captures = self.captures.lock().unwrap_or_else(|p| p.into_inner());
+        let here = std::thread::current().id();
+        let i = captures.iter().position(|c| c.thread == here)?;
+        Some(captures.swap_remove(i))
     }
 
     /// A storage buffer of at least `bytes` bytes: from the capture's pool while this thread
     /// captures a plan, else from the context's pool.
     pub(crate) fn acquire(&self, bytes: u64) -> PooledBuffer {
-        if let Some(mut guard) = self.capturing() {
-            if let Some(c) = guard.as_mut() {
-                let b = c.pool.acquire(bytes);
-                if !c.owned.contains(b.buffer()) {
-                    c.owned.push(b.buffer().clone());
-                }
-                return b;
+        let captured = self.with_capture(|c| {
+            let b = c.pool.acquire(bytes);
+            if !c.owned.contains(b.buffer()) {
+                c.owned.push(b.buffer().clone());
             }
-        }
-        self.pool.acquire(bytes)
+            b
+        });
+        captured.unwrap_or_else(|| self.pool.acquire(bytes))
     }
 
     /// Fails if the device was lost or reported an error nobody caught since the last check.
@@ -275,19 +284,17 @@ impl Gpu {
     ///
     /// Inside a plan capture an upload cannot be replayed, so it fails the capture.
     pub fn write(&self, buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
-        if let Some(mut guard) = self.capturing() {
-            if let Some(c) = guard.as_mut() {
-                let after = c
-                    .atoms
-                    .last()
-                    .map_or("the start".to_string(), |a| format!("kernel `{}`", a.kernel.name));
-                c.error.get_or_insert(format!(
-                    "an op uploads host data ({} bytes, after {after}); a replay could not repeat it: \
-                     pass such data in as a tensor written before each replay",
-                    bytes.len()
-                ));
-            }
-        }
+        self.with_capture(|c| {
+            let after = c
+                .atoms
+                .last()
+                .map_or("the start".to_string(), |a| format!("kernel `{}`", a.kernel.name));
+            c.error.get_or_insert(format!(
+                "an op uploads host data ({} bytes, after {after}); a replay could not repeat it: \
+                 pass such data in as a tensor written before each replay",
+                bytes.len()
+            ));
+        });
         self.submit();
         self.queue.write_buffer(buffer, offset, bytes);
     }

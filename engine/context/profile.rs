@@ -3,9 +3,9 @@
 //! Where the adapter has `TIMESTAMP_QUERY`, every dispatch's compute pass writes a GPU
 //! timestamp at its beginning and end (each dispatch has a pass of its own), so the figure is
 //! device time only; the timestamps are resolved and read back every 2048 dispatches and when
-//! the profile is read. A compiled plan's replay is one pass: with
-//! `TIMESTAMP_QUERY_INSIDE_PASSES` each of its dispatches is bracketed by timestamps inside the
-//! pass and counted under its kernel; otherwise the whole pass is one row, `plan (one pass)`. Elsewhere (`Clock::WallClock`) each dispatch is bracketed by a full
+//! the profile is read. A compiled plan replays its dispatches in one pass (or a few): with
+//! `TIMESTAMP_QUERY_INSIDE_PASSES` each of them is bracketed by timestamps inside the pass and
+//! counted under its kernel; otherwise the whole replay is one row, `plan (one pass)`. Elsewhere (`Clock::WallClock`) each dispatch is bracketed by a full
 //! wait for the device, which serialises the work and adds the submit cost: the shares stay
 //! meaningful, the totals are upper bounds. Native only (the reads block).
 //!
@@ -156,7 +156,7 @@ impl fmt::Display for Profile {
             "on {}; {}",
             self.adapter,
             match self.clock {
-                Clock::Timestamps => "GPU timestamps at each dispatch's pass begin and end",
+                Clock::Timestamps => "GPU timestamps around every dispatch (its pass, or inside a plan's)",
                 Clock::WallClock => "wall clock with a full wait around each dispatch (upper bounds)",
             }
         )
@@ -225,11 +225,18 @@ pub(crate) enum ProfiledPlan {
 }
 
 impl ProfiledPlan {
-    /// The `timestamp_writes` of the plan's compute pass.
-    pub(crate) fn timestamp_writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+    /// The `timestamp_writes` of one of the plan's compute passes (a plan may replay in
+    /// several): the whole-plan row begins with the first pass and ends with the last.
+    pub(crate) fn timestamp_writes(&self, first: bool, last: bool) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
         match self {
-            ProfiledPlan::Whole(p) => p.timestamp_writes(),
-            ProfiledPlan::Dispatches { .. } => None,
+            ProfiledPlan::Whole(ProfiledPass::Timestamps { set, pass }) if first || last => {
+                Some(wgpu::ComputePassTimestampWrites {
+                    query_set: set,
+                    beginning_of_pass_write_index: first.then_some(2 * pass),
+                    end_of_pass_write_index: last.then_some(2 * pass + 1),
+                })
+            }
+            _ => None,
         }
     }
 

@@ -114,16 +114,16 @@ impl Gpu {
             });
         }
         self.dispatched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if let Some(mut guard) = self.capturing() {
-            if let Some(c) = guard.as_mut() {
-                c.atoms.push(crate::context::gpu::CapturedAtom {
-                    kernel: kernel.clone(),
-                    params: kernel.bindings.contains(&Binding::Uniform).then(|| params.bytes()),
-                    buffers: buffers.iter().map(|b| (*b).clone()).collect(),
-                    groups,
-                });
-                return Ok(());
-            }
+        let captured = self.with_capture(|c| {
+            c.atoms.push(crate::context::gpu::CapturedAtom {
+                kernel: kernel.clone(),
+                params: kernel.bindings.contains(&Binding::Uniform).then(|| params.bytes()),
+                buffers: buffers.iter().map(|b| (*b).clone()).collect(),
+                groups,
+            })
+        });
+        if captured.is_some() {
+            return Ok(());
         }
         let uniform = kernel
             .bindings

@@ -20,6 +20,7 @@ const BINDINGS: &[Binding] = &[
     Binding::Read,
     Binding::Read,
     Binding::ReadWrite,
+    Binding::Read,
 ];
 
 const TILED16: KernelDef = KernelDef {
@@ -52,6 +53,17 @@ const MATVEC: KernelDef = KernelDef {
         include_str!("../../shaders/matmul/matvec.wgsl")
     ),
     entry: "matvec",
+    bindings: BINDINGS,
+};
+
+const SPLIT_K_SUM: KernelDef = KernelDef {
+    name: "matmul/split_k_sum",
+    wgsl: concat!(
+        include_str!("../../shaders/nn/gelu.wgsl"),
+        include_str!("../../shaders/matmul/common.wgsl"),
+        include_str!("../../shaders/matmul/split_k_sum.wgsl")
+    ),
+    entry: "split_k_sum",
     bindings: BINDINGS,
 };
 
@@ -98,6 +110,24 @@ pub(crate) enum Epilogue {
     None = 0,
     Bias = 1,
     BiasGelu = 2,
+    /// `+ bias[j] + residual[i, j]`, the residual a dense (M, N) view passed alongside.
+    BiasResidual = 3,
+}
+
+/// The epilogue and the tensors it reads.
+#[derive(Clone, Copy)]
+struct Ep<'a> {
+    kind: Epilogue,
+    bias: Option<&'a Tensor>,
+    residual: Option<&'a Tensor>,
+}
+
+impl Ep<'_> {
+    const NONE: Ep<'static> = Ep {
+        kind: Epilogue::None,
+        bias: None,
+        residual: None,
+    };
 }
 
 /// The shapes of a batched product: broadcast batch dims, then (M, K) @ (K, N).
@@ -143,28 +173,42 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// [`matmul`] on a forced kernel (tests and benchmarks). `Vector` needs M = 1.
 pub fn matmul_with(a: &Tensor, b: &Tensor, path: MatmulPath) -> Result<Tensor> {
-    gemm("matmul", a, b, 1.0, None, Epilogue::None, path)
+    gemm("matmul", a, b, 1.0, Ep::NONE, path)
 }
 
 /// `alpha * (a @ b)` (attention scores), the scale fused into the epilogue.
 pub(crate) fn matmul_scaled(a: &Tensor, b: &Tensor, alpha: f32) -> Result<Tensor> {
-    gemm("matmul", a, b, alpha, None, Epilogue::None, MatmulPath::Auto)
+    gemm("matmul", a, b, alpha, Ep::NONE, MatmulPath::Auto)
 }
 
 /// `x @ w + bias` (HF Conv1D stores w as (in, out)). x (..., K), w (K, N), bias (N,) ->
 /// (..., N). The bias add is fused into the matmul's epilogue.
 pub fn linear(x: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
     let epilogue = if bias.is_some() { Epilogue::Bias } else { Epilogue::None };
-    linear_impl("linear", x, w, bias, epilogue)
+    linear_impl("linear", x, w, bias, None, epilogue)
+}
+
+/// `residual + x @ w + bias`, bias and the residual add fused into the matmul's epilogue
+/// (the transformer block's output projections). x (..., K), w (K, N), bias (N,),
+/// residual (..., N) dense -> (..., N).
+pub fn linear_residual(x: &Tensor, w: &Tensor, bias: &Tensor, residual: &Tensor) -> Result<Tensor> {
+    linear_impl("linear_residual", x, w, Some(bias), Some(residual), Epilogue::BiasResidual)
 }
 
 /// `gelu_tanh(x @ w + bias)`, bias and GELU fused into the matmul's epilogue.
 /// x (..., K), w (K, N), bias (N,) -> (..., N).
 pub fn linear_gelu(x: &Tensor, w: &Tensor, bias: &Tensor) -> Result<Tensor> {
-    linear_impl("linear_gelu", x, w, Some(bias), Epilogue::BiasGelu)
+    linear_impl("linear_gelu", x, w, Some(bias), None, Epilogue::BiasGelu)
 }
 
-fn linear_impl(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, ep: Epilogue) -> Result<Tensor> {
+fn linear_impl(
+    op: &'static str,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    residual: Option<&Tensor>,
+    kind: Epilogue,
+) -> Result<Tensor> {
     let Some((&k, lead)) = x.shape().split_last() else {
         return Err(Error::shape(op, "x", "rank >= 1 (..., K)", x.shape()));
     };
@@ -192,33 +236,62 @@ fn linear_impl(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
     } else {
         x.reshape(&[1, k])?
     };
-    let y = gemm(op, &x2, w, 1.0, bias, ep, MatmulPath::Auto)?;
     let mut shape = lead.to_vec();
     shape.push(n);
+    let residual = match residual {
+        Some(r) if r.shape() != shape.as_slice() || !r.layout().is_dense() => {
+            return Err(Error::shape(op, "residual", format!("a dense {shape:?} like the output"), r.shape()));
+        }
+        Some(r) => Some(r.reshape(&[rows, n])?),
+        None => None,
+    };
+    let ep = Ep {
+        kind,
+        bias,
+        residual: residual.as_ref(),
+    };
+    let y = gemm(op, &x2, w, 1.0, ep, MatmulPath::Auto)?;
     y.reshape(&shape)
 }
 
-/// How many K-slices a plain 2-d product should be split into, when its output has too few
-/// tiles to fill a GPU and its K is long (the weight gradients of a layer: (Dm, B T) @
-/// (B T, N), a 64 x 64 output over K = 8192 was one workgroup walking all of K). `None`: no
-/// split. The slices must divide K evenly (they run as one batched product).
+/// How many K-slices a 2-d product should be split into, when its output has too few 64 x 64
+/// tiles to fill a GPU: the weight gradients of a layer ((Dm, B T) @ (B T, N): a 64 x 64
+/// output over K = 8192 was one workgroup walking all of K) and GPT-2's prefill projections
+/// (M = 64 rows: 12 to 48 tiles, the K = 3072 projection one walk of 3072 per tile). The
+/// slices divide K evenly, each at least `MIN_SLICE` long and a multiple of 4 (so vec4 loads
+/// stay aligned), and the tiles times the slices stay at most `TARGET` workgroups. `None`: no
+/// split.
 fn split_k(s: &MatmulShape) -> Option<usize> {
-    const MIN_SLICE: usize = 256;
+    const MIN_SLICE: usize = 64;
+    const TARGET: usize = 512;
     let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
     // An empty output (m or n = 0) has no tiles and nothing to split.
-    if !s.batch.is_empty() || s.m <= 1 || s.n == 0 || tiles >= 64 || s.k < 4 * MIN_SLICE {
+    if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= TARGET / 4 || s.k < 2 * MIN_SLICE {
         return None;
     }
     let mut splits = 1;
-    while splits * 2 * tiles <= 256 && s.k.is_multiple_of(splits * 2) && s.k / (splits * 2) >= MIN_SLICE {
+    while splits * 2 * tiles <= TARGET
+        && s.k.is_multiple_of(splits * 2)
+        && s.k / (splits * 2) >= MIN_SLICE
+        && (s.k / (splits * 2)).is_multiple_of(4)
+    {
         splits *= 2;
     }
     (splits > 1).then_some(splits)
 }
 
 /// a (M, K) @ b (K, N) as `splits` products over K-slices, a (S, M, K/S) @ b (S, K/S, N)
-/// viewed in place, summed over the slices: every element's sum is split, not rounded worse.
-fn gemm_split_k(op: &'static str, a: &Tensor, b: &Tensor, s: &MatmulShape, splits: usize) -> Result<Tensor> {
+/// viewed in place, then summed over the slices with the product's epilogue applied
+/// (`split_k_sum.wgsl`): every element's sum is split, not rounded worse.
+fn gemm_split_k(
+    op: &'static str,
+    a: &Tensor,
+    b: &Tensor,
+    s: &MatmulShape,
+    splits: usize,
+    alpha: f32,
+    ep: Ep,
+) -> Result<Tensor> {
     let slice = s.k / splits;
     let view = |t: &Tensor, rows: usize, cols: usize, k_axis: usize| {
         let l = t.layout();
@@ -235,12 +308,39 @@ fn gemm_split_k(op: &'static str, a: &Tensor, b: &Tensor, s: &MatmulShape, split
         &view(a, s.m, slice, 1),
         &view(b, slice, s.n, 0),
         1.0,
-        None,
-        Epilogue::None,
+        Ep::NONE,
         MatmulPath::Auto,
-    )?;
-    // (S, M, N) -> (M, N, S): each output element's partial sums along the last axis.
-    crate::ops::sum_last(&parts.transpose(0, 1)?.transpose(1, 2)?)
+    )?; // (S, M, N)
+    let ctx = a.context();
+    let gpu = ctx.require_gpu(op)?;
+    let out = Tensor::uninit(ctx, &[s.m, s.n], op)?;
+    let (bias_offset, bias_stride) = ep.bias.map_or((0, 0), |t| (t.layout().offset, t.layout().strides[0]));
+    let res_offset = ep.residual.map_or(0, |t| t.layout().offset);
+    let mut params = Params::new()
+        .usize(s.m)
+        .usize(s.n)
+        .usize(splits)
+        .usize(1);
+    for _ in 0..7 {
+        params = params.u32(0);
+    }
+    params = params.f32(alpha).usize(bias_offset).usize(bias_stride).usize(res_offset).u32(0);
+    for _ in 0..3 * MAX_BATCH_RANK {
+        params = params.u32(1);
+    }
+    let parts_buffer = parts.gpu_buffer(op)?;
+    let bias_buffer = match ep.bias {
+        Some(t) => t.gpu_buffer(op)?,
+        None => parts_buffer,
+    };
+    let residual_buffer = match ep.residual {
+        Some(t) => t.gpu_buffer(op)?,
+        None => parts_buffer,
+    };
+    let buffers = [parts_buffer, parts_buffer, bias_buffer, out.gpu_buffer(op)?, residual_buffer];
+    let kernel = gpu.kernel(&SPLIT_K_SUM, &[("EPILOGUE", ep.kind as u32 as f64)])?;
+    gpu.dispatch(&kernel, &params, &buffers, groups_1d((s.m * s.n).div_ceil(256) as u32))?;
+    Ok(out)
 }
 
 /// Element strides of `layout`'s batch axes (all but the last two) broadcast to `batch`.
@@ -259,14 +359,17 @@ fn gemm(
     a: &Tensor,
     b: &Tensor,
     alpha: f32,
-    bias: Option<&Tensor>,
-    epilogue: Epilogue,
+    ep: Ep,
     path: MatmulPath,
 ) -> Result<Tensor> {
     let ctx = a.context();
     b.expect_context(ctx, op, "b")?;
+    let (bias, epilogue) = (ep.bias, ep.kind);
     if let Some(t) = bias {
         t.expect_context(ctx, op, "bias")?;
+    }
+    if let Some(t) = ep.residual {
+        t.expect_context(ctx, op, "residual")?;
     }
     let s = matmul_shapes(op, a.shape(), b.shape())?;
     if path == MatmulPath::Vector && s.m != 1 {
@@ -287,11 +390,16 @@ fn gemm(
                 } as f32;
             }
         }
+        if let Some(r) = ep.residual {
+            y = (&y + &r.host(op)?.into_shape_with_order(y.raw_dim()).map_err(|e| Error::Map(e.to_string()))?)
+                .as_standard_layout()
+                .to_owned();
+        }
         return Tensor::from_host(ctx, y);
     };
-    if path == MatmulPath::Auto && epilogue == Epilogue::None && alpha == 1.0 && bias.is_none() {
+    if path == MatmulPath::Auto {
         if let Some(splits) = split_k(&s) {
-            return gemm_split_k(op, a, b, &s, splits);
+            return gemm_split_k(op, a, b, &s, splits, alpha, ep);
         }
     }
     let out = Tensor::uninit(ctx, &out_shape, op)?;
@@ -347,7 +455,7 @@ fn gemm(
         .f32(alpha)
         .usize(bias_offset)
         .usize(bias_stride)
-        .u32(0)
+        .usize(ep.residual.map_or(0, |t| t.layout().offset))
         .u32(0);
     for v in [&dims, &strides[0], &strides[1]] {
         for d in 0..MAX_BATCH_RANK {
@@ -360,6 +468,7 @@ fn gemm(
         MatmulPath::Auto => MatmulPath::Tiled16,
         p => p,
     };
+    let residual = ep.residual;
     let ep = ("EPILOGUE", epilogue as u32 as f64);
     let (kernel, groups) = match path {
         MatmulPath::Tiled16 => (
@@ -403,7 +512,17 @@ fn gemm(
         // would be a read/write usage conflict).
         None => a.gpu_buffer(op)?,
     };
-    let buffers = [a.gpu_buffer(op)?, b.gpu_buffer(op)?, bias_buffer, out.gpu_buffer(op)?];
+    let residual_buffer = match residual {
+        Some(t) => t.gpu_buffer(op)?,
+        None => a.gpu_buffer(op)?,
+    };
+    let buffers = [
+        a.gpu_buffer(op)?,
+        b.gpu_buffer(op)?,
+        bias_buffer,
+        out.gpu_buffer(op)?,
+        residual_buffer,
+    ];
     gpu.dispatch(&kernel, &params, &buffers, groups)?;
     Ok(out)
 }

@@ -88,10 +88,9 @@ impl Plan {
                 message,
             });
         }
-        let owned: HashSet<&wgpu::Buffer> = capture.owned.iter().collect();
-        let held: HashSet<&wgpu::Buffer> = hold.iter().filter_map(|t| t.buffer()).collect();
+        let known = |b: &wgpu::Buffer| capture.owned.contains(b) || hold.iter().any(|t| t.buffer() == Some(b));
         for a in &capture.atoms {
-            if let Some(b) = a.buffers.iter().find(|b| !owned.contains(b) && !held.contains(b)) {
+            if let Some(b) = a.buffers.iter().find(|b| !known(b)) {
                 return Err(Error::Unsupported {
                     op: "Plan::capture",
                     message: format!(
@@ -149,6 +148,12 @@ impl Plan {
     /// Records every dispatch of the plan, in order, into one compute pass of `ctx`'s pending
     /// commands (ordered after the ops recorded before it). Fails on another context.
     pub fn replay(&self, ctx: &Context) -> Result<()> {
+        self.replay_in_parts(ctx, 1)
+    }
+
+    /// [`Plan::replay`] as `parts` passes, submitting each but the last as soon as it is
+    /// recorded, so the device starts on a long plan while the host records the rest.
+    pub fn replay_in_parts(&self, ctx: &Context, parts: usize) -> Result<()> {
         if !ctx.same(&self.ctx) {
             return Err(Error::WrongContext {
                 op: "Plan::replay",
@@ -159,53 +164,87 @@ impl Plan {
         }
         let gpu = ctx.require_gpu("Plan::replay")?;
         gpu.check("Plan::replay")?;
-        if gpu.capturing().is_some() {
+        if gpu.capturing() {
             return Err(Error::Unsupported {
                 op: "Plan::replay",
                 message: "a plan cannot be replayed inside another capture".into(),
             });
         }
         let profiled = gpu.profile_plan_begin(self.atoms.iter().map(|a| a.kernel.name.as_str()))?;
-        gpu.record(|encoder| {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("plan"),
-                timestamp_writes: profiled.as_ref().and_then(|p| p.timestamp_writes()),
+        let per_part = self.atoms.len().div_ceil(parts.max(1)).max(1);
+        let mut chunks = self.atoms.chunks(per_part).enumerate().peekable();
+        while let Some((c, chunk)) = chunks.next() {
+            let last = chunks.peek().is_none();
+            gpu.record(|encoder| {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("plan"),
+                    timestamp_writes: profiled.as_ref().and_then(|p| p.timestamp_writes(c == 0, last)),
+                });
+                for (j, a) in chunk.iter().enumerate() {
+                    profiled.iter().for_each(|p| p.before(&mut pass, c * per_part + j));
+                    pass.set_pipeline(&a.kernel.pipeline);
+                    pass.set_bind_group(0, &a.bind_group, &[]);
+                    pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                    profiled.iter().for_each(|p| p.after(&mut pass, c * per_part + j));
+                }
             });
-            for (i, a) in self.atoms.iter().enumerate() {
-                profiled.iter().for_each(|p| p.before(&mut pass, i));
-                pass.set_pipeline(&a.kernel.pipeline);
-                pass.set_bind_group(0, &a.bind_group, &[]);
-                pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
-                profiled.iter().for_each(|p| p.after(&mut pass, i));
+            if !last {
+                gpu.submit();
             }
-        });
+        }
         gpu.profile_plan_end(profiled)
     }
 
-    /// Device milliseconds per replay of each kernel, summed over its dispatches, with the
-    /// dispatch count, largest first: each dispatch is run alone `reps` times and timed (GPU
-    /// timestamps where the adapter has them). A probe for benchmarks: dispatches that
-    /// advance device state (a sampler) run `reps` extra times.
+    /// Device milliseconds of each kernel within one replay, summed over its dispatches, with
+    /// the dispatch count, largest first: a timestamp is written between every two dispatches
+    /// of a real replay (`TIMESTAMP_QUERY_INSIDE_PASSES`), so each figure is that kernel's
+    /// share of the sequence as it runs. `Error::Unsupported` without the feature.
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn time_kernels(&self, ctx: &Context, reps: usize) -> Result<Vec<(String, f64, usize)>> {
-        let gpu = ctx.require_gpu("Plan::time_kernels")?;
-        let mut rows: Vec<(String, f64, usize)> = Vec::new();
-        for a in &self.atoms {
-            let ((), t) = ctx.time(|| {
-                gpu.record(|encoder| {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("plan probe"),
-                        timestamp_writes: None,
-                    });
+    pub fn time_kernels(&self, ctx: &Context) -> Result<Vec<(String, f64, usize)>> {
+        let op = "Plan::time_kernels";
+        let gpu = ctx.require_gpu(op)?;
+        if !ctx.info().timestamps_inside_passes || self.atoms.is_empty() {
+            return Err(Error::Unsupported {
+                op,
+                message: "needs timestamp queries inside passes and a non-empty plan".into(),
+            });
+        }
+        let n = self.atoms.len() as u32 + 1;
+        let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("plan kernel timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: n,
+        });
+        let bytes = u64::from(n) * 8;
+        let resolved = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("plan kernel timestamps resolved"),
+            size: bytes.next_multiple_of(wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT),
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        gpu.wait()?;
+        gpu.record(|encoder| {
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("plan timed"),
+                    timestamp_writes: None,
+                });
+                pass.write_timestamp(&queries, 0);
+                for (i, a) in self.atoms.iter().enumerate() {
                     pass.set_pipeline(&a.kernel.pipeline);
                     pass.set_bind_group(0, &a.bind_group, &[]);
-                    for _ in 0..reps {
-                        pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
-                    }
-                });
-                Ok(())
-            })?;
-            let ms = t.seconds / reps.max(1) as f64 * 1e3;
+                    pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                    pass.write_timestamp(&queries, i as u32 + 1);
+                }
+            }
+            encoder.resolve_query_set(&queries, 0..n, &resolved, 0);
+        });
+        let raw = pollster::block_on(crate::tensor::readback::read_bytes(gpu, &resolved, 0, bytes))?;
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&raw);
+        let period = f64::from(gpu.queue.get_timestamp_period());
+        let mut rows: Vec<(String, f64, usize)> = Vec::new();
+        for (i, a) in self.atoms.iter().enumerate() {
+            let ms = ticks[i + 1].saturating_sub(ticks[i]) as f64 * period * 1e-6;
             match rows.iter_mut().find(|r| r.0 == a.kernel.name) {
                 Some(r) => {
                     r.1 += ms;

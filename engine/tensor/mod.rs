@@ -103,7 +103,7 @@ impl Tensor {
         let t = Self::alloc(ctx, shape, op, "output")?;
         if let (Some(gpu), Storage::Gpu(b)) = (ctx.gpu(), &t.storage) {
             // A plan's buffers are written by its own kernels; an upload cannot be captured.
-            if let Some(p) = gpu.poison().filter(|_| gpu.capturing().is_none()) {
+            if let Some(p) = gpu.poison().filter(|_| !gpu.capturing()) {
                 gpu.write(b.buffer(), 0, bytemuck::cast_slice(&vec![p; t.len().max(1)]));
             }
         }

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 /// Copies `bytes` bytes from `offset` of `buffer` to the host.
 pub(crate) async fn read_bytes(gpu: &Gpu, buffer: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
     gpu.check("readback")?;
-    if gpu.capturing().is_some() {
+    if gpu.capturing() {
         return Err(Error::Unsupported {
             op: "Plan::capture",
             message: "an op reads a result back to the host inside a plan capture; a plan only records GPU work".into(),

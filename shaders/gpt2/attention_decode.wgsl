@@ -7,7 +7,7 @@
 // and sum; the accumulator is rescaled when the max grows), so any cache length fits. Scores:
 // one key per invocation; values: invocation (g, dd) sums the keys g, g + 256/D, ... of the
 // block for dim dd (neighbouring invocations read neighbouring values of one key).
-// D divides 256 (the host checks). Finite sentinels only: -3e38 stands for "no score yet".
+// D divides 256 and is a multiple of 4 (the host checks); keys are read as vec4. Finite sentinels only: -3e38 stands for "no score yet".
 
 struct Params {
     d: u32,          // head dim D
@@ -19,11 +19,11 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> state: State;
 @group(0) @binding(2) var<storage, read> q: array<f32>;        // (H * D,) this step's queries
-@group(0) @binding(3) var<storage, read> k_cache: array<f32>;  // (L, H, P, D)
+@group(0) @binding(3) var<storage, read> k_cache: array<vec4<f32>>; // (L, H, P, D / 4)
 @group(0) @binding(4) var<storage, read> v_cache: array<f32>;  // (L, H, P, D)
 @group(0) @binding(5) var<storage, read_write> out: array<f32>; // (H * D,) heads side by side
 
-var<workgroup> qs: array<f32, 256>;
+var<workgroup> qs: array<vec4<f32>, 64>;
 var<workgroup> probs: array<f32, 256>;
 var<workgroup> partial: array<f32, 256>;
 
@@ -32,8 +32,9 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
     let h = wid.x;
     let len = min(state.pos, p.positions - 1u) + 1u;
     let base = p.cache_off + h * p.positions * p.d;
-    if lid < p.d {
-        qs[lid] = q[h * p.d + lid];
+    if lid < p.d / 4u {
+        let i = h * p.d + 4u * lid;
+        qs[lid] = vec4<f32>(q[i], q[i + 1u], q[i + 2u], q[i + 3u]);
     }
     workgroupBarrier();
     let groups = 256u / p.d;
@@ -46,11 +47,12 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         let j = blk + lid;
         var s = -3.0e38;
         if j < len {
-            var dot = 0.0;
-            for (var e = 0u; e < p.d; e++) {
-                dot = fma(qs[e], k_cache[base + j * p.d + e], dot);
+            var acc4 = vec4<f32>(0.0);
+            let row = (base + j * p.d) / 4u;
+            for (var e = 0u; e < p.d / 4u; e++) {
+                acc4 = fma(qs[e], k_cache[row + e], acc4);
             }
-            s = dot * p.scale;
+            s = (acc4.x + acc4.y + acc4.z + acc4.w) * p.scale;
         }
         let m_new = max(m, tree_max(lid, s));
         let pj = select(0.0, exp(s - m_new), j < len);

@@ -1,3 +1,4 @@
+// prelude: gpt2/wg_sum.wgsl
 // The decode step's head: the final layer norm of x (1, C) and the tied output embedding,
 //   logits[v] = sum_c xn[c] wte[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
 // wte (V, C) is row-major, so each logit is one contiguous dot product. A workgroup owns 64
@@ -26,20 +27,6 @@ struct Params {
 var<workgroup> xn: array<vec4<f32>, 400>; // MAX_C / 4
 var<workgroup> part: array<f32, 2048>;    // [group][row][lane]
 
-fn workgroup_sum(lid: u32, v: f32) -> f32 {
-    part[lid] = v;
-    workgroupBarrier();
-    for (var s = 128u; s > 0u; s >>= 1u) {
-        if lid < s {
-            part[lid] += part[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let r = part[0];
-    workgroupBarrier();
-    return r;
-}
-
 @compute @workgroup_size(256)
 fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
@@ -47,13 +34,13 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     for (var c = lid; c < p.c; c += 256u) {
         s += x[c];
     }
-    let mean = workgroup_sum(lid, s) / f32(p.c);
+    let mean = wg_sum(lid, s) / f32(p.c);
     var q = 0.0;
     for (var c = lid; c < p.c; c += 256u) {
         let d = x[c] - mean;
         q += d * d;
     }
-    let rstd = inverseSqrt(workgroup_sum(lid, q) / f32(p.c) + p.eps);
+    let rstd = inverseSqrt(wg_sum(lid, q) / f32(p.c) + p.eps);
     let c4 = p.c / 4u;
     for (var i = lid; i < c4; i += 256u) {
         let c = 4u * i;

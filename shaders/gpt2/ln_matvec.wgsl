@@ -1,4 +1,4 @@
-// prelude: reduce/tree.wgsl
+// prelude: gpt2/wg_sum.wgsl
 // prelude: nn/gelu.wgsl
 // prelude: gpt2/state.wgsl
 // The decode step's projections: one row x (K,) times a row-major weight w (K, N) (HF Conv1D
@@ -69,6 +69,15 @@ fn store(j: u32, y: f32) {
     }
 }
 
+// x[k], layer-normed when LN.
+fn input(k: u32, mean: f32, rstd: f32) -> f32 {
+    let v = x[p.x_off + k];
+    if LN {
+        return (v - mean) * rstd * ln_w[p.ln_w_off + k] + ln_b[p.ln_b_off + k];
+    }
+    return v;
+}
+
 @compute @workgroup_size(256)
 fn ln_matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -79,26 +88,38 @@ fn ln_matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         for (var k = lid; k < p.k; k += 256u) {
             s += x[p.x_off + k];
         }
-        mean = tree_sum(lid, s) / f32(p.k);
+        mean = wg_sum(lid, s) / f32(p.k);
         var q = 0.0;
         for (var k = lid; k < p.k; k += 256u) {
             let dx = x[p.x_off + k] - mean;
             q += dx * dx;
         }
-        rstd = inverseSqrt(tree_sum(lid, q) / f32(p.k) + p.eps);
+        rstd = inverseSqrt(wg_sum(lid, q) / f32(p.k) + p.eps);
     }
     let n4 = p.n / 4u;
     let col4 = (wid.x + wid.y * nwg.x) * 2u + lid % 2u;
     let slice = lid / 2u;
     var acc = vec4<f32>(0.0);
     if col4 < n4 {
-        for (var k = slice; k < p.k; k += 128u) {
-            var xv = x[p.x_off + k];
-            if LN {
-                xv = (xv - mean) * rstd * ln_w[p.ln_w_off + k] + ln_b[p.ln_b_off + k];
-            }
-            acc = fma(vec4<f32>(xv), w[p.w_off4 + k * n4 + col4], acc);
+        // Four rows a trip, their loads issued before the dependent FMAs.
+        var k = slice;
+        var acc1 = vec4<f32>(0.0);
+        var acc2 = vec4<f32>(0.0);
+        var acc3 = vec4<f32>(0.0);
+        for (; k + 384u < p.k; k += 512u) {
+            let w0 = w[p.w_off4 + k * n4 + col4];
+            let w1 = w[p.w_off4 + (k + 128u) * n4 + col4];
+            let w2 = w[p.w_off4 + (k + 256u) * n4 + col4];
+            let w3 = w[p.w_off4 + (k + 384u) * n4 + col4];
+            acc = fma(vec4<f32>(input(k, mean, rstd)), w0, acc);
+            acc1 = fma(vec4<f32>(input(k + 128u, mean, rstd)), w1, acc1);
+            acc2 = fma(vec4<f32>(input(k + 256u, mean, rstd)), w2, acc2);
+            acc3 = fma(vec4<f32>(input(k + 384u, mean, rstd)), w3, acc3);
         }
+        for (; k < p.k; k += 128u) {
+            acc = fma(vec4<f32>(input(k, mean, rstd)), w[p.w_off4 + k * n4 + col4], acc);
+        }
+        acc += acc1 + acc2 + acc3;
     }
     part[lid] = acc;
     workgroupBarrier();

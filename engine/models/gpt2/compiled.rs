@@ -26,6 +26,8 @@ use crate::tensor::Tensor;
 const CHUNK: usize = 8;
 /// Submissions whose ids are still being read back before the host waits for the oldest.
 const IN_FLIGHT: usize = 2;
+/// Submissions a prefill replay is split into.
+const PREFILL_PARTS: usize = 4;
 /// Prefill plans kept (one per prompt length); the oldest are dropped past this.
 const PREFILL_PLANS: usize = 8;
 
@@ -188,7 +190,8 @@ impl Generator {
         let ids: Vec<f32> = prompt.iter().map(|&i| i as f32).collect();
         gpu.write(self.ids_in.gpu_buffer(op)?, 0, bytemuck::cast_slice(&ids));
         self.st.reset(0, 0, sampler)?;
-        self.prefill_plan(prompt.len())?.replay(&ctx)?;
+        // In parts: the device starts on the first layers while the host records the rest.
+        self.prefill_plan(prompt.len())?.replay_in_parts(&ctx, PREFILL_PARTS)?;
         let mut out = Vec::with_capacity(n);
         let mut in_flight = VecDeque::new();
         let (mut recorded, mut read_from) = (1, 0);

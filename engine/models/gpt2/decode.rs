@@ -39,7 +39,7 @@ const EMBED_TOKEN: KernelDef = KernelDef {
 const LN_MATVEC: KernelDef = KernelDef {
     name: "gpt2/ln_matvec",
     wgsl: concat!(
-        include_str!("../../../shaders/reduce/tree.wgsl"),
+        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
         include_str!("../../../shaders/nn/gelu.wgsl"),
         include_str!("../../../shaders/gpt2/state.wgsl"),
         include_str!("../../../shaders/gpt2/ln_matvec.wgsl")
@@ -79,7 +79,10 @@ const ATTENTION_DECODE: KernelDef = KernelDef {
 
 const LM_HEAD: KernelDef = KernelDef {
     name: "gpt2/lm_head",
-    wgsl: include_str!("../../../shaders/gpt2/lm_head.wgsl"),
+    wgsl: concat!(
+        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
+        include_str!("../../../shaders/gpt2/lm_head.wgsl")
+    ),
     entry: "lm_head",
     bindings: &[
         Binding::Uniform,
@@ -344,10 +347,10 @@ pub(crate) fn attention_decode(
     let gpu = ctx.require_gpu(op)?;
     let s = k_cache.shape();
     let (h, p, d) = (s[1], s[2], s[3]);
-    if d == 0 || d > 256 || 256 % d != 0 {
+    if d < 4 || d > 256 || 256 % d != 0 {
         return Err(Error::Unsupported {
             op,
-            message: format!("head dim {d}: the decode kernel needs a divisor of 256"),
+            message: format!("head dim {d}: the decode kernel needs a multiple of 4 dividing 256"),
         });
     }
     check_row(op, "q", q, h * d)?;

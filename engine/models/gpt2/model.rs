@@ -198,10 +198,10 @@ impl Gpt2 {
             let (keys, values) = cache.append(layer, &k, &v)?; // (H, past + T, D)
             let a = ops::attention_with(&q, &keys, &values, past, AttentionPath::Auto)?; // (H, T, D)
             let a = a.transpose(0, 1)?.reshape(&[t, c])?; // (T, C): heads side by side
-            x = ops::add(&x, &ops::linear(&a, &b.attn_proj_weight, Some(&b.attn_proj_bias))?)?;
+            x = ops::linear_residual(&a, &b.attn_proj_weight, &b.attn_proj_bias, &x)?; // x + a @ W + b
             let h = ops::layer_norm(&x, &b.ln_2_weight, &b.ln_2_bias, cfg.layer_norm_epsilon)?;
             let f = ops::linear_gelu(&h, &b.fc_weight, &b.fc_bias)?; // (T, 4C)
-            x = ops::add(&x, &ops::linear(&f, &b.mlp_proj_weight, Some(&b.mlp_proj_bias))?)?;
+            x = ops::linear_residual(&f, &b.mlp_proj_weight, &b.mlp_proj_bias, &x)?; // x + f @ W + b
             if let Some(r) = residuals.as_deref_mut() {
                 r.push(x.clone());
             }
