@@ -33,59 +33,88 @@ pub enum Error {
     /// An argument has the wrong shape (rank, a dimension, or disagreement with another).
     #[error("{op}: argument `{arg}` has shape {actual}, expected {expected}")]
     Shape {
+        /// The op that failed.
         op: &'static str,
+        /// The argument at fault.
         arg: &'static str,
+        /// What the op accepts.
         expected: String,
+        /// The shape it was given.
         actual: Dims,
     },
 
     /// Two arguments whose shapes must agree do not.
     #[error("{op}: shapes do not agree: {lhs_name} {lhs} vs {rhs_name} {rhs}")]
     ShapeMismatch {
+        /// The op that failed.
         op: &'static str,
+        /// The first argument's name.
         lhs_name: &'static str,
+        /// Its shape.
         lhs: Dims,
+        /// The second argument's name.
         rhs_name: &'static str,
+        /// Its shape.
         rhs: Dims,
     },
 
     /// A scalar argument (a size, a flag, a length) has a value the op does not accept.
     #[error("{op}: argument `{arg}` is {actual}, expected {expected}")]
     Value {
+        /// The op that failed.
         op: &'static str,
+        /// The argument at fault.
         arg: &'static str,
+        /// What the op accepts.
         expected: String,
+        /// The value it was given.
         actual: String,
     },
 
     /// The input is valid but outside what the GPU kernel supports (the scan envelope, a
     /// missing adapter feature). The dispatch seam falls back to the CPU reference on this.
     #[error("{op}: outside the GPU kernel's envelope: {reason}")]
-    Fallback { op: &'static str, reason: String },
+    Fallback {
+        /// The op.
+        op: &'static str,
+        /// Why the kernel cannot run it.
+        reason: String,
+    },
 
     /// A buffer would exceed the device's storage binding limit.
     #[error("{op}: argument `{arg}` needs {bytes} bytes, over the device's storage binding limit of {limit} bytes")]
     TooLarge {
+        /// The op that failed.
         op: &'static str,
+        /// The argument at fault.
         arg: &'static str,
+        /// Bytes it needs.
         bytes: u64,
+        /// The device's storage binding limit in bytes.
         limit: u64,
     },
 
     /// Tensors from different contexts (devices) were mixed in one op.
     #[error("{op}: argument `{arg}` lives on a different context ({actual}) than the op ({expected})")]
     WrongContext {
+        /// The op that failed.
         op: &'static str,
+        /// The argument at fault.
         arg: &'static str,
+        /// The op's context.
         expected: String,
+        /// The argument's context.
         actual: String,
     },
 
     /// A WGSL kernel failed to parse, validate or build a pipeline.
     #[error("kernel `{kernel}` failed to compile: {message}\n--- WGSL ---\n{wgsl}")]
     Shader {
+        /// The kernel's name (its cache key).
         kernel: String,
+        /// The compiler's or the driver's message.
         message: String,
+        /// The WGSL source.
         wgsl: String,
     },
 
@@ -95,7 +124,12 @@ pub enum Error {
 
     /// The adapter refused to create a device.
     #[error("could not create a device on `{adapter}`: {message}")]
-    RequestDevice { adapter: String, message: String },
+    RequestDevice {
+        /// The adapter's name.
+        adapter: String,
+        /// wgpu's message.
+        message: String,
+    },
 
     /// The device was lost (driver reset, removal, or destroyed); every later call fails.
     #[error("the GPU device was lost: {0}")]
@@ -103,7 +137,12 @@ pub enum Error {
 
     /// wgpu reported a validation or out-of-memory error outside any error scope.
     #[error("GPU error in `{context}`: {message}")]
-    Gpu { context: String, message: String },
+    Gpu {
+        /// The kernel or call that was running.
+        context: String,
+        /// wgpu's message.
+        message: String,
+    },
 
     /// Mapping a buffer for readback failed.
     #[error("reading back from the GPU failed: {0}")]
@@ -111,17 +150,30 @@ pub enum Error {
 
     /// An op needs a GPU and the context is CPU-only (or the reverse).
     #[error("{op}: {message}")]
-    Unsupported { op: &'static str, message: String },
+    Unsupported {
+        /// The op.
+        op: &'static str,
+        /// What it needs.
+        message: String,
+    },
 
     /// Reading a file or a model failed; names the file or tensor.
     #[error("{what}: {message}")]
-    Io { what: String, message: String },
+    Io {
+        /// The file or tensor.
+        what: String,
+        /// What went wrong.
+        message: String,
+    },
 
     /// Text in a small language (an s-expression body, a config) failed to parse or check.
     #[error("{code} at {position}: {message}")]
     Syntax {
+        /// The error code, e.g. `E-SCAN-002` (see `element_scan::check::code`).
         code: &'static str,
+        /// Where: `line:col (byte n)`.
         position: String,
+        /// What is wrong, naming the offending form.
         message: String,
     },
 }

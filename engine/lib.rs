@@ -19,11 +19,12 @@
 //! expression graphs compiled into one kernel), [`scan`] (the four associative scans, forward
 //! and backward), [`mixer`] (minGRU mixers on the scans, with gradients), [`train`] (loss,
 //! optimiser and a character model for training mixers), [`element_scan`] (user recurrences
-//! compiled to WGSL, with gradients), [`parity`] (the parity suite), [`reference`] (the CPU oracle, f64 accumulation),
+//! compiled to WGSL, with gradients), [`parity`] (the parity suite), [`reference`](mod@reference) (the CPU oracle, f64 accumulation),
 //! [`models`] (GPT-2), [`plan`] (captured op sequences replayed in one pass), [`check`] (seeded
 //! inputs and tolerance gates).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
+#![warn(missing_docs)]
 
 pub mod check;
 pub mod context;

@@ -38,7 +38,16 @@ struct Args {
     strategy: scan::Strategy,
     only: String,
     json: Option<String>,
+    profile: bool,
+    trace: Option<String>,
 }
+
+const USAGE: &str = "usage: bench [--quick] [--only copy,scans,mixers,matmul,gpt2] \
+[--strategy auto|lanes|chunked] [--json out.json] [--profile] [--trace trace.json]
+Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
+and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
+--profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
+--trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.";
 
 fn args() -> Args {
     let mut a = Args {
@@ -46,6 +55,8 @@ fn args() -> Args {
         strategy: scan::Strategy::Auto,
         only: "copy,scans,mixers,matmul,gpt2".into(),
         json: None,
+        profile: false,
+        trace: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
@@ -53,12 +64,18 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--only" => a.only = it.next().unwrap_or_default(),
             "--json" => a.json = it.next(),
+            "--profile" => a.profile = true,
+            "--trace" => a.trace = it.next(),
             "--strategy" => {
                 a.strategy = match it.next().as_deref() {
                     Some("lanes") => scan::Strategy::Lanes,
                     Some("chunked") => scan::Strategy::Chunked { chunk: None },
                     _ => scan::Strategy::Auto,
                 }
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
             }
             other => eprintln!("ignoring unknown argument {other}"),
         }
@@ -537,6 +554,9 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
 fn main() -> Result<()> {
     let a = args();
     let ctx = Context::new()?;
+    if a.profile || a.trace.is_some() {
+        ctx.set_profiling(true);
+    }
     println!(
         "# engine bench on {} ({}, {})",
         ctx.info().name,
@@ -575,6 +595,14 @@ fn main() -> Result<()> {
     if a.only.contains("mixers") {
         ctx.trim_pool();
         bench_mixers(&ctx, a.quick, a.strategy)?;
+    }
+    if a.profile || a.trace.is_some() {
+        let profile = ctx.profile()?;
+        println!("\n## profile (every dispatch of the run)\n\n```\n{profile}\n```");
+        if let Some(path) = &a.trace {
+            profile.write_chrome_trace(std::path::Path::new(path))?;
+            println!("wrote the trace to {path}");
+        }
     }
     if let Some(path) = a.json {
         let figures = FIGURES.lock().unwrap_or_else(|p| p.into_inner());

@@ -35,6 +35,11 @@ const MAX_PLUS: &str = "(element-scan (lambda (h x c) (maximum (- h c) x))
               :axis 1
               :reverse true)";
 
+const USAGE: &str = "usage: element_scan
+Runs the element-scan seed's three examples from their s-expression text on the adapter the
+environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME): output, differences from the CPU
+interpreter, gradients, the IR and timings.";
+
 /// Timed runs per measurement; the best is reported (the machine may be shared).
 const RUNS: usize = 5;
 
@@ -97,6 +102,10 @@ fn demo(ctx: &Context, title: &str, text: &str, bindings: &Bindings, rng: &mut R
 }
 
 fn main() -> engine::Result<()> {
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let ctx = Context::new()?;
     println!("adapter: {} ({})", ctx.info().name, ctx.info().backend);
     let mut rng = Rng::new(7);

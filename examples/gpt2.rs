@@ -1,15 +1,18 @@
 //! GPT-2 text generation on the GPU (or the CPU reference context), streaming the completion.
 //!
 //! ```text
-//! cargo run --release --example gpt2 -- "PROMPT" --tokens 10 [--model DIR] [--cpu] [--verify]
-//!     [--temperature T] [--top-k K] [--seed S] [--eager]
+//! cargo run --release --example gpt2 -- "PROMPT" [--tokens N] [--model DIR] [--cpu] [--verify]
+//!     [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
 //! ```
 //! Without `--model` it runs `assets/models/shakespeare/` when present, else the untrained
-//! `assets/models/tiny-random/`. On a GPU it generates through compiled plans (a prefill plan
+//! `assets/models/tiny-random/`. It samples by default (temperature 0.8, top-k 40 and a fixed
+//! seed: `Sampling::recommended(Sampling::DEFAULT_SEED)`), so a run repeats exactly; `--greedy`
+//! takes the arg-max instead. On a GPU it generates through compiled plans (a prefill plan
 //! and a decode plan replayed with the ids kept on the device, `engine::models::gpt2::Generator`);
-//! `--eager` runs op by op instead. `--verify` (op by op) recomputes every step with the independent f64
-//! reference (`engine::reference::gpt2`) and compares embeddings, every block's residual, the
-//! logits and the chosen ids.
+//! `--eager` runs op by op instead. `--verify` (op by op) recomputes every step with the
+//! independent f64 reference
+//! (`engine::reference::gpt2`) and compares embeddings, every block's residual, the logits and
+//! the chosen ids.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,10 +28,41 @@ struct Args {
     model: Option<PathBuf>,
     cpu: bool,
     verify: bool,
+    greedy: bool,
     eager: bool,
+    profile: bool,
+    trace: Option<PathBuf>,
     temperature: Option<f32>,
     top_k: Option<usize>,
     seed: u64,
+}
+
+fn usage() -> String {
+    format!(
+        "usage: gpt2 [\"PROMPT\"] [--tokens N] [--model DIR] [--cpu] [--verify]
+            [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
+
+  PROMPT           the text to continue
+  --tokens N       tokens to generate (default 10)
+  --model DIR      a Hugging Face GPT-2 directory (config.json + model.safetensors);
+                   default: assets/models/shakespeare
+  --cpu            run on the CPU reference context instead of a GPU adapter
+  --verify         compare every step with the f64 CPU reference (op by op)
+  --eager          generate op by op instead of through the compiled plans
+  --greedy         pick the most likely token (for verification; small models loop)
+  --temperature T  sampling temperature (default {})
+  --top-k K        sample among the K most likely tokens, 0 for all (default {})
+  --seed S         the sampler's seed (default {}): the same seed gives the same text
+  --profile        print per-kernel device time (kernel, calls, total, mean, share)
+  --trace FILE     write every dispatch as a Chrome trace (chrome://tracing, Perfetto)
+  -h, --help       this text
+
+The adapter comes from ENGINE_BACKEND (vulkan, gl, metal, dx12, cpu) and WGPU_ADAPTER_NAME;
+ENGINE_PROFILE=1 prints the profile of any program when its context is dropped.",
+        Sampling::DEFAULT_TEMPERATURE,
+        Sampling::DEFAULT_TOP_K,
+        Sampling::DEFAULT_SEED
+    )
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -38,10 +72,13 @@ fn parse_args() -> Result<Args, String> {
         model: None,
         cpu: false,
         verify: false,
+        greedy: false,
         eager: false,
+        profile: false,
+        trace: None,
         temperature: None,
         top_k: None,
-        seed: 0,
+        seed: Sampling::DEFAULT_SEED,
     };
     let mut it = std::env::args().skip(1);
     let mut prompt = None;
@@ -52,7 +89,10 @@ fn parse_args() -> Result<Args, String> {
             "--model" => a.model = Some(PathBuf::from(value("--model")?)),
             "--cpu" => a.cpu = true,
             "--verify" => a.verify = true,
+            "--greedy" => a.greedy = true,
             "--eager" => a.eager = true,
+            "--profile" => a.profile = true,
+            "--trace" => a.trace = Some(PathBuf::from(value("--trace")?)),
             "--temperature" => {
                 a.temperature = Some(
                     value("--temperature")?
@@ -69,6 +109,9 @@ fn parse_args() -> Result<Args, String> {
     }
     if let Some(p) = prompt {
         a.prompt = p;
+    }
+    if a.greedy && (a.temperature.is_some() || a.top_k.is_some()) {
+        return Err("--greedy takes no --temperature or --top-k".into());
     }
     Ok(a)
 }
@@ -109,11 +152,12 @@ fn max_abs_diff(got: &Tensor, want: ndarray::ArrayView2<f32>) -> Result<f64, eng
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
+        Err(e) if e.is_empty() => {
+            println!("{}", usage());
+            return;
+        }
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("error: {e}");
-            }
-            eprintln!("usage: gpt2 \"PROMPT\" [--tokens N] [--model DIR] [--cpu] [--verify] [--temperature T] [--top-k K] [--seed S] [--eager]");
+            eprintln!("error: {e}\n{}", usage());
             std::process::exit(2);
         }
     };
@@ -128,6 +172,9 @@ fn run(args: Args) -> Result<(), engine::Error> {
     println!("model: {}{note}", dir.display());
     let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
     println!("device: {} ({})", ctx.info().name, ctx.info().backend);
+    if let Some(note) = ctx.info().software_note() {
+        println!("{note}");
+    }
     let t0 = Instant::now();
     let weights = Weights::load(&dir)?;
     // The checkpoint's own description (the tiny one says it is untrained).
@@ -150,13 +197,14 @@ fn run(args: Args) -> Result<(), engine::Error> {
         c.vocab_size,
         t0.elapsed().as_secs_f64()
     );
-    let sampling = match (args.temperature, args.top_k) {
-        (None, None) => Sampling::Greedy,
-        (t, k) => Sampling::TopK {
-            temperature: t.unwrap_or(1.0),
-            k: k.unwrap_or(0),
+    let sampling = if args.greedy {
+        Sampling::Greedy
+    } else {
+        Sampling::TopK {
+            temperature: args.temperature.unwrap_or(Sampling::DEFAULT_TEMPERATURE),
+            k: args.top_k.unwrap_or(Sampling::DEFAULT_TOP_K),
             seed: args.seed,
-        },
+        }
     };
     println!("sampling: {sampling:?}");
     let tok = Tokenizer::gpt2()?;
@@ -168,16 +216,20 @@ fn run(args: Args) -> Result<(), engine::Error> {
     print!("{}", args.prompt);
     std::io::stdout().flush().ok();
 
+    if args.profile || args.trace.is_some() {
+        ctx.set_profiling(true);
+    }
     if ctx.is_gpu() && !args.eager && !args.verify {
         match Generator::new(&model) {
             Ok(mut g) => {
-                return run_compiled(
+                run_compiled(
                     &mut g,
                     tok,
                     &prompt,
                     args.tokens.min(c.n_positions - prompt.len()),
                     sampling,
-                )
+                )?;
+                return report_profile(&ctx, &args);
             }
             Err(e) => println!("\n[compiled generation unavailable ({e}); generating op by op]"),
         }
@@ -261,6 +313,7 @@ fn run(args: Args) -> Result<(), engine::Error> {
             String::new()
         }
     );
+    report_profile(&ctx, &args)?;
     if args.verify {
         let worst = verify.embeddings.max(verify.residuals).max(verify.logits);
         println!(
@@ -279,6 +332,19 @@ fn run(args: Args) -> Result<(), engine::Error> {
         );
         if !ok {
             std::process::exit(1);
+        }
+    }
+    Ok(())
+}
+
+/// With `--profile` or `--trace`: the per-kernel table of the generation, and the trace file.
+fn report_profile(ctx: &Context, args: &Args) -> Result<(), engine::Error> {
+    if args.profile || args.trace.is_some() {
+        let profile = ctx.profile()?;
+        println!("\nprofile of the generation:\n{profile}");
+        if let Some(path) = &args.trace {
+            profile.write_chrome_trace(path)?;
+            println!("wrote the trace to {}", path.display());
         }
     }
     Ok(())

@@ -12,7 +12,15 @@ use std::time::Instant;
 use engine::models::gpt2::{argmax, Gpt2, StepOptions, Tokenizer, Weights};
 use engine::{Context, Error, Result};
 
+const USAGE: &str = "usage: gpt2_logits --model DIR --prompt TEXT [--tokens N] [--out PREFIX]
+Runs the checkpoint in DIR greedily for N tokens (default 20) and writes PREFIX.json (ids and
+timings) and PREFIX.logits.f32 (every step's logits, f32 little-endian); default PREFIX gpt2_logits.";
+
 fn main() -> Result<()> {
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let (mut model_dir, mut prompt, mut tokens, mut out) = (None, String::new(), 20usize, String::from("gpt2_logits"));
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {

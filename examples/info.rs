@@ -6,7 +6,15 @@
 
 use engine::Context;
 
+const USAGE: &str = "usage: info
+Lists every adapter wgpu can see, the one the engine picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME),
+its optional features and limits, and runs one small op on it.";
+
 fn main() -> engine::Result<()> {
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let all = pollster::block_on(Context::each_adapter())?;
     println!("adapters ({}):", all.len());
     for (i, ctx) in all.iter().enumerate() {

@@ -7,7 +7,15 @@ use std::path::PathBuf;
 
 use engine::models::gpt2::{write_tiny_random, TINY_SEED};
 
+const USAGE: &str = "usage: make_tiny_gpt2 [DIR]
+Writes the untrained tiny GPT-2 test checkpoint (seed 2024) to DIR
+(default: assets/models/tiny-random).";
+
 fn main() -> Result<(), engine::Error> {
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let dir = std::env::args()
         .nth(1)
         .map(PathBuf::from)

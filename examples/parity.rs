@@ -32,7 +32,16 @@ fn cuda_rows() -> Result<Vec<Case>, Box<dyn std::error::Error>> {
         .collect())
 }
 
+const USAGE: &str = "usage: parity [--quick] [--against cuda] [--out FILE.md]
+Runs every scan case on the adapter the environment picks against the f64 CPU reference
+(--against cuda: against the golden CUDA outputs in tests/fixtures/cuda), prints one row per
+case and exits non-zero on a failure. --quick runs the smaller set; --out writes the table.";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
     let out = args

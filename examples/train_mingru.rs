@@ -4,11 +4,15 @@
 //! ```text
 //! cargo run --release --example train_mingru -- [--text FILE] [--mixer mingru|signed|rotation|givens[:K]]
 //!     [--path auto|fused|materialized] [--steps N] [--batch B] [--seq T] [--layers L]
-//!     [--d-model DM] [--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu]
+//!     [--d-model DM] [--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu] [--plot FILE.svg]
 //! ```
 //! Without `--text` it trains on `assets/text/shakespeare.txt` (three plays, 401 k chars).
 //! The last 10% of the text is held out: the validation loss is printed every `--steps / 5`
-//! steps. The process fails (exit 1) when the training loss did not fall.
+//! steps. The process fails (exit 1) when the training loss did not fall. `--plot loss.svg`
+//! writes the train and validation loss curves as an SVG chart.
+
+#[path = "common/charts.rs"]
+mod charts;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -33,11 +37,12 @@ struct Args {
     seed: u64,
     sample: usize,
     cpu: bool,
+    plot: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: train_mingru [--text FILE] [--mixer mingru|signed|rotation|givens[:K]] \
 [--path auto|fused|materialized] [--steps N] [--batch B] [--seq T] [--layers L] [--d-model DM] \
-[--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu]";
+[--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu] [--plot FILE.svg]";
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -54,6 +59,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 0,
         sample: 300,
         cpu: false,
+        plot: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -85,6 +91,7 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = num("--seed", value("--seed")?)?,
             "--sample" => a.sample = num("--sample", value("--sample")?)?,
             "--cpu" => a.cpu = true,
+            "--plot" => a.plot = Some(PathBuf::from(value("--plot")?)),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -98,11 +105,12 @@ fn parse_args() -> Result<Args, String> {
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
+        Err(e) if e.is_empty() => {
+            println!("{USAGE}");
+            return;
+        }
         Err(e) => {
-            if !e.is_empty() {
-                eprintln!("error: {e}");
-            }
-            eprintln!("{USAGE}");
+            eprintln!("error: {e}\n{USAGE}");
             std::process::exit(2);
         }
     };
@@ -188,6 +196,7 @@ fn run(args: &Args) -> engine::Result<bool> {
     let eval_every = (args.steps / 5).max(1);
     let started = Instant::now();
     let mut losses = Vec::with_capacity(args.steps);
+    let mut val_losses = Vec::new();
     for step in 1..=args.steps {
         let (inputs, targets) = random_windows(train, args.batch, args.seq, &mut rng)?;
         let lg = model.loss_and_grads(&inputs, &targets, args.batch)?;
@@ -209,6 +218,7 @@ fn run(args: &Args) -> engine::Result<bool> {
                 eprintln!();
             }
             println!("step {step}: train loss {:.4}, validation loss {val_loss:.4}", lg.loss);
+            val_losses.push((step as f64, val_loss as f64));
         }
     }
     let seconds = started.elapsed().as_secs_f64();
@@ -220,6 +230,21 @@ fn run(args: &Args) -> engine::Result<bool> {
         args.steps,
         args.steps as f64 / seconds
     );
+
+    if let Some(path) = &args.plot {
+        let train: Vec<(f64, f64)> = losses
+            .iter()
+            .enumerate()
+            .map(|(i, l)| ((i + 1) as f64, *l as f64))
+            .collect();
+        let text = args.text.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let title = format!("{} x {} on {text}: loss", args.layers, args.kind);
+        charts::loss_curves(path, &title, &train, &val_losses).map_err(|message| engine::Error::Io {
+            what: path.display().to_string(),
+            message,
+        })?;
+        println!("wrote the loss curves to {}", path.display());
+    }
 
     if args.sample > 0 {
         println!("--- sample (temperature 0.8) ---");

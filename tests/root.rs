@@ -6,20 +6,24 @@
 mod common;
 
 mod campaign;
+mod charts;
 mod context;
 mod cuda;
 mod element_scan;
 mod elementwise;
 mod fuzz;
 mod gpt2;
+mod gpt2_text;
 mod matmul;
 mod mixer;
 mod nn;
 mod plan;
 mod planted;
+mod profile;
 mod reduce;
 mod robustness;
 mod scan;
 mod shaders;
 mod stress;
+mod texture;
 mod train;

@@ -1,6 +1,7 @@
-// The page's logic: open the adapter, run the parity suite row by row, load GPT-2 (default
-// model, local files or a URL, with a fetch progress bar) and stream generated tokens, and
-// train a character-level minGRU model step by step with a progress bar and a sample.
+// The page's logic: open the adapter, load GPT-2 (default model, local files or a URL, with a
+// fetch progress bar) and stream sampled tokens with tokens/s, train a character-level minGRU
+// model step by step with a live loss chart and a sample, and run the parity suite row by row
+// behind a one-line summary.
 // Every failure is shown under "Messages"; nothing is left to reach the console uncaught.
 // The browser test (web/test/browser_test.mjs) drives this page through the element ids and
 // the data-state attributes set here.
@@ -70,6 +71,11 @@ async function start() {
   }
   $('gpt2-status').textContent = wasm.gpt2Status();
   $('gpt2-status').dataset.available = String(wasm.gpt2Available());
+  // The sampling defaults are the library's (the gpt2 example's), not restated here.
+  const d = wasm.gpt2Defaults();
+  $('temperature').value = d.temperature.toFixed(2).replace(/0$/, '');
+  $('top-k').value = d.topK;
+  $('seed').value = d.seed;
 
   try {
     engine = await wasm.Engine.create(!gpu);
@@ -84,6 +90,7 @@ async function start() {
   $('adapter').dataset.state = info.isGpu ? 'gpu' : 'cpu';
   $('adapter').dataset.name = name;
   $('adapter').dataset.backend = info.backend;
+  $('adapter-name').textContent = `${name || info.backend}${info.isGpu ? '' : ' (CPU reference)'}`;
 
   renderCases();
   $('run-parity').disabled = !info.isGpu;
@@ -112,7 +119,9 @@ async function browserAdapterName(gpu) {
 function renderCases() {
   const body = $('parity').tBodies[0];
   body.replaceChildren();
-  for (const c of engine.parityCases()) {
+  const cases = engine.parityCases();
+  $('parity-summary').textContent = `${cases.length} cases against the f64 CPU reference: not run yet`;
+  for (const c of cases) {
     const tr = body.insertRow();
     for (const v of [c.index, c.suite, c.op, c.direction, c.shape, '', '', '', '', 'pending']) {
       tr.insertCell().textContent = v;
@@ -149,6 +158,7 @@ async function runParity() {
     }
     summary.textContent = `${passed} passed, ${failed} failed`;
     summary.dataset.state = failed === 0 ? 'passed' : 'failed';
+    if (failed > 0) $('parity-details').open = true;
   } catch (err) {
     summary.dataset.state = 'error';
     throw err;
@@ -248,9 +258,24 @@ async function loadUrl() {
   await loadFolder(new URL(url, location.href).href);
 }
 
+// The sampling the controls ask for: [temperature, topK, seed], or undefined (greedy).
+function sampling() {
+  if ($('greedy').checked) return [undefined, undefined, undefined];
+  const t = Number($('temperature').value);
+  if (!(t > 0)) throw new Error('the temperature must be a positive number (or tick greedy)');
+  return [t, Math.max(0, Math.floor(Number($('top-k').value) || 0)), Math.max(0, Math.floor(Number($('seed').value) || 0))];
+}
+
+function syncSampling() {
+  const greedy = $('greedy').checked;
+  for (const id of ['temperature', 'top-k', 'seed']) $(id).disabled = greedy;
+}
+
 async function generate() {
   if (busy || !model) return;
+  const [temperature, topK, seed] = sampling();
   busy = true;
+  $('generate').disabled = true;
   const out = $('output');
   const n = Number($('n-tokens').value);
   out.textContent = $('prompt').value;
@@ -271,7 +296,7 @@ async function generate() {
       }
       count++;
       out.textContent += text;
-    });
+    }, temperature, topK, seed);
     $('ids').dataset.ids = JSON.stringify([...ids]);
     out.dataset.state = 'done';
   } catch (err) {
@@ -279,12 +304,47 @@ async function generate() {
     throw err;
   } finally {
     busy = false;
+    $('generate').disabled = !model;
   }
 }
 
 // ---- minGRU training ---------------------------------------------------------------------
 
 const TRAIN_TEXT = new URL('../assets/text/shakespeare.txt', import.meta.url).href;
+
+// The live loss chart: one polyline vertex per step, axes rescaled as the losses come in.
+const CHART = { left: 48, top: 10, width: 542, height: 210 };
+function drawLosses(losses, steps) {
+  const svg = $('loss-chart');
+  const grid = $('loss-grid');
+  grid.replaceChildren();
+  svg.dataset.points = String(losses.length);
+  if (losses.length === 0) {
+    $('loss-line').setAttribute('points', '');
+    return;
+  }
+  const hi = Math.max(...losses);
+  const lo = Math.min(...losses);
+  const span = Math.max(hi - lo, 1e-3);
+  const x = (i) => CHART.left + (CHART.width * i) / Math.max(1, steps - 1);
+  const y = (v) => CHART.top + CHART.height * (1 - (v - lo) / span);
+  const ns = 'http://www.w3.org/2000/svg';
+  const add = (tag, attrs, text) => {
+    const el = document.createElementNS(ns, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    if (text !== undefined) el.textContent = text;
+    grid.append(el);
+  };
+  for (let k = 0; k <= 4; k++) {
+    const v = lo + (span * k) / 4;
+    add('line', { x1: CHART.left, x2: CHART.left + CHART.width, y1: y(v), y2: y(v), class: 'grid' });
+    add('text', { x: CHART.left - 4, y: y(v) + 4, 'text-anchor': 'end' }, v.toFixed(2));
+  }
+  for (const s of [0, steps - 1]) {
+    add('text', { x: x(s), y: CHART.top + CHART.height + 16, 'text-anchor': 'middle' }, String(s + 1));
+  }
+  $('loss-line').setAttribute('points', losses.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' '));
+}
 let trainText = null;
 let stopTraining = false;
 
@@ -313,8 +373,10 @@ async function train() {
     const losses = [];
     const t0 = performance.now();
     bar.max = steps;
+    drawLosses(losses, steps);
     for (let i = 0; i < steps && !stopTraining; i++) {
       losses.push(await trainer.step());
+      drawLosses(losses, steps);
       bar.value = i + 1;
       const rate = ((i + 1) * 1000) / (performance.now() - t0);
       status.textContent = `step ${i + 1}/${steps}: loss ${losses[i].toFixed(3)} (${rate.toFixed(1)} steps/s)`;
@@ -348,4 +410,6 @@ $('load-default').addEventListener('click', guarded('GPT-2 default model', loadD
 $('load-url').addEventListener('click', guarded('GPT-2 from URL', loadUrl));
 $('model-files').addEventListener('change', guarded('GPT-2 from files', loadFiles));
 $('generate').addEventListener('click', guarded('GPT-2 generate', generate));
+$('greedy').addEventListener('change', syncSampling);
+$('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter') $('generate').click(); });
 guarded('start', start)().finally(() => { document.body.dataset.ready = '1'; });

@@ -5,11 +5,14 @@ use std::fmt;
 /// A tolerance gate: `|got - want| <= atol + rtol * |want|`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Gate {
+    /// Absolute tolerance.
     pub atol: f64,
+    /// Tolerance relative to `|want|`.
     pub rtol: f64,
 }
 
 impl Gate {
+    /// A gate of `atol + rtol * |want|`.
     pub const fn new(atol: f64, rtol: f64) -> Self {
         Gate { atol, rtol }
     }
@@ -28,8 +31,11 @@ pub struct Comparison {
     pub max_abs: f64,
     /// Index of the element that violates the gate the most (or of `max_abs`).
     pub worst: usize,
+    /// The value computed at `worst`.
     pub got: f64,
+    /// The reference value at `worst`.
     pub want: f64,
+    /// The gate the elements were held to.
     pub gate: Gate,
     /// Every element within the gate, lengths equal, nothing NaN.
     pub ok: bool,

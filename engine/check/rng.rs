@@ -7,12 +7,14 @@ pub struct Rng {
 }
 
 impl Rng {
+    /// A generator seeded with `seed`: equal seeds give equal sequences.
     pub fn new(seed: u64) -> Self {
         Rng {
             state: seed ^ 0x9E37_79B9_7F4A_7C15,
         }
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;

@@ -88,6 +88,7 @@ pub(crate) struct Gpu {
     pub dispatched: std::sync::atomic::AtomicUsize,
     /// Bytes per arena slot: 256, or the adapter's uniform offset alignment if larger.
     uniform_stride: u64,
+    pub(crate) profiler: crate::context::profile::Profiler,
 }
 
 impl Gpu {
@@ -120,6 +121,7 @@ impl Gpu {
             captures: Mutex::default(),
             dispatched: Default::default(),
             uniform_stride,
+            profiler: crate::context::profile::Profiler::from_env(),
         }
     }
 

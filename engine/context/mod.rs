@@ -7,6 +7,7 @@
 mod adapter;
 pub(crate) mod gpu;
 mod info;
+mod profile;
 mod timing;
 
 use std::sync::{Arc, Once};
@@ -14,6 +15,7 @@ use std::sync::{Arc, Once};
 pub use adapter::BackendChoice;
 pub(crate) use gpu::Gpu;
 pub use info::DeviceInfo;
+pub use profile::{Event, KernelTime, Profile};
 pub use timing::{Clock, Timed};
 
 use crate::error::{Error, Result};
@@ -27,6 +29,16 @@ pub struct Context {
 enum Inner {
     Gpu(Box<Gpu>),
     Cpu(DeviceInfo),
+}
+
+impl Drop for Inner {
+    /// The last handle is gone: with `ENGINE_PROFILE` set, print the profile.
+    fn drop(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Inner::Gpu(g) = self {
+            g.report_profile_at_exit();
+        }
+    }
 }
 
 static NO_ADAPTER_WARNING: Once = Once::new();

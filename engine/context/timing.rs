@@ -22,7 +22,9 @@ pub enum Clock {
 /// A measured region.
 #[derive(Clone, Copy, Debug)]
 pub struct Timed {
+    /// Duration of the region in seconds.
     pub seconds: f64,
+    /// How it was measured.
     pub clock: Clock,
 }
 

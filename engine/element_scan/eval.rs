@@ -39,6 +39,7 @@ pub struct Bindings {
 }
 
 impl Bindings {
+    /// No bindings yet.
     pub fn new() -> Self {
         Self::default()
     }

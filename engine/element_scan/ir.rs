@@ -26,14 +26,18 @@ pub const MAX_PARAMS: usize = 256;
 /// Element kind of a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
+    /// 32-bit float.
     F32,
+    /// Boolean (comparisons, `where` conditions).
     Bool,
 }
 
 /// The type of a body value: a kind and a width (0 = scalar, 1..=16 = vector of that many).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ty {
+    /// Element kind.
     pub kind: Kind,
+    /// 0 for a scalar, else the vector length (1..=16).
     pub width: u8,
 }
 
@@ -90,14 +94,23 @@ pub struct Id(pub u32);
 /// One-argument operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Unary {
+    /// `-x`.
     Neg,
+    /// `e^x`.
     Exp,
+    /// Natural logarithm.
     Log,
+    /// Hyperbolic tangent.
     Tanh,
+    /// `1 / (1 + e^-x)`.
     Sigmoid,
+    /// Square root.
     Sqrt,
+    /// Absolute value.
     Abs,
+    /// Sine (f32-accurate in the generated WGSL).
     Sin,
+    /// Cosine (f32-accurate in the generated WGSL).
     Cos,
     /// bool -> bool.
     Not,
@@ -110,20 +123,35 @@ pub enum Unary {
 /// Two-argument operations (broadcasting widths).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Binary {
+    /// `x + y`.
     Add,
+    /// `x - y`.
     Sub,
+    /// `x * y`.
     Mul,
+    /// `x / y`.
     Div,
+    /// `x ^ y`.
     Pow,
+    /// The larger of the two.
     Max,
+    /// The smaller of the two.
     Min,
+    /// `x < y` (bool).
     Lt,
+    /// `x <= y` (bool).
     Le,
+    /// `x > y` (bool).
     Gt,
+    /// `x >= y` (bool).
     Ge,
+    /// `x == y` (bool).
     Eq,
+    /// `x != y` (bool).
     Ne,
+    /// Logical and of two bools.
     And,
+    /// Logical or of two bools.
     Or,
 }
 
@@ -137,7 +165,9 @@ impl Binary {
 /// Reductions of a vector to a scalar (or a one-value vector with `keepdims`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reduce {
+    /// Sum of the components.
     Sum,
+    /// Largest component.
     Max,
 }
 
@@ -148,7 +178,9 @@ pub enum Op {
     Param(u16),
     /// An f32 constant (bits) or a bool constant (0 or 1), broadcast as a scalar.
     Const(u32),
+    /// A one-argument operation of an earlier node.
     Unary(Unary, Id),
+    /// A two-argument operation of two earlier nodes.
     Binary(Binary, Id, Id),
     /// `where(cond, a, b)`, componentwise with broadcasting.
     Where(Id, Id, Id),
@@ -161,15 +193,20 @@ pub enum Op {
 /// One node: its operation and its type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Node {
+    /// What the node computes.
     pub op: Op,
+    /// The type of its value.
     pub ty: Ty,
 }
 
 /// A checked body: parameters, nodes in dependency order, the result (of the state's type).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Body {
+    /// Parameter types: 0 is the state, `1..` the sequences.
     pub params: Vec<Ty>,
+    /// Nodes in dependency order (each refers only to earlier ones).
     pub nodes: Vec<Node>,
+    /// The node whose value is the next state.
     pub result: Id,
 }
 
@@ -187,6 +224,7 @@ impl Body {
         b
     }
 
+    /// The node `id`.
     pub fn node(&self, id: Id) -> Node {
         self.nodes[id.0 as usize]
     }

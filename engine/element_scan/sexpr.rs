@@ -16,8 +16,11 @@ const MAX_DEPTH: usize = 200;
 /// A position in the text: byte offset, 1-based line and column (in characters).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pos {
+    /// Byte offset from the start of the text.
     pub byte: usize,
+    /// Line, from 1.
     pub line: usize,
+    /// Column in characters, from 1.
     pub col: usize,
 }
 
@@ -30,18 +33,26 @@ impl fmt::Display for Pos {
 /// What a form is.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Atom {
+    /// A number, e.g. `1.0` or `-3`.
     Num(f64),
+    /// `true` or `false`.
     Bool(bool),
+    /// A symbol, e.g. `tanh` or `x`.
     Sym(String),
+    /// A keyword, e.g. `:axis` (stored without the colon).
     Keyword(String),
+    /// A parenthesised list `( ... )`.
     List(Vec<Sexp>),
+    /// A bracketed vector `[ ... ]`.
     Vector(Vec<Sexp>),
 }
 
 /// One form and where it starts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sexp {
+    /// What the form is.
     pub atom: Atom,
+    /// Where it starts in the text.
     pub pos: Pos,
 }
 

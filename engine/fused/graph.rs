@@ -10,22 +10,34 @@ pub const MAX_GRAPH_NODES: usize = 4096;
 /// An elementwise function of one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Unary {
+    /// `-x`.
     Neg,
+    /// `e^x`.
     Exp,
+    /// Natural logarithm.
     Log,
+    /// Hyperbolic tangent.
     Tanh,
+    /// Square root.
     Sqrt,
+    /// Absolute value.
     Abs,
 }
 
 /// An elementwise function of two values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Binary {
+    /// `x + y`.
     Add,
+    /// `x - y`.
     Sub,
+    /// `x * y`.
     Mul,
+    /// `x / y`.
     Div,
+    /// The larger of the two.
     Max,
+    /// The smaller of the two.
     Min,
 }
 
@@ -36,7 +48,9 @@ pub enum Node {
     Input(usize),
     /// A constant, stored as f32 bits so the node hashes.
     Const(u32),
+    /// A one-argument function of an earlier node.
     Unary(Unary, NodeId),
+    /// A two-argument function of two earlier nodes.
     Binary(Binary, NodeId, NodeId),
 }
 
@@ -53,6 +67,7 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// An empty graph (no inputs, no nodes).
     pub fn new() -> Self {
         Graph::default()
     }
@@ -68,22 +83,27 @@ impl Graph {
         self.push(Node::Input(self.inputs - 1))
     }
 
+    /// A constant `v`, broadcast to the output shape.
     pub fn constant(&mut self, v: f32) -> NodeId {
         self.push(Node::Const(v.to_bits()))
     }
 
+    /// `op(x)`.
     pub fn unary(&mut self, op: Unary, x: NodeId) -> NodeId {
         self.push(Node::Unary(op, x))
     }
 
+    /// `op(x, y)`.
     pub fn binary(&mut self, op: Binary, x: NodeId, y: NodeId) -> NodeId {
         self.push(Node::Binary(op, x, y))
     }
 
+    /// `x + y`.
     pub fn add(&mut self, x: NodeId, y: NodeId) -> NodeId {
         self.binary(Binary::Add, x, y)
     }
 
+    /// `x * y`.
     pub fn mul(&mut self, x: NodeId, y: NodeId) -> NodeId {
         self.binary(Binary::Mul, x, y)
     }

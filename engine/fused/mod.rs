@@ -2,6 +2,23 @@
 //! into ONE WGSL kernel, cached under a name holding the graph's hash (shapes travel in the
 //! uniform, so one pipeline serves every shape). GELU, bias + GELU and residual adds are one
 //! launch each. CPU context: the graph is evaluated in f64 per element.
+//!
+//! ```
+//! use engine::fused::{self, Graph, Unary};
+//! use engine::{Context, Tensor};
+//! // y = exp(-x) * b, with b broadcast along the rows: one kernel on a GPU context.
+//! let mut g = Graph::new();
+//! let (x, b) = (g.input(), g.input());
+//! let e = g.unary(Unary::Neg, x);
+//! let e = g.unary(Unary::Exp, e);
+//! g.mul(e, b);
+//! let ctx = Context::cpu();
+//! let x = Tensor::from_slice(&ctx, &[2, 2], &[0.0, 0.0, 0.0, 0.0])?;
+//! let b = Tensor::from_slice(&ctx, &[2], &[2.0, 3.0])?;
+//! assert_eq!(fused::run(&g, &[&x, &b])?.to_vec()?, vec![2.0, 3.0, 2.0, 3.0]);
+//! println!("{}", fused::wgsl(&g)); // the generated kernel
+//! # Ok::<(), engine::Error>(())
+//! ```
 
 mod codegen;
 mod graph;

@@ -140,15 +140,16 @@ impl Gpu {
             .contains(&Binding::Uniform)
             .then(|| self.uniform(&params.bytes()));
         let bind_group = self.bind_group(kernel, uniform.as_ref(), buffers);
+        let profiled = self.profile_begin(&kernel.name)?;
         self.record(|encoder| {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some(&kernel.name),
-                timestamp_writes: None,
+                timestamp_writes: profiled.as_ref().and_then(|p| p.timestamp_writes()),
             });
             pass.set_pipeline(&kernel.pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
             pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
         });
-        Ok(())
+        self.profile_end(profiled)
     }
 }

@@ -26,7 +26,9 @@ pub enum Binding {
 /// What identifies a pipeline in the cache.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelKey {
+    /// The shader's name, e.g. `reduce/softmax`.
     pub name: Cow<'static, str>,
+    /// The entry point.
     pub entry: Cow<'static, str>,
     /// Pipeline-overridable constants, as `(name, f64 bits)` so the key is hashable.
     pub constants: Vec<(Cow<'static, str>, u64)>,
@@ -35,16 +37,22 @@ pub struct KernelKey {
 /// Everything needed to build a pipeline on a miss.
 #[derive(Clone, Debug)]
 pub struct KernelSource {
+    /// The WGSL source.
     pub wgsl: Cow<'static, str>,
+    /// How the kernel sees each binding of group 0, in binding order.
     pub bindings: Vec<Binding>,
 }
 
 /// A hand-written kernel: WGSL from `shaders/`, one entry point, a fixed binding list.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelDef {
+    /// The shader's name, e.g. `reduce/softmax`.
     pub name: &'static str,
+    /// The WGSL source (`include_str!` of a file under `shaders/`).
     pub wgsl: &'static str,
+    /// The entry point.
     pub entry: &'static str,
+    /// How the kernel sees each binding of group 0, in binding order.
     pub bindings: &'static [Binding],
 }
 
@@ -61,6 +69,7 @@ impl KernelDef {
         }
     }
 
+    /// What the cache needs to build this kernel's pipeline.
     pub fn source(&self) -> KernelSource {
         KernelSource {
             wgsl: Cow::Borrowed(self.wgsl),

@@ -17,10 +17,17 @@ use crate::error::{Error, Result};
 /// sigmoid(decay); R_j rotates coordinates (j, j + 1) of a block by theta_j.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MixerKind {
+    /// minGRU: `parallel_scan_log` over a sigmoid gate and g(v) per channel.
     MinGru,
+    /// A signed decay tanh(r) per channel: `linear_scan`.
     SignedMinGru,
+    /// 2 x 2 rotations scaled by a decay per pair of channels: `matrix_scan`.
     RotationMinGru,
-    GivensMinGru { k: usize },
+    /// k x k products of Givens rotations scaled by a decay per block: `matrix_affine_scan`.
+    GivensMinGru {
+        /// Block size k.
+        k: usize,
+    },
 }
 
 impl MixerKind {
@@ -38,6 +45,7 @@ impl MixerKind {
         matches!(self, MixerKind::RotationMinGru | MixerKind::GivensMinGru { .. })
     }
 
+    /// The name the parity table and the examples print, e.g. `GivensMinGRU(k=8)`.
     pub fn name(&self) -> String {
         match self {
             MixerKind::MinGru => "MinGRU".into(),

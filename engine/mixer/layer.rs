@@ -16,7 +16,9 @@ use crate::tensor::Tensor;
 /// The parameters of one mixer layer.
 #[derive(Clone, Debug)]
 pub struct MixerLayer {
+    /// Which mixer.
     pub kind: MixerKind,
+    /// Materialised or angle-fused scan (rotation family).
     pub path: MixerPath,
     /// (Dm, 2D): model width to the mixer's pre-activations (layout in [`MixerKind`]).
     pub w_in: Tensor,
@@ -44,9 +46,13 @@ impl MixerTape {
 /// Gradients of a layer's loss with respect to its input and parameters (their shapes).
 #[derive(Clone, Debug)]
 pub struct MixerGrads {
+    /// dL/dx (B, T, Dm).
     pub x: Tensor,
+    /// dL/dw_in (Dm, 2D).
     pub w_in: Tensor,
+    /// dL/db_in (2D,).
     pub b_in: Tensor,
+    /// dL/dw_out (D, Dm).
     pub w_out: Tensor,
 }
 

@@ -35,6 +35,7 @@ enum Saved {
 }
 
 impl MixerScan {
+    /// The mixer these transitions belong to.
     pub fn kind(&self) -> MixerKind {
         self.kind
     }

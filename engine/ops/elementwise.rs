@@ -27,16 +27,24 @@ const UNARY: KernelDef = KernelDef {
 /// A binary elementwise operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
+    /// `x + y`.
     Add,
+    /// `x - y`.
     Sub,
+    /// `x * y`.
     Mul,
+    /// `x / y`.
     Div,
+    /// The larger of the two.
     Max,
+    /// The smaller of the two.
     Min,
+    /// `x ^ y`.
     Pow,
 }
 
 impl BinaryOp {
+    /// Every operation, for tests and tables.
     pub const ALL: [BinaryOp; 7] = [
         Self::Add,
         Self::Sub,
@@ -76,18 +84,28 @@ impl BinaryOp {
 /// A unary elementwise operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
+    /// `x`.
     Identity,
+    /// `-x`.
     Neg,
+    /// `e^x`.
     Exp,
+    /// Natural logarithm.
     Log,
+    /// Hyperbolic tangent.
     Tanh,
+    /// Square root.
     Sqrt,
+    /// Absolute value.
     Abs,
+    /// `1 / (1 + e^-x)`.
     Sigmoid,
+    /// `max(x, 0)`.
     Relu,
 }
 
 impl UnaryOp {
+    /// Every operation, for tests and tables.
     pub const ALL: [UnaryOp; 9] = [
         Self::Identity,
         Self::Neg,

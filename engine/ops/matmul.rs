@@ -100,6 +100,7 @@ pub enum MatmulPath {
 }
 
 impl MatmulPath {
+    /// The paths that can be forced (every one but `Auto`), for tests and benchmarks.
     pub const FORCED: [MatmulPath; 3] = [Self::Tiled16, Self::RegisterTiled, Self::Vector];
 }
 
@@ -132,9 +133,13 @@ impl Ep<'_> {
 /// The shapes of a batched product: broadcast batch dims, then (M, K) @ (K, N).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmulShape {
+    /// Broadcast batch dimensions.
     pub batch: Vec<usize>,
+    /// Rows of the left operand and the output.
     pub m: usize,
+    /// The contracted dimension.
     pub k: usize,
+    /// Columns of the right operand and the output.
     pub n: usize,
 }
 

@@ -70,14 +70,18 @@ pub const MAX_PLUS_REVERSE_SCAN: &str = "(element-scan (lambda (h x c) (maximum 
 /// A GPT-2 checkpoint held in memory: `config.json` text and `model.safetensors` bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelFiles {
+    /// The `config.json` text.
     pub config: String,
+    /// The `model.safetensors` bytes.
     pub safetensors: Arc<Vec<u8>>,
 }
 
 /// One recorded tensor: shape and row-major f32 data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fixture {
+    /// Dimensions.
     pub shape: Vec<usize>,
+    /// Elements in row-major order.
     pub data: Vec<f32>,
 }
 
@@ -109,9 +113,13 @@ pub struct CudaCase {
     pub name: String,
     /// The manifest's op, e.g. `matrix_affine_scan`, `element_scan_tanh`, `gpt2`.
     pub op: String,
+    /// The manifest's parameters of the case (shapes, flags), as JSON.
     pub params: Value,
+    /// Which part of the case this row checks.
     pub part: Part,
+    /// Recorded inputs by name.
     pub inputs: BTreeMap<String, Fixture>,
+    /// Recorded CUDA outputs by name.
     pub outputs: BTreeMap<String, Fixture>,
     /// The checkpoint, for the `gpt2` op only.
     pub model: Option<ModelFiles>,

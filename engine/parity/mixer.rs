@@ -23,15 +23,23 @@ pub const GATE_MIXER_GRAD: Gate = Gate::new(1e-3, 1e-3);
 /// One mixer case: pre (B, T, 2D) -> h (B, T, D), or d pre from a seeded dL/dh.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MixerCase {
+    /// Which mixer.
     pub kind: MixerKind,
+    /// Materialised or angle-fused scan.
     pub path: MixerPath,
+    /// Check the gradient instead of the output.
     pub backward: bool,
+    /// Batch B.
     pub b: usize,
+    /// Time steps T.
     pub t: usize,
+    /// State width D.
     pub d: usize,
+    /// How the scan kernel walks T.
     pub strategy: Strategy,
     /// Decay pre-activations in [3, 6] (rotation family).
     pub slow_decay: bool,
+    /// Seed of the inputs.
     pub seed: u64,
 }
 
@@ -45,6 +53,7 @@ impl MixerCase {
         format!("{} {path}", self.kind)
     }
 
+    /// The dimensions as the parity table prints them, e.g. `B=2 T=65 D=8`.
     pub fn shape(&self) -> String {
         let decay = if self.slow_decay { " slow decay" } else { "" };
         format!("B={} T={} D={}{decay}", self.b, self.t, self.d)

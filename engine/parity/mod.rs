@@ -17,8 +17,11 @@ use crate::context::Context;
 /// One parity case of any family.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Case {
+    /// A scan case against the f64 reference.
     Scan(scan::ScanCase),
+    /// A mixer case against the f64 reference.
     Mixer(mixer::MixerCase),
+    /// A row of the golden CUDA fixtures.
     Cuda(cuda::CudaCase),
 }
 
@@ -37,6 +40,7 @@ pub struct Row {
     pub max_abs_err: f64,
     /// The gate every element was held to.
     pub gate: Gate,
+    /// Every element within the gate and no error.
     pub passed: bool,
     /// Why the case failed: the error that stopped it, or (CUDA rows) the output and worst
     /// element outside the gate.

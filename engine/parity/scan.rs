@@ -24,13 +24,18 @@ pub const GATE_LOG_GRAD: Gate = Gate::new(1e-3, 1e-3);
 /// Which scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScanOp {
+    /// `linear_scan`.
     Linear,
+    /// `parallel_scan_log`.
     Log,
+    /// `matrix_scan`.
     Matrix,
+    /// `matrix_affine_scan`.
     Affine,
 }
 
 impl ScanOp {
+    /// The op's name, e.g. `linear_scan`.
     pub fn name(self) -> &'static str {
         match self {
             ScanOp::Linear => "linear_scan",
@@ -44,16 +49,25 @@ impl ScanOp {
 /// One scan case: `n` is D for the channel scans, N for the matrix scans.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScanCase {
+    /// Which scan.
     pub op: ScanOp,
+    /// Check the gradients instead of the output.
     pub backward: bool,
+    /// Batch B.
     pub b: usize,
+    /// Time steps T.
     pub t: usize,
+    /// Channels D (channel scans) or state blocks N (matrix scans).
     pub n: usize,
+    /// Block rows k (`matrix_affine_scan`).
     pub k: usize,
+    /// Block columns v (`matrix_affine_scan`).
     pub v: usize,
     /// Pass an initial state (the log scan always has one: log_values[:, 0]).
     pub h0: bool,
+    /// How the kernel walks T.
     pub strategy: Strategy,
+    /// Seed of the inputs.
     pub seed: u64,
 }
 

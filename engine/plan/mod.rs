@@ -170,25 +170,29 @@ impl Plan {
                 message: "a plan cannot be replayed inside another capture".into(),
             });
         }
+        let profiled = gpu.profile_plan_begin(self.atoms.iter().map(|a| a.kernel.name.as_str()))?;
         let per_part = self.atoms.len().div_ceil(parts.max(1)).max(1);
-        let mut chunks = self.atoms.chunks(per_part).peekable();
-        while let Some(chunk) = chunks.next() {
+        let mut chunks = self.atoms.chunks(per_part).enumerate().peekable();
+        while let Some((c, chunk)) = chunks.next() {
+            let last = chunks.peek().is_none();
             gpu.record(|encoder| {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("plan"),
-                    timestamp_writes: None,
+                    timestamp_writes: profiled.as_ref().and_then(|p| p.timestamp_writes(c == 0, last)),
                 });
-                for a in chunk {
+                for (j, a) in chunk.iter().enumerate() {
+                    profiled.iter().for_each(|p| p.before(&mut pass, c * per_part + j));
                     pass.set_pipeline(&a.kernel.pipeline);
                     pass.set_bind_group(0, &a.bind_group, &[]);
                     pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
+                    profiled.iter().for_each(|p| p.after(&mut pass, c * per_part + j));
                 }
             });
-            if chunks.peek().is_some() {
+            if !last {
                 gpu.submit();
             }
         }
-        Ok(())
+        gpu.profile_plan_end(profiled)
     }
 
     /// Device milliseconds of each kernel within one replay, summed over its dispatches, with

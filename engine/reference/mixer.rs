@@ -242,9 +242,13 @@ pub fn scan_backward_f32(kind: MixerKind, pre: &ArrayD<f32>, dh: &ArrayD<f32>) -
 /// Gradients of [`layer`]'s loss: dL/dx (B, T, Dm), dL/dw_in (Dm, 2D), dL/db_in (2D),
 /// dL/dw_out (D, Dm).
 pub struct LayerGrads {
+    /// dL/dx (B, T, Dm).
     pub x: Array3<f64>,
+    /// dL/dw_in (Dm, 2D).
     pub w_in: Array2<f64>,
+    /// dL/db_in (2D,).
     pub b_in: ndarray::Array1<f64>,
+    /// dL/dw_out (D, Dm).
     pub w_out: Array2<f64>,
 }
 

@@ -9,17 +9,22 @@
 //! G_t = dH_t + A_{t+1}^T G_{t+1}; dA_t = G_t H_{t-1}^T, dB_t = G_t, dh0 = A_0^T G_0.
 //!
 //! Log scan: z_{-1} = lv_0, z_t = logaddexp(lc_t + z_{t-1}, lv_{t+1}), h_t = exp(z_t), which
-//! equals exp(a* + logcumsumexp(lv - a*))[1:] with a* the zero-padded cumsum of lc.
+//! equals exp(a* + logcumsumexp(lv - a*))\[1:\] with a* the zero-padded cumsum of lc.
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
 /// Dimensions of an affine scan: A (B, T, N, k, k), B and H (B, T, N, k, v), h0 (B, N, k, v).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AffineShape {
+    /// Batch B.
     pub b: usize,
+    /// Time steps T.
     pub t: usize,
+    /// State blocks N.
     pub n: usize,
+    /// Block rows k.
     pub k: usize,
+    /// Block columns v.
     pub v: usize,
 }
 

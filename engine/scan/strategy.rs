@@ -10,13 +10,16 @@ use crate::context::DeviceInfo;
 /// The strategy a caller asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Strategy {
-    /// Chosen from the lane count, T and the device ([`plan`]).
+    /// Chosen from the lane count, T and the device (`strategy::plan`).
     #[default]
     Auto,
     /// One invocation per (batch, block, column) walks all of T.
     Lanes,
     /// Chunks of `chunk` steps (`None`: a length chosen from T).
-    Chunked { chunk: Option<usize> },
+    Chunked {
+        /// Steps per chunk.
+        chunk: Option<usize>,
+    },
 }
 
 impl std::fmt::Display for Strategy {

@@ -38,9 +38,13 @@ pub fn numel(op: &'static str, arg: &'static str, shape: &[usize]) -> Result<usi
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// Shape, strides and offset of a view into a buffer, in elements.
 pub struct Layout {
+    /// Size of each dimension.
     pub shape: Vec<usize>,
+    /// Elements to step per index of each dimension.
     pub strides: Vec<usize>,
+    /// Element index of the view's first element.
     pub offset: usize,
 }
 
@@ -60,10 +64,12 @@ impl Layout {
         }
     }
 
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.shape.iter().product()
     }
 
+    /// True when some dimension is 0.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

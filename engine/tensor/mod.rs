@@ -4,7 +4,19 @@
 //! Creating a tensor from host data uploads it; reading it back (`to_vec`, `to_array`) is
 //! the only point that waits for the device. Natively those block; `*_async` forms serve
 //! wasm and native alike.
+//!
+//! ```
+//! use engine::{Context, Tensor};
+//! let ctx = Context::cpu();
+//! let t = Tensor::from_slice(&ctx, &[2, 3], &[1., 2., 3., 4., 5., 6.])?; // (2, 3)
+//! let tt = t.transpose(0, 1)?;                                           // (3, 2), a view
+//! assert!(!tt.is_contiguous());
+//! assert_eq!(tt.to_vec()?, vec![1., 4., 2., 5., 3., 6.]);
+//! assert_eq!(t.narrow(1, 1, 3)?.to_vec()?, vec![2., 3., 5., 6.]);        // columns 1..3
+//! # Ok::<(), engine::Error>(())
+//! ```
 
+mod interop;
 mod layout;
 pub(crate) mod pool;
 pub(crate) mod readback;
@@ -173,6 +185,7 @@ impl Tensor {
         self.layout.len()
     }
 
+    /// True when some dimension is 0.
     pub fn is_empty(&self) -> bool {
         self.layout.is_empty()
     }

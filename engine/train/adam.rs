@@ -20,9 +20,13 @@ const ADAM: KernelDef = KernelDef {
 /// Adam's settings and its moments, one pair per parameter tensor.
 #[derive(Debug)]
 pub struct Adam {
+    /// Learning rate.
     pub lr: f32,
+    /// Decay of the first moment (0.9).
     pub beta1: f32,
+    /// Decay of the second moment (0.999).
     pub beta2: f32,
+    /// Added to the second moment's square root (1e-8).
     pub eps: f32,
     steps: u32,
     /// (m, v) per parameter, the parameter's shape.

@@ -19,9 +19,13 @@ use super::cross_entropy::cross_entropy;
 /// The model's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CharModelConfig {
+    /// Which mixer every layer uses.
     pub kind: MixerKind,
+    /// Materialised or angle-fused scans.
     pub path: MixerPath,
+    /// Vocabulary size V.
     pub vocab: usize,
+    /// Mixer layers.
     pub layers: usize,
     /// Residual width Dm.
     pub d_model: usize,
@@ -30,10 +34,13 @@ pub struct CharModelConfig {
 }
 
 #[derive(Clone, Debug)]
+/// A character language model: embedding, residual mixer layers, output head.
 pub struct CharModel {
+    /// Its sizes.
     pub config: CharModelConfig,
     /// (V, Dm).
     pub embed: Tensor,
+    /// The mixer layers, input to output.
     pub layers: Vec<MixerLayer>,
     /// (Dm, V).
     pub head: Tensor,
@@ -44,7 +51,9 @@ pub struct CharModel {
 /// A loss and the gradient of every parameter, in [`CharModel::params`] order.
 #[derive(Debug)]
 pub struct LossAndGrads {
+    /// Mean cross-entropy in nats per character.
     pub loss: f32,
+    /// One gradient per parameter, each of its parameter's shape.
     pub grads: Vec<Tensor>,
 }
 

@@ -26,7 +26,7 @@ const CROSS_ENTROPY: KernelDef = KernelDef {
 /// Per-row losses and the gradient of their mean.
 #[derive(Clone, Debug)]
 pub struct CrossEntropy {
-    /// (R,): logsumexp(logits_r) - logits_r[target_r].
+    /// (R,): logsumexp(logits_r) - logits_r\[target_r\].
     pub loss: Tensor,
     /// (R, V): d mean(loss) / d logits.
     pub grad: Tensor,

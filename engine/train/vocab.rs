@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use crate::error::{Error, Result};
 
 #[derive(Clone, Debug)]
+/// Every distinct character of a text, in sorted order, and their ids.
 pub struct CharVocab {
     chars: Vec<char>,
     index: HashMap<char, u32>,
@@ -28,10 +29,12 @@ impl CharVocab {
         Ok(CharVocab { chars, index })
     }
 
+    /// Number of characters.
     pub fn len(&self) -> usize {
         self.chars.len()
     }
 
+    /// Never true for a vocabulary built by `from_text` (it has at least two).
     pub fn is_empty(&self) -> bool {
         self.chars.is_empty()
     }

@@ -49,6 +49,18 @@ pub fn gpt2_available() -> bool {
 }
 
 /// One line on GPT-2 support in this build.
+/// The page's sampling defaults, `{temperature, topK, seed}`: the `gpt2` example's
+/// (`Sampling::recommended(Sampling::DEFAULT_SEED)`).
+#[wasm_bindgen(js_name = gpt2Defaults)]
+pub fn gpt2_defaults() -> JsValue {
+    use engine::models::gpt2::Sampling;
+    object(&[
+        ("temperature", Sampling::DEFAULT_TEMPERATURE.into()),
+        ("topK", (Sampling::DEFAULT_TOP_K as u32).into()),
+        ("seed", (Sampling::DEFAULT_SEED as u32).into()),
+    ])
+}
+
 #[wasm_bindgen(js_name = gpt2Status)]
 pub fn gpt2_status() -> String {
     gpt2::STATUS.into()
@@ -211,15 +223,29 @@ impl Gpt2 {
         self.model.describe()
     }
 
-    /// Greedy generation of `nTokens` tokens after `prompt` (`Promise<Uint32Array>` of the
-    /// generated ids); `onToken(id, text)` is called as each token is chosen.
+    /// Generation of `nTokens` tokens after `prompt` (`Promise<Uint32Array>` of the generated
+    /// ids); `onToken(id, text)` is called as each token is chosen. With `temperature` > 0 it
+    /// samples among the `topK` most likely tokens (0: all; default 40) from a generator
+    /// seeded with `seed` (default 0); without it, or at 0, it takes the arg-max (greedy).
     pub fn generate(
         &self,
         prompt: String,
         #[wasm_bindgen(js_name = nTokens)] n_tokens: u32,
         #[wasm_bindgen(js_name = onToken)] on_token: js_sys::Function,
+        temperature: Option<f32>,
+        #[wasm_bindgen(js_name = topK)] top_k: Option<u32>,
+        seed: Option<u32>,
     ) -> js_sys::Promise {
+        use engine::models::gpt2::Sampling;
         let model = self.model.clone();
+        let sampling = match temperature {
+            Some(t) if t > 0.0 => Sampling::TopK {
+                temperature: t,
+                k: top_k.map(|k| k as usize).unwrap_or(Sampling::DEFAULT_TOP_K),
+                seed: seed.unwrap_or(0).into(),
+            },
+            _ => Sampling::Greedy,
+        };
         future_to_promise(async move {
             let callback = |id: u32, text: &str| {
                 // A throwing callback must not abort generation half-way; it is logged.
@@ -228,7 +254,7 @@ impl Gpt2 {
                 }
             };
             let ids = model
-                .generate(&prompt, n_tokens as usize, callback)
+                .generate(&prompt, n_tokens as usize, sampling, callback)
                 .await
                 .map_err(error)?;
             Ok(js_sys::Uint32Array::from(&ids[..]).into())

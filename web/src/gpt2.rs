@@ -1,9 +1,9 @@
 //! GPT-2 in the browser: load a checkpoint from bytes, generate with a callback per token.
 //!
 //! The model is `engine::models::gpt2` (safetensors loader, byte-level BPE tokenizer, forward
-//! pass with a KV cache) on the page's context; generation is greedy and runs through the
-//! compiled plans (`engine::models::gpt2::Generator`: ids chosen on the device, read back a
-//! chunk at a time), so the page repaints between chunks.
+//! pass with a KV cache) on the page's context; generation samples (temperature, top-k, seed)
+//! or takes the arg-max, through the compiled plans (`engine::models::gpt2::Generator`: ids
+//! chosen on the device, read back a chunk at a time), so the page repaints between chunks.
 
 use std::rc::Rc;
 
@@ -15,7 +15,7 @@ pub const AVAILABLE: bool = true;
 
 /// The page's GPT-2 status line.
 pub const STATUS: &str =
-    "GPT-2 (engine::models::gpt2): greedy generation through compiled plans with a KV cache, GPT-2's byte-level BPE";
+    "GPT-2 (engine::models::gpt2): sampled or greedy generation through compiled plans with a KV cache, GPT-2's byte-level BPE";
 
 /// A GPT-2 model loaded on a context.
 #[derive(Clone)]
@@ -44,7 +44,7 @@ impl Model {
         )
     }
 
-    /// Greedy generation of `n_tokens` after `prompt` (an empty prompt starts from
+    /// Generation of `n_tokens` after `prompt` by `sampling` (an empty prompt starts from
     /// `<|endoftext|>`), calling `on_token(id, text)` as each token is chosen; `text` is the
     /// newly completed UTF-8 (a character split over tokens comes with its last token).
     /// Returns every generated id.
@@ -52,6 +52,7 @@ impl Model {
         &self,
         prompt: &str,
         n_tokens: usize,
+        sampling: Sampling,
         mut on_token: impl FnMut(u32, &str),
     ) -> Result<Vec<u32>> {
         let tok = Tokenizer::gpt2()?;
@@ -63,7 +64,7 @@ impl Model {
         let mut failed = None;
         let out = self
             .gpt2
-            .generate_async(&ids, n_tokens, Sampling::Greedy, |id| match tok.decode_bytes(&[id]) {
+            .generate_async(&ids, n_tokens, sampling, |id| match tok.decode_bytes(&[id]) {
                 Ok(bytes) => {
                     pending.extend(bytes);
                     let valid = match std::str::from_utf8(&pending) {

@@ -8,7 +8,8 @@
 //! `engine.info()` describes it, `engine.parityCases()` / `engine.runParityCase(i)` run the
 //! parity suite one row at a time (the page's own cases plus the library suite
 //! `engine::parity`), `engine.loadGpt2(configJson, bytes)` loads GPT-2 and
-//! `model.generate(prompt, nTokens, onToken)` streams greedy tokens,
+//! `model.generate(prompt, nTokens, onToken, temperature, topK, seed)` streams sampled (or,
+//! without a temperature, greedy) tokens, `gpt2Defaults()` gives the sampling defaults,
 //! `engine.trainer(text, mixer, seed)` makes a character-level minGRU model whose
 //! `trainer.step()` runs one training step and `trainer.sample(prompt, n)` writes text. The
 //! suite ([`suite`]) and the trainer ([`train`]) are plain async Rust, tested natively too.

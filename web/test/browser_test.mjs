@@ -1,17 +1,23 @@
 // Browser test of the engine's page: serves the repository root on 127.0.0.1, opens
 // web/index.html in Debian's headless Chromium with WebGPU on SwiftShader (through
 // playwright-core), and checks that
+//   - the page leads with generation: the GPT-2 panel comes first, the parity suite is a
+//     one-line summary over a collapsed table,
 //   - the page reports a WebGPU adapter,
 //   - every row of the in-browser parity suite passes,
-//   - GPT-2 opens on the default model and generates the same token ids as the native CPU
-//     reference (`cargo run --release --example gpt2 -- PROMPT --cpu`) for the same prompt and
-//     model, and loads a model picked as local files,
+//   - GPT-2 opens on the default model and, greedy, generates the same token ids as the native
+//     CPU reference (`cargo run --release --example gpt2 -- PROMPT --greedy --cpu`) for the
+//     same prompt and model; sampled, the same seed repeats its text and another seed gives
+//     other text; it loads a model picked as local files,
 //   - a character-level minGRU model (GivensMinGRU, angle-fused, width 16, batches of 4 rows:
-//     SwiftShader is slow) trains in the page: its loss falls over 30 steps; it writes a sample,
+//     SwiftShader is slow) trains in the page: its loss falls over 30 steps, the live chart
+//     plots a point per step, and it writes a sample,
 //   - bad input (a missing model URL, a file that is not a checkpoint) and a browser without
-//     WebGPU give a message on the page and no uncaught exception.
-// Saves web/test/out/page.png, prints one line per check and `N passed, M failed`, and exits
-// non-zero on any failure.
+//     WebGPU give a message on the page and no uncaught exception,
+//   - at phone width (390 px) nothing overflows sideways.
+// Saves web/test/out/page.png, and the layout at desktop and phone width to
+// web/test/screenshots/{desktop,phone}.png (committed), prints one line per check and
+// `N passed, M failed`, and exits non-zero on any failure.
 //
 //   node web/test/browser_test.mjs            (after web/build.sh; npm ci in web/test)
 //
@@ -28,6 +34,7 @@ import { chromium } from 'playwright-core';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..', '..');
 const outDir = path.join(here, 'out');
+const shotDir = path.join(here, 'screenshots');
 const timeoutMs = Number(process.env.TIMEOUT_S || 900) * 1000;
 const GPT2_PROMPT = 'Alan Turing theorized that computers would one day become';
 const GPT2_TOKENS = 8;
@@ -144,6 +151,13 @@ async function main() {
     page = await openPage(context, `${base}/web/index.html`, pageErrors);
     const webgpu = await page.getAttribute('#webgpu', 'data-webgpu');
     check('navigator.gpu present', webgpu === 'present', webgpu);
+    const order = await page.$$eval('main > section', (ss) => ss.map((s) => s.id));
+    check('the page leads with generation, then training, then parity',
+      order.indexOf('gpt2-panel') === 0 && order.indexOf('train-panel') === 1
+      && order.indexOf('parity-panel') === 2, order.join(', '));
+    check('the parity table starts collapsed behind a one-line summary',
+      !(await page.$eval('#parity-details', (d) => d.open))
+      && /cases/.test(await page.textContent('#parity-summary')), await page.textContent('#parity-summary'));
     const state = await page.getAttribute('#adapter', 'data-state');
     const name = await page.getAttribute('#adapter', 'data-name');
     const backend = await page.getAttribute('#adapter', 'data-backend');
@@ -176,6 +190,7 @@ async function main() {
     await gpt2Checks(page, base);
     await trainChecks(page);
     await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
+    await layoutChecks(page);
 
     // 4. A browser without WebGPU: a message, the CPU reference, no exception.
     const noGpu = await openPage(context, `${base}/web/index.html`, pageErrors, () => {
@@ -215,16 +230,33 @@ async function trainChecks(page) {
   const last = Number(await page.getAttribute('#train-status', 'data-last-loss'));
   check('minGRU trains in the page: the loss falls', state === 'done' && last < 0.9 * first,
     `${await page.textContent('#train-status')} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  const points = await page.$eval('#loss-line', (l) => l.getAttribute('points').trim().split(/\s+/).filter((p) => p).length);
+  check('the loss chart plots a point per step', points === 30
+    && (await page.getAttribute('#loss-chart', 'data-points')) === '30', `${points} points`);
   const sample = await page.textContent('#train-sample');
   check('minGRU writes a sample', (await page.getAttribute('#train-sample', 'data-state')) === 'done'
     && sample.length > 200, JSON.stringify(sample.slice(0, 80)));
 }
 
+// The new layout at desktop and phone width: screenshots committed beside the test, and at
+// phone width no element wider than the screen.
+async function layoutChecks(page) {
+  fs.mkdirSync(shotDir, { recursive: true });
+  await page.$eval('#model-details', (d) => { d.open = false; });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(shotDir, 'desktop.png') });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  check('phone width: nothing overflows sideways', overflow <= 1, `${overflow} px wider than the screen`);
+  await page.screenshot({ path: path.join(shotDir, 'phone.png'), fullPage: true });
+  await page.setViewportSize({ width: 1200, height: 900 });
+}
+
 // The ids the native CPU reference generates greedily for `prompt` on the model in `dir`
 // (the GPT-2 example with --cpu: every op on the CPU context), parsed from its output.
 function referenceIds(dir, prompt, n) {
-  const args = ['run', '--release', '--quiet', '--example', 'gpt2', '--', prompt, '--tokens', String(n), '--cpu',
-    '--model', dir];
+  const args = ['run', '--release', '--quiet', '--example', 'gpt2', '--', prompt, '--tokens', String(n), '--greedy',
+    '--cpu', '--model', dir];
   const out = execFileSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const line = out.split('\n').find((l) => l.startsWith('generated ids: '));
   if (!line) throw new Error(`no "generated ids:" line in the output of cargo ${args.join(' ')}`);
@@ -243,18 +275,43 @@ async function gpt2Checks(page, base) {
   const name = fs.existsSync(path.join(root, 'assets/models/shakespeare/config.json')) ? 'shakespeare' : 'tiny-random';
   check(`GPT-2 page opened on the default model (${name})`, modelUrl.endsWith(`/assets/models/${name}/`), modelUrl);
   const want = referenceIds(`assets/models/${name}`, GPT2_PROMPT, GPT2_TOKENS);
+  check('GPT-2 samples by default', !(await page.isChecked('#greedy'))
+    && Number(await page.inputValue('#temperature')) > 0, `temperature ${await page.inputValue('#temperature')}`);
+  await page.check('#greedy');
+  const generate = async () => {
+    await page.click('#generate');
+    await page.waitForSelector('#output:is([data-state="done"], [data-state="error"])', { timeout: timeoutMs });
+    return {
+      ids: JSON.parse((await page.getAttribute('#ids', 'data-ids')) || '[]'),
+      text: await page.textContent('#output'),
+    };
+  };
   await page.fill('#prompt', GPT2_PROMPT);
   await page.fill('#n-tokens', String(GPT2_TOKENS));
-  await page.click('#generate');
-  await page.waitForSelector('#output:is([data-state="done"], [data-state="error"])', { timeout: timeoutMs });
-  const got = JSON.parse((await page.getAttribute('#ids', 'data-ids')) || '[]');
-  check(`GPT-2 ${GPT2_TOKENS} tokens equal the native CPU reference`,
+  const got = (await generate()).ids;
+  check(`GPT-2 ${GPT2_TOKENS} greedy tokens equal the native CPU reference`,
     got.length === GPT2_TOKENS && JSON.stringify(got) === JSON.stringify(want),
     `got ${JSON.stringify(got)} want ${JSON.stringify(want)}`);
   console.log(`  output: ${JSON.stringify(await page.textContent('#output'))}`);
   console.log(`  time to first token ${await page.textContent('#ttft')}, ${await page.textContent('#tps')} tokens/s`);
+  check('GPT-2 shows tokens/s', Number(await page.textContent('#tps')) > 0, await page.textContent('#tps'));
 
-  // A model picked as local files (the tiny-random checkpoint).
+  // Sampling: a seed repeats its text, another seed gives other text.
+  await page.uncheck('#greedy');
+  await page.fill('#prompt', 'ROMEO:');
+  await page.fill('#n-tokens', '12');
+  await page.fill('#seed', '1');
+  const one = await generate();
+  const again = await generate();
+  await page.fill('#seed', '2');
+  const two = await generate();
+  check('GPT-2 sampling: the same seed repeats its text', one.text === again.text && one.ids.length === 12,
+    JSON.stringify(one.text));
+  check('GPT-2 sampling: different seeds give different text', one.text !== two.text,
+    `${JSON.stringify(one.text)} vs ${JSON.stringify(two.text)}`);
+
+  // A model picked as local files (the tiny-random checkpoint), in the collapsed model panel.
+  await page.$eval('#model-details', (d) => { d.open = true; });
   const tiny = path.join(root, 'assets/models/tiny-random');
   await page.setInputFiles('#model-files', [path.join(tiny, 'config.json'), path.join(tiny, 'model.safetensors')]);
   await page.waitForFunction(() => document.getElementById('model-name').dataset.url === 'model.safetensors'

@@ -14,8 +14,11 @@ use crate::error::{Error, Result};
 /// Element types the loader widens to f32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dtype {
+    /// 32-bit float.
     F32,
+    /// IEEE half precision.
     F16,
+    /// bfloat16 (the top half of an f32).
     BF16,
 }
 
@@ -52,7 +55,9 @@ impl Dtype {
 pub struct TensorBytes<'a> {
     /// The header's dtype string (kept as text so unknown dtypes fail only when used).
     pub dtype: String,
+    /// Dimensions.
     pub shape: Vec<usize>,
+    /// The raw little-endian elements.
     pub data: &'a [u8],
 }
 

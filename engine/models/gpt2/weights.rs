@@ -20,29 +20,47 @@ use crate::error::{Error, Result};
 /// One transformer block's parameters.
 #[derive(Clone, Debug)]
 pub struct Block {
-    pub ln_1_weight: Array1<f32>,      // (C,)
-    pub ln_1_bias: Array1<f32>,        // (C,)
-    pub attn_weight: Array2<f32>,      // (C, 3C): q | k | v
-    pub attn_bias: Array1<f32>,        // (3C,)
-    pub attn_proj_weight: Array2<f32>, // (C, C)
-    pub attn_proj_bias: Array1<f32>,   // (C,)
-    pub ln_2_weight: Array1<f32>,      // (C,)
-    pub ln_2_bias: Array1<f32>,        // (C,)
-    pub fc_weight: Array2<f32>,        // (C, 4C)
-    pub fc_bias: Array1<f32>,          // (4C,)
-    pub mlp_proj_weight: Array2<f32>,  // (4C, C)
-    pub mlp_proj_bias: Array1<f32>,    // (C,)
+    /// First layer norm's scale (C,).
+    pub ln_1_weight: Array1<f32>,
+    /// First layer norm's shift (C,).
+    pub ln_1_bias: Array1<f32>,
+    /// Query, key and value projection (C, 3C): q | k | v.
+    pub attn_weight: Array2<f32>,
+    /// Its bias (3C,).
+    pub attn_bias: Array1<f32>,
+    /// Attention output projection (C, C).
+    pub attn_proj_weight: Array2<f32>,
+    /// Its bias (C,).
+    pub attn_proj_bias: Array1<f32>,
+    /// Second layer norm's scale (C,).
+    pub ln_2_weight: Array1<f32>,
+    /// Second layer norm's shift (C,).
+    pub ln_2_bias: Array1<f32>,
+    /// MLP expansion (C, 4C).
+    pub fc_weight: Array2<f32>,
+    /// Its bias (4C,).
+    pub fc_bias: Array1<f32>,
+    /// MLP projection back (4C, C).
+    pub mlp_proj_weight: Array2<f32>,
+    /// Its bias (C,).
+    pub mlp_proj_bias: Array1<f32>,
 }
 
 /// A whole GPT-2 checkpoint in f32 host arrays.
 #[derive(Clone, Debug)]
 pub struct Weights {
+    /// Sizes and layer-norm epsilon from `config.json`.
     pub config: Config,
-    pub wte: Array2<f32>, // (V, C), also the output projection
-    pub wpe: Array2<f32>, // (P, C)
+    /// Token embeddings (V, C), also the output projection.
+    pub wte: Array2<f32>,
+    /// Position embeddings (P, C).
+    pub wpe: Array2<f32>,
+    /// The transformer blocks, input to output.
     pub blocks: Vec<Block>,
-    pub ln_f_weight: Array1<f32>, // (C,)
-    pub ln_f_bias: Array1<f32>,   // (C,)
+    /// Final layer norm's scale (C,).
+    pub ln_f_weight: Array1<f32>,
+    /// Final layer norm's shift (C,).
+    pub ln_f_bias: Array1<f32>,
 }
 
 impl Weights {

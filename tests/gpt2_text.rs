@@ -1,0 +1,77 @@
+//! What a user reads: the `gpt2` example's default sampling on the shipped Shakespeare model
+//! does not loop (the README command's check), and software adapters are named as such.
+
+use std::path::Path;
+
+use engine::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
+use engine::Context;
+
+use crate::common::each_adapter;
+
+/// The first window of `n` ids that occurs twice, as (first start, second start).
+fn repeated_window(ids: &[u32], n: usize) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, w) in ids.windows(n).enumerate() {
+        if let Some(&j) = seen.get(w) {
+            return Some((j, i));
+        }
+        seen.insert(w, i);
+    }
+    None
+}
+
+#[test]
+fn gpt2_text_repeated_window_finds_loops() {
+    assert_eq!(repeated_window(&[1, 2, 3, 1, 2, 3], 3), Some((0, 3)));
+    assert_eq!(repeated_window(&[1, 2, 3, 4, 1, 2, 5], 3), None);
+    assert_eq!(repeated_window(&[1, 2], 3), None);
+}
+
+#[test]
+fn gpt2_text_default_sampling_does_not_loop() {
+    // The README command: `cargo run --release --example gpt2 -- "ROMEO:" --tokens 40`.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/shakespeare");
+    let weights = Weights::load(&dir).unwrap();
+    let tok = Tokenizer::gpt2().unwrap();
+    let prompt = tok.encode("ROMEO:");
+    let sampling = Sampling::recommended(Sampling::DEFAULT_SEED);
+    each_adapter(|ctx| {
+        let model = Gpt2::new(ctx, &weights).unwrap();
+        let ids = model.generate(&prompt, 40, sampling, |_| {}).unwrap();
+        let text = tok.decode(&ids).unwrap();
+        assert_eq!(
+            repeated_window(&ids, 8),
+            None,
+            "an 8-token window repeats on {}: {text:?}",
+            ctx.info().name
+        );
+        // The same check by line: no generated line of text appears twice.
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let mut unique = lines.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            lines.len(),
+            "a line repeats on {}: {text:?}",
+            ctx.info().name
+        );
+    });
+}
+
+#[test]
+fn gpt2_text_software_adapters_say_what_is_faster() {
+    assert!(Context::cpu().info().software_note().is_none());
+    each_adapter(|ctx| {
+        let info = ctx.info();
+        if info.device_type == "Cpu" {
+            let note = info.software_note().expect("a software adapter gets a note");
+            assert!(note.contains(&info.name), "{note}");
+            if info.backend == "Gl" {
+                assert!(note.contains("mesa-vulkan-drivers"), "{note}");
+            } else {
+                assert!(note.contains("GPU"), "{note}");
+            }
+        }
+    });
+}
