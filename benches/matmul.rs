@@ -10,9 +10,9 @@
 //! WGSL tile 3.26 TFLOP/s.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use engine::check::Rng;
-use engine::ops::{self, MatmulPath};
-use engine::{Context, Tensor};
+use wgsl_compute::check::Rng;
+use wgsl_compute::ops::{self, MatmulPath};
+use wgsl_compute::{Context, Tensor};
 
 fn sizes(ctx: &Context) -> Vec<usize> {
     if let Ok(v) = std::env::var("ENGINE_BENCH_SIZES") {

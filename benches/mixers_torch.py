@@ -2,7 +2,7 @@
 four mixer layers in eager PyTorch on the same GPU, with autograd for the backward.
 
 Each layer is pre = x W_in + b_in -> gates -> the seed's eager scan -> h W_out, with the math of
-`engine::mixer::MixerKind`: MinGRU through cumsum + logcumsumexp, SignedMinGRU through a
+`wgsl_compute::mixer::MixerKind`: MinGRU through cumsum + logcumsumexp, SignedMinGRU through a
 Hillis-Steele linear scan, RotationMinGRU / GivensMinGRU by materialising every step's
 lambda * (product of Givens rotations) and a Hillis-Steele matrix scan (the generic path the
 seed measured at 395.09 MB for the Givens backward at B=128, T=64, d=64, k=8).

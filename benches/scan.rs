@@ -12,9 +12,9 @@
 //! The GPU timings include one `synchronize` per iteration (the device has finished).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use engine::check::Rng;
-use engine::scan::{self, Dispatch, ScanOptions};
-use engine::{Context, Tensor};
+use wgsl_compute::check::Rng;
+use wgsl_compute::scan::{self, Dispatch, ScanOptions};
+use wgsl_compute::{Context, Tensor};
 
 /// One benchmarked configuration: its tensors on one context.
 struct Inputs {

@@ -1,17 +1,17 @@
-//! # engine
+//! # wgsl-compute
 //!
 //! A portable GPU compute engine: every kernel is a WGSL compute shader run through wgpu, so
 //! the same code runs on Vulkan, Metal, DX12, OpenGL and, compiled to wasm, in a browser
 //! over WebGPU.
 //!
 //! ```no_run
-//! use engine::{Context, Tensor, ops};
+//! use wgsl_compute::{Context, Tensor, ops};
 //! let ctx = Context::new()?;                       // ENGINE_BACKEND / WGPU_ADAPTER_NAME
 //! let a = Tensor::from_slice(&ctx, &[2, 3], &[1., 2., 3., 4., 5., 6.])?;
 //! let b = Tensor::from_slice(&ctx, &[3], &[10., 20., 30.])?;
 //! let c = ops::add(&a, &b)?;                       // (2, 3) + (3,) -> (2, 3)
 //! assert_eq!(ops::sum_last(&c)?.to_vec()?, vec![66., 75.]);
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),

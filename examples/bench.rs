@@ -12,13 +12,13 @@
 
 use std::time::Instant;
 
-use engine::check::Rng;
-use engine::context::Clock;
-use engine::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath};
-use engine::models::gpt2;
-use engine::ops::{self, MatmulPath};
-use engine::scan::{self, ScanOptions};
-use engine::{Context, Result, Tensor};
+use wgsl_compute::check::Rng;
+use wgsl_compute::context::Clock;
+use wgsl_compute::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath};
+use wgsl_compute::models::gpt2;
+use wgsl_compute::ops::{self, MatmulPath};
+use wgsl_compute::scan::{self, ScanOptions};
+use wgsl_compute::{Context, Result, Tensor};
 
 const ROTATE: usize = 3;
 
@@ -612,7 +612,7 @@ fn main() -> Result<()> {
             json.insert(k.clone(), serde_json::Value::from(*v));
         }
         let text = serde_json::to_string_pretty(&serde_json::Value::Object(json)).unwrap_or_default();
-        std::fs::write(&path, text + "\n").map_err(|e| engine::Error::Io {
+        std::fs::write(&path, text + "\n").map_err(|e| wgsl_compute::Error::Io {
             what: path.clone(),
             message: e.to_string(),
         })?;

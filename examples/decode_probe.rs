@@ -10,9 +10,9 @@
 
 use std::time::Instant;
 
-use engine::models::gpt2::{self, Generator, Gpt2, Sampling, StepOptions};
-use engine::plan::Plan;
-use engine::{ops, Context, Result};
+use wgsl_compute::models::gpt2::{self, Generator, Gpt2, Sampling, StepOptions};
+use wgsl_compute::plan::Plan;
+use wgsl_compute::{ops, Context, Result};
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

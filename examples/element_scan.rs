@@ -11,10 +11,10 @@
 
 use std::time::Instant;
 
-use engine::check::{compare, Gate, Rng};
-use engine::element_scan::{Bindings, ElementScan};
-use engine::Context;
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::check::{compare, Gate, Rng};
+use wgsl_compute::element_scan::{Bindings, ElementScan};
+use wgsl_compute::Context;
 
 const RECURRENT: &str = "(element-scan (lambda (h x a) (tanh (+ x (* a h))))
               initial
@@ -52,7 +52,7 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-fn demo(ctx: &Context, title: &str, text: &str, bindings: &Bindings, rng: &mut Rng) -> engine::Result<()> {
+fn demo(ctx: &Context, title: &str, text: &str, bindings: &Bindings, rng: &mut Rng) -> wgsl_compute::Result<()> {
     println!("\n=== {title} ===\n{text}");
     let scan = ElementScan::from_sexpr(text, bindings)?;
     let cpu = Context::cpu();
@@ -101,7 +101,7 @@ fn demo(ctx: &Context, title: &str, text: &str, bindings: &Bindings, rng: &mut R
     Ok(())
 }
 
-fn main() -> engine::Result<()> {
+fn main() -> wgsl_compute::Result<()> {
     if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
         return Ok(());

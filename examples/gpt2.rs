@@ -8,19 +8,19 @@
 //! `assets/models/tiny-random/`. It samples by default (temperature 0.8, top-k 40 and a fixed
 //! seed: `Sampling::recommended(Sampling::DEFAULT_SEED)`), so a run repeats exactly; `--greedy`
 //! takes the arg-max instead. On a GPU it generates through compiled plans (a prefill plan
-//! and a decode plan replayed with the ids kept on the device, `engine::models::gpt2::Generator`);
+//! and a decode plan replayed with the ids kept on the device, `wgsl_compute::models::gpt2::Generator`);
 //! `--eager` runs op by op instead. `--verify` (op by op) recomputes every step with the
 //! independent f64 reference
-//! (`engine::reference::gpt2`) and compares embeddings, every block's residual, the logits and
+//! (`wgsl_compute::reference::gpt2`) and compares embeddings, every block's residual, the logits and
 //! the chosen ids.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use engine::models::gpt2::{choose, Generator, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
-use engine::reference::gpt2 as reference;
-use engine::{Context, Tensor};
+use wgsl_compute::models::gpt2::{choose, Generator, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
+use wgsl_compute::reference::gpt2 as reference;
+use wgsl_compute::{Context, Tensor};
 
 struct Args {
     prompt: String,
@@ -142,10 +142,10 @@ struct Verify {
     steps: usize,
 }
 
-fn max_abs_diff(got: &Tensor, want: ndarray::ArrayView2<f32>) -> Result<f64, engine::Error> {
+fn max_abs_diff(got: &Tensor, want: ndarray::ArrayView2<f32>) -> Result<f64, wgsl_compute::Error> {
     let g = got.to_vec()?;
     let w: Vec<f32> = want.iter().copied().collect();
-    let c = engine::check::compare(&g, &w, engine::check::Gate::new(0.0, 0.0));
+    let c = wgsl_compute::check::compare(&g, &w, wgsl_compute::check::Gate::new(0.0, 0.0));
     Ok(c.max_abs)
 }
 
@@ -167,7 +167,7 @@ fn main() {
     }
 }
 
-fn run(args: Args) -> Result<(), engine::Error> {
+fn run(args: Args) -> Result<(), wgsl_compute::Error> {
     let (dir, note) = model_dir(args.model.clone());
     println!("model: {}{note}", dir.display());
     let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
@@ -210,7 +210,7 @@ fn run(args: Args) -> Result<(), engine::Error> {
     let tok = Tokenizer::gpt2()?;
     let prompt = tok.encode(&args.prompt);
     if prompt.is_empty() {
-        return Err(engine::Error::value("gpt2", "prompt", "at least one token", 0));
+        return Err(wgsl_compute::Error::value("gpt2", "prompt", "at least one token", 0));
     }
     println!("prompt ids: {prompt:?}");
     print!("{}", args.prompt);
@@ -338,7 +338,7 @@ fn run(args: Args) -> Result<(), engine::Error> {
 }
 
 /// With `--profile` or `--trace`: the per-kernel table of the generation, and the trace file.
-fn report_profile(ctx: &Context, args: &Args) -> Result<(), engine::Error> {
+fn report_profile(ctx: &Context, args: &Args) -> Result<(), wgsl_compute::Error> {
     if args.profile || args.trace.is_some() {
         let profile = ctx.profile()?;
         println!("\nprofile of the generation:\n{profile}");
@@ -357,7 +357,7 @@ fn run_compiled(
     prompt: &[u32],
     tokens: usize,
     sampling: Sampling,
-) -> Result<(), engine::Error> {
+) -> Result<(), wgsl_compute::Error> {
     let start = Instant::now();
     let mut first_token = None;
     let mut pending = Vec::<u8>::new();

@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use engine::models::gpt2::{argmax, Gpt2, StepOptions, Tokenizer, Weights};
-use engine::{Context, Error, Result};
+use wgsl_compute::models::gpt2::{argmax, Gpt2, StepOptions, Tokenizer, Weights};
+use wgsl_compute::{Context, Error, Result};
 
 const USAGE: &str = "usage: gpt2_logits --model DIR --prompt TEXT [--tokens N] [--out PREFIX]
 Runs the checkpoint in DIR greedily for N tokens (default 20) and writes PREFIX.json (ids and

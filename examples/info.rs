@@ -4,13 +4,13 @@
 //!     ENGINE_BACKEND=gl cargo run --release --example info
 //!     WGPU_ADAPTER_NAME=nvidia cargo run --release --example info
 
-use engine::Context;
+use wgsl_compute::Context;
 
 const USAGE: &str = "usage: info
 Lists every adapter wgpu can see, the one the engine picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME),
 its optional features and limits, and runs one small op on it.";
 
-fn main() -> engine::Result<()> {
+fn main() -> wgsl_compute::Result<()> {
     if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
         return Ok(());
@@ -27,8 +27,8 @@ fn main() -> engine::Result<()> {
     println!("\nchosen:\n{}", ctx.info());
 
     // A tiny op proves the device runs kernels end to end.
-    let x = engine::Tensor::from_slice(&ctx, &[4], &[1.0, 2.0, 3.0, 4.0])?;
-    let s = engine::ops::sum_last(&engine::ops::mul(&x, &x)?)?.to_vec()?;
+    let x = wgsl_compute::Tensor::from_slice(&ctx, &[4], &[1.0, 2.0, 3.0, 4.0])?;
+    let s = wgsl_compute::ops::sum_last(&wgsl_compute::ops::mul(&x, &x)?)?.to_vec()?;
     println!("\nsmoke test: sum(x*x) for x = [1, 2, 3, 4] is {} (expected 30)", s[0]);
     Ok(())
 }

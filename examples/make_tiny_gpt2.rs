@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 
-use engine::models::gpt2::{write_tiny_random, TINY_SEED};
+use wgsl_compute::models::gpt2::{write_tiny_random, TINY_SEED};
 
 const USAGE: &str = "usage: make_tiny_gpt2 [DIR]
 Writes the untrained tiny GPT-2 test checkpoint (seed 2024) to DIR
 (default: assets/models/tiny-random).";
 
-fn main() -> Result<(), engine::Error> {
+fn main() -> Result<(), wgsl_compute::Error> {
     if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
         println!("{USAGE}");
         return Ok(());

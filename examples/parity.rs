@@ -11,9 +11,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::parity::cuda::{cuda_cases, cuda_source, ModelFiles};
-use engine::parity::Case;
-use engine::{parity, Context};
+use wgsl_compute::parity::cuda::{cuda_cases, cuda_source, ModelFiles};
+use wgsl_compute::parity::Case;
+use wgsl_compute::{parity, Context};
 
 /// The CUDA fixture rows, read from the repository (the GPT-2 case needs the tiny checkpoint).
 fn cuda_rows() -> Result<Vec<Case>, Box<dyn std::error::Error>> {

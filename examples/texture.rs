@@ -34,8 +34,8 @@ fn main() -> texture::Result<()> {
         }
     }
     // The application's side: an instance, an adapter, a device.
-    let backends = match engine::context::BackendChoice::from_env()? {
-        engine::context::BackendChoice::Only(b) => b,
+    let backends = match wgsl_compute::context::BackendChoice::from_env()? {
+        wgsl_compute::context::BackendChoice::Only(b) => b,
         _ => wgpu::Backends::all(),
     };
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
@@ -58,7 +58,7 @@ fn main() -> texture::Result<()> {
     let (device, queue) = texture::open(adapter)?;
 
     // The engine on the same device.
-    let ctx = engine::Context::from_wgpu(device.clone(), queue.clone());
+    let ctx = wgsl_compute::Context::from_wgpu(device.clone(), queue.clone());
     let field = texture::field(&ctx)?;
     let frame = texture::render(&device, &queue, &ctx, &field)?;
     texture::write_png(&out, &frame)?;

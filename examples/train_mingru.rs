@@ -18,10 +18,10 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use engine::check::Rng;
-use engine::mixer::{MixerKind, MixerPath};
-use engine::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
-use engine::{Context, Tensor};
+use wgsl_compute::check::Rng;
+use wgsl_compute::mixer::{MixerKind, MixerPath};
+use wgsl_compute::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
+use wgsl_compute::{Context, Tensor};
 
 struct Args {
     text: PathBuf,
@@ -146,8 +146,8 @@ fn progress(step: usize, steps: usize, loss: f32, started: Instant) {
     let _ = std::io::stderr().flush();
 }
 
-fn run(args: &Args) -> engine::Result<bool> {
-    let text = std::fs::read_to_string(&args.text).map_err(|e| engine::Error::Io {
+fn run(args: &Args) -> wgsl_compute::Result<bool> {
+    let text = std::fs::read_to_string(&args.text).map_err(|e| wgsl_compute::Error::Io {
         what: args.text.display().to_string(),
         message: e.to_string(),
     })?;
@@ -156,7 +156,7 @@ fn run(args: &Args) -> engine::Result<bool> {
     let split = ids.len() * 9 / 10;
     let (train, val) = (&ids[..split], &ids[split..]);
     if val.len() <= args.seq + 1 {
-        return Err(engine::Error::value(
+        return Err(wgsl_compute::Error::value(
             "train_mingru",
             "--text",
             format!("a text whose last 10% is longer than --seq {} characters", args.seq),
@@ -201,7 +201,7 @@ fn run(args: &Args) -> engine::Result<bool> {
         let (inputs, targets) = random_windows(train, args.batch, args.seq, &mut rng)?;
         let lg = model.loss_and_grads(&inputs, &targets, args.batch)?;
         if !lg.loss.is_finite() {
-            return Err(engine::Error::value(
+            return Err(wgsl_compute::Error::value(
                 "train_mingru",
                 "loss",
                 "a finite value",
@@ -239,7 +239,7 @@ fn run(args: &Args) -> engine::Result<bool> {
             .collect();
         let text = args.text.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         let title = format!("{} x {} on {text}: loss", args.layers, args.kind);
-        charts::loss_curves(path, &title, &train, &val_losses).map_err(|message| engine::Error::Io {
+        charts::loss_curves(path, &title, &train, &val_losses).map_err(|message| wgsl_compute::Error::Io {
             what: path.display().to_string(),
             message,
         })?;

@@ -8,8 +8,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use engine::check::{compare, Gate, Rng};
-use engine::{ops, scan, Context, Tensor};
+use wgsl_compute::check::{compare, Gate, Rng};
+use wgsl_compute::{ops, scan, Context, Tensor};
 
 use crate::common::contexts;
 
@@ -37,14 +37,14 @@ fn data(rng: &mut Rng, shape: &[usize]) -> Option<Vec<f32>> {
 }
 
 /// One random input: a description and the op run on a context (the same draws on each).
-type Op = Box<dyn Fn(&Context) -> engine::Result<Tensor>>;
+type Op = Box<dyn Fn(&Context) -> wgsl_compute::Result<Tensor>>;
 
 struct Case {
     what: String,
     run: Op,
 }
 
-fn tensor(ctx: &Context, shape: &[usize], data: &Option<Vec<f32>>) -> engine::Result<Tensor> {
+fn tensor(ctx: &Context, shape: &[usize], data: &Option<Vec<f32>>) -> wgsl_compute::Result<Tensor> {
     match data {
         Some(d) => Tensor::from_slice(ctx, shape, d),
         None => Tensor::zeros(ctx, shape),
@@ -53,7 +53,7 @@ fn tensor(ctx: &Context, shape: &[usize], data: &Option<Vec<f32>>) -> engine::Re
 
 /// A random view of `t`: a transpose, a narrow (possibly empty, possibly out of range), or
 /// a reshape (possibly to a wrong or huge shape).
-fn view(t: &Tensor, ops_: &[(u8, usize, usize, usize)]) -> engine::Result<Tensor> {
+fn view(t: &Tensor, ops_: &[(u8, usize, usize, usize)]) -> wgsl_compute::Result<Tensor> {
     let mut t = t.clone();
     for &(kind, a, b, c) in ops_ {
         let r = t.rank().max(1);
@@ -104,7 +104,7 @@ fn case(rng: &mut Rng) -> Case {
         _ => rng.below(4),
     };
     let what = format!("op {op} on {s1:?} / {s2:?} views {views:?} past {past}");
-    let run = move |ctx: &Context| -> engine::Result<Tensor> {
+    let run = move |ctx: &Context| -> wgsl_compute::Result<Tensor> {
         let a = view(&tensor(ctx, &s1, &d1)?, &views)?;
         let b = tensor(ctx, &s2, &d2)?;
         match op {

@@ -1,6 +1,6 @@
 //! Context, tensor and pool plumbing.
 
-use engine::{Context, Tensor};
+use wgsl_compute::{Context, Tensor};
 
 use crate::common::{each_adapter, each_adapter_alone};
 
@@ -9,7 +9,7 @@ fn cpu_context_runs_the_reference() {
     let ctx = Context::cpu();
     assert!(!ctx.is_gpu());
     let a = Tensor::from_slice(&ctx, &[2, 2], &[1.0, 2.0, 3.0, 4.0]).unwrap();
-    let b = engine::ops::exp(&a).unwrap();
+    let b = wgsl_compute::ops::exp(&a).unwrap();
     let got = b.to_vec().unwrap();
     assert!((got[3] - 4f32.exp()).abs() < 1e-5);
 }
@@ -102,13 +102,13 @@ fn pipelines_are_built_once_across_threads() {
         let x = Tensor::from_slice(ctx, &[64], &[0.5; 64]).unwrap();
         std::thread::scope(|s| {
             for _ in 0..4 {
-                s.spawn(|| engine::ops::sigmoid(&x).unwrap().to_vec().unwrap());
+                s.spawn(|| wgsl_compute::ops::sigmoid(&x).unwrap().to_vec().unwrap());
             }
         });
         let built = ctx.pipelines_built();
         for n in [1usize, 7, 300] {
             let y = Tensor::from_slice(ctx, &[n], &vec![0.25; n]).unwrap();
-            engine::ops::sigmoid(&y).unwrap().to_vec().unwrap();
+            wgsl_compute::ops::sigmoid(&y).unwrap().to_vec().unwrap();
         }
         assert_eq!(ctx.pipelines_built(), built, "new shapes reuse the pipeline");
     });
@@ -117,7 +117,7 @@ fn pipelines_are_built_once_across_threads() {
 #[test]
 fn bad_wgsl_is_an_error_with_the_kernel_name_and_source() {
     each_adapter(|ctx| {
-        let e = engine::kernel::check_wgsl(ctx, "broken", "fn main( {")
+        let e = wgsl_compute::kernel::check_wgsl(ctx, "broken", "fn main( {")
             .unwrap_err()
             .to_string();
         assert!(e.contains("broken") && e.contains("fn main("), "{e}");
@@ -129,7 +129,7 @@ fn mixing_contexts_is_an_error() {
     each_adapter(|ctx| {
         let a = Tensor::zeros(ctx, &[3]).unwrap();
         let b = Tensor::zeros(&Context::cpu(), &[3]).unwrap();
-        let e = engine::ops::add(&a, &b).unwrap_err().to_string();
+        let e = wgsl_compute::ops::add(&a, &b).unwrap_err().to_string();
         assert!(e.contains("add") && e.contains("different context"), "{e}");
     });
 }
@@ -138,7 +138,7 @@ fn mixing_contexts_is_an_error() {
 fn regions_are_timed_on_the_device_when_timestamps_exist() {
     each_adapter(|ctx| {
         let x = Tensor::from_slice(ctx, &[4096], &[0.5; 4096]).unwrap();
-        let (y, timed) = ctx.time(|| engine::ops::exp(&x)).unwrap();
+        let (y, timed) = ctx.time(|| wgsl_compute::ops::exp(&x)).unwrap();
         assert_eq!(y.shape(), &[4096]);
         assert!(timed.seconds.is_finite() && timed.seconds >= 0.0, "{timed:?}");
     });

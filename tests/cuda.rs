@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use engine::parity::cuda::{cuda_cases, CudaCase, ModelFiles};
-use engine::parity::{run_case, Case};
-use engine::Context;
+use wgsl_compute::parity::cuda::{cuda_cases, CudaCase, ModelFiles};
+use wgsl_compute::parity::{run_case, Case};
+use wgsl_compute::Context;
 
 use crate::common::each_adapter;
 

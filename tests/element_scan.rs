@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use engine::check::{Gate, Rng};
-use engine::element_scan::{Binary, Bindings, Body, ElementScan, Reduce, ScanOptions, Ty, Unary};
-use engine::{Context, Error};
 use ndarray::{ArrayD, Axis, IxDyn};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::element_scan::{Binary, Bindings, Body, ElementScan, Reduce, ScanOptions, Ty, Unary};
+use wgsl_compute::{Context, Error};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -176,20 +176,20 @@ fn perturb(bindings: &Bindings, name: &str, f: impl Fn(&mut ArrayD<f32>)) -> Bin
     let mut out = Bindings::new();
     for (n, b) in bindings_items(bindings) {
         out = match b {
-            engine::element_scan::Bound::Tensor(mut a) => {
+            wgsl_compute::element_scan::Bound::Tensor(mut a) => {
                 if n == name {
                     f(&mut a);
                 }
                 out.tensor(&n, a)
             }
-            engine::element_scan::Bound::Number(v) => out.number(&n, v),
+            wgsl_compute::element_scan::Bound::Number(v) => out.number(&n, v),
             other => panic!("unexpected binding {other:?}"),
         };
     }
     out
 }
 
-fn bindings_items(b: &Bindings) -> Vec<(String, engine::element_scan::Bound)> {
+fn bindings_items(b: &Bindings) -> Vec<(String, wgsl_compute::element_scan::Bound)> {
     b.items().to_vec()
 }
 
@@ -333,7 +333,7 @@ fn element_scan_reverse_equals_flip_scan_flip() {
         let scan = ElementScan::from_sexpr(&text, &bind).unwrap();
         check_against_interpreter(ctx, "seed 2 reversed", &scan, &mut rng);
         let x = match &bind.items()[0].1 {
-            engine::element_scan::Bound::Tensor(a) => a.clone(),
+            wgsl_compute::element_scan::Bound::Tensor(a) => a.clone(),
             _ => unreachable!(),
         };
         let flipped = perturb(&bind, "x", |a| *a = flip1(&x));
@@ -452,7 +452,7 @@ fn element_scan_ir_lists_the_body_under_an_element_scan_node() {
     }
     // The kernel's WGSL validates (naga) and is shared by equal bodies.
     for w in scan.wgsl() {
-        engine::kernel::check_wgsl(&cpu(), "element_scan", &w).unwrap();
+        wgsl_compute::kernel::check_wgsl(&cpu(), "element_scan", &w).unwrap();
     }
 }
 
@@ -796,7 +796,7 @@ fn element_scan_captured_functions_inline() {
                       (element-scan (lambda (h x a) (mix x (* a h))) initial (list x (broadcast-to decay (shape x))) :axis 1))";
         let scan = ElementScan::from_sexpr(text, &bind).unwrap();
         check_against_interpreter(ctx, "captured function", &scan, &mut rng);
-        let _: BTreeMap<String, engine::Tensor> = scan.grad(ctx, &ArrayD::ones(IxDyn(scan.shape()))).unwrap();
+        let _: BTreeMap<String, wgsl_compute::Tensor> = scan.grad(ctx, &ArrayD::ones(IxDyn(scan.shape()))).unwrap();
     });
 }
 
@@ -903,7 +903,10 @@ fn element_scan_kernels_are_cached_by_the_body_hash() {
     assert_ne!(kernel(&small), kernel(&other));
     // On a fresh context, a second shape builds no new pipeline.
     let Some(ctx) = pollster::block_on(Context::each_adapter()).unwrap().into_iter().next() else {
-        assert!(!engine::context::require_gpu(), "ENGINE_REQUIRE_GPU=1 but no adapter");
+        assert!(
+            !wgsl_compute::context::require_gpu(),
+            "ENGINE_REQUIRE_GPU=1 but no adapter"
+        );
         return;
     };
     small.run(&ctx).unwrap().to_vec().unwrap();
@@ -953,4 +956,21 @@ fn element_scan_generated_kernels_translate_for_metal_and_dx12() {
         }
         assert!(grad.wgsl().len() > p.wgsl().len());
     }
+}
+
+#[test]
+fn element_scan_longer_than_the_software_loop_limit_is_an_error_or_correct() {
+    // Mesa's software adapters stop a shader's loops after 65,535 iterations without a word;
+    // a 70,000-trip walk there must be refused, never returned with zeros past the limit.
+    let mut rng = Rng::new(70);
+    let scan = ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 1, 70_000, 2)).unwrap();
+    let want = scan.run(&cpu()).unwrap().to_vec().unwrap();
+    each_adapter(|ctx| match scan.run(ctx) {
+        Err(Error::Unsupported { message, .. }) => {
+            assert_eq!(ctx.info().device_type, "Cpu", "{message}");
+            assert!(message.contains("65,535") && message.contains("70000"), "{message}");
+        }
+        Ok(got) => assert_close(ctx, "T = 70,000", &got.to_vec().unwrap(), &want, GATE),
+        Err(e) => panic!("{e}"),
+    });
 }

@@ -1,9 +1,9 @@
 //! Broadcasting elementwise ops against the f64 reference.
 
-use engine::check::{Gate, Rng};
-use engine::ops::{self, BinaryOp, UnaryOp};
-use engine::{reference, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::ops::{self, BinaryOp, UnaryOp};
+use wgsl_compute::{reference, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 

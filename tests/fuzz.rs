@@ -11,11 +11,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use arbitrary::{Result as AResult, Unstructured};
-use engine::check::Rng;
-use engine::element_scan::{Bindings, ElementScan};
-use engine::models::gpt2::{self, safetensors, Config, Tokenizer, Weights};
-use engine::{Context, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::check::Rng;
+use wgsl_compute::element_scan::{Bindings, ElementScan};
+use wgsl_compute::models::gpt2::{self, safetensors, Config, Tokenizer, Weights};
+use wgsl_compute::{Context, Tensor};
 
 fn iterations(default: usize) -> usize {
     std::env::var("ENGINE_FUZZ_ITERS")
@@ -333,7 +333,7 @@ fn fuzz_shape_and_view_construction() {
         let t = match n {
             Some(n) if n <= 1024 => Tensor::from_slice(&ctx, &shape, &(0..n).map(|i| i as f32).collect::<Vec<_>>()),
             // Legal but large: not worth gigabytes per input.
-            Some(n) if n <= engine::tensor::MAX_ELEMENTS => return Ok(false),
+            Some(n) if n <= wgsl_compute::tensor::MAX_ELEMENTS => return Ok(false),
             _ => {
                 assert!(
                     Tensor::zeros(&ctx, &shape).is_err(),

@@ -4,13 +4,13 @@
 
 use std::path::Path;
 
-use engine::check::{Gate, Rng};
-use engine::models::gpt2::safetensors::{parse, serialize};
-use engine::models::gpt2::{
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::models::gpt2::safetensors::{parse, serialize};
+use wgsl_compute::models::gpt2::{
     random_checkpoint, tiny_random_checkpoint, Config, Dtype, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
     END_OF_TEXT, TINY_SEED,
 };
-use engine::{reference, Context, Error};
+use wgsl_compute::{reference, Context, Error};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
@@ -291,7 +291,7 @@ fn check_steps(ctx: &Context, name: &str, model: &Gpt2, weights: &Weights, promp
         let logits = step.logits.to_vec().unwrap();
         assert_close(ctx, &case("logits"), &logits, &flat(trace.logits.slice(rows)), GATE);
         // Greedy: the reference's arg-max of the last row.
-        let id = engine::models::gpt2::argmax(trace.logits.row(context.len() - 1).as_slice().unwrap());
+        let id = wgsl_compute::models::gpt2::argmax(trace.logits.row(context.len() - 1).as_slice().unwrap());
         context.push(id);
         input = vec![id];
     }
@@ -347,7 +347,7 @@ fn gpt2_cached_path_matches_full_recomputation() {
                 &last,
                 Gate::new(1e-5, 1e-5),
             );
-            let id = engine::models::gpt2::argmax(&got);
+            let id = wgsl_compute::models::gpt2::argmax(&got);
             ids.push(id);
             input = vec![id];
         }
@@ -369,7 +369,7 @@ fn gpt2_greedy_tokens_equal_and_no_pipeline_is_rebuilt() {
     let mut ids = prompt.clone();
     for _ in 0..n {
         let trace = reference::gpt2::forward(&tiny, &ids).unwrap();
-        ids.push(engine::models::gpt2::argmax(
+        ids.push(wgsl_compute::models::gpt2::argmax(
             trace.logits.row(ids.len() - 1).as_slice().unwrap(),
         ));
     }

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use engine::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
-use engine::Context;
+use wgsl_compute::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
+use wgsl_compute::Context;
 
 use crate::common::each_adapter;
 

@@ -1,10 +1,10 @@
 //! Matrix products on every path against the f64 reference: awkward sizes, transposed and
 //! narrowed views, batch broadcast, the fused epilogues, and bad input.
 
-use engine::check::{Gate, Rng};
-use engine::ops::{self, MatmulPath};
-use engine::{reference, Context, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::ops::{self, MatmulPath};
+use wgsl_compute::{reference, Context, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 

@@ -3,14 +3,14 @@
 //! reference, the angle-fused and materialising paths against each other, long walks split
 //! on software adapters, and bad inputs.
 
-use engine::check::{Gate, Rng};
-use engine::mixer::{
+use ndarray::{Array, Array1, Array2, Array3, ArrayD, Dimension, IxDyn};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::mixer::{
     mixer_scan, mixer_scan_backward, mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath,
 };
-use engine::reference::mixer as reference;
-use engine::scan::{Dispatch, ScanOptions, Strategy};
-use engine::{Context, Error, Tensor};
-use ndarray::{Array, Array1, Array2, Array3, ArrayD, Dimension, IxDyn};
+use wgsl_compute::reference::mixer as reference;
+use wgsl_compute::scan::{Dispatch, ScanOptions, Strategy};
+use wgsl_compute::{Context, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -350,7 +350,7 @@ fn mixer_angle_fused_backward_is_exact_at_strong_decay() {
 }
 
 #[track_caller]
-fn expect_error<T: std::fmt::Debug>(r: engine::Result<T>, parts: &[&str]) {
+fn expect_error<T: std::fmt::Debug>(r: wgsl_compute::Result<T>, parts: &[&str]) {
     let msg = r.expect_err("an error").to_string();
     for p in parts {
         assert!(msg.contains(p), "error {msg:?} should mention {p:?}");

@@ -1,10 +1,10 @@
 //! GELU and the fused elementwise graphs, softmax, layer norm, argmax, embedding, attention
 //! and copy_into against the f64 reference.
 
-use engine::check::{Gate, Rng};
-use engine::ops::AttentionPath;
-use engine::{fused, ops, reference, Context, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::ops::AttentionPath;
+use wgsl_compute::{fused, ops, reference, Context, Tensor};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 

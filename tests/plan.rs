@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use engine::check::{Gate, Rng};
-use engine::models::gpt2::{random_checkpoint, Config, Dtype, Generator, Gpt2, Sampling, Weights};
-use engine::plan::Plan;
-use engine::{ops, Context, Error, Tensor};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::models::gpt2::{random_checkpoint, Config, Dtype, Generator, Gpt2, Sampling, Weights};
+use wgsl_compute::plan::Plan;
+use wgsl_compute::{ops, Context, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -21,7 +21,7 @@ fn plan_replay_equals_eager_and_follows_its_inputs() {
         let shape = [3, 67];
         let x = Tensor::from_slice(ctx, &shape, &rng.vec_range(201, -2.0, 2.0)).unwrap();
         let w = Tensor::from_slice(ctx, &[67, 5], &rng.vec_range(335, -1.0, 1.0)).unwrap();
-        let f = |x: &Tensor| -> engine::Result<Tensor> {
+        let f = |x: &Tensor| -> wgsl_compute::Result<Tensor> {
             let h = ops::tanh(&ops::add(&ops::exp(x)?, x)?)?; // intermediates freed and reused
             ops::matmul(&ops::mul(&h, x)?, &w)
         };
@@ -46,7 +46,7 @@ fn plan_replay_equals_eager_and_follows_its_inputs() {
     });
 }
 
-fn unsupported_message(r: engine::Result<impl std::fmt::Debug>) -> String {
+fn unsupported_message(r: wgsl_compute::Result<impl std::fmt::Debug>) -> String {
     match r {
         Err(Error::Unsupported { message, .. }) => message,
         other => panic!("expected Error::Unsupported, got {other:?}"),

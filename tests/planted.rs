@@ -4,11 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use engine::check::{Gate, Rng};
-use engine::mixer::MixerKind;
-use engine::models::gpt2::{self, Sampler, Sampling, Weights};
-use engine::ops::{self, AttentionPath};
-use engine::{Context, Tensor};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::mixer::MixerKind;
+use wgsl_compute::models::gpt2::{self, Sampler, Sampling, Weights};
+use wgsl_compute::ops::{self, AttentionPath};
+use wgsl_compute::{Context, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -145,18 +145,18 @@ fn planted_sampler_honours_temperature() {
 fn planted_rotation_mixers_sin_cos_in_every_quadrant() {
     // The parity rows of the rotation family draw angles in [-7, 7] (every quadrant of
     // sin_cos's range reduction, twice); the root tests' own cases draw them in [-2, 2].
-    let cases: Vec<_> = engine::parity::mixer::mixer_cases(false)
+    let cases: Vec<_> = wgsl_compute::parity::mixer::mixer_cases(false)
         .into_iter()
         .filter(|c| c.kind.is_rotation() || matches!(c.kind, MixerKind::GivensMinGru { .. }))
         .collect();
     assert!(!cases.is_empty());
     each_adapter(|ctx| {
         for c in &cases {
-            let row = pollster::block_on(engine::parity::mixer::run_case(ctx, c));
+            let row = pollster::block_on(wgsl_compute::parity::mixer::run_case(ctx, c));
             assert!(
                 row.passed,
                 "{} on {}",
-                engine::parity::markdown_row(&row),
+                wgsl_compute::parity::markdown_row(&row),
                 ctx.info().name
             );
         }
@@ -262,7 +262,7 @@ fn planted_adam_matches_an_independent_reference() {
     let want: Vec<f32> = w.iter().map(|&x| x as f32).collect();
     let run = |ctx: &Context| {
         let p = Tensor::from_slice(ctx, &[3, 100], &w0).unwrap();
-        let mut adam = engine::train::Adam::new(&[&p], lr as f32).unwrap();
+        let mut adam = wgsl_compute::train::Adam::new(&[&p], lr as f32).unwrap();
         for g in &grads {
             adam.step(&[&p], &[&Tensor::from_slice(ctx, &[3, 100], g).unwrap()])
                 .unwrap();

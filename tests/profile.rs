@@ -1,8 +1,8 @@
 //! The profiler: per-kernel rows for the kernels that ran, a table, and a Chrome trace that
 //! parses as JSON, with GPU timestamps and with the wall clock.
 
-use engine::context::{Clock, Profile};
-use engine::{ops, Context, Tensor};
+use wgsl_compute::context::{Clock, Profile};
+use wgsl_compute::{ops, Context, Tensor};
 
 use crate::common::each_adapter_alone;
 
@@ -102,7 +102,7 @@ fn profile_is_empty_on_the_cpu_context_and_when_off() {
 fn profile_counts_the_dispatches_of_a_plan_replay() {
     each_adapter_alone(|ctx| {
         let x = Tensor::from_slice(ctx, &[4], &[1.0, 2.0, 3.0, 4.0]).unwrap();
-        let (plan, y) = engine::plan::Plan::capture(ctx, &[&x], || ops::add(&ops::exp(&x)?, &x)).unwrap();
+        let (plan, y) = wgsl_compute::plan::Plan::capture(ctx, &[&x], || ops::add(&ops::exp(&x)?, &x)).unwrap();
         for clock in [Clock::Timestamps, Clock::WallClock] {
             ctx.reset_profile().unwrap();
             ctx.set_profiling_with(true, clock);

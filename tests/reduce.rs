@@ -1,8 +1,8 @@
 //! Row reductions against the f64 reference.
 
-use engine::check::{Gate, Rng};
-use engine::{ops, reference, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::{ops, reference, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 

@@ -6,17 +6,17 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use engine::element_scan::{Bindings, Body, ElementScan, ScanOptions as ElementScanOptions, Ty, Unary};
-use engine::fused::Graph;
-use engine::models::gpt2::{self, Config, Gpt2, Sampling, Tokenizer, Weights};
-use engine::{ops, scan, Context, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::element_scan::{Bindings, Body, ElementScan, ScanOptions as ElementScanOptions, Ty, Unary};
+use wgsl_compute::fused::Graph;
+use wgsl_compute::models::gpt2::{self, Config, Gpt2, Sampling, Tokenizer, Weights};
+use wgsl_compute::{ops, scan, Context, Tensor};
 
 use crate::common::each_adapter;
 
 /// `f` returns an error whose text holds every one of `words` (and does not panic).
 #[track_caller]
-fn expect_error<T>(r: engine::Result<T>, words: &[&str]) -> String {
+fn expect_error<T>(r: wgsl_compute::Result<T>, words: &[&str]) -> String {
     let Err(e) = r else {
         panic!("expected an error mentioning {words:?}, got Ok")
     };
@@ -34,7 +34,7 @@ fn each_context(mut f: impl FnMut(&Context)) {
 }
 
 fn rand_vec(n: usize, seed: u64) -> Vec<f32> {
-    let mut rng = engine::check::Rng::new(seed);
+    let mut rng = wgsl_compute::check::Rng::new(seed);
     (0..n).map(|_| rng.uniform() as f32 * 2.0 - 1.0).collect()
 }
 
@@ -240,16 +240,22 @@ fn robustness_misused_body_builders_are_errors() {
     let bad = b.param(5);
     expect_error(b.unary(Unary::Tanh, bad), &["not a node"]);
     let h = b.param(0);
-    expect_error(b.binary(engine::element_scan::Binary::Add, h, bad), &["not a node"]);
+    expect_error(
+        b.binary(wgsl_compute::element_scan::Binary::Add, h, bad),
+        &["not a node"],
+    );
     expect_error(b.ty(bad), &["not a node"]);
     expect_error(b.finish(bad), &["not a node"]);
     // A hand-edited body with a forward reference is rejected before it runs.
     let mut b = Body::builder(&[Ty::F32, Ty::F32]);
     let (h, x) = (b.param(0), b.param(1));
-    let s = b.binary(engine::element_scan::Binary::Add, h, x).unwrap();
+    let s = b.binary(wgsl_compute::element_scan::Binary::Add, h, x).unwrap();
     let mut body = b.finish(s).unwrap();
-    body.nodes[2].op =
-        engine::element_scan::Op::Binary(engine::element_scan::Binary::Add, engine::element_scan::Id(7), x);
+    body.nodes[2].op = wgsl_compute::element_scan::Op::Binary(
+        wgsl_compute::element_scan::Binary::Add,
+        wgsl_compute::element_scan::Id(7),
+        x,
+    );
     let opts = ElementScanOptions::default();
     let r = ElementScan::from_body(
         body,
@@ -272,7 +278,7 @@ fn robustness_fused_nodes_from_another_graph_are_errors() {
     g.add(x, foreign);
     each_context(|ctx| {
         let t = Tensor::zeros(ctx, &[4]).unwrap();
-        expect_error(engine::fused::run(&g, &[&t]), &["fused", "earlier nodes"]);
+        expect_error(wgsl_compute::fused::run(&g, &[&t]), &["fused", "earlier nodes"]);
     });
     assert!(g.eval(&[1.0]).is_nan());
     assert!(g.eval(&[]).is_nan());
@@ -287,12 +293,12 @@ fn robustness_huge_bodies_are_errors_before_compiling() {
     let mut b = Body::builder(&[Ty::F32, Ty::F32]);
     let (mut h, x) = (b.param(0), b.param(1));
     for _ in 0..n {
-        h = b.binary(engine::element_scan::Binary::Add, h, x).unwrap();
+        h = b.binary(wgsl_compute::element_scan::Binary::Add, h, x).unwrap();
         h = b.unary(Unary::Tanh, h).unwrap();
     }
     expect_error(
         b.finish(h),
-        &["E-SIZE-001", &engine::element_scan::MAX_BODY_NODES.to_string()],
+        &["E-SIZE-001", &wgsl_compute::element_scan::MAX_BODY_NODES.to_string()],
     );
     // The same through the s-expression front end: one `+` of 20,000 terms.
     let terms = " x".repeat(20_000);
@@ -346,7 +352,7 @@ fn robustness_tokenizer_is_not_quadratic_in_word_length() {
 fn robustness_tokenizer_heap_merge_matches_the_quadratic_merge() {
     // The reference: rescan every pair after each merge (the old loop), on short pieces.
     let tok = Tokenizer::gpt2().unwrap();
-    let mut rng = engine::check::Rng::new(21);
+    let mut rng = wgsl_compute::check::Rng::new(21);
     let alphabet: Vec<char> = "aeiou tnsrlh'0123456789.,!? \u{e9}\u{4e2d}\u{1f600}\n"
         .chars()
         .collect();
@@ -467,8 +473,8 @@ fn robustness_safetensors_offsets_tile_the_data_exactly() {
 
 #[test]
 fn robustness_unparsable_environment_variables_are_errors() {
-    use engine::context::BackendChoice;
-    use engine::scan::Dispatch;
+    use wgsl_compute::context::BackendChoice;
+    use wgsl_compute::scan::Dispatch;
     assert!(Dispatch::parse("gpu").is_ok());
     expect_error(Dispatch::parse("fast"), &["ENGINE_SCAN"]);
     expect_error(BackendChoice::parse("vulcan"), &["ENGINE_BACKEND"]);
@@ -534,7 +540,7 @@ fn robustness_env_probe() {
 fn robustness_no_panic_on_any_listed_input() {
     // Everything above, once more, under catch_unwind: a panic anywhere fails with its input.
     let ctx = Context::cpu();
-    type Case<'a> = (&'a str, Box<dyn Fn() -> engine::Result<()> + 'a>);
+    type Case<'a> = (&'a str, Box<dyn Fn() -> wgsl_compute::Result<()> + 'a>);
     let cases: Vec<Case> = vec![
         ("zeros 2^40", Box::new(|| Tensor::zeros(&ctx, &[1 << 40]).map(|_| ()))),
         (

@@ -2,11 +2,11 @@
 //! every (k, v), odd T, both strategies), the dispatch seam, every bad-input error, non-finite
 //! inputs, and the reference gradients against central finite differences.
 
-use engine::check::{compare, Gate, Rng};
-use engine::parity::{self, scan::ScanCase, scan::ScanOp};
-use engine::reference::scan::{self as reference, AffineShape};
-use engine::scan::{self, Dispatch, ScanOptions, Strategy};
-use engine::{Context, Error, Tensor};
+use wgsl_compute::check::{compare, Gate, Rng};
+use wgsl_compute::parity::{self, scan::ScanCase, scan::ScanOp};
+use wgsl_compute::reference::scan::{self as reference, AffineShape};
+use wgsl_compute::scan::{self, Dispatch, ScanOptions, Strategy};
+use wgsl_compute::{Context, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -195,7 +195,7 @@ fn scan_cpu_dispatch_on_a_gpu_context_matches_the_gpu_kernel() {
 
 /// The error's text, which must name `op` and every fragment of `parts`.
 #[track_caller]
-fn expect_error<T: std::fmt::Debug>(r: engine::Result<T>, parts: &[&str]) {
+fn expect_error<T: std::fmt::Debug>(r: wgsl_compute::Result<T>, parts: &[&str]) {
     let e = r.unwrap_err().to_string();
     for p in parts {
         assert!(e.contains(p), "error `{e}` should mention `{p}`");

@@ -155,7 +155,7 @@ fn every_shader_translates_to_every_backend() {
 
 #[test]
 fn generated_fused_kernels_translate_to_every_backend() {
-    use engine::fused;
+    use wgsl_compute::fused;
     for (name, graph) in [
         ("gelu", fused::gelu_graph()),
         ("bias_gelu", fused::bias_gelu_graph()),

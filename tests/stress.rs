@@ -3,7 +3,7 @@
 //! for 1,000 mixed ops each with correct results (Vulkan and GL); a 10,000-op soak keeps host
 //! RSS and pool bytes within 10% after warm-up.
 
-use engine::{ops, Context, Error, Tensor};
+use wgsl_compute::{ops, Context, Error, Tensor};
 
 use crate::common::{contexts, each_adapter};
 
@@ -31,7 +31,7 @@ fn stress_device_loss_is_an_error_and_a_new_context_works() {
     assert_eq!(ops::add(&a, &a).unwrap().to_vec().unwrap(), vec![2.0, 4.0, 6.0, 8.0]);
 
     device.destroy();
-    let lost = |what: &str, r: engine::Result<Vec<f32>>| match r {
+    let lost = |what: &str, r: wgsl_compute::Result<Vec<f32>>| match r {
         Err(Error::DeviceLost(_)) => {}
         other => panic!("{what} after device.destroy(): {other:?}, expected Error::DeviceLost"),
     };
@@ -56,7 +56,7 @@ fn stress_device_loss_is_an_error_and_a_new_context_works() {
 
 /// One thread's mixed ops on `ctx`, each checked against host arithmetic.
 fn mixed_ops(ctx: &Context, thread: usize, n: usize) {
-    let mut rng = engine::check::Rng::new(100 + thread as u64);
+    let mut rng = wgsl_compute::check::Rng::new(100 + thread as u64);
     for i in 0..n {
         let (r, c) = (1 + rng.below(4), 1 + rng.below(33));
         let x = rng.vec_range(r * c, -2.0, 2.0);
@@ -155,7 +155,7 @@ fn stress_soak_probe() {
         .find(|c| c.info().backend == "Vulkan")
         .unwrap_or_else(Context::cpu);
     let (warm, total) = (1_000, 10_000);
-    let mut rng = engine::check::Rng::new(7);
+    let mut rng = wgsl_compute::check::Rng::new(7);
     let x = Tensor::from_slice(&ctx, &[16, 64], &rng.vec_range(1024, -1.0, 1.0)).unwrap();
     let w = Tensor::from_slice(&ctx, &[64, 64], &rng.vec_range(4096, -0.1, 0.1)).unwrap();
     let mut marks = (0, 0);

@@ -5,13 +5,13 @@
 #[path = "../examples/common/texture.rs"]
 mod app;
 
-use engine::Context;
+use wgsl_compute::Context;
 
 fn app_adapters() -> Vec<wgpu::Adapter> {
-    let backends = match engine::context::BackendChoice::from_env().unwrap() {
-        engine::context::BackendChoice::Only(b) => b,
-        engine::context::BackendChoice::Cpu => return vec![],
-        engine::context::BackendChoice::Auto => wgpu::Backends::all(),
+    let backends = match wgsl_compute::context::BackendChoice::from_env().unwrap() {
+        wgsl_compute::context::BackendChoice::Only(b) => b,
+        wgsl_compute::context::BackendChoice::Cpu => return vec![],
+        wgsl_compute::context::BackendChoice::Auto => wgpu::Backends::all(),
     };
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = backends;
@@ -27,7 +27,10 @@ fn texture_compute_result_renders_on_the_shared_device() {
     let want_field = app::field(&Context::cpu()).unwrap().to_vec().unwrap();
     let adapters = app_adapters();
     if adapters.is_empty() {
-        assert!(!engine::context::require_gpu(), "ENGINE_REQUIRE_GPU=1 but no adapter");
+        assert!(
+            !wgsl_compute::context::require_gpu(),
+            "ENGINE_REQUIRE_GPU=1 but no adapter"
+        );
         eprintln!("no adapter: skipped");
     }
     for adapter in adapters {

@@ -2,12 +2,12 @@
 //! differences), Adam on the GPU against the CPU context, a tiny character model of every
 //! mixer whose loss falls in a few steps, and bad inputs.
 
-use engine::check::{Gate, Rng};
-use engine::mixer::{MixerKind, MixerPath};
-use engine::reference::nn::cross_entropy as reference_ce;
-use engine::train::{cross_entropy, Adam, CharModel, CharModelConfig, CharVocab};
-use engine::{Context, Tensor};
 use ndarray::Array2;
+use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::mixer::{MixerKind, MixerPath};
+use wgsl_compute::reference::nn::cross_entropy as reference_ce;
+use wgsl_compute::train::{cross_entropy, Adam, CharModel, CharModelConfig, CharVocab};
+use wgsl_compute::{Context, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 

@@ -4,7 +4,7 @@
 //! judges a result the same way: `|got - want| <= atol + rtol * |want|`, elementwise.
 //!
 //! ```
-//! use engine::check::{compare, Gate, Rng};
+//! use wgsl_compute::check::{compare, Gate, Rng};
 //! let want = Rng::new(7).vec_normal(100, 1.0); // seeded: the same 100 values every run
 //! let mut got = want.clone();
 //! got[42] += 1e-3;

@@ -14,14 +14,14 @@
 //! [`Context::set_profiling`], then read it with [`Context::profile`]:
 //!
 //! ```no_run
-//! let ctx = engine::Context::new()?;
+//! let ctx = wgsl_compute::Context::new()?;
 //! ctx.set_profiling(true);
-//! let x = engine::Tensor::from_slice(&ctx, &[4], &[1.0, 2.0, 3.0, 4.0])?;
-//! let _ = engine::ops::sum_last(&engine::ops::mul(&x, &x)?)?.to_vec()?;
+//! let x = wgsl_compute::Tensor::from_slice(&ctx, &[4], &[1.0, 2.0, 3.0, 4.0])?;
+//! let _ = wgsl_compute::ops::sum_last(&wgsl_compute::ops::mul(&x, &x)?)?.to_vec()?;
 //! let profile = ctx.profile()?;
 //! println!("{profile}"); // kernel, calls, total, mean, share
 //! std::fs::write("trace.json", profile.chrome_trace()).unwrap(); // chrome://tracing, Perfetto
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
 // In a browser the profiler stays off (its reads would block), so most of it is unused there.

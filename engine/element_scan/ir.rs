@@ -350,7 +350,7 @@ impl fmt::Display for Body {
 /// Builds a [`Body`] node by node, checking types and sharing identical nodes.
 ///
 /// ```
-/// use engine::element_scan::{Body, Ty, Unary, Binary};
+/// use wgsl_compute::element_scan::{Body, Ty, Unary, Binary};
 /// // h[t] = tanh(x[t] + a[t] * h[t-1])
 /// let mut b = Body::builder(&[Ty::F32, Ty::F32, Ty::F32]);
 /// let (h, x, a) = (b.param(0), b.param(1), b.param(2));
@@ -358,7 +358,7 @@ impl fmt::Display for Body {
 /// let s = b.binary(Binary::Add, x, ah)?;
 /// let y = b.unary(Unary::Tanh, s)?;
 /// let body = b.finish(y)?;
-/// # Ok::<(), engine::Error>(())
+/// # Ok::<(), wgsl_compute::Error>(())
 /// ```
 pub struct Builder {
     params: Vec<Ty>,

@@ -71,6 +71,21 @@ pub(crate) fn run(
             ),
         });
     }
+    // Mesa's software adapters end an invocation's loops after 65,535 iterations, silently
+    // (see `scan::strategy::max_segment`); the walk is one loop of `trips` iterations, so a
+    // longer walk would return zeros from there on. Refuse it rather than be wrong.
+    if gpu.info.device_type == "Cpu" && layout.trips > crate::scan::strategy::LOOP_BUDGET {
+        return Err(Error::Unsupported {
+            op: OP,
+            message: format!(
+                "a walk of {} trips on {}: software adapters stop a shader's loops after 65,535 iterations, \
+                 so walks longer than {} trips are refused there; run it on a GPU or on the CPU context",
+                layout.trips,
+                gpu.info.name,
+                crate::scan::strategy::LOOP_BUDGET
+            ),
+        });
+    }
     let out = Tensor::uninit(ctx, out_shape, OP)?;
     if out.is_empty() {
         return Ok(out);

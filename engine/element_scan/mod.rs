@@ -8,8 +8,8 @@
 //! interpreter of the IR is the reference and the CPU context's implementation.
 //!
 //! ```no_run
-//! use engine::element_scan::{Bindings, ElementScan};
-//! use engine::Context;
+//! use wgsl_compute::element_scan::{Bindings, ElementScan};
+//! use wgsl_compute::Context;
 //! use ndarray::ArrayD;
 //! let ctx = Context::new()?;
 //! let x = ArrayD::<f32>::zeros(ndarray::IxDyn(&[2, 8, 3]));        // (batch, time, width)
@@ -25,7 +25,7 @@
 //! let h = scan.run(&ctx)?;                                              // (2, 8, 3)
 //! let grads = scan.grad(&ctx, &ArrayD::ones(ndarray::IxDyn(&[2, 8, 3])))?;
 //! let d_decay = &grads["decay"];                                        // (3,)
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 //!
 //! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction

@@ -4,8 +4,8 @@
 //! launch each. CPU context: the graph is evaluated in f64 per element.
 //!
 //! ```
-//! use engine::fused::{self, Graph, Unary};
-//! use engine::{Context, Tensor};
+//! use wgsl_compute::fused::{self, Graph, Unary};
+//! use wgsl_compute::{Context, Tensor};
 //! // y = exp(-x) * b, with b broadcast along the rows: one kernel on a GPU context.
 //! let mut g = Graph::new();
 //! let (x, b) = (g.input(), g.input());
@@ -17,7 +17,7 @@
 //! let b = Tensor::from_slice(&ctx, &[2], &[2.0, 3.0])?;
 //! assert_eq!(fused::run(&g, &[&x, &b])?.to_vec()?, vec![2.0, 3.0, 2.0, 3.0]);
 //! println!("{}", fused::wgsl(&g)); // the generated kernel
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
 mod codegen;

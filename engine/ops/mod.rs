@@ -2,7 +2,7 @@
 //! CPU context, under one name.
 //!
 //! ```
-//! use engine::{ops, Context, Tensor};
+//! use wgsl_compute::{ops, Context, Tensor};
 //! let ctx = Context::cpu(); // or Context::new()? for the GPU the environment picks
 //! let x = Tensor::from_slice(&ctx, &[2, 3], &[1., 2., 3., 4., 5., 6.])?;   // (2, 3)
 //! let w = Tensor::from_slice(&ctx, &[3, 1], &[1., 0., -1.])?;              // (3, 1)
@@ -10,7 +10,7 @@
 //! let p = ops::softmax_last(&x, None)?;                                     // rows sum to 1
 //! let s = ops::sum_last(&p)?.to_vec()?;
 //! assert!(s.iter().all(|v| (v - 1.0).abs() < 1e-6));
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
 pub mod argmax;

@@ -15,14 +15,14 @@
 //! or hold (it could be freed and reused under the plan).
 //!
 //! ```no_run
-//! use engine::{ops, plan::Plan, Context, Tensor};
+//! use wgsl_compute::{ops, plan::Plan, Context, Tensor};
 //! let ctx = Context::new()?;
 //! let x = Tensor::from_slice(&ctx, &[4], &[1., 2., 3., 4.])?;
 //! let (plan, y) = Plan::capture(&ctx, &[&x], || ops::add(&ops::exp(&x)?, &x))?;
 //! plan.replay(&ctx)?;                                    // records 2 dispatches in one pass
 //! println!("{}", plan.dump());
 //! let _ = y.to_vec()?;                                   // exp(x) + x
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
 use std::collections::HashSet;

@@ -3,7 +3,7 @@
 //!
 //! The `*_f64` cores work on flat row-major f64 slices (the finite-difference test of the
 //! gradients runs on them); the array functions convert f32 arrays whose shapes the caller
-//! has checked (`engine::scan` checks them before calling).
+//! has checked (`wgsl_compute::scan` checks them before calling).
 //!
 //! Affine scan, t = 0..T-1: H_t = A_t H_{t-1} + B_t with H_{-1} = h0. Adjoint over dH:
 //! G_t = dH_t + A_{t+1}^T G_{t+1}; dA_t = G_t H_{t-1}^T, dB_t = G_t, dh0 = A_0^T G_0.

@@ -19,7 +19,7 @@
 //! chunked), `affine` (the shared k x v GPU core), one file per op.
 //!
 //! ```
-//! use engine::{scan, Context, Tensor};
+//! use wgsl_compute::{scan, Context, Tensor};
 //! let ctx = Context::cpu(); // the same call runs the WGSL kernel on a GPU context
 //! // h_t = a_t h_{t-1} + b_t over T = 3 steps, B = D = 1, from h0 = 1.
 //! let a = Tensor::from_slice(&ctx, &[1, 3, 1], &[0.5, 0.5, 0.5])?;
@@ -27,7 +27,7 @@
 //! let h0 = Tensor::from_slice(&ctx, &[1, 1], &[1.0])?;
 //! let h = scan::linear_scan(&a, &b, Some(&h0))?;
 //! assert_eq!(h.to_vec()?, vec![1.5, 1.75, 1.875]);
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
 mod affine;

@@ -6,14 +6,14 @@
 //! wasm and native alike.
 //!
 //! ```
-//! use engine::{Context, Tensor};
+//! use wgsl_compute::{Context, Tensor};
 //! let ctx = Context::cpu();
 //! let t = Tensor::from_slice(&ctx, &[2, 3], &[1., 2., 3., 4., 5., 6.])?; // (2, 3)
 //! let tt = t.transpose(0, 1)?;                                           // (3, 2), a view
 //! assert!(!tt.is_contiguous());
 //! assert_eq!(tt.to_vec()?, vec![1., 4., 2., 5., 3., 6.]);
 //! assert_eq!(t.narrow(1, 1, 3)?.to_vec()?, vec![2., 3., 5., 6.]);        // columns 1..3
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
 mod interop;

@@ -7,7 +7,7 @@
 
 #![allow(dead_code)]
 
-use engine::{ops, Context, Tensor};
+use wgsl_compute::{ops, Context, Tensor};
 
 /// Texels per side of the computed field.
 pub const FIELD: u32 = 64;
@@ -28,7 +28,7 @@ pub struct Frame {
 /// The field (FIELD, FIELD) on `ctx`: an interference pattern of plane waves as one matmul,
 /// `z = u @ v` with u (FIELD, WAVES) rows of sines and v (WAVES, FIELD) columns of cosines,
 /// so |z| <= WAVES.
-pub fn field(ctx: &Context) -> engine::Result<Tensor> {
+pub fn field(ctx: &Context) -> wgsl_compute::Result<Tensor> {
     let n = FIELD as usize;
     let mut u = Vec::with_capacity(n * WAVES);
     let mut v = vec![0.0; WAVES * n];

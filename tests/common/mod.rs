@@ -5,15 +5,15 @@
 
 use std::sync::{Mutex, OnceLock, RwLock};
 
-use engine::check::{compare, Gate};
-use engine::Context;
+use wgsl_compute::check::{compare, Gate};
+use wgsl_compute::Context;
 
 /// One context per adapter present, with outputs poisoned (NaN) before every op.
 pub fn contexts() -> &'static [Context] {
     static CONTEXTS: OnceLock<Vec<Context>> = OnceLock::new();
     CONTEXTS.get_or_init(|| {
         let list = pollster::block_on(Context::each_adapter()).expect("enumerating adapters");
-        if list.is_empty() && engine::context::require_gpu() {
+        if list.is_empty() && wgsl_compute::context::require_gpu() {
             panic!("ENGINE_REQUIRE_GPU=1 but no GPU adapter was found (install mesa-vulkan-drivers for lavapipe)");
         }
         for c in &list {

@@ -5,9 +5,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Mutex;
 
-use engine::Context;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
+use wgsl_compute::Context;
 
 use crate::gpt2;
 use crate::js::{error, object};
@@ -53,7 +53,7 @@ pub fn gpt2_available() -> bool {
 /// (`Sampling::recommended(Sampling::DEFAULT_SEED)`).
 #[wasm_bindgen(js_name = gpt2Defaults)]
 pub fn gpt2_defaults() -> JsValue {
-    use engine::models::gpt2::Sampling;
+    use wgsl_compute::models::gpt2::Sampling;
     object(&[
         ("temperature", Sampling::DEFAULT_TEMPERATURE.into()),
         ("topK", (Sampling::DEFAULT_TOP_K as u32).into()),
@@ -236,7 +236,7 @@ impl Gpt2 {
         #[wasm_bindgen(js_name = topK)] top_k: Option<u32>,
         seed: Option<u32>,
     ) -> js_sys::Promise {
-        use engine::models::gpt2::Sampling;
+        use wgsl_compute::models::gpt2::Sampling;
         let model = self.model.clone();
         let sampling = match temperature {
             Some(t) if t > 0.0 => Sampling::TopK {

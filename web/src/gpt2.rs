@@ -1,21 +1,21 @@
 //! GPT-2 in the browser: load a checkpoint from bytes, generate with a callback per token.
 //!
-//! The model is `engine::models::gpt2` (safetensors loader, byte-level BPE tokenizer, forward
+//! The model is `wgsl_compute::models::gpt2` (safetensors loader, byte-level BPE tokenizer, forward
 //! pass with a KV cache) on the page's context; generation samples (temperature, top-k, seed)
-//! or takes the arg-max, through the compiled plans (`engine::models::gpt2::Generator`: ids
+//! or takes the arg-max, through the compiled plans (`wgsl_compute::models::gpt2::Generator`: ids
 //! chosen on the device, read back a chunk at a time), so the page repaints between chunks.
 
 use std::rc::Rc;
 
-use engine::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
-use engine::{Context, Result};
+use wgsl_compute::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
+use wgsl_compute::{Context, Result};
 
 /// True when this build can load and run GPT-2.
 pub const AVAILABLE: bool = true;
 
 /// The page's GPT-2 status line.
 pub const STATUS: &str =
-    "GPT-2 (engine::models::gpt2): sampled or greedy generation through compiled plans with a KV cache, GPT-2's byte-level BPE";
+    "GPT-2 (wgsl_compute::models::gpt2): sampled or greedy generation through compiled plans with a KV cache, GPT-2's byte-level BPE";
 
 /// A GPT-2 model loaded on a context.
 #[derive(Clone)]

@@ -7,7 +7,7 @@
 //! JS surface (see [`bindings`]): `Engine.create(allowCpu)` opens the adapter,
 //! `engine.info()` describes it, `engine.parityCases()` / `engine.runParityCase(i)` run the
 //! parity suite one row at a time (the page's own cases plus the library suite
-//! `engine::parity`), `engine.loadGpt2(configJson, bytes)` loads GPT-2 and
+//! `wgsl_compute::parity`), `engine.loadGpt2(configJson, bytes)` loads GPT-2 and
 //! `model.generate(prompt, nTokens, onToken, temperature, topK, seed)` streams sampled (or,
 //! without a temperature, greedy) tokens, `gpt2Defaults()` gives the sampling defaults,
 //! `engine.trainer(text, mixer, seed)` makes a character-level minGRU model whose
@@ -20,4 +20,4 @@ mod js;
 pub mod suite;
 pub mod train;
 
-pub use engine;
+pub use wgsl_compute;

@@ -3,16 +3,16 @@
 //!
 //! Two kinds of case: the ops on main that the library suite does not cover (broadcasting
 //! elementwise ops, `sum_last`, an op over strided views), defined here, and every case of the
-//! library parity suite `engine::parity` (scans, and the families that add themselves there),
+//! library parity suite `wgsl_compute::parity` (scans, and the families that add themselves there),
 //! run through its async `run_case` and mapped onto [`Row`].
 //!
 //! Nothing here blocks: results come back through `to_vec_async`, so the same code runs in
 //! a browser (awaited from a JS promise) and natively (under `pollster` in the tests).
 
-use engine::check::{compare, Gate, Rng};
-use engine::ops::{self, BinaryOp, UnaryOp};
-use engine::{reference, Context, Result, Tensor};
 use ndarray::{ArrayD, IxDyn};
+use wgsl_compute::check::{compare, Gate, Rng};
+use wgsl_compute::ops::{self, BinaryOp, UnaryOp};
+use wgsl_compute::{reference, Context, Result, Tensor};
 
 /// The elementwise ops' gate, as in `tests/elementwise.rs`.
 const ELEMENTWISE_GATE: Gate = Gate::new(1e-6, 1e-5);
@@ -31,7 +31,7 @@ pub enum Case {
     /// `mul(a[1..4], b^T)`: a (5, 6, 7) narrowed to (3, 6, 7), b (7, 6) transposed to (6, 7).
     StridedMul,
     /// A case of the library parity suite (its quick subset), with its own inputs and gate.
-    Library(engine::parity::Case),
+    Library(wgsl_compute::parity::Case),
 }
 
 /// One row of the parity table.
@@ -91,7 +91,7 @@ pub fn cases() -> Vec<Case> {
         out.push(Case::SumLast { shape: shape.to_vec() });
     }
     out.push(Case::StridedMul);
-    out.extend(engine::parity::cases(false).into_iter().map(Case::Library));
+    out.extend(wgsl_compute::parity::cases(false).into_iter().map(Case::Library));
     out
 }
 
@@ -101,7 +101,7 @@ pub fn cases() -> Vec<Case> {
 pub async fn run_case(ctx: &Context, case: &Case, seed: u64) -> Row {
     if let Case::Library(c) = case {
         // The library case carries its own seed and poisons nothing: its rows are its own.
-        let r = engine::parity::run_case(ctx, c).await;
+        let r = wgsl_compute::parity::run_case(ctx, c).await;
         return Row {
             suite: case.suite(),
             op: r.op,
@@ -149,9 +149,9 @@ impl Case {
         match self {
             Case::Binary { .. } | Case::Unary { .. } | Case::StridedMul => "elementwise",
             Case::SumLast { .. } => "reduce",
-            Case::Library(engine::parity::Case::Scan(_)) => "scan",
-            Case::Library(engine::parity::Case::Mixer(_)) => "mixer",
-            // A family added to engine::parity later shows up before this list learns its name.
+            Case::Library(wgsl_compute::parity::Case::Scan(_)) => "scan",
+            Case::Library(wgsl_compute::parity::Case::Mixer(_)) => "mixer",
+            // A family added to wgsl_compute::parity later shows up before this list learns its name.
             #[allow(unreachable_patterns)]
             Case::Library(_) => "parity",
         }
@@ -164,8 +164,8 @@ impl Case {
             Case::Unary { op, .. } => format!("{op:?}").to_lowercase(),
             Case::SumLast { .. } => "sum_last".into(),
             Case::StridedMul => "mul (views)".into(),
-            Case::Library(engine::parity::Case::Scan(c)) => c.op.name().into(),
-            Case::Library(engine::parity::Case::Mixer(c)) => c.name(),
+            Case::Library(wgsl_compute::parity::Case::Scan(c)) => c.op.name().into(),
+            Case::Library(wgsl_compute::parity::Case::Mixer(c)) => c.name(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }
@@ -174,8 +174,8 @@ impl Case {
     /// `forward` or `backward`.
     pub fn direction(&self) -> &'static str {
         match self {
-            Case::Library(engine::parity::Case::Scan(c)) if c.backward => "backward",
-            Case::Library(engine::parity::Case::Mixer(c)) if c.backward => "backward",
+            Case::Library(wgsl_compute::parity::Case::Scan(c)) if c.backward => "backward",
+            Case::Library(wgsl_compute::parity::Case::Mixer(c)) if c.backward => "backward",
             _ => "forward",
         }
     }
@@ -187,8 +187,8 @@ impl Case {
             Case::Unary { n, .. } => format!("[{n}]"),
             Case::SumLast { shape } => format!("{shape:?}"),
             Case::StridedMul => "[5, 6, 7][1..4], [7, 6]^T".into(),
-            Case::Library(engine::parity::Case::Scan(c)) => c.shape(),
-            Case::Library(engine::parity::Case::Mixer(c)) => c.shape(),
+            Case::Library(wgsl_compute::parity::Case::Scan(c)) => c.shape(),
+            Case::Library(wgsl_compute::parity::Case::Mixer(c)) => c.shape(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }
@@ -207,9 +207,9 @@ impl Case {
 async fn compute(ctx: &Context, case: &Case, rng: &mut Rng) -> Result<(Vec<f32>, Vec<f32>)> {
     let (got, want) = match case {
         Case::Library(_) => {
-            return Err(engine::Error::Unsupported {
+            return Err(wgsl_compute::Error::Unsupported {
                 op: "parity",
-                message: "library cases run through engine::parity::run_case".into(),
+                message: "library cases run through wgsl_compute::parity::run_case".into(),
             })
         }
         Case::Binary { op, a, b } => {
@@ -245,7 +245,7 @@ async fn compute(ctx: &Context, case: &Case, rng: &mut Rng) -> Result<(Vec<f32>,
         }
     };
     if got.shape() != want.shape() {
-        return Err(engine::Error::shape(
+        return Err(wgsl_compute::Error::shape(
             "parity",
             "result",
             format!("{:?}", want.shape()),

@@ -1,11 +1,11 @@
-//! Training a character-level minGRU model in the page: the same `engine::train` pieces as
+//! Training a character-level minGRU model in the page: the same `wgsl_compute::train` pieces as
 //! `examples/train_mingru.rs` (mixer layers with their backward chain, cross-entropy, Adam on
 //! the device), driven one step per promise so the page repaints between steps.
 
-use engine::check::Rng;
-use engine::mixer::{MixerKind, MixerPath};
-use engine::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
-use engine::{Context, Error, Result, Tensor};
+use wgsl_compute::check::Rng;
+use wgsl_compute::mixer::{MixerKind, MixerPath};
+use wgsl_compute::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
+use wgsl_compute::{Context, Error, Result, Tensor};
 
 /// The page's model: 2 residual mixer layers (width and batch size chosen in the page), rows
 /// of 64 characters, Adam at 3e-3.

@@ -4,8 +4,8 @@
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use engine::Context;
 use engine_web::suite::{cases, run_case, Case};
+use wgsl_compute::Context;
 
 /// One context per adapter for the whole binary.
 fn contexts() -> &'static [Context] {
@@ -22,7 +22,7 @@ fn turn() -> MutexGuard<'static, ()> {
 
 fn open_contexts() -> Vec<Context> {
     let list = pollster::block_on(Context::each_adapter()).expect("enumerating adapters");
-    if list.is_empty() && engine::context::require_gpu() {
+    if list.is_empty() && wgsl_compute::context::require_gpu() {
         panic!("ENGINE_REQUIRE_GPU=1 but no GPU adapter was found");
     }
     for c in &list {
@@ -56,7 +56,7 @@ fn every_parity_row_passes_on_every_adapter() {
 fn an_op_error_is_a_failed_row_with_the_message() {
     // Shapes that do not broadcast: the op's error must become a failed row, not a panic.
     let case = Case::Binary {
-        op: engine::ops::BinaryOp::Add,
+        op: wgsl_compute::ops::BinaryOp::Add,
         a: vec![3],
         b: vec![4],
     };

@@ -1,19 +1,19 @@
 //! The page's trainer, run natively on every adapter present: a few steps lower the loss, a
 //! sample has the asked length, and bad input is an error.
 
-use engine::Context;
 use engine_web::train::Trainer;
+use wgsl_compute::Context;
 
 const TEXT: &str = include_str!("../../assets/text/shakespeare.txt");
 
 #[test]
 fn the_page_trainer_learns_on_every_adapter() {
     let list = pollster::block_on(Context::each_adapter()).expect("enumerating adapters");
-    if list.is_empty() && engine::context::require_gpu() {
+    if list.is_empty() && wgsl_compute::context::require_gpu() {
         panic!("ENGINE_REQUIRE_GPU=1 but no GPU adapter was found");
     }
     // Vulkan only: 15 steps on llvmpipe GL take 40 s here, and tests/train.rs already trains
-    // every mixer on GL through the same engine::train code.
+    // every mixer on GL through the same wgsl_compute::train code.
     for ctx in list.iter().filter(|c| c.info().backend != "Gl") {
         let mut t = Trainer::new(ctx, &TEXT[..20_000], "givens:4", 32, 16, 3).unwrap();
         let losses: Vec<f32> = (0..15).map(|_| pollster::block_on(t.step()).unwrap()).collect();

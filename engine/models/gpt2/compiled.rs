@@ -82,10 +82,15 @@ impl Generator {
         &self.decode
     }
 
-    /// The logits (V,) of the last decode step run (blocking; native only).
+    /// The logits (V,) of the last decode step run.
+    pub async fn last_logits_async(&self) -> Result<Vec<f32>> {
+        self.decode_logits.to_vec_async().await
+    }
+
+    /// [`Generator::last_logits_async`], blocking (native only).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn last_logits(&self) -> Result<Vec<f32>> {
-        self.decode_logits.to_vec()
+        pollster::block_on(self.last_logits_async())
     }
 
     /// The prefill plan of a `t`-token prompt, captured on first use.

@@ -2,14 +2,14 @@
 //! engine's ops with a key/value cache, and generation.
 //!
 //! ```no_run
-//! use engine::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
-//! let ctx = engine::Context::new()?;
+//! use wgsl_compute::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
+//! let ctx = wgsl_compute::Context::new()?;
 //! let weights = Weights::load(std::path::Path::new("assets/models/tiny-random"))?;
 //! let model = Gpt2::new(&ctx, &weights)?;
 //! let tok = Tokenizer::gpt2()?;
 //! let ids = model.generate(&tok.encode("Hello"), 5, Sampling::Greedy, |_| {})?;
 //! println!("{}", tok.decode(&ids)?);
-//! # Ok::<(), engine::Error>(())
+//! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
 pub mod compiled;
