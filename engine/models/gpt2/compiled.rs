@@ -14,7 +14,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::decode::{DecodeState, DeviceSampling, DEVICE_TOP_K_MAX};
-use super::generate::Sampling;
+use super::generate::{check_length, Sampler, Sampling};
 use super::kv_cache::KvCache;
 use super::model::Gpt2;
 use crate::context::Gpu;
@@ -133,14 +133,7 @@ impl Generator {
                 seed: 0,
             }),
             Sampling::TopK { temperature, k, seed } => {
-                if !(temperature > 0.0 && temperature.is_finite()) {
-                    return Err(Error::value(
-                        "Generator",
-                        "temperature",
-                        "a positive number",
-                        temperature,
-                    ));
-                }
+                Sampler::new(sampling)?; // the host sampler's checks (temperature)
                 if k == 0 || k > DEVICE_TOP_K_MAX {
                     return Err(Error::Unsupported {
                         op: "Generator",
@@ -168,14 +161,7 @@ impl Generator {
         let op = "Generator::generate";
         let cfg = self.model.config().clone();
         let limit = cfg.n_positions;
-        if prompt.is_empty() || n > limit || prompt.len() > limit - n {
-            return Err(Error::value(
-                op,
-                "prompt + tokens",
-                format!("1..={limit} positions (n_positions)"),
-                format!("{} + {n}", prompt.len()),
-            ));
-        }
+        check_length(op, prompt, n, limit)?;
         if let Some(&bad) = prompt.iter().find(|&&id| id as usize >= cfg.vocab_size) {
             return Err(Error::value(
                 op,

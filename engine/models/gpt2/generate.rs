@@ -105,6 +105,19 @@ impl Sampler {
     }
 }
 
+/// A generation of `n` tokens after `prompt` fits `limit` positions (checked, no overflow).
+pub(crate) fn check_length(op: &'static str, prompt: &[u32], n: usize, limit: usize) -> Result<()> {
+    if prompt.is_empty() || n > limit || prompt.len() > limit - n {
+        return Err(Error::value(
+            op,
+            "prompt + tokens",
+            format!("1..={limit} positions (n_positions)"),
+            format!("{} + {n}", prompt.len()),
+        ));
+    }
+    Ok(())
+}
+
 /// Index of the largest value (the first one on a tie).
 pub fn argmax(xs: &[f32]) -> u32 {
     let mut best = 0;
@@ -163,14 +176,7 @@ impl Gpt2 {
     ) -> Result<Vec<u32>> {
         let op = "Gpt2::generate";
         let limit = self.config().n_positions;
-        if prompt.is_empty() || n > limit || prompt.len() > limit - n {
-            return Err(Error::value(
-                op,
-                "prompt + tokens",
-                format!("1..={limit} positions (n_positions)"),
-                format!("{} + {n}", prompt.len()),
-            ));
-        }
+        check_length(op, prompt, n, limit)?;
         let mut sampler = Sampler::new(sampling)?;
         let mut cache = self.new_cache()?;
         let mut out = Vec::with_capacity(n);
