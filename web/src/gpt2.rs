@@ -64,7 +64,8 @@ impl Model {
         let mut failed = None;
         let out = self
             .gpt2
-            .generate_async(&ids, n_tokens, sampling, |id| match tok.decode_bytes(&[id]) {
+            // Plans even on a software adapter (SwiftShader): the page shows the compiled path.
+            .generate_compiled_async(&ids, n_tokens, sampling, |id| match tok.decode_bytes(&[id]) {
                 Ok(bytes) => {
                     pending.extend(bytes);
                     let valid = match std::str::from_utf8(&pending) {

@@ -70,6 +70,14 @@ impl Generator {
         })
     }
 
+    /// True where compiled generation is the faster default: on a GPU adapter that is not a
+    /// software one. Measured: on the H200 the decode plan runs 0.94 ms a token against 6.86 ms
+    /// op by op; on lavapipe (the CPU) it ran at 0.56x the eager path (tiny model: 25.8 vs
+    /// 14.5 ms a token), whose time goes to the kernels, not to the host.
+    pub fn pays_off(ctx: &crate::Context) -> bool {
+        ctx.is_gpu() && ctx.info().device_type != "Cpu"
+    }
+
     fn hold<'a>(model: &'a Gpt2, cache: &'a KvCache, st: &'a DecodeState, ids_in: &'a Tensor) -> Vec<&'a Tensor> {
         let mut hold = model.tensors();
         let (k, v) = cache.tensors();

@@ -145,8 +145,26 @@ pub async fn choose(logits: &Tensor, sampler: &mut Sampler) -> Result<u32> {
 impl Gpt2 {
     /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id as
     /// soon as it is chosen (for streaming). Returns the new ids. The prompt runs as one step,
-    /// then every token costs one position of the KV cache.
+    /// then every token costs one position of the KV cache. Through compiled plans
+    /// ([`Gpt2::generate_compiled_async`]) where they pay off ([`Generator::pays_off`]: every
+    /// GPU adapter but the software ones), op by op otherwise; both give the same ids.
     pub async fn generate_async(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        if Generator::pays_off(self.context()) {
+            return self.generate_compiled_async(prompt, n, sampling, on_token).await;
+        }
+        self.generate_eager_async(prompt, n, sampling, on_token).await
+    }
+
+    /// [`Gpt2::generate_async`] through compiled plans on any GPU adapter, op by op only where
+    /// a plan cannot be built (the CPU context, a wte split into blocks, a sampler the device
+    /// does not run: see [`Generator`]).
+    pub async fn generate_compiled_async(
         &self,
         prompt: &[u32],
         n: usize,
