@@ -9,7 +9,8 @@
 //! (streaming stays a chunk behind the device). Greedy and top-k sampling (k <= 128) run on
 //! the device with a counter-based generator and give the same ids as the eager path's
 //! [`super::Sampler`]; other settings, the CPU context and models whose wte is split into
-//! blocks take the eager path (see [`Gpt2::generate_async`]).
+//! blocks take the eager path (see [`Gpt2::generate_compiled_async`]), and so do software
+//! adapters by default, where the plans measured slower ([`Generator::pays_off`]).
 
 use std::collections::{HashMap, VecDeque};
 
