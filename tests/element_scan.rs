@@ -967,7 +967,7 @@ fn element_scan_longer_than_the_software_loop_limit_is_an_error_or_correct() {
     let want = scan.run(&cpu()).unwrap().to_vec().unwrap();
     each_adapter(|ctx| match scan.run(ctx) {
         Err(Error::Unsupported { message, .. }) => {
-            assert_eq!(ctx.info().device_type, "Cpu", "{message}");
+            assert!(ctx.info().is_software(), "{message}");
             assert!(message.contains("65,535") && message.contains("70000"), "{message}");
         }
         Ok(got) => assert_close(ctx, "T = 70,000", &got.to_vec().unwrap(), &want, GATE),

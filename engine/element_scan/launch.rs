@@ -74,7 +74,7 @@ pub(crate) fn run(
     // Mesa's software adapters end an invocation's loops after 65,535 iterations, silently
     // (see `scan::strategy::max_segment`); the walk is one loop of `trips` iterations, so a
     // longer walk would return zeros from there on. Refuse it rather than be wrong.
-    if gpu.info.device_type == "Cpu" && layout.trips > crate::scan::strategy::LOOP_BUDGET {
+    if gpu.info.is_software() && layout.trips > crate::scan::strategy::LOOP_BUDGET {
         return Err(Error::Unsupported {
             op: OP,
             message: format!(

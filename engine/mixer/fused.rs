@@ -57,7 +57,7 @@ fn fused_plan(strategy: Strategy, lanes: usize, t: usize, k: usize, budget: usiz
     let p = plan(strategy, lanes, t, budget, info);
     let max_chunks = (LOOP_BUDGET / (k * k + 2 * k)).max(1);
     match p {
-        Plan::Chunked { count, .. } if info.device_type == "Cpu" && count > max_chunks => {
+        Plan::Chunked { count, .. } if info.is_software() && count > max_chunks => {
             let len = t.div_ceil(max_chunks);
             let segment = max_segment(info, budget);
             if len <= segment {

@@ -52,7 +52,7 @@ pub(crate) const LOOP_BUDGET: usize = 60_000;
 /// so it stopped after step 3640 of 4099. On those adapters the walks are split into
 /// segments that stay well under the limit; on hardware there is no such limit.
 pub(crate) fn max_segment(device: &DeviceInfo, k: usize) -> usize {
-    if device.device_type == "Cpu" {
+    if device.is_software() {
         LOOP_BUDGET / (4 * k + 4)
     } else {
         usize::MAX
@@ -90,7 +90,7 @@ pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, k: usize, d
         Strategy::Lanes => Plan::Lanes { segment },
         Strategy::Chunked { chunk } => chunked(chunk),
         Strategy::Auto => {
-            let fill = if device.device_type == "Cpu" { 256 } else { 8192 };
+            let fill = if device.is_software() { 256 } else { 8192 };
             if invocations >= fill || t < 4 * auto_chunk(t) {
                 Plan::Lanes { segment }
             } else {

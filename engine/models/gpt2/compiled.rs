@@ -76,7 +76,7 @@ impl Generator {
     /// op by op; on lavapipe (the CPU) it ran at 0.56x the eager path (tiny model: 25.8 vs
     /// 14.5 ms a token), whose time goes to the kernels, not to the host.
     pub fn pays_off(ctx: &crate::Context) -> bool {
-        ctx.is_gpu() && ctx.info().device_type != "Cpu"
+        ctx.is_gpu() && !ctx.info().is_software()
     }
 
     fn hold<'a>(model: &'a Gpt2, cache: &'a KvCache, st: &'a DecodeState, ids_in: &'a Tensor) -> Vec<&'a Tensor> {
