@@ -118,14 +118,29 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Device time of each kernel of `plan` within one replay (timestamps between dispatches).
+/// Device time of each kernel of `plan` within one replay, from the engine's profiler
+/// (timestamps between the dispatches of the replay where the adapter has them).
 fn per_kernel(ctx: &Context, plan: &Plan) -> Result<String> {
-    let mut out = String::new();
-    let rows = plan.time_kernels(ctx)?;
-    let total: f64 = rows.iter().map(|r| r.1).sum();
-    out += "kernel | dispatches per step | device ms per step | share\n";
-    for (name, ms, count) in rows {
-        out += &format!("{name} | {count} | {ms:.4} | {:.0}%\n", 100.0 * ms / total);
+    ctx.synchronize()?;
+    let was = ctx.profiling();
+    ctx.set_profiling(true);
+    ctx.reset_profile()?;
+    plan.replay(ctx)?;
+    let profile = ctx.profile()?;
+    ctx.set_profiling(was);
+    let total = profile.total_seconds();
+    let mut out = format!(
+        "kernel | dispatches per step | device ms per step | share ({:?})\n",
+        profile.clock
+    );
+    for k in &profile.kernels {
+        out += &format!(
+            "{} | {} | {:.4} | {:.0}%\n",
+            k.name,
+            k.calls,
+            k.seconds * 1e3,
+            100.0 * k.seconds / total
+        );
     }
     Ok(out)
 }

@@ -290,15 +290,8 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
         generated.push(id);
         context.push(id);
         input = vec![id];
-        // Print whole UTF-8 characters as they complete (a token may end mid-character).
         pending.extend(tok.decode_bytes(&[id])?);
-        let valid = match std::str::from_utf8(&pending) {
-            Ok(s) => s.len(),
-            Err(e) => e.valid_up_to(),
-        };
-        print!("{}", String::from_utf8_lossy(&pending[..valid]));
-        std::io::stdout().flush().ok();
-        pending.drain(..valid);
+        print_complete(&mut pending);
     }
     print!("{}", String::from_utf8_lossy(&pending));
     println!();
@@ -379,14 +372,7 @@ fn run_compiled(
                 decode_error.get_or_insert(e);
             }
         }
-        // Print whole UTF-8 characters as they complete (a token may end mid-character).
-        let valid = match std::str::from_utf8(&pending) {
-            Ok(s) => s.len(),
-            Err(e) => e.valid_up_to(),
-        };
-        print!("{}", String::from_utf8_lossy(&pending[..valid]));
-        std::io::stdout().flush().ok();
-        pending.drain(..valid);
+        print_complete(&mut pending);
     })?;
     if let Some(e) = decode_error {
         return Err(e);
@@ -406,4 +392,16 @@ fn run_compiled(
         n as f64 / total.max(1e-9)
     );
     Ok(())
+}
+
+/// Prints the whole UTF-8 characters at the front of `pending` and keeps the rest (a token
+/// may end in the middle of a character).
+fn print_complete(pending: &mut Vec<u8>) {
+    let valid = match std::str::from_utf8(pending) {
+        Ok(s) => s.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    print!("{}", String::from_utf8_lossy(&pending[..valid]));
+    std::io::stdout().flush().ok();
+    pending.drain(..valid);
 }

@@ -195,68 +195,6 @@ impl Plan {
         gpu.profile_plan_end(profiled)
     }
 
-    /// Device milliseconds of each kernel within one replay, summed over its dispatches, with
-    /// the dispatch count, largest first: a timestamp is written between every two dispatches
-    /// of a real replay (`TIMESTAMP_QUERY_INSIDE_PASSES`), so each figure is that kernel's
-    /// share of the sequence as it runs. `Error::Unsupported` without the feature.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn time_kernels(&self, ctx: &Context) -> Result<Vec<(String, f64, usize)>> {
-        let op = "Plan::time_kernels";
-        let gpu = ctx.require_gpu(op)?;
-        if !ctx.info().timestamps_inside_passes || self.atoms.is_empty() {
-            return Err(Error::Unsupported {
-                op,
-                message: "needs timestamp queries inside passes and a non-empty plan".into(),
-            });
-        }
-        let n = self.atoms.len() as u32 + 1;
-        let queries = gpu.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("plan kernel timestamps"),
-            ty: wgpu::QueryType::Timestamp,
-            count: n,
-        });
-        let bytes = u64::from(n) * 8;
-        let resolved = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("plan kernel timestamps resolved"),
-            size: bytes.next_multiple_of(wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT),
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        gpu.wait()?;
-        gpu.record(|encoder| {
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("plan timed"),
-                    timestamp_writes: None,
-                });
-                pass.write_timestamp(&queries, 0);
-                for (i, a) in self.atoms.iter().enumerate() {
-                    pass.set_pipeline(&a.kernel.pipeline);
-                    pass.set_bind_group(0, &a.bind_group, &[]);
-                    pass.dispatch_workgroups(a.groups[0], a.groups[1], a.groups[2]);
-                    pass.write_timestamp(&queries, i as u32 + 1);
-                }
-            }
-            encoder.resolve_query_set(&queries, 0..n, &resolved, 0);
-        });
-        let raw = pollster::block_on(crate::tensor::readback::read_bytes(gpu, &resolved, 0, bytes))?;
-        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&raw);
-        let period = f64::from(gpu.queue.get_timestamp_period());
-        let mut rows: Vec<(String, f64, usize)> = Vec::new();
-        for (i, a) in self.atoms.iter().enumerate() {
-            let ms = ticks[i + 1].saturating_sub(ticks[i]) as f64 * period * 1e-6;
-            match rows.iter_mut().find(|r| r.0 == a.kernel.name) {
-                Some(r) => {
-                    r.1 += ms;
-                    r.2 += 1;
-                }
-                None => rows.push((a.kernel.name.clone(), ms, 1)),
-            }
-        }
-        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
-        Ok(rows)
-    }
-
     /// Dispatches per replay.
     pub fn dispatches(&self) -> usize {
         self.atoms.len()
