@@ -2,7 +2,8 @@
 //! - composed (the default): scores = (q k^T) / sqrt(D) as a batched matmul over the strided
 //!   k view with the scale fused, a causal softmax, then scores @ v (three launches);
 //! - fused (`shaders/nn/attention_fused.wgsl`): one launch, one workgroup per (head, query),
-//!   online softmax over blocks of keys, scores never stored; D <= 256.
+//!   online softmax over blocks of keys, scores never stored; D <= 256. Its output is the
+//!   (H, Tq, D) view of a dense (Tq, H, D) tensor, so heads go side by side without a copy.
 //!
 //! k and v may be narrowed views of a larger KV cache; q any (H, Tq, D) view.
 
@@ -109,9 +110,11 @@ fn fused(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, scale: f32) -> Result<
         });
     }
     let gpu = q.context().require_gpu(op)?;
-    let out = Tensor::uninit(q.context(), &[h, tq, d], op)?;
+    // Written (Tq, H, D) and returned as its (H, Tq, D) view: a model putting the heads side
+    // by side, (Tq, H * D), then reshapes without a copy.
+    let out = Tensor::uninit(q.context(), &[tq, h, d], op)?;
     if out.is_empty() {
-        return Ok(out);
+        return out.transpose(0, 1);
     }
     let mut params = Params::new()
         .usize(h)
@@ -134,5 +137,5 @@ fn fused(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, scale: f32) -> Result<
         out.gpu_buffer(op)?,
     ];
     gpu.dispatch(&kernel, &params, &buffers, groups_1d((h * tq) as u32))?;
-    Ok(out)
+    out.transpose(0, 1)
 }

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::ops::matmul::{linear_parts, linear_residual};
 use crate::ops::softmax::rows_cols;
 use crate::reference;
 use crate::tensor::Tensor;
@@ -18,6 +19,25 @@ const LAYER_NORM: KernelDef = KernelDef {
         Binding::Read,
         Binding::Read,
         Binding::Read,
+        Binding::ReadWrite,
+    ],
+};
+
+const RESIDUAL_LAYER_NORM: KernelDef = KernelDef {
+    name: "reduce/residual_layer_norm",
+    wgsl: concat!(
+        include_str!("../../shaders/reduce/tree.wgsl"),
+        include_str!("../../shaders/reduce/residual_layer_norm.wgsl")
+    ),
+    entry: "residual_layer_norm",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
         Binding::ReadWrite,
     ],
 };
@@ -65,4 +85,77 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
     ];
     gpu.dispatch(&kernel, &params, &buffers, groups_1d(rows as u32))?;
     Ok(out)
+}
+
+/// A transformer block's projection, residual add and the next layer norm in two dispatches:
+/// `y = residual + x @ w + bias` and `layer_norm(y, gamma, beta, eps)`, returned as (y, h).
+/// x (M, K), w (K, N), bias, gamma, beta (N,), residual (M, N) dense -> two (M, N). The
+/// product's partial sums over K-slices go straight to the norm's kernel
+/// (`residual_layer_norm.wgsl`), which sums them, adds the bias and the residual, and
+/// normalises each row; y and h equal [`linear_residual`] followed by [`layer_norm`].
+pub fn linear_residual_layer_norm(
+    x: &Tensor,
+    w: &Tensor,
+    bias: &Tensor,
+    residual: &Tensor,
+    gamma: &Tensor,
+    beta: &Tensor,
+    eps: f32,
+) -> Result<(Tensor, Tensor)> {
+    let op = "linear_residual_layer_norm";
+    let ctx = x.context();
+    for (name, t) in [("w", w), ("bias", bias), ("residual", residual), ("gamma", gamma), ("beta", beta)] {
+        t.expect_context(ctx, op, name)?;
+    }
+    let fused = ctx.is_gpu()
+        && x.rank() == 2
+        && w.rank() == 2
+        && residual.layout().is_dense()
+        && [bias, gamma, beta].iter().all(|t| t.rank() == 1 && t.layout().is_dense());
+    if !fused {
+        // The CPU context and unusual views: the two ops.
+        let y = linear_residual(x, w, bias, residual)?;
+        let h = layer_norm(&y, gamma, beta, eps)?;
+        return Ok((y, h));
+    }
+    let (m, n) = (x.shape()[0], w.shape()[1]);
+    if residual.shape() != [m, n] {
+        return Err(Error::shape(op, "residual", format!("[{m}, {n}] like x @ w"), residual.shape()));
+    }
+    for (name, t) in [("bias", bias), ("gamma", gamma), ("beta", beta)] {
+        if t.shape() != [n] {
+            return Err(Error::shape(op, name, format!("[{n}] (N of w {:?})", w.shape()), t.shape()));
+        }
+    }
+    if !(eps >= 0.0 && eps.is_finite()) {
+        return Err(Error::value(op, "eps", "a finite value >= 0", eps));
+    }
+    let parts = linear_parts(op, x, w)?; // (S, M, N)
+    let gpu = ctx.require_gpu(op)?;
+    let y = Tensor::uninit(ctx, &[m, n], op)?;
+    let h = Tensor::uninit(ctx, &[m, n], op)?;
+    if m == 0 || n == 0 {
+        return Ok((y, h));
+    }
+    let params = Params::new()
+        .usize(m)
+        .usize(n)
+        .usize(parts.shape()[0])
+        .f32(eps)
+        .usize(bias.layout().offset)
+        .usize(residual.layout().offset)
+        .usize(gamma.layout().offset)
+        .usize(beta.layout().offset);
+    let buffers = [
+        parts.gpu_buffer(op)?,
+        bias.gpu_buffer(op)?,
+        residual.gpu_buffer(op)?,
+        gamma.gpu_buffer(op)?,
+        beta.gpu_buffer(op)?,
+        y.gpu_buffer(op)?,
+        h.gpu_buffer(op)?,
+    ];
+    let kernel = gpu.kernel(&RESIDUAL_LAYER_NORM, &[])?;
+    gpu.dispatch(&kernel, &params, &buffers, groups_1d(m as u32))?;
+    Ok((y, h))
 }

@@ -308,25 +308,7 @@ fn gemm_split_k(
     alpha: f32,
     ep: Ep,
 ) -> Result<Tensor> {
-    let slice = s.k / splits;
-    let view = |t: &Tensor, rows: usize, cols: usize, k_axis: usize| {
-        let l = t.layout();
-        let (rs, cs) = (l.strides[0], l.strides[1]);
-        let k_stride = if k_axis == 0 { rs } else { cs };
-        t.with_layout(Layout {
-            shape: vec![splits, rows, cols],
-            strides: vec![slice * k_stride, rs, cs],
-            offset: l.offset,
-        })
-    };
-    let parts = gemm(
-        op,
-        &view(a, s.m, slice, 1),
-        &view(b, slice, s.n, 0),
-        1.0,
-        Ep::NONE,
-        MatmulPath::Auto,
-    )?; // (S, M, N)
+    let parts = slice_products(op, a, b, s, splits)?; // (S, M, N)
     let ctx = a.context();
     let gpu = ctx.require_gpu(op)?;
     let out = Tensor::uninit(ctx, &[s.m, s.n], op)?;
@@ -364,6 +346,45 @@ fn gemm_split_k(
     let kernel = gpu.kernel(&SPLIT_K_SUM, &[("EPILOGUE", ep.kind as u32 as f64)])?;
     gpu.dispatch(&kernel, &params, &buffers, groups_1d((s.m * s.n).div_ceil(256) as u32))?;
     Ok(out)
+}
+
+/// The S products a (S, M, K/S) @ b (S, K/S, N) over K-slices of a 2-d a @ b, viewed in
+/// place and run as one batched product -> (S, M, N) dense.
+fn slice_products(op: &'static str, a: &Tensor, b: &Tensor, s: &MatmulShape, splits: usize) -> Result<Tensor> {
+    let slice = s.k / splits;
+    let view = |t: &Tensor, rows: usize, cols: usize, k_axis: usize| {
+        let l = t.layout();
+        let (rs, cs) = (l.strides[0], l.strides[1]);
+        let k_stride = if k_axis == 0 { rs } else { cs };
+        t.with_layout(Layout {
+            shape: vec![splits, rows, cols],
+            strides: vec![slice * k_stride, rs, cs],
+            offset: l.offset,
+        })
+    };
+    gemm(
+        op,
+        &view(a, s.m, slice, 1),
+        &view(b, slice, s.n, 0),
+        1.0,
+        Ep::NONE,
+        MatmulPath::Auto,
+    )
+}
+
+/// `x @ w` as the partial products a fused consumer sums itself: x (M, K), w (K, N) ->
+/// (S, M, N), the products over S K-slices (S = 1 when the product is not split; see
+/// `split_k`). A consumer that adds `sum_s parts[s] + bias` in slice order gets what
+/// [`linear`] computes, and saves the dispatch that would sum the slices.
+pub(crate) fn linear_parts(op: &'static str, x: &Tensor, w: &Tensor) -> Result<Tensor> {
+    let s = matmul_shapes(op, x.shape(), w.shape())?;
+    if x.rank() != 2 {
+        return Err(Error::shape(op, "x", "(M, K)", x.shape()));
+    }
+    match split_k(&s) {
+        Some(splits) if x.context().is_gpu() => slice_products(op, x, w, &s, splits),
+        _ => gemm(op, x, w, 1.0, Ep::NONE, MatmulPath::Auto)?.reshape(&[1, s.m, s.n]),
+    }
 }
 
 /// Element strides of `layout`'s batch axes (all but the last two) broadcast to `batch`.

@@ -1,13 +1,19 @@
 // prelude: gpt2/wg_sum.wgsl
 // The decode step's head: the final layer norm of x (1, C) and the tied output embedding,
 //   logits[v] = sum_c xn[c] wte[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
-// wte (V, C) is row-major, so each logit is one contiguous dot product. A workgroup owns 64
-// rows: 8 groups of 32 lanes, each group 8 rows, each lane a vec4 stride of every row, with the
-// 8 partial sums in registers and one shared-memory reduction at the end. Why 64 rows: V / 64
-// workgroups (786 for GPT-2) keep many loads in flight per lane on a GPU and few workgroup
-// launches on a CPU adapter (one row per group of 32 lanes made 6283 launches, 85% of a
-// lavapipe step). Each workgroup recomputes the norm's moments (2C reads from cache).
-// Grid: ceil(V / 64) workgroups along x (folded into y past 65535). C % 4 == 0, C <= MAX_C.
+// wte (V, C) is row-major, so each logit is one contiguous dot product. Each workgroup
+// normalises x into workgroup memory (the moments recomputed per workgroup: 2C reads from
+// cache), then computes its ROWS logits, in one of two shapes:
+// - GPUs (WHOLE_ROWS false, ROWS 64): 8 groups of 32 lanes, each group 8 rows, each lane a
+//   vec4 stride of every row, with the 8 partial sums in registers and one shared-memory
+//   reduction at the end: V / 64 workgroups (786 for GPT-2) keep many loads in flight.
+// - CPU adapters (WHOLE_ROWS true, ROWS 2048): each invocation owns whole rows and no
+//   reduction follows. llvmpipe pays for every workgroup and every barrier a pass over all
+//   256 invocations; the GPU shape made the head 48% of a lavapipe step.
+// Grid: ceil(V / ROWS) workgroups along x (folded into y past 65535). C % 4 == 0, C <= MAX_C.
+
+override WHOLE_ROWS: bool = false;
+override ROWS: u32 = 64u;
 
 const MAX_C: u32 = 1600u;
 
@@ -50,9 +56,20 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         xn[i] = (xv - mean) * rstd * g + b;
     }
     workgroupBarrier();
+    let base = (wid.x + wid.y * nwg.x) * ROWS;
+    if WHOLE_ROWS {
+        for (var row = base + lid; row < min(base + ROWS, p.vocab); row += 256u) {
+            var a = vec4<f32>(0.0);
+            for (var i = 0u; i < c4; i++) {
+                a = fma(xn[i], wte[row * c4 + i], a);
+            }
+            logits[row] = a.x + a.y + a.z + a.w;
+        }
+        return;
+    }
     let group = lid / 32u;
     let lane = lid % 32u;
-    let first = (wid.x + wid.y * nwg.x) * 64u + group * 8u;
+    let first = base + group * 8u;
     var acc = array<f32, 8>();
     for (var r = 0u; r < 8u; r++) {
         let row = min(first + r, p.vocab - 1u);
@@ -71,7 +88,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         for (var l = 0u; l < 32u; l++) {
             t += part[lid * 32u + l];
         }
-        let row = (wid.x + wid.y * nwg.x) * 64u + lid;
+        let row = base + lid;
         if row < p.vocab {
             logits[row] = t;
         }

@@ -18,6 +18,9 @@
 // `decode::top_k_draw` does on the host. Greedy is k = 1.
 
 override PICK: bool = false;
+// Logits per workgroup of the BLOCK stage: 2048 on GPUs, 16384 on CPU adapters (fewer
+// workgroups: each one costs llvmpipe a pass over its invocations per barrier).
+override BLOCK: u32 = 2048u;
 
 struct Params {
     items: u32,       // BLOCK stage: V; PICK stage: blocks * KMAX
@@ -34,13 +37,13 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> cands: array<vec2<u32>>; // (blocks * KMAX,) (key, id)
 
 const KMAX: u32 = 128u;
-const BLOCK: u32 = 2048u;
 const NONE: u32 = 0xffffffffu;
 
 var<workgroup> settings: vec4<u32>;           // mode, top_k, step, temperature bits
 var<workgroup> chosen: vec2<u32>;             // radix pass: bucket, how many to take from it
 var<workgroup> hist: array<atomic<u32>, 256>;
 var<workgroup> scan: array<u32, 256>;
+var<workgroup> run_total: array<u32, 16>;
 var<workgroup> cand_key: array<u32, KMAX>;
 var<workgroup> cand_idx: array<u32, KMAX>;
 var<workgroup> sorted_idx: array<u32, KMAX>;
@@ -75,20 +78,26 @@ fn item(base: u32, i: u32) -> vec2<u32> {
     return vec2<u32>(key_of(logits[p.logits_off + base + i]), base + i);
 }
 
-// Inclusive prefix sum over the invocations (uniform control flow only: it holds barriers).
+// Inclusive prefix sum over the invocations (uniform control flow only: it holds barriers),
+// in three barriers: 16 runs of 16 scanned serially, then each invocation adds the totals of
+// the runs before its own (a halving scan took 17 barriers, and barriers are what llvmpipe
+// pays for).
 fn inclusive_scan(lid: u32, v: u32) -> u32 {
     scan[lid] = v;
     workgroupBarrier();
-    for (var o = 1u; o < 256u; o <<= 1u) {
-        var t = scan[lid];
-        if lid >= o {
-            t += scan[lid - o];
+    if lid < 16u {
+        var s = 0u;
+        for (var i = 16u * lid; i < 16u * lid + 16u; i++) {
+            s += scan[i];
+            scan[i] = s;
         }
-        workgroupBarrier();
-        scan[lid] = t;
-        workgroupBarrier();
+        run_total[lid] = s;
     }
-    let r = scan[lid];
+    workgroupBarrier();
+    var r = scan[lid];
+    for (var i = 0u; i < lid / 16u; i++) {
+        r += run_total[i];
+    }
     workgroupBarrier();
     return r;
 }

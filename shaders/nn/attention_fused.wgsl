@@ -6,7 +6,7 @@
 // Per block: each invocation scores one key, the block max and the running max m give the
 // rescale factor exp(m_old - m_new) for the running sum l and the accumulator, then
 // invocation e < D adds sum_j p_j v[h, j, e]. q, k, v are strided views (offset + strides in
-// the uniform); out is dense (H, Tq, D). The host checked D <= 256.
+// the uniform); out is dense (Tq, H, D), heads side by side. The host checked D <= 256.
 
 struct Params {
     heads: u32,
@@ -26,7 +26,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> q: array<f32>;         // (H, Tq, D) view
 @group(0) @binding(2) var<storage, read> k: array<f32>;         // (H, Tk, D) view
 @group(0) @binding(3) var<storage, read> v: array<f32>;         // (H, Tk, D) view
-@group(0) @binding(4) var<storage, read_write> out: array<f32>; // (H, Tq, D) dense
+@group(0) @binding(4) var<storage, read_write> out: array<f32>; // (Tq, H, D) dense
 
 var<workgroup> q_row: array<f32, 256>;
 var<workgroup> probs: array<f32, 256>;
@@ -80,6 +80,6 @@ fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         workgroupBarrier();
     }
     if lid < p.d {
-        out[task * p.d + lid] = acc / l;
+        out[(i * p.heads + h) * p.d + lid] = acc / l;
     }
 }

@@ -61,7 +61,7 @@ const LN_MATVEC: KernelDef = KernelDef {
 const ATTENTION_DECODE: KernelDef = KernelDef {
     name: "gpt2/attention_decode",
     wgsl: concat!(
-        include_str!("../../../shaders/reduce/tree.wgsl"),
+        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
         include_str!("../../../shaders/gpt2/state.wgsl"),
         include_str!("../../../shaders/gpt2/attention_decode.wgsl")
     ),
@@ -93,6 +93,9 @@ const LM_HEAD: KernelDef = KernelDef {
     ],
 };
 
+/// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
+const ATTENTION_MAX_P: usize = 2048;
+
 /// Widest C the head kernel holds (`MAX_C` in `lm_head.wgsl`: GPT-2 XL's 1600).
 const LM_HEAD_MAX_C: usize = 1600;
 
@@ -112,8 +115,10 @@ const SAMPLE: KernelDef = KernelDef {
     ],
 };
 
-/// Logits per workgroup of the sampler's first stage (`BLOCK` in `sample.wgsl`).
+/// Logits per workgroup of the sampler's first stage (`BLOCK` in `sample.wgsl`): on GPUs, and
+/// on CPU adapters, where fewer workgroups pay off.
 const SAMPLE_BLOCK: usize = 2048;
+const SAMPLE_BLOCK_SOFTWARE: usize = 16384;
 
 /// The device side of one generated sequence: the decode state and the ring of chosen ids.
 #[derive(Clone, Debug)]
@@ -358,6 +363,12 @@ pub(crate) fn attention_decode(
             message: format!("head dim {d}: the decode kernel needs a multiple of 4 dividing 256"),
         });
     }
+    if p > ATTENTION_MAX_P {
+        return Err(Error::Unsupported {
+            op,
+            message: format!("{p} positions: the decode kernel keeps at most {ATTENTION_MAX_P} scores"),
+        });
+    }
     check_row(op, "q", q, h * d)?;
     let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s && t.layout().offset.is_multiple_of(4);
     if !dense(k_cache) || !dense(v_cache) {
@@ -427,11 +438,14 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
         wte.gpu_buffer(op)?,
         logits.gpu_buffer(op)?,
     ];
+    // CPU adapters: whole rows per invocation and few workgroups (see the kernel).
+    let (whole_rows, rows) = if gpu.info.is_software() { (1, 2048) } else { (0, 64) };
+    let consts = [("WHOLE_ROWS", f64::from(whole_rows)), ("ROWS", f64::from(rows))];
     gpu.dispatch(
-        &gpu.kernel(&LM_HEAD, &[])?,
+        &gpu.kernel(&LM_HEAD, &consts)?,
         &params,
         &buffers,
-        groups_1d(v.div_ceil(64) as u32),
+        groups_1d(v.div_ceil(rows as usize) as u32),
     )?;
     Ok(logits)
 }
@@ -446,7 +460,8 @@ pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) 
         return Err(Error::shape(op, "logits", "a dense row (1, V)", logits.shape()));
     }
     // Stage 1: each block's best candidates; stage 2: the pick among all of them.
-    let blocks = v.div_ceil(SAMPLE_BLOCK);
+    let block = if gpu.info.is_software() { SAMPLE_BLOCK_SOFTWARE } else { SAMPLE_BLOCK };
+    let blocks = v.div_ceil(block);
     let cands = Tensor::uninit(logits.context(), &[blocks * DEVICE_TOP_K_MAX * 2], op)?; // (blocks * KMAX) (key, id)
     let buffers = [
         logits.gpu_buffer(op)?,
@@ -461,7 +476,8 @@ pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) 
             .usize(st.ids.len())
             .u32(u32::from(new_pos.is_some()))
             .usize(new_pos.unwrap_or(0));
-        let kernel = gpu.kernel(&SAMPLE, &[("PICK", f64::from(u8::from(pick)))])?;
+        let consts = [("PICK", f64::from(u8::from(pick))), ("BLOCK", block as f64)];
+        let kernel = gpu.kernel(&SAMPLE, &consts)?;
         gpu.dispatch(&kernel, &params, &buffers, [groups as u32, 1, 1])?;
     }
     Ok(())

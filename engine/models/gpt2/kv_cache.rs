@@ -1,17 +1,32 @@
 //! The key/value cache: keys and values of every past position, per layer and head.
 //!
 //! One preallocated tensor (2, n_layer, H, n_positions, D): keys, then values, so a kernel
-//! reaches both through one binding (the decode step's QKV projection writes both). A step of T new tokens writes its
-//! rows at positions `len..len + T` with `copy_into`, and attention reads the narrowed view
+//! reaches both through one binding. The QKV projection of a step of T new tokens writes its
+//! keys and values straight into positions `len..len + T` ([`KvCache::project_qkv`]; the
+//! decode kernels do the same for one token), and attention reads the narrowed view
 //! `0..len + T`: nothing is reallocated as the sequence grows, and since lengths reach the
 //! kernels through uniforms no pipeline is rebuilt either.
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, Binding, KernelDef, Params};
 use crate::ops;
 use crate::tensor::Tensor;
 
 use super::config::Config;
+
+const QKV_CACHE: KernelDef = KernelDef {
+    name: "gpt2/qkv_cache",
+    wgsl: include_str!("../../../shaders/gpt2/qkv_cache.wgsl"),
+    entry: "qkv_cache",
+    bindings: &[
+        Binding::Uniform,
+        Binding::Read,
+        Binding::Read,
+        Binding::ReadWrite,
+        Binding::ReadWrite,
+    ],
+};
 
 /// Cached keys and values of one sequence.
 #[derive(Clone, Debug)]
@@ -55,13 +70,22 @@ impl KvCache {
         self.len = 0;
     }
 
-    /// Writes layer `layer`'s new keys and values k, v (H, T, D) at positions `len..len + T`
-    /// and returns the views of positions `0..len + T`, each (H, len + T, D).
-    pub(crate) fn append(&self, layer: usize, k: &Tensor, v: &Tensor) -> Result<(Tensor, Tensor)> {
-        let t = k.shape()[1];
+    /// Layer `layer`'s QKV projection of h (T, C): `h @ w + bias` (w (C, 3C), bias (3C,)),
+    /// with the keys and values written at positions `len..len + T`. Returns the queries
+    /// (H, T, D) and the key and value views of positions `0..len + T`, each (H, len + T, D).
+    /// On a GPU the projection's epilogue does the writes (`qkv_cache.wgsl`); elsewhere the
+    /// projection is split into heads and copied in.
+    pub(crate) fn project_qkv(&self, layer: usize, h: &Tensor, w: &Tensor, bias: &Tensor) -> Result<[Tensor; 3]> {
+        let op = "KvCache::project_qkv";
+        let (nh, p, d) = (self.k.shape()[1], self.k.shape()[2], self.k.shape()[3]);
+        let c = nh * d;
+        if h.rank() != 2 || h.shape()[1] != c || w.shape() != [c, 3 * c] || bias.shape() != [3 * c] {
+            return Err(Error::mismatch(op, "h (T, C)", h.shape(), "w (C, 3C)", w.shape()));
+        }
+        let t = h.shape()[0];
         if t > self.remaining() {
             return Err(Error::value(
-                "KvCache::append",
+                op,
                 "tokens",
                 format!("at most {} more positions (n_positions)", self.remaining()),
                 t,
@@ -70,9 +94,41 @@ impl KvCache {
         let end = self.len + t;
         let kl = self.layer(&self.k, layer)?;
         let vl = self.layer(&self.v, layer)?;
-        ops::copy_into(&kl.narrow(1, self.len, end)?, k)?;
-        ops::copy_into(&vl.narrow(1, self.len, end)?, v)?;
-        Ok((kl.narrow(1, 0, end)?, vl.narrow(1, 0, end)?))
+        let ctx = h.context();
+        let q = match ctx.gpu() {
+            Some(gpu) if bias.layout().is_dense() => {
+                let parts = ops::matmul::linear_parts(op, h, w)?; // (S, T, 3C)
+                let q = Tensor::uninit(ctx, &[t, c], op)?; // (T, C)
+                let params = Params::new()
+                    .usize(t)
+                    .usize(c)
+                    .usize(parts.shape()[0])
+                    .usize(d)
+                    .usize(p)
+                    .usize(self.len)
+                    .usize(kl.layout().offset)
+                    .usize(vl.layout().offset)
+                    .usize(bias.layout().offset);
+                let buffers = [
+                    parts.gpu_buffer(op)?,
+                    bias.gpu_buffer(op)?,
+                    q.gpu_buffer(op)?,
+                    self.k.gpu_buffer(op)?,
+                ];
+                let kernel = gpu.kernel(&QKV_CACHE, &[])?;
+                gpu.dispatch(&kernel, &params, &buffers, groups_1d((t * 3 * c).div_ceil(256) as u32))?;
+                q.reshape(&[t, nh, d])?.transpose(0, 1)? // (H, T, D) view
+            }
+            _ => {
+                let qkv = ops::linear(h, w, Some(bias))?; // (T, 3C)
+                // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
+                let heads = qkv.reshape(&[t, 3 * nh, d])?.transpose(0, 1)?;
+                ops::copy_into(&kl.narrow(1, self.len, end)?, &heads.narrow(0, nh, 2 * nh)?)?;
+                ops::copy_into(&vl.narrow(1, self.len, end)?, &heads.narrow(0, 2 * nh, 3 * nh)?)?;
+                heads.narrow(0, 0, nh)?
+            }
+        };
+        Ok([q, kl.narrow(1, 0, end)?, vl.narrow(1, 0, end)?])
     }
 
     /// Marks `t` more positions as cached, once every layer has appended them.

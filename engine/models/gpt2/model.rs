@@ -4,13 +4,14 @@
 //! one token at a time) and returns logits for them. Per block (nanoGPT's names):
 //! ```text
 //! h   = layer_norm(x, ln_1)                 (T, C)
-//! qkv = h @ c_attn + b                      (T, 3C) -> views q, k, v (H, T, D), no copies
-//! K,V = cache[0..past+T] after appending k, v
-//! a   = attention(q, K, V, past)            (H, T, D) -> (T, C)
-//! x   = x + a @ c_proj + b
-//! x   = x + gelu(layer_norm(x, ln_2) @ c_fc + b) @ c_proj + b
+//! q   = (h @ c_attn + b)[:, :C]             (T, C) -> (H, T, D); the keys and values of the
+//!                                           same product go straight into the cache
+//! a   = attention(q, K, V, past)            (H, T, D) -> (T, C), K, V = cache[0..past+T]
+//! x   = x + a @ c_proj + b                  (the projection, the residual add and the next
+//! h   = layer_norm(x, ln_2)                  layer norm are two dispatches)
+//! x   = x + gelu(h @ c_fc + b) @ c_proj + b
 //! ```
-//! then `ln_f` and logits = x @ wte^T through a transposed view of wte (tied embeddings).
+//! then `ln_f` (fused into the last projection) and logits = x @ wte^T through a transposed view of wte (tied embeddings).
 //! When wte is larger than one storage binding allows (GPT-2 124M's 154 MB on a 128 MiB
 //! device), it is kept as row blocks: tokens are gathered from their block and the logits
 //! of each block are written into their columns.
@@ -172,49 +173,49 @@ impl Gpt2 {
         let x = self.embed(ids, past)?; // (T, C)
         let embeddings = opts.capture.then(|| x.clone());
         let mut residuals = Vec::new();
-        let x = self.blocks(x, cache, opts.capture.then_some(&mut residuals))?;
+        let (_, h) = self.blocks(x, cache, opts.capture.then_some(&mut residuals))?; // h = ln_f(x)
         cache.advance(t);
-        let rows = if opts.all_logits { x } else { x.narrow(0, t - 1, t)? };
+        let rows = if opts.all_logits { h } else { h.narrow(0, t - 1, t)? };
         Ok(Step {
-            logits: self.head(&rows)?,
+            logits: self.logits(&rows)?,
             embeddings,
             residuals,
         })
     }
 
-    /// Every block over x (T, C) at positions `cache.len()..`, appending the keys and values to
-    /// `cache` (without advancing it); pushes each block's residual when asked.
-    fn blocks(&self, mut x: Tensor, cache: &KvCache, mut residuals: Option<&mut Vec<Tensor>>) -> Result<Tensor> {
+    /// Every block over x (T, C) at positions `cache.len()..`, writing the keys and values
+    /// into `cache` (without advancing it); pushes each block's residual when asked. Returns
+    /// the residual stream and its final layer norm (ln_f), both (T, C). Each layer norm is
+    /// fused with the projection before it (`linear_residual_layer_norm`), so the block after
+    /// a projection starts from its normalised input.
+    fn blocks(&self, mut x: Tensor, cache: &KvCache, mut residuals: Option<&mut Vec<Tensor>>) -> Result<(Tensor, Tensor)> {
         let cfg = &self.config;
-        let (t, c, nh, hd) = (x.shape()[0], cfg.n_embd, cfg.n_head, cfg.head_dim());
+        let eps = cfg.layer_norm_epsilon;
+        let (t, c) = (x.shape()[0], cfg.n_embd);
         let past = cache.len();
+        // The norm that follows block i: the next block's ln_1, or ln_f after the last.
+        let next_norm = |i: usize| match self.blocks.get(i) {
+            Some(b) => (&b.ln_1_weight, &b.ln_1_bias),
+            None => (&self.ln_f_weight, &self.ln_f_bias),
+        };
+        let (g, beta) = next_norm(0);
+        let mut h = ops::layer_norm(&x, g, beta, eps)?; // (T, C)
         for (layer, b) in self.blocks.iter().enumerate() {
-            let h = ops::layer_norm(&x, &b.ln_1_weight, &b.ln_1_bias, cfg.layer_norm_epsilon)?;
-            let qkv = ops::linear(&h, &b.attn_weight, Some(&b.attn_bias))?; // (T, 3C)
-                                                                            // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
-            let heads = qkv.reshape(&[t, 3 * nh, hd])?.transpose(0, 1)?;
-            let q = heads.narrow(0, 0, nh)?; // (H, T, D)
-            let k = heads.narrow(0, nh, 2 * nh)?; // (H, T, D)
-            let v = heads.narrow(0, 2 * nh, 3 * nh)?; // (H, T, D)
-            let (keys, values) = cache.append(layer, &k, &v)?; // (H, past + T, D)
+            // q (H, T, D); keys and values (H, past + T, D), this step's written into the cache.
+            let [q, keys, values] = cache.project_qkv(layer, &h, &b.attn_weight, &b.attn_bias)?;
             let a = ops::attention_with(&q, &keys, &values, past, AttentionPath::Auto)?; // (H, T, D)
             let a = a.transpose(0, 1)?.reshape(&[t, c])?; // (T, C): heads side by side
-            x = ops::linear_residual(&a, &b.attn_proj_weight, &b.attn_proj_bias, &x)?; // x + a @ W + b
-            let h = ops::layer_norm(&x, &b.ln_2_weight, &b.ln_2_bias, cfg.layer_norm_epsilon)?;
+            // x = x + a @ W + b;  h = ln_2(x)
+            (x, h) = ops::linear_residual_layer_norm(&a, &b.attn_proj_weight, &b.attn_proj_bias, &x, &b.ln_2_weight, &b.ln_2_bias, eps)?;
             let f = ops::linear_gelu(&h, &b.fc_weight, &b.fc_bias)?; // (T, 4C)
-            x = ops::linear_residual(&f, &b.mlp_proj_weight, &b.mlp_proj_bias, &x)?; // x + f @ W + b
+            // x = x + f @ W + b;  h = the next norm of x
+            let (g, beta) = next_norm(layer + 1);
+            (x, h) = ops::linear_residual_layer_norm(&f, &b.mlp_proj_weight, &b.mlp_proj_bias, &x, g, beta, eps)?;
             if let Some(r) = residuals.as_deref_mut() {
                 r.push(x.clone());
             }
         }
-        Ok(x)
-    }
-
-    /// ln_f, then the tied output embedding: rows (R, C) -> logits (R, V).
-    fn head(&self, rows: &Tensor) -> Result<Tensor> {
-        let cfg = &self.config;
-        let h = ops::layer_norm(rows, &self.ln_f_weight, &self.ln_f_bias, cfg.layer_norm_epsilon)?;
-        self.logits(&h)
+        Ok((x, h))
     }
 
     /// The prompt step of a compiled generation: `ids` (T,) token ids on the device (exact
@@ -234,8 +235,8 @@ impl Gpt2 {
             ));
         }
         let x = ops::embedding::embedding_of(wte, &self.wpe, ids, 0)?; // (T, C)
-        let x = self.blocks(x, cache, None)?;
-        let logits = self.head(&x.narrow(0, t - 1, t)?)?; // (1, V)
+        let (_, h) = self.blocks(x, cache, None)?; // h = ln_f(x)
+        let logits = self.logits(&h.narrow(0, t - 1, t)?)?; // (1, V)
         decode::sample(&logits, st, Some(t))?;
         Ok(logits)
     }
