@@ -1,5 +1,6 @@
-//! GELU and the fused elementwise graphs, softmax, layer norm, argmax, embedding, attention
-//! and copy_into against the f64 reference.
+//! GELU and the fused elementwise graphs, softmax, layer norm (alone and fused after a
+//! projection's residual add), argmax, embedding, attention and copy_into against the f64
+//! reference.
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
@@ -168,6 +169,42 @@ fn layer_norm_over_awkward_rows() {
             e.contains("layer_norm") && e.contains("gamma") && e.contains("[4]"),
             "{e}"
         );
+    });
+}
+
+#[test]
+fn linear_residual_layer_norm_matches_the_reference() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(79);
+        // (M, K, N): GPT-2's prefill projections (split over K into 8 and 32 slices), an
+        // unsplit product, a slice count that is not a multiple of 8, and N % 4 != 0 (the
+        // two-op fallback).
+        for (m, k, n) in [(64, 768, 768), (64, 3072, 768), (3, 40, 36), (64, 384, 64), (5, 20, 18)] {
+            let x = random(&mut rng, &[m, k], -1.0, 1.0);
+            let w = random(&mut rng, &[k, n], -0.1, 0.1);
+            let bias = random(&mut rng, &[n], -1.0, 1.0);
+            let res = random(&mut rng, &[m, n], 2.0, 4.0);
+            let (g, b) = (random(&mut rng, &[n], 0.5, 1.5), random(&mut rng, &[n], -1.0, 1.0));
+            let mut y = ArrayD::<f32>::zeros(IxDyn(&[m, n]));
+            for i in 0..m {
+                for j in 0..n {
+                    let dot: f64 = (0..k).map(|t| x[[i, t]] as f64 * w[[t, j]] as f64).sum();
+                    y[[i, j]] = (dot + bias[[j]] as f64 + res[[i, j]] as f64) as f32;
+                }
+            }
+            let h = reference::nn::layer_norm(&y.view(), &g.view(), &b.view(), 1e-5);
+            let t = |a: &ArrayD<f32>| Tensor::from_array(ctx, a).unwrap();
+            let (got_y, got_h) =
+                ops::linear_residual_layer_norm(&t(&x), &t(&w), &t(&bias), &t(&res), &t(&g), &t(&b), 1e-5).unwrap();
+            let name = format!("linear_residual_layer_norm ({m}, {k}) @ ({k}, {n})");
+            assert_close(ctx, &format!("{name} y"), &got_y.to_vec().unwrap(), &flat(&y), Gate::new(1e-4, 1e-4));
+            assert_close(ctx, &format!("{name} h"), &got_h.to_vec().unwrap(), &flat(&h), Gate::new(1e-3, 1e-3));
+        }
+        let z = |shape: &[usize]| Tensor::zeros(ctx, shape).unwrap();
+        let e = ops::linear_residual_layer_norm(&z(&[4, 8]), &z(&[8, 12]), &z(&[12]), &z(&[4, 8]), &z(&[12]), &z(&[12]), 1e-5)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("residual") && e.contains("[4, 8]"), "{e}");
     });
 }
 

@@ -92,7 +92,8 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
 /// x (M, K), w (K, N), bias, gamma, beta (N,), residual (M, N) dense -> two (M, N). The
 /// product's partial sums over K-slices go straight to the norm's kernel
 /// (`residual_layer_norm.wgsl`), which sums them, adds the bias and the residual, and
-/// normalises each row; y and h equal [`linear_residual`] followed by [`layer_norm`].
+/// normalises each row; y and h are [`linear_residual`] followed by [`layer_norm`], up to
+/// the order of the sums (the slices are added eight at a time).
 pub fn linear_residual_layer_norm(
     x: &Tensor,
     w: &Tensor,
@@ -107,13 +108,15 @@ pub fn linear_residual_layer_norm(
     for (name, t) in [("w", w), ("bias", bias), ("residual", residual), ("gamma", gamma), ("beta", beta)] {
         t.expect_context(ctx, op, name)?;
     }
+    // The kernel reads vec4s: C and every offset a multiple of 4.
+    let vec4 = |t: &Tensor| t.layout().is_dense() && t.layout().offset.is_multiple_of(4);
     let fused = ctx.is_gpu()
         && x.rank() == 2
         && w.rank() == 2
-        && residual.layout().is_dense()
-        && [bias, gamma, beta].iter().all(|t| t.rank() == 1 && t.layout().is_dense());
+        && w.shape()[1].is_multiple_of(4)
+        && [bias, gamma, beta, residual].iter().all(|t| vec4(t));
     if !fused {
-        // The CPU context and unusual views: the two ops.
+        // The CPU context, odd widths and unaligned views: the two ops.
         let y = linear_residual(x, w, bias, residual)?;
         let h = layer_norm(&y, gamma, beta, eps)?;
         return Ok((y, h));
@@ -142,10 +145,10 @@ pub fn linear_residual_layer_norm(
         .usize(n)
         .usize(parts.shape()[0])
         .f32(eps)
-        .usize(bias.layout().offset)
-        .usize(residual.layout().offset)
-        .usize(gamma.layout().offset)
-        .usize(beta.layout().offset);
+        .usize(bias.layout().offset / 4)
+        .usize(residual.layout().offset / 4)
+        .usize(gamma.layout().offset / 4)
+        .usize(beta.layout().offset / 4);
     let buffers = [
         parts.gpu_buffer(op)?,
         bias.gpu_buffer(op)?,

@@ -19,8 +19,10 @@
 
 override PICK: bool = false;
 // Logits per workgroup of the BLOCK stage: 2048 on GPUs, 16384 on CPU adapters (fewer
-// workgroups: each one costs llvmpipe a pass over its invocations per barrier).
+// workgroups: each one costs llvmpipe a pass over its invocations per barrier), which also
+// take the scan with fewer barriers.
 override BLOCK: u32 = 2048u;
+override SERIAL_SCAN: bool = false;
 
 struct Params {
     items: u32,       // BLOCK stage: V; PICK stage: blocks * KMAX
@@ -78,26 +80,41 @@ fn item(base: u32, i: u32) -> vec2<u32> {
     return vec2<u32>(key_of(logits[p.logits_off + base + i]), base + i);
 }
 
-// Inclusive prefix sum over the invocations (uniform control flow only: it holds barriers),
-// in three barriers: 16 runs of 16 scanned serially, then each invocation adds the totals of
-// the runs before its own (a halving scan took 17 barriers, and barriers are what llvmpipe
-// pays for).
+// Inclusive prefix sum over the invocations (uniform control flow only: it holds barriers).
+// GPUs: a halving scan (17 barriers, each step parallel). CPU adapters (SERIAL_SCAN): three
+// barriers, 16 runs of 16 scanned serially, then each invocation adds the totals of the runs
+// before its own; llvmpipe pays a pass over all 256 invocations for every barrier, a GPU
+// pays for the serial runs.
 fn inclusive_scan(lid: u32, v: u32) -> u32 {
     scan[lid] = v;
     workgroupBarrier();
-    if lid < 16u {
-        var s = 0u;
-        for (var i = 16u * lid; i < 16u * lid + 16u; i++) {
-            s += scan[i];
-            scan[i] = s;
+    if SERIAL_SCAN {
+        if lid < 16u {
+            var s = 0u;
+            for (var i = 16u * lid; i < 16u * lid + 16u; i++) {
+                s += scan[i];
+                scan[i] = s;
+            }
+            run_total[lid] = s;
         }
-        run_total[lid] = s;
+        workgroupBarrier();
+        var r = scan[lid];
+        for (var i = 0u; i < lid / 16u; i++) {
+            r += run_total[i];
+        }
+        workgroupBarrier();
+        return r;
     }
-    workgroupBarrier();
-    var r = scan[lid];
-    for (var i = 0u; i < lid / 16u; i++) {
-        r += run_total[i];
+    for (var o = 1u; o < 256u; o <<= 1u) {
+        var t = scan[lid];
+        if lid >= o {
+            t += scan[lid - o];
+        }
+        workgroupBarrier();
+        scan[lid] = t;
+        workgroupBarrier();
     }
+    let r = scan[lid];
     workgroupBarrier();
     return r;
 }

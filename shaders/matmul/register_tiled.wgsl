@@ -44,16 +44,7 @@ fn put_b(kk: u32, c: u32, v: f32) {
 
 fn load_a_tile(base: u32, row0: u32, k0: u32, lid: u32) {
     if VEC_A {
-        let r = lid / 4u;
-        let kq = (lid % 4u) * 4u;
-        var v = vec4<f32>(0.0);
-        if row0 + r < p.m && k0 + kq < p.k {
-            v = a[(base + (row0 + r) * p.a_rs + k0 + kq) >> 2u];
-        }
-        put_a(kq, r, v.x);
-        put_a(kq + 1u, r, v.y);
-        put_a(kq + 2u, r, v.z);
-        put_a(kq + 3u, r, v.w);
+        put_a4(lid, fetch_a(base, row0, k0, lid));
         return;
     }
     for (var t = 0u; t < 4u; t++) {
@@ -73,15 +64,38 @@ fn load_a_tile(base: u32, row0: u32, k0: u32, lid: u32) {
     }
 }
 
+// VEC_A and VEC_B: this invocation's vec4 of the A (resp. B) tile of the step at k0, zero past
+// the edges, and where it goes in the shared tile.
+fn fetch_a(base: u32, row0: u32, k0: u32, lid: u32) -> vec4<f32> {
+    let r = lid / 4u;
+    let kq = (lid % 4u) * 4u;
+    if row0 + r < p.m && k0 + kq < p.k {
+        return a[(base + (row0 + r) * p.a_rs + k0 + kq) >> 2u];
+    }
+    return vec4<f32>(0.0);
+}
+
+fn put_a4(lid: u32, v: vec4<f32>) {
+    let r = lid / 4u;
+    let kq = (lid % 4u) * 4u;
+    put_a(kq, r, v.x);
+    put_a(kq + 1u, r, v.y);
+    put_a(kq + 2u, r, v.z);
+    put_a(kq + 3u, r, v.w);
+}
+
+fn fetch_b(base: u32, col0: u32, k0: u32, lid: u32) -> vec4<f32> {
+    let kk = lid / 16u;
+    let cq = (lid % 16u) * 4u;
+    if k0 + kk < p.k && col0 + cq < p.n {
+        return b[(base + (k0 + kk) * p.b_rs + col0 + cq) >> 2u];
+    }
+    return vec4<f32>(0.0);
+}
+
 fn load_b_tile(base: u32, col0: u32, k0: u32, lid: u32) {
     if VEC_B {
-        let kk = lid / 16u;
-        let cq = (lid % 16u) * 4u;
-        var v = vec4<f32>(0.0);
-        if k0 + kk < p.k && col0 + cq < p.n {
-            v = b[(base + (k0 + kk) * p.b_rs + col0 + cq) >> 2u];
-        }
-        sb[kk * 16u + cq / 4u] = v;
+        sb[lid] = fetch_b(base, col0, k0, lid); // (kk, cq) = (lid / 16, 4 (lid % 16)): slot lid
         return;
     }
     for (var t = 0u; t < 4u; t++) {
@@ -125,10 +139,28 @@ fn register_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
+    // Both operands vec4: the next step's tiles are fetched into registers before this step's
+    // FMAs, so their global-memory latency overlaps the arithmetic instead of following it
+    // (short K walks, such as split-K slices of 96, were bound by that latency).
+    var next_a = vec4<f32>(0.0);
+    var next_b = vec4<f32>(0.0);
+    if VEC_A && VEC_B {
+        next_a = fetch_a(base.x, row0, 0u, lid);
+        next_b = fetch_b(base.y, col0, 0u, lid);
+    }
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        load_a_tile(base.x, row0, k0, lid);
-        load_b_tile(base.y, col0, k0, lid);
+        if VEC_A && VEC_B {
+            put_a4(lid, next_a);
+            sb[lid] = next_b;
+        } else {
+            load_a_tile(base.x, row0, k0, lid);
+            load_b_tile(base.y, col0, k0, lid);
+        }
         workgroupBarrier();
+        if VEC_A && VEC_B {
+            next_a = fetch_a(base.x, row0, k0 + BK, lid);
+            next_b = fetch_b(base.y, col0, k0 + BK, lid);
+        }
         for (var kk = 0u; kk < BK; kk++) {
             let av = sa[kk * 16u + ty]; // rows 4 ty .. 4 ty + 3
             let bv = sb[kk * 16u + tx]; // columns 4 tx .. 4 tx + 3

@@ -460,7 +460,8 @@ pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) 
         return Err(Error::shape(op, "logits", "a dense row (1, V)", logits.shape()));
     }
     // Stage 1: each block's best candidates; stage 2: the pick among all of them.
-    let block = if gpu.info.is_software() { SAMPLE_BLOCK_SOFTWARE } else { SAMPLE_BLOCK };
+    let software = gpu.info.is_software();
+    let block = if software { SAMPLE_BLOCK_SOFTWARE } else { SAMPLE_BLOCK };
     let blocks = v.div_ceil(block);
     let cands = Tensor::uninit(logits.context(), &[blocks * DEVICE_TOP_K_MAX * 2], op)?; // (blocks * KMAX) (key, id)
     let buffers = [
@@ -476,7 +477,11 @@ pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) 
             .usize(st.ids.len())
             .u32(u32::from(new_pos.is_some()))
             .usize(new_pos.unwrap_or(0));
-        let consts = [("PICK", f64::from(u8::from(pick))), ("BLOCK", block as f64)];
+        let consts = [
+            ("PICK", f64::from(u8::from(pick))),
+            ("BLOCK", block as f64),
+            ("SERIAL_SCAN", f64::from(u8::from(software))),
+        ];
         let kernel = gpu.kernel(&SAMPLE, &consts)?;
         gpu.dispatch(&kernel, &params, &buffers, [groups as u32, 1, 1])?;
     }
