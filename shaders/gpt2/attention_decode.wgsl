@@ -6,10 +6,10 @@
 // One workgroup per head, in three passes over the keys with the scores kept in workgroup
 // memory (at most MAX_P positions; the host checks): the scores (one key per invocation,
 // keys read as vec4) and their max, the exponentials and their sum, then the weighted values
-// (invocation (g, dd) sums the keys g, g + 256/D, ... for dim dd: neighbouring invocations
-// read neighbouring values of one key). Why passes and not an online softmax over blocks of
-// keys: no barrier sits inside a loop, which llvmpipe runs many times slower (a loop of
-// blocks with barriers made this kernel 28% of a lavapipe step for 2 dispatches in 14).
+// (invocation (g, dd) sums vec4 dd of the values of keys g, g + G, ... with G = 256 / (D / 4)
+// groups, four keys a trip into four accumulators so that their loads are in flight
+// together: the walk was latency-bound). Why passes and not an online softmax over blocks of
+// keys: no barrier sits inside a loop, which llvmpipe runs many times slower.
 // D divides 256 and is a multiple of 4 (the host checks). Grid: H workgroups.
 
 const MAX_P: u32 = 2048u;
@@ -26,12 +26,12 @@ struct Params {
 @group(0) @binding(1) var<storage, read> state: State;
 @group(0) @binding(2) var<storage, read> q: array<f32>;        // (H * D,) this step's queries
 @group(0) @binding(3) var<storage, read> k_cache: array<vec4<f32>>; // the cache buffer, keys read as vec4
-@group(0) @binding(4) var<storage, read> v_cache: array<f32>;        // the same buffer
+@group(0) @binding(4) var<storage, read> v_cache: array<vec4<f32>>; // the same buffer, values read as vec4
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;      // (H * D,) heads side by side
 
 var<workgroup> qs: array<vec4<f32>, 64>;
 var<workgroup> scores: array<f32, MAX_P>; // scores, then their exponentials
-var<workgroup> partial: array<f32, 256>;
+var<workgroup> partial: array<vec4<f32>, 256>;
 
 @compute @workgroup_size(256)
 fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -63,20 +63,37 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
     }
     // wg_sum's barriers also publish the exponentials to the whole workgroup.
     let total = wg_sum(lid, l);
-    let groups = 256u / p.d;
-    let g = lid / p.d;
-    let dd = lid % p.d;
-    var acc = 0.0;
-    for (var j = g; j < len; j += groups) {
-        acc = fma(scores[j], v_cache[p.v_off + head + j * p.d + dd], acc);
+    let d4 = p.d / 4u;
+    let groups = 256u / d4;
+    let g = lid / d4;
+    let dd = lid % d4;
+    let v_head = (p.v_off + head) / 4u + dd;
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    var j = g;
+    for (; j + 3u * groups < len; j += 4u * groups) {
+        a0 = fma(vec4<f32>(scores[j]), v_cache[v_head + j * d4], a0);
+        a1 = fma(vec4<f32>(scores[j + groups]), v_cache[v_head + (j + groups) * d4], a1);
+        a2 = fma(vec4<f32>(scores[j + 2u * groups]), v_cache[v_head + (j + 2u * groups) * d4], a2);
+        a3 = fma(vec4<f32>(scores[j + 3u * groups]), v_cache[v_head + (j + 3u * groups) * d4], a3);
     }
-    partial[lid] = acc;
+    for (; j < len; j += groups) {
+        a0 = fma(vec4<f32>(scores[j]), v_cache[v_head + j * d4], a0);
+    }
+    partial[lid] = (a0 + a1) + (a2 + a3);
     workgroupBarrier();
-    if lid < p.d {
-        var t = 0.0;
+    if lid < d4 {
+        var t = vec4<f32>(0.0);
         for (var i = 0u; i < groups; i++) {
-            t += partial[i * p.d + lid];
+            t += partial[i * d4 + lid];
         }
-        out[h * p.d + lid] = t / total;
+        let o = t / total;
+        let at = h * p.d + 4u * lid;
+        out[at] = o.x;
+        out[at + 1u] = o.y;
+        out[at + 2u] = o.z;
+        out[at + 3u] = o.w;
     }
 }

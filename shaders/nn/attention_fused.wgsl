@@ -4,9 +4,12 @@
 // blocks of 256 keys (the scores are never written to memory):
 //   out[h, i, :] = sum_{j <= past + i} softmax_j(q[h, i, :] . k[h, j, :] * scale) v[h, j, :].
 // Per block: each invocation scores one key, the block max and the running max m give the
-// rescale factor exp(m_old - m_new) for the running sum l and the accumulator, then
-// invocation e < D adds sum_j p_j v[h, j, e]. q, k, v are strided views (offset + strides in
-// the uniform); out is dense (Tq, H, D), heads side by side. The host checked D <= 256.
+// rescale factor exp(m_old - m_new) for the running sum l and the accumulator; then
+// invocation (g, e), g < G = 256 / D groups, adds p_j v[h, j, e] for the keys g, g + G, ...
+// of the block, four a trip into four accumulators so that their loads are in flight
+// together (one invocation per feature walking every key was latency-bound), and the G
+// partial sums are added at the end. q, k, v are strided views (offset + strides in the
+// uniform); out is dense (Tq, H, D), heads side by side. The host checked D <= 256.
 
 struct Params {
     heads: u32,
@@ -30,6 +33,7 @@ struct Params {
 
 var<workgroup> q_row: array<f32, 256>;
 var<workgroup> probs: array<f32, 256>;
+var<workgroup> partial: array<f32, 256>;
 
 @compute @workgroup_size(256)
 fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -49,14 +53,18 @@ fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let v_base = p.v_offset + h * p.v_strides.x;
     var m = -3.0e38; // running max (a finite sentinel)
     var l = 0.0;     // running sum of exp(score - m)
-    var acc = 0.0;   // invocation e < D: running sum of exp(score - m) v[., e]
+    var acc = 0.0;   // invocation (g, e): its share of sum exp(score - m) v[., e]
+    let groups = max(1u, 256u / p.d);
+    let g = lid / p.d;
+    let e = lid % p.d;
+    let v_col = v_base + e * p.v_strides.z;
     for (var j0 = 0u; j0 < visible; j0 += 256u) {
         let j = j0 + lid;
         var s = -3.0e38;
         if j < visible {
             var dot = 0.0;
-            for (var e = 0u; e < p.d; e++) {
-                dot = fma(q_row[e], k[k_base + j * p.k_strides.y + e * p.k_strides.z], dot);
+            for (var f = 0u; f < p.d; f++) {
+                dot = fma(q_row[f], k[k_base + j * p.k_strides.y + f * p.k_strides.z], dot);
             }
             s = dot * p.scale;
         }
@@ -67,19 +75,38 @@ fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         }
         probs[lid] = e_s;
         let rescale = exp(m - m_new);
+        // tree_sum's barriers also publish probs to the whole workgroup.
         l = l * rescale + tree_sum(lid, e_s);
         m = m_new;
-        if lid < p.d {
-            acc *= rescale;
+        if g < groups {
             let n = min(256u, visible - j0);
-            for (var t = 0u; t < n; t++) {
-                acc = fma(probs[t], v[v_base + (j0 + t) * p.v_strides.y + lid * p.v_strides.z], acc);
+            let vs = p.v_strides.y;
+            var a0 = 0.0;
+            var a1 = 0.0;
+            var a2 = 0.0;
+            var a3 = 0.0;
+            var t = g;
+            for (; t + 3u * groups < n; t += 4u * groups) {
+                a0 = fma(probs[t], v[v_col + (j0 + t) * vs], a0);
+                a1 = fma(probs[t + groups], v[v_col + (j0 + t + groups) * vs], a1);
+                a2 = fma(probs[t + 2u * groups], v[v_col + (j0 + t + 2u * groups) * vs], a2);
+                a3 = fma(probs[t + 3u * groups], v[v_col + (j0 + t + 3u * groups) * vs], a3);
             }
+            for (; t < n; t += groups) {
+                a0 = fma(probs[t], v[v_col + (j0 + t) * vs], a0);
+            }
+            acc = acc * rescale + ((a0 + a1) + (a2 + a3));
         }
         // probs is rewritten by the next block.
         workgroupBarrier();
     }
+    partial[lid] = select(0.0, acc, g < groups);
+    workgroupBarrier();
     if lid < p.d {
-        out[(i * p.heads + h) * p.d + lid] = acc / l;
+        var total = 0.0;
+        for (var r = 0u; r < groups; r++) {
+            total += partial[r * p.d + lid];
+        }
+        out[(i * p.heads + h) * p.d + lid] = total / l;
     }
 }
