@@ -13,10 +13,16 @@
 // so each K row gives one 32-byte sector per workgroup and every slice keeps several
 // independent loads in flight; N / 8 workgroups fill the GPU even at N = 768. Each workgroup
 // recomputes the layer norm's two moments (2K reads from cache) instead of a dispatch of its own.
-// Grid: ceil(N / 8) workgroups along x (folded into y past 65535). N % 4 == 0, w dense.
+// CPU adapters (WHOLE_COLUMNS): each invocation walks all of K for one vec4 of columns, 1024
+// columns a workgroup, and no reduction follows: llvmpipe pays a pass over all 256
+// invocations for every workgroup and barrier, and the GPU shape (N / 8 workgroups of eight
+// barriers each) made the shipped model's plan slower there than op by op.
+// Grid: ceil(N / 8) workgroups (ceil(N / 1024) with WHOLE_COLUMNS) along x (folded into y
+// past 65535). N % 4 == 0, w dense.
 
 override LN: bool = false;
 override EPILOGUE: u32 = 0u;
+override WHOLE_COLUMNS: bool = false;
 
 struct Params {
     k: u32,
@@ -94,6 +100,20 @@ fn ln_matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         rstd = inverseSqrt(wg_sum(lid, q) / f32(p.k) + p.eps);
     }
     let n4 = p.n / 4u;
+    if WHOLE_COLUMNS {
+        let col4 = (wid.x + wid.y * nwg.x) * 256u + lid;
+        if col4 < n4 {
+            var acc = vec4<f32>(0.0);
+            for (var k = 0u; k < p.k; k++) {
+                acc = fma(vec4<f32>(input(k, mean, rstd)), w[p.w_off4 + k * n4 + col4], acc);
+            }
+            for (var e = 0u; e < 4u; e++) {
+                let j = col4 * 4u + e;
+                store(j, acc[e] + bias[p.bias_off + j]);
+            }
+        }
+        return;
+    }
     let col4 = (wid.x + wid.y * nwg.x) * 2u + lid % 2u;
     let slice = lid / 2u;
     var acc = vec4<f32>(0.0);

@@ -322,11 +322,14 @@ pub(crate) fn ln_matvec(
         .usize(positions)
         .usize(k_off)
         .usize(v_off);
+    // CPU adapters: whole columns per invocation, 1024 columns a workgroup (see the kernel).
+    let software = gpu.info.is_software();
     let kernel = gpu.kernel(
         &LN_MATVEC,
         &[
             ("LN", f64::from(u8::from(norm.is_some()))),
             ("EPILOGUE", f64::from(epilogue)),
+            ("WHOLE_COLUMNS", f64::from(u8::from(software))),
         ],
     )?;
     let buffers = [
@@ -339,7 +342,8 @@ pub(crate) fn ln_matvec(
         out.gpu_buffer(op)?,
         kv.gpu_buffer(op)?,
     ];
-    gpu.dispatch(&kernel, &params, &buffers, groups_1d(n.div_ceil(8) as u32))?;
+    let columns_per_group = if software { 1024 } else { 8 };
+    gpu.dispatch(&kernel, &params, &buffers, groups_1d(n.div_ceil(columns_per_group) as u32))?;
     Ok((epilogue != 2).then_some(out))
 }
 
