@@ -2,7 +2,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::ops::{self, BinaryOp, UnaryOp};
+use wgsl_compute::ops::{self, Binary, Unary};
 use wgsl_compute::{reference, Tensor};
 
 use crate::common::{assert_close, each_adapter};
@@ -28,7 +28,7 @@ fn binary_ops_broadcast_like_numpy() {
     ];
     each_adapter(|ctx| {
         let mut rng = Rng::new(11);
-        for op in BinaryOp::ALL {
+        for op in Binary::ALL {
             for (sa, sb) in shapes {
                 // Positive inputs keep log-like ops (pow) real.
                 let a = random(&mut rng, sa, 0.5, 2.0);
@@ -55,10 +55,10 @@ fn binary_ops_broadcast_like_numpy() {
 fn unary_ops_match_the_reference() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(12);
-        for op in UnaryOp::ALL {
+        for op in Unary::ALL {
             for n in [1usize, 255, 256, 257, 1001] {
                 let (lo, hi) = match op {
-                    UnaryOp::Log | UnaryOp::Sqrt => (0.1, 4.0),
+                    Unary::Log | Unary::Sqrt => (0.1, 4.0),
                     _ => (-4.0, 4.0),
                 };
                 let x = random(&mut rng, &[n], lo, hi);
@@ -82,7 +82,7 @@ fn ops_read_transposed_and_sliced_views() {
         let got = ops::mul(&ta, &tb).unwrap();
         let av = a.slice(ndarray::s![1..4, .., ..]).into_dyn();
         let bv = b.t().into_dyn();
-        let want = reference::elementwise::binary(BinaryOp::Mul, &av, &bv).unwrap();
+        let want = reference::elementwise::binary(Binary::Mul, &av, &bv).unwrap();
         let want: Vec<f32> = want.iter().copied().collect();
         assert_close(ctx, "mul of views", &got.to_vec().unwrap(), &want, GATE);
     });

@@ -11,9 +11,9 @@ use std::rc::Rc;
 
 use super::check::{self, at, code, reposition};
 use super::eval::{describe, split_keywords, Env, Lambda, Origin, Val};
-use super::ir::{Binary, Body, Builder, Id, Kind, Reduce, Ty, Unary};
 use super::sexpr::{Atom, Sexp};
 use crate::error::Result;
+use crate::expr::{Binary, Body, Builder, Id, Kind, Reduce, Ty, Unary};
 
 /// Deepest function inlining (a function calling itself would never end).
 const MAX_INLINE: usize = 64;

@@ -14,9 +14,9 @@ use ndarray::ArrayD;
 use super::body;
 use super::check::{at, code};
 use super::graph::{GOp, Graph, NodeId, ScanSpec};
-use super::ir::{Ty, MAX_WIDTH};
 use super::sexpr::{Atom, Pos, Sexp};
 use crate::error::Result;
+use crate::expr::{Ty, MAX_WIDTH};
 use crate::ops::broadcast::broadcast_shape;
 
 /// What a name is bound to when a program is read.

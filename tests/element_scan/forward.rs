@@ -8,8 +8,8 @@ use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 
 use super::{
-    check_against_interpreter, flat, flip1, perturb, random, seed1_bindings, seed2_bindings, seed3_bindings, GATE,
-    SEED1, SEED2, SEED3,
+    check_against_interpreter, flat, flip1, max_plus_reverse_scan_bindings, norm_capped_scan_bindings, perturb, random,
+    tanh_scan_bindings, GATE, MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN,
 };
 use crate::common::{assert_close, each_adapter};
 
@@ -19,17 +19,22 @@ fn element_scan_seed_examples_match_the_interpreter() {
         let mut rng = Rng::new(501);
         // Lanes 1, 63, 64, 65 and more than two workgroups; trips 1 and longer.
         for (b, t, w) in [(1, 1, 1), (1, 5, 63), (2, 3, 32), (5, 2, 13), (2, 40, 70)] {
-            let scan = ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, b, t, w)).unwrap();
+            let scan = ElementScan::from_sexpr(TANH_SCAN, &tanh_scan_bindings(&mut rng, b, t, w)).unwrap();
             assert_eq!(scan.shape(), &[b, t, w]);
             check_against_interpreter(ctx, &format!("seed 1 {:?}", [b, t, w]), &scan, &mut rng);
         }
         for (b, t, h) in [(1, 1, 1), (2, 6, 3), (3, 17, 5)] {
-            let scan = ElementScan::from_sexpr(SEED2, &seed2_bindings(&mut rng, b, t, h)).unwrap();
+            let scan =
+                ElementScan::from_sexpr(NORM_CAPPED_SCAN, &norm_capped_scan_bindings(&mut rng, b, t, h)).unwrap();
             assert_eq!(scan.shape(), &[b, t, h, 16]);
             check_against_interpreter(ctx, &format!("seed 2 {:?}", [b, t, h]), &scan, &mut rng);
         }
         for (b, t, w) in [(1, 1, 1), (3, 9, 65), (2, 33, 7)] {
-            let scan = ElementScan::from_sexpr(SEED3, &seed3_bindings(&mut rng, b, t, w)).unwrap();
+            let scan = ElementScan::from_sexpr(
+                MAX_PLUS_REVERSE_SCAN,
+                &max_plus_reverse_scan_bindings(&mut rng, b, t, w),
+            )
+            .unwrap();
             check_against_interpreter(ctx, &format!("seed 3 {:?}", [b, t, w]), &scan, &mut rng);
         }
     });
@@ -40,11 +45,11 @@ fn element_scan_final_state_slices_keep_the_axis() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(502);
         let (b, t, w) = (2, 6, 5);
-        let fwd = format!("(let ((states {SEED1})) (slice states 1 (- time 1) time))");
-        let bind = seed1_bindings(&mut rng, b, t, w);
+        let fwd = format!("(let ((states {TANH_SCAN})) (slice states 1 (- time 1) time))");
+        let bind = tanh_scan_bindings(&mut rng, b, t, w);
         let last = ElementScan::from_sexpr(&fwd, &bind).unwrap();
         assert_eq!(last.shape(), &[b, 1, w]);
-        let all = ElementScan::from_sexpr(SEED1, &bind)
+        let all = ElementScan::from_sexpr(TANH_SCAN, &bind)
             .unwrap()
             .run(ctx)
             .unwrap()
@@ -60,10 +65,10 @@ fn element_scan_final_state_slices_keep_the_axis() {
         );
         check_against_interpreter(ctx, "seed 1 final state", &last, &mut rng);
 
-        let rev = format!("(let ((states {SEED3})) (slice states 1 0 1))");
-        let bind = seed3_bindings(&mut rng, b, t, w);
+        let rev = format!("(let ((states {MAX_PLUS_REVERSE_SCAN})) (slice states 1 0 1))");
+        let bind = max_plus_reverse_scan_bindings(&mut rng, b, t, w);
         let first = ElementScan::from_sexpr(&rev, &bind).unwrap();
-        let all = ElementScan::from_sexpr(SEED3, &bind)
+        let all = ElementScan::from_sexpr(MAX_PLUS_REVERSE_SCAN, &bind)
             .unwrap()
             .run(ctx)
             .unwrap()
@@ -95,13 +100,13 @@ fn element_scan_reverse_equals_flip_scan_flip() {
                     .tensor("cost", c.clone())
                     .tensor("initial", init.clone())
             };
-            let rev = ElementScan::from_sexpr(SEED3, &bind(&x, &cost))
+            let rev = ElementScan::from_sexpr(MAX_PLUS_REVERSE_SCAN, &bind(&x, &cost))
                 .unwrap()
                 .run(ctx)
                 .unwrap()
                 .to_array()
                 .unwrap();
-            let fwd_text = SEED3.replace(":reverse true", ":reverse false");
+            let fwd_text = MAX_PLUS_REVERSE_SCAN.replace(":reverse true", ":reverse false");
             let fwd = ElementScan::from_sexpr(&fwd_text, &bind(&flip1(&x), &flip1(&cost))).unwrap();
             let want = flip1(&fwd.run(ctx).unwrap().to_array().unwrap());
             assert_close(
@@ -114,8 +119,8 @@ fn element_scan_reverse_equals_flip_scan_flip() {
             // Also for a smooth body with a vector state, against the interpreter.
             let _ = ctx;
         }
-        let text = SEED2.replace(":state-axis -1", ":state-axis -1 :reverse true");
-        let bind = seed2_bindings(&mut rng, 2, 7, 3);
+        let text = NORM_CAPPED_SCAN.replace(":state-axis -1", ":state-axis -1 :reverse true");
+        let bind = norm_capped_scan_bindings(&mut rng, 2, 7, 3);
         let scan = ElementScan::from_sexpr(&text, &bind).unwrap();
         check_against_interpreter(ctx, "seed 2 reversed", &scan, &mut rng);
         let x = match &bind.items()[0].1 {
@@ -129,7 +134,7 @@ fn element_scan_reverse_equals_flip_scan_flip() {
             *a = v.to_owned();
         });
         let want = flip1(
-            &ElementScan::from_sexpr(SEED2, &flipped)
+            &ElementScan::from_sexpr(NORM_CAPPED_SCAN, &flipped)
                 .unwrap()
                 .run(ctx)
                 .unwrap()
@@ -176,7 +181,7 @@ fn element_scan_any_axis_and_broadcast_sequences() {
 fn element_scan_captured_functions_inline() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(512);
-        let bind = seed1_bindings(&mut rng, 3, 8, 5);
+        let bind = tanh_scan_bindings(&mut rng, 3, 8, 5);
         let text = "(let ((k 0.5) (mix (lambda (u v) (tanh (+ u (* k v))))))
                       (element-scan (lambda (h x a) (mix x (* a h))) initial (list x (broadcast-to decay (shape x))) :axis 1))";
         let scan = ElementScan::from_sexpr(text, &bind).unwrap();

@@ -5,7 +5,10 @@ use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 
-use super::{cpu, perturb, random, seed1_bindings, seed2_bindings, seed3_bindings, SEED1, SEED2, SEED3};
+use super::{
+    cpu, max_plus_reverse_scan_bindings, norm_capped_scan_bindings, perturb, random, tanh_scan_bindings,
+    MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN,
+};
 use crate::common::{assert_close, each_adapter};
 
 /// `sum(seed * program(bindings))` in f64 on the interpreter.
@@ -44,22 +47,40 @@ fn check_finite_differences(case: &str, text: &str, bindings: &Bindings, rng: &m
 #[test]
 fn element_scan_interpreter_gradients_match_finite_differences() {
     let mut rng = Rng::new(503);
-    check_finite_differences("seed 1", SEED1, &seed1_bindings(&mut rng, 2, 7, 3), &mut rng, 1e-2);
-    check_finite_differences("seed 2", SEED2, &seed2_bindings(&mut rng, 2, 5, 2), &mut rng, 1e-2);
+    check_finite_differences(
+        "seed 1",
+        TANH_SCAN,
+        &tanh_scan_bindings(&mut rng, 2, 7, 3),
+        &mut rng,
+        1e-2,
+    );
+    check_finite_differences(
+        "seed 2",
+        NORM_CAPPED_SCAN,
+        &norm_capped_scan_bindings(&mut rng, 2, 5, 2),
+        &mut rng,
+        1e-2,
+    );
     // Max-plus is piecewise linear: small steps stay on one piece.
-    check_finite_differences("seed 3", SEED3, &seed3_bindings(&mut rng, 2, 6, 3), &mut rng, 1e-3);
+    check_finite_differences(
+        "seed 3",
+        MAX_PLUS_REVERSE_SCAN,
+        &max_plus_reverse_scan_bindings(&mut rng, 2, 6, 3),
+        &mut rng,
+        1e-3,
+    );
 }
 
 #[test]
 fn element_scan_second_gradient_matches_finite_differences() {
     let mut rng = Rng::new(504);
-    let bind = seed1_bindings(&mut rng, 2, 5, 3);
+    let bind = tanh_scan_bindings(&mut rng, 2, 5, 3);
     let shape = [2usize, 5, 3];
     let seed1 = random(&mut rng, &shape, -1.0, 1.0);
     let seed2 = random(&mut rng, &shape, -1.0, 1.0);
     // g(x, decay, initial) = d<seed1, scan>/dx; second order: d<seed2, g>/d(decay, initial, x).
     let first = |b: &Bindings| {
-        ElementScan::from_sexpr(SEED1, b)
+        ElementScan::from_sexpr(TANH_SCAN, b)
             .unwrap()
             .grad_program("x", &seed1)
             .unwrap()
@@ -107,7 +128,7 @@ fn element_scan_second_gradient_matches_finite_differences() {
 fn element_scan_repeated_sequences_accumulate_gradients() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(513);
-        let bind = seed1_bindings(&mut rng, 2, 9, 6);
+        let bind = tanh_scan_bindings(&mut rng, 2, 9, 6);
         let twice = ElementScan::from_sexpr(
             "(element-scan (lambda (h a b) (tanh (+ (* a h) b))) initial (list x x) :axis 1)",
             &bind,

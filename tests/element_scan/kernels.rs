@@ -6,12 +6,15 @@ use wgsl_compute::check::Rng;
 use wgsl_compute::element_scan::ElementScan;
 use wgsl_compute::Context;
 
-use super::{cpu, seed1_bindings, seed2_bindings, seed3_bindings, SEED1, SEED2, SEED3};
+use super::{
+    cpu, max_plus_reverse_scan_bindings, norm_capped_scan_bindings, tanh_scan_bindings, MAX_PLUS_REVERSE_SCAN,
+    NORM_CAPPED_SCAN, TANH_SCAN,
+};
 
 #[test]
 fn element_scan_ir_lists_the_body_under_an_element_scan_node() {
     let mut rng = Rng::new(508);
-    let scan = ElementScan::from_sexpr(SEED2, &seed2_bindings(&mut rng, 1, 2, 1)).unwrap();
+    let scan = ElementScan::from_sexpr(NORM_CAPPED_SCAN, &norm_capped_scan_bindings(&mut rng, 1, 2, 1)).unwrap();
     let ir = scan.ir();
     let at = ir.find("element_scan(").expect("an element_scan node");
     let body = &ir[at..];
@@ -32,9 +35,13 @@ fn element_scan_kernels_are_cached_by_the_body_hash() {
         let at = ir.find("kernel=").expect("a kernel name");
         ir[at..].split_whitespace().next().unwrap().to_string()
     };
-    let small = ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 1, 2, 3)).unwrap();
-    let large = ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 4, 9, 70)).unwrap();
-    let other = ElementScan::from_sexpr(&SEED1.replace("tanh", "sigmoid"), &seed1_bindings(&mut rng, 1, 2, 3)).unwrap();
+    let small = ElementScan::from_sexpr(TANH_SCAN, &tanh_scan_bindings(&mut rng, 1, 2, 3)).unwrap();
+    let large = ElementScan::from_sexpr(TANH_SCAN, &tanh_scan_bindings(&mut rng, 4, 9, 70)).unwrap();
+    let other = ElementScan::from_sexpr(
+        &TANH_SCAN.replace("tanh", "sigmoid"),
+        &tanh_scan_bindings(&mut rng, 1, 2, 3),
+    )
+    .unwrap();
     assert_eq!(kernel(&small), kernel(&large));
     assert_ne!(kernel(&small), kernel(&other));
     // On a fresh context, a second shape builds no new pipeline.
@@ -79,9 +86,13 @@ fn translate_for_metal_and_dx12(wgsl: &str) -> Result<(), String> {
 fn element_scan_generated_kernels_translate_for_metal_and_dx12() {
     let mut rng = Rng::new(516);
     let programs = [
-        ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 1, 2, 3)).unwrap(),
-        ElementScan::from_sexpr(SEED2, &seed2_bindings(&mut rng, 1, 2, 1)).unwrap(),
-        ElementScan::from_sexpr(SEED3, &seed3_bindings(&mut rng, 1, 2, 3)).unwrap(),
+        ElementScan::from_sexpr(TANH_SCAN, &tanh_scan_bindings(&mut rng, 1, 2, 3)).unwrap(),
+        ElementScan::from_sexpr(NORM_CAPPED_SCAN, &norm_capped_scan_bindings(&mut rng, 1, 2, 1)).unwrap(),
+        ElementScan::from_sexpr(
+            MAX_PLUS_REVERSE_SCAN,
+            &max_plus_reverse_scan_bindings(&mut rng, 1, 2, 3),
+        )
+        .unwrap(),
     ];
     for p in &programs {
         // The forward kernels and the gradient's (a second-order program holds both).

@@ -5,7 +5,7 @@ use wgsl_compute::check::Rng;
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::Error;
 
-use super::{cpu, random, seed1_bindings, GATE, SEED1};
+use super::{cpu, random, tanh_scan_bindings, GATE, TANH_SCAN};
 use crate::common::{assert_close, each_adapter};
 
 #[test]
@@ -43,7 +43,7 @@ fn element_scan_longer_than_the_software_loop_limit_is_an_error_or_correct() {
     // Mesa's software adapters stop a shader's loops after 65,535 iterations without a word;
     // a 70,000-trip walk there must be refused, never returned with zeros past the limit.
     let mut rng = Rng::new(70);
-    let scan = ElementScan::from_sexpr(SEED1, &seed1_bindings(&mut rng, 1, 70_000, 2)).unwrap();
+    let scan = ElementScan::from_sexpr(TANH_SCAN, &tanh_scan_bindings(&mut rng, 1, 70_000, 2)).unwrap();
     let want = scan.run(&cpu()).unwrap().to_vec().unwrap();
     each_adapter(|ctx| match scan.run(ctx) {
         Err(Error::Unsupported { message, .. }) => {

@@ -15,6 +15,7 @@ mod sexpr;
 
 use ndarray::{ArrayD, Axis, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::element_scan::seed::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::Context;
 
@@ -32,27 +33,8 @@ fn flat(a: &ArrayD<f32>) -> Vec<f32> {
     a.iter().copied().collect()
 }
 
-const SEED1: &str = "(element-scan (lambda (h x a) (tanh (+ x (* a h))))
-              initial
-              (list x (broadcast-to decay (shape x)))
-              :axis 1)";
-
-const SEED2: &str = "(element-scan (lambda (h x a)
-                (let ((y (+ (* a h) x)))
-                  (/ y (maximum 1.0 (sqrt (sum (* y y) :axes [-1]))))))
-              (zeros [batch heads 16])
-              (list x (broadcast-to decay [batch time heads 1]))
-              :axis 1
-              :state-axis -1)";
-
-const SEED3: &str = "(element-scan (lambda (h x c) (maximum (- h c) x))
-              initial
-              (list x cost)
-              :axis 1
-              :reverse true)";
-
-/// Seed example 1: x (batch, time, width), decay (time, width), initial (batch, width).
-fn seed1_bindings(rng: &mut Rng, b: usize, t: usize, w: usize) -> Bindings {
+/// Inputs of [`TANH_SCAN`]: x (batch, time, width), decay (time, width), initial (batch, width).
+fn tanh_scan_bindings(rng: &mut Rng, b: usize, t: usize, w: usize) -> Bindings {
     Bindings::new()
         .tensor("x", random(rng, &[b, t, w], -1.0, 1.0))
         .tensor("decay", random(rng, &[t, w], 0.2, 1.0))
@@ -60,8 +42,8 @@ fn seed1_bindings(rng: &mut Rng, b: usize, t: usize, w: usize) -> Bindings {
         .number("time", t as f64)
 }
 
-/// Seed example 2: x (batch, time, heads, 16), decay (time, heads, 1).
-fn seed2_bindings(rng: &mut Rng, b: usize, t: usize, h: usize) -> Bindings {
+/// Inputs of [`NORM_CAPPED_SCAN`]: x (batch, time, heads, 16), decay (time, heads, 1).
+fn norm_capped_scan_bindings(rng: &mut Rng, b: usize, t: usize, h: usize) -> Bindings {
     Bindings::new()
         .tensor("x", random(rng, &[b, t, h, 16], -0.6, 0.6))
         .tensor("decay", random(rng, &[t, h, 1], 0.3, 1.2))
@@ -70,8 +52,8 @@ fn seed2_bindings(rng: &mut Rng, b: usize, t: usize, h: usize) -> Bindings {
         .number("heads", h as f64)
 }
 
-/// Seed example 3: x, cost (batch, time, width), initial (batch, width).
-fn seed3_bindings(rng: &mut Rng, b: usize, t: usize, w: usize) -> Bindings {
+/// Inputs of [`MAX_PLUS_REVERSE_SCAN`]: x, cost (batch, time, width), initial (batch, width).
+fn max_plus_reverse_scan_bindings(rng: &mut Rng, b: usize, t: usize, w: usize) -> Bindings {
     Bindings::new()
         .tensor("x", random(rng, &[b, t, w], -2.0, 2.0))
         .tensor("cost", random(rng, &[b, t, w], 0.0, 0.5))

@@ -5,7 +5,9 @@ use wgsl_compute::check::Rng;
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::Error;
 
-use super::{cpu, random, seed1_bindings, seed2_bindings, SEED1, SEED2, SEED3};
+use super::{
+    cpu, norm_capped_scan_bindings, random, tanh_scan_bindings, MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN,
+};
 
 /// Parses `text` with the seed-1 bindings; any error must carry a position.
 fn parse_never_panics(text: &str, bind: &Bindings) {
@@ -24,7 +26,7 @@ fn parse_never_panics(text: &str, bind: &Bindings) {
 #[test]
 fn element_scan_parser_fuzz_never_panics_and_errors_have_positions() {
     let mut rng = Rng::new(510);
-    let bind = seed1_bindings(&mut rng, 2, 3, 4);
+    let bind = tanh_scan_bindings(&mut rng, 2, 3, 4);
     let pieces = [
         "(",
         ")",
@@ -73,7 +75,7 @@ fn element_scan_parser_fuzz_never_panics_and_errors_have_positions() {
             .join(" ");
         parse_never_panics(&text, &bind);
     }
-    for base in [SEED1, SEED2, SEED3] {
+    for base in [TANH_SCAN, NORM_CAPPED_SCAN, MAX_PLUS_REVERSE_SCAN] {
         let chars: Vec<char> = base.chars().collect();
         for _ in 0..400 {
             let mut c = chars.clone();
@@ -131,7 +133,7 @@ fn expect_error(text: &str, bind: &Bindings, code: &str, at: &str, says: &str) {
 #[test]
 fn element_scan_errors_carry_the_seed_codes_and_positions() {
     let mut rng = Rng::new(511);
-    let bind = seed1_bindings(&mut rng, 2, 3, 4)
+    let bind = tanh_scan_bindings(&mut rng, 2, 3, 4)
         .parameter("w", random(&mut rng, &[4], -1.0, 1.0))
         .context_scalar("lr", 0.1);
     let scan = |body: &str| {
@@ -173,8 +175,8 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
         "bf16",
     );
     // A 17-value vector state; a sequence 17 wide.
-    let bind2 = seed2_bindings(&mut rng, 2, 3, 2);
-    let wide = SEED2.replace("(zeros [batch heads 16])", "(zeros [batch heads 17])");
+    let bind2 = norm_capped_scan_bindings(&mut rng, 2, 3, 2);
+    let wide = NORM_CAPPED_SCAN.replace("(zeros [batch heads 16])", "(zeros [batch heads 17])");
     expect_error(&wide, &bind2, "E-SCAN-009", "(element-scan", "17");
     let bind17 = Bindings::new()
         .tensor("x", random(&mut rng, &[2, 3, 2, 17], -1.0, 1.0))
@@ -182,10 +184,10 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
         .number("batch", 2.0)
         .number("time", 3.0)
         .number("heads", 2.0);
-    expect_error(SEED2, &bind17, "E-SCAN-009", "(element-scan", "17");
+    expect_error(NORM_CAPPED_SCAN, &bind17, "E-SCAN-009", "(element-scan", "17");
     // The initial state does not fit the sequences.
-    let bad = seed1_bindings(&mut rng, 2, 3, 4).tensor("initial", random(&mut rng, &[2, 5], 0.0, 1.0));
-    expect_error(SEED1, &bad, "E-SCAN-010", "(element-scan", "[2, 5]");
+    let bad = tanh_scan_bindings(&mut rng, 2, 3, 4).tensor("initial", random(&mut rng, &[2, 5], 0.0, 1.0));
+    expect_error(TANH_SCAN, &bad, "E-SCAN-010", "(element-scan", "[2, 5]");
     // Reader and name errors point at the offending character or symbol.
     expect_error(
         "(element-scan (lambda (h x a) h)",
@@ -199,7 +201,7 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
     let unknown_keyword = scan("h").replace(":axis 1)", ":axis 1\n  :bogus 2)");
     expect_error(&unknown_keyword, &bind, "E-FORM-001", ":bogus", "bogus");
     // Around the scan, a bf16 region is fine: the recurrence still computes in f32.
-    let region = format!("(with-numerics :precision :bf16 {SEED1})");
+    let region = format!("(with-numerics :precision :bf16 {TANH_SCAN})");
     let (a, b) = (
         ElementScan::from_sexpr(&region, &bind)
             .unwrap()
@@ -207,7 +209,7 @@ fn element_scan_errors_carry_the_seed_codes_and_positions() {
             .unwrap()
             .to_vec()
             .unwrap(),
-        ElementScan::from_sexpr(SEED1, &bind)
+        ElementScan::from_sexpr(TANH_SCAN, &bind)
             .unwrap()
             .run(&cpu())
             .unwrap()
