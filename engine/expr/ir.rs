@@ -4,6 +4,7 @@
 //! In an element scan parameter 0 is the state and parameters 1.. are the sequences' values at
 //! the lane and trip; a fused graph lowers to a body whose parameters are its inputs (a body
 //! without state: its result has parameter 0's type, an f32 scalar).
+//!
 //! Values are f32 or bool, each a scalar or a vector of 1 to 16 values ([`Ty`]). Binary
 //! operations broadcast a scalar or a one-value vector against a vector. The whole body
 //! (types, constants as bits) is `Hash + Eq`: its hash names the generated kernel.
