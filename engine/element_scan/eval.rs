@@ -161,10 +161,13 @@ pub(crate) type Args<'a> = (Vec<&'a Sexp>, Vec<(&'a str, &'a Sexp)>);
 /// A checked scan's trip axis, vector-state flag, parameter types and output shape.
 pub(crate) type ScanTypes = (usize, bool, Vec<Ty>, Vec<usize>);
 
+/// A `let`'s (name, value form) pairs and its body forms.
+pub(crate) type LetParts<'a> = (Vec<(&'a str, &'a Sexp)>, &'a [Sexp]);
+
 /// The parts of `(let ((name value) ..) body..)` from its arguments: the (name, value form)
 /// pairs in order and the body forms. The outer evaluator and the body lowering both bind
 /// with it; an error names the offending form.
-pub(crate) fn let_parts<'a>(form: &Sexp, args: &'a [Sexp]) -> Result<(Vec<(&'a str, &'a Sexp)>, &'a [Sexp])> {
+pub(crate) fn let_parts<'a>(form: &Sexp, args: &'a [Sexp]) -> Result<LetParts<'a>> {
     let Some((binds, rest)) = args.split_first() else {
         return Err(at(code::FORM, form.pos, "`let` needs a binding list and a body"));
     };
