@@ -105,3 +105,35 @@ fn mismatched_shapes_name_the_op_and_both_shapes() {
         assert!(e.contains("sub") && e.contains("[2, 3]") && e.contains("[4]"), "{e}");
     });
 }
+
+#[test]
+fn every_f32_op_of_the_expression_ir_runs_as_an_elementwise_op() {
+    // The ops beyond the tensor tables (sin, cos, comparisons as 0/1) come from the one IR;
+    // an op that needs bool operands is a type error, never a kernel.
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(14);
+        let (a, b) = (
+            random(&mut rng, &[3, 257], -2.0, 2.0),
+            random(&mut rng, &[257], -2.0, 2.0),
+        );
+        let (ta, tb) = (
+            Tensor::from_array(ctx, &a).unwrap(),
+            Tensor::from_array(ctx, &b).unwrap(),
+        );
+        for op in [Unary::Sin, Unary::Cos] {
+            let want: Vec<f32> = reference::elementwise::unary(op, &a.view()).iter().copied().collect();
+            let got = ops::unary(op, &ta).unwrap().to_vec().unwrap();
+            assert_close(ctx, op.name(), &got, &want, GATE);
+        }
+        for op in [Binary::Lt, Binary::Le, Binary::Gt, Binary::Ge, Binary::Eq, Binary::Ne] {
+            let want = reference::elementwise::binary(op, &a.view(), &b.view()).unwrap();
+            let want: Vec<f32> = want.iter().copied().collect();
+            assert!(want.iter().all(|v| *v == 0.0 || *v == 1.0));
+            let got = ops::binary(op, &ta, &tb).unwrap().to_vec().unwrap();
+            assert_close(ctx, op.name(), &got, &want, Gate::new(0.0, 0.0));
+        }
+        let e = ops::unary(Unary::Not, &ta).unwrap_err().to_string();
+        assert!(e.contains("E-TYPE-001") && e.contains("not"), "{e}");
+        assert!(ops::binary(Binary::And, &ta, &tb).is_err());
+    });
+}

@@ -6,7 +6,7 @@ use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::element_scan::{Binary, Bindings, Body, ElementScan, Reduce, ScanOptions, Ty, Unary};
 use wgsl_compute::Error;
 
-use super::{cpu, random};
+use super::{check_against_interpreter, cpu, random};
 use crate::common::{assert_close, each_adapter};
 
 #[test]
@@ -178,4 +178,34 @@ fn element_scan_random_bodies_gpu_matches_interpreter() {
             }
         }
     });
+}
+
+#[test]
+fn element_scan_bodies_take_every_op_of_the_expression_ir() {
+    // relu and identity come from the IR the elementwise ops share (the text has no name for
+    // them); forward and gradients on every adapter against the interpreter.
+    let mut b = Body::builder(&[Ty::F32, Ty::F32, Ty::F32]);
+    let (h, x, a) = (b.param(0), b.param(1), b.param(2));
+    let ah = b.binary(Binary::Mul, a, h).unwrap();
+    let s = b.binary(Binary::Add, x, ah).unwrap();
+    let r = b.unary(Unary::Relu, s).unwrap();
+    let y = b.unary(Unary::Identity, r).unwrap();
+    let body = b.finish(y).unwrap();
+    assert!(body.to_string().contains("relu"), "{body}");
+    let mut rng = Rng::new(517);
+    let opts = ScanOptions {
+        axis: 1,
+        ..Default::default()
+    };
+    let scan = ElementScan::from_body(
+        body,
+        opts,
+        random(&mut rng, &[3, 4], -1.0, 1.0),
+        vec![
+            random(&mut rng, &[3, 9, 4], -1.0, 1.0),
+            random(&mut rng, &[3, 9, 4], 0.2, 1.0),
+        ],
+    )
+    .unwrap();
+    each_adapter(|ctx| check_against_interpreter(ctx, "relu body", &scan, &mut rng.clone()));
 }
