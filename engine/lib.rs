@@ -15,8 +15,9 @@
 //! ```
 //!
 //! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
-//! [`kernel`] (pipeline cache, dispatch), [`ops`] (tensor ops), [`fused`] (elementwise
-//! expression graphs compiled into one kernel), [`scan`] (the four associative scans, forward
+//! [`kernel`] (pipeline cache, dispatch), [`expr`] (the one expression IR: op vocabulary,
+//! f64 interpreter, WGSL code generator, derivative rules), [`ops`] (tensor ops), [`fused`]
+//! (elementwise expression graphs compiled into one kernel), [`scan`] (the four associative scans, forward
 //! and backward), [`mixer`] (minGRU mixers on the scans, with gradients), [`train`] (loss,
 //! optimiser and a character model for training mixers), [`element_scan`] (user recurrences
 //! compiled to WGSL, with gradients), [`parity`] (the parity suite), [`reference`](mod@reference) (the CPU oracle, f64 accumulation),
@@ -30,6 +31,7 @@ pub mod check;
 pub mod context;
 pub mod element_scan;
 pub mod error;
+pub mod expr;
 pub mod fused;
 pub mod kernel;
 pub mod mixer;

@@ -131,7 +131,7 @@ fn random(ctx: &Context, rng: &mut Rng, shape: &[usize], lo: f64, hi: f64) -> Re
 fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Row)> {
     let n = if quick { 1 << 22 } else { 1 << 27 }; // 512 MiB per buffer at full size
     let x = Tensor::full(ctx, &[n], 1.5)?;
-    let (s, _) = median(ctx, 3, 10, |_| ops::unary(ops::UnaryOp::Identity, &x).map(drop))?;
+    let (s, _) = median(ctx, 3, 10, |_| ops::unary(ops::Unary::Identity, &x).map(drop))?;
     let gbps = 8.0 * n as f64 / s / 1e9;
     figure("copy_gbps", gbps);
     Ok((

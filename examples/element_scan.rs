@@ -13,27 +13,9 @@ use std::time::Instant;
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{compare, Gate, Rng};
+use wgsl_compute::element_scan::seed::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::Context;
-
-const RECURRENT: &str = "(element-scan (lambda (h x a) (tanh (+ x (* a h))))
-              initial
-              (list x (broadcast-to decay (shape x)))
-              :axis 1)";
-
-const NORM_CAPPED: &str = "(element-scan (lambda (h x a)
-                (let ((y (+ (* a h) x)))
-                  (/ y (maximum 1.0 (sqrt (sum (* y y) :axes [-1]))))))
-              (zeros [batch heads 16])
-              (list x (broadcast-to decay [batch time heads 1]))
-              :axis 1
-              :state-axis -1)";
-
-const MAX_PLUS: &str = "(element-scan (lambda (h x c) (maximum (- h c) x))
-              initial
-              (list x cost)
-              :axis 1
-              :reverse true)";
 
 const USAGE: &str = "usage: element_scan
 Runs the element-scan seed's three examples from their s-expression text on the adapter the
@@ -118,7 +100,7 @@ fn main() -> wgsl_compute::Result<()> {
     demo(
         &ctx,
         "h[t] = tanh(x[t] + decay[t] * h[t-1])",
-        RECURRENT,
+        TANH_SCAN,
         &bindings,
         &mut rng,
     )?;
@@ -130,7 +112,13 @@ fn main() -> wgsl_compute::Result<()> {
         .number("batch", b as f64)
         .number("time", t as f64)
         .number("heads", h as f64);
-    demo(&ctx, "norm-capped vector state of 16", NORM_CAPPED, &bindings, &mut rng)?;
+    demo(
+        &ctx,
+        "norm-capped vector state of 16",
+        NORM_CAPPED_SCAN,
+        &bindings,
+        &mut rng,
+    )?;
 
     let (b, t, w) = (8, 256, 64);
     let bindings = Bindings::new()
@@ -138,8 +126,14 @@ fn main() -> wgsl_compute::Result<()> {
         .tensor("cost", random(&mut rng, &[b, t, w], 0.0, 0.5))
         .tensor("initial", random(&mut rng, &[b, w], -2.0, 2.0))
         .number("time", t as f64);
-    demo(&ctx, "right-to-left max-plus sweep", MAX_PLUS, &bindings, &mut rng)?;
-    let last = format!("(let ((states {MAX_PLUS})) (slice states 1 0 1))");
+    demo(
+        &ctx,
+        "right-to-left max-plus sweep",
+        MAX_PLUS_REVERSE_SCAN,
+        &bindings,
+        &mut rng,
+    )?;
+    let last = format!("(let ((states {MAX_PLUS_REVERSE_SCAN})) (slice states 1 0 1))");
     let final_state = ElementScan::from_sexpr(&last, &bindings)?.run(&ctx)?;
     println!("final state (slice states 1 0 1): shape {:?}", final_state.shape());
     Ok(())

@@ -2,7 +2,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::ops::{self, BinaryOp, UnaryOp};
+use wgsl_compute::ops::{self, Binary, Unary};
 use wgsl_compute::{reference, Tensor};
 
 use crate::common::{assert_close, each_adapter};
@@ -28,7 +28,7 @@ fn binary_ops_broadcast_like_numpy() {
     ];
     each_adapter(|ctx| {
         let mut rng = Rng::new(11);
-        for op in BinaryOp::ALL {
+        for op in Binary::ALL {
             for (sa, sb) in shapes {
                 // Positive inputs keep log-like ops (pow) real.
                 let a = random(&mut rng, sa, 0.5, 2.0);
@@ -55,10 +55,10 @@ fn binary_ops_broadcast_like_numpy() {
 fn unary_ops_match_the_reference() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(12);
-        for op in UnaryOp::ALL {
+        for op in Unary::ALL {
             for n in [1usize, 255, 256, 257, 1001] {
                 let (lo, hi) = match op {
-                    UnaryOp::Log | UnaryOp::Sqrt => (0.1, 4.0),
+                    Unary::Log | Unary::Sqrt => (0.1, 4.0),
                     _ => (-4.0, 4.0),
                 };
                 let x = random(&mut rng, &[n], lo, hi);
@@ -82,7 +82,7 @@ fn ops_read_transposed_and_sliced_views() {
         let got = ops::mul(&ta, &tb).unwrap();
         let av = a.slice(ndarray::s![1..4, .., ..]).into_dyn();
         let bv = b.t().into_dyn();
-        let want = reference::elementwise::binary(BinaryOp::Mul, &av, &bv).unwrap();
+        let want = reference::elementwise::binary(Binary::Mul, &av, &bv).unwrap();
         let want: Vec<f32> = want.iter().copied().collect();
         assert_close(ctx, "mul of views", &got.to_vec().unwrap(), &want, GATE);
     });
@@ -103,5 +103,37 @@ fn mismatched_shapes_name_the_op_and_both_shapes() {
         let b = Tensor::zeros(ctx, &[4]).unwrap();
         let e = ops::sub(&a, &b).unwrap_err().to_string();
         assert!(e.contains("sub") && e.contains("[2, 3]") && e.contains("[4]"), "{e}");
+    });
+}
+
+#[test]
+fn every_f32_op_of_the_expression_ir_runs_as_an_elementwise_op() {
+    // The ops beyond the tensor tables (sin, cos, comparisons as 0/1) come from the one IR;
+    // an op that needs bool operands is a type error, never a kernel.
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(14);
+        let (a, b) = (
+            random(&mut rng, &[3, 257], -2.0, 2.0),
+            random(&mut rng, &[257], -2.0, 2.0),
+        );
+        let (ta, tb) = (
+            Tensor::from_array(ctx, &a).unwrap(),
+            Tensor::from_array(ctx, &b).unwrap(),
+        );
+        for op in [Unary::Sin, Unary::Cos] {
+            let want: Vec<f32> = reference::elementwise::unary(op, &a.view()).iter().copied().collect();
+            let got = ops::unary(op, &ta).unwrap().to_vec().unwrap();
+            assert_close(ctx, op.name(), &got, &want, GATE);
+        }
+        for op in [Binary::Lt, Binary::Le, Binary::Gt, Binary::Ge, Binary::Eq, Binary::Ne] {
+            let want = reference::elementwise::binary(op, &a.view(), &b.view()).unwrap();
+            let want: Vec<f32> = want.iter().copied().collect();
+            assert!(want.iter().all(|v| *v == 0.0 || *v == 1.0));
+            let got = ops::binary(op, &ta, &tb).unwrap().to_vec().unwrap();
+            assert_close(ctx, op.name(), &got, &want, Gate::new(0.0, 0.0));
+        }
+        let e = ops::unary(Unary::Not, &ta).unwrap_err().to_string();
+        assert!(e.contains("E-TYPE-001") && e.contains("not"), "{e}");
+        assert!(ops::binary(Binary::And, &ta, &tb).is_err());
     });
 }

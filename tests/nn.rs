@@ -62,7 +62,7 @@ fn gelu_and_fused_graphs_are_one_launch_each() {
         let (r2, y2) = (ts[0].narrow(0, 1, 4).unwrap(), ts[1].narrow(0, 0, 3).unwrap());
         fused::run(&fused::residual_bias_graph(), &[&r2, &y2, &ts[2]]).unwrap();
         assert_eq!(ctx.pipelines_built(), built, "a second shape reuses the pipeline");
-        let wgsl = fused::wgsl(&fused::gelu_graph());
+        let wgsl = fused::wgsl(&fused::gelu_graph()).unwrap();
         assert!(wgsl.contains("tanh") && wgsl.contains("fn main"), "{wgsl}");
         // Wrong number of inputs.
         let e = fused::run(&fused::gelu_graph(), &[&ts[0], &ts[1]])
@@ -197,13 +197,33 @@ fn linear_residual_layer_norm_matches_the_reference() {
             let (got_y, got_h) =
                 ops::linear_residual_layer_norm(&t(&x), &t(&w), &t(&bias), &t(&res), &t(&g), &t(&b), 1e-5).unwrap();
             let name = format!("linear_residual_layer_norm ({m}, {k}) @ ({k}, {n})");
-            assert_close(ctx, &format!("{name} y"), &got_y.to_vec().unwrap(), &flat(&y), Gate::new(1e-4, 1e-4));
-            assert_close(ctx, &format!("{name} h"), &got_h.to_vec().unwrap(), &flat(&h), Gate::new(1e-3, 1e-3));
+            assert_close(
+                ctx,
+                &format!("{name} y"),
+                &got_y.to_vec().unwrap(),
+                &flat(&y),
+                Gate::new(1e-4, 1e-4),
+            );
+            assert_close(
+                ctx,
+                &format!("{name} h"),
+                &got_h.to_vec().unwrap(),
+                &flat(&h),
+                Gate::new(1e-3, 1e-3),
+            );
         }
         let z = |shape: &[usize]| Tensor::zeros(ctx, shape).unwrap();
-        let e = ops::linear_residual_layer_norm(&z(&[4, 8]), &z(&[8, 12]), &z(&[12]), &z(&[4, 8]), &z(&[12]), &z(&[12]), 1e-5)
-            .unwrap_err()
-            .to_string();
+        let e = ops::linear_residual_layer_norm(
+            &z(&[4, 8]),
+            &z(&[8, 12]),
+            &z(&[12]),
+            &z(&[4, 8]),
+            &z(&[12]),
+            &z(&[12]),
+            1e-5,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("residual") && e.contains("[4, 8]"), "{e}");
     });
 }

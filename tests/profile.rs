@@ -31,7 +31,7 @@ fn check(ctx: &Context, p: &Profile) {
             .unwrap_or_else(|| panic!("no {part} row on {on}: {p}"))
     };
     // Exactly the dispatches recorded: 3 products and 3 sums (nothing else ran: the test is alone).
-    assert_eq!(find("binary").calls, 3, "{p}");
+    assert_eq!(find("elementwise/mul").calls, 3, "{p}");
     assert_eq!(find("sum_rows").calls, 3, "{p}");
     assert!(
         p.kernels.iter().all(|k| k.seconds >= 0.0 && k.seconds.is_finite()),

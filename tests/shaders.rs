@@ -161,7 +161,7 @@ fn generated_fused_kernels_translate_to_every_backend() {
         ("bias_gelu", fused::bias_gelu_graph()),
         ("residual_bias", fused::residual_bias_graph()),
     ] {
-        let src = fused::wgsl(&graph);
+        let src = fused::wgsl(&graph).unwrap();
         translate_source(&src, Path::new(&format!("fused_{name}.wgsl")))
             .unwrap_or_else(|e| panic!("{name}: {e}\n{src}"));
     }

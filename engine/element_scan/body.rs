@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::check::{self, at, code, reposition};
-use super::eval::{describe, split_keywords, Env, Lambda, Origin, Val};
-use super::ir::{Binary, Body, Builder, Id, Kind, Reduce, Ty, Unary};
+use super::eval::{describe, let_parts, split_keywords, Env, Lambda, Origin, Val};
 use super::sexpr::{Atom, Sexp};
 use crate::error::Result;
+use crate::expr::{Binary, Body, Builder, Id, Kind, Reduce, Ty, Unary};
 
 /// Deepest function inlining (a function calling itself would never end).
 const MAX_INLINE: usize = 64;
@@ -271,25 +271,11 @@ impl Lowerer {
                 self.expr(&rest[0], locals, env)
             }
             "let" | "let*" => {
-                let Some((binds, body)) = rest.split_first() else {
-                    return Err(at(code::FORM, form.pos, "`let` needs a binding list and a body"));
-                };
-                let Atom::List(pairs) = &binds.atom else {
-                    return Err(at(
-                        code::FORM,
-                        binds.pos,
-                        "`let` bindings must be a list of (name value) pairs",
-                    ));
-                };
+                let (pairs, body) = let_parts(form, rest)?;
                 let mut inner = locals.clone();
-                for p in pairs {
-                    match &p.atom {
-                        Atom::List(kv) if kv.len() == 2 && kv[0].sym().is_some() => {
-                            let v = self.expr(&kv[1], &inner, env)?;
-                            inner.insert(kv[0].sym().unwrap_or_default().to_string(), v);
-                        }
-                        _ => return Err(at(code::FORM, p.pos, format!("`{p}` is not a (name value) pair"))),
-                    }
+                for (name, value) in pairs {
+                    let v = self.expr(value, &inner, env)?;
+                    inner.insert(name.to_string(), v);
                 }
                 self.sequence(form, body, &inner, env)
             }

@@ -9,14 +9,12 @@ use crate::error::Error;
 
 /// Error codes. `E-FLOW-002` and `E-SCAN-001` are the seed's; the rest follow its scheme.
 pub mod code {
+    // The codes of the IR builder's errors (form, type, reduction of a scalar, width, size).
+    pub use crate::expr::ir::code::{FORM, SCALAR_REDUCE, TOO_LARGE, TOO_WIDE, TYPE};
     /// Malformed text: unbalanced brackets, a bad number, an unexpected character.
     pub const READ: &str = "E-READ-001";
     /// A symbol that names nothing in scope.
     pub const NAME: &str = "E-NAME-001";
-    /// A form with the wrong arguments, an unknown keyword, or a value of the wrong sort.
-    pub const FORM: &str = "E-FORM-001";
-    /// Operand types that do not fit (kind or width).
-    pub const TYPE: &str = "E-TYPE-001";
     /// The body reads an outer tensor that did not enter through the sequence list.
     pub const IMPLICIT_TENSOR: &str = "E-FLOW-002";
     /// The body reads a parameter or a context scalar implicitly.
@@ -33,12 +31,6 @@ pub mod code {
     pub const RANDOM: &str = "E-SCAN-006";
     /// Metrics, diagnostics, guards or counters inside the body.
     pub const METRIC: &str = "E-SCAN-007";
-    /// A reduction in a scalar-state body (or of a scalar).
-    pub const SCALAR_REDUCE: &str = "E-SCAN-008";
-    /// A vector state or sequence longer than 16 values.
-    pub const TOO_WIDE: &str = "E-SCAN-009";
-    /// A body (or the inlining that builds it) past the engine's size limits.
-    pub const TOO_LARGE: &str = "E-SIZE-001";
     /// The initial state and the sequences disagree in shape.
     pub const SHAPE: &str = "E-SCAN-010";
     /// `with-numerics :precision :bf16` inside the body.
@@ -50,15 +42,6 @@ pub(crate) fn at(code: &'static str, pos: Pos, message: impl Into<String>) -> Er
     Error::Syntax {
         code,
         position: pos.to_string(),
-        message: message.into(),
-    }
-}
-
-/// An error from the Rust builder (no text position).
-pub(crate) fn builder_error(code: &'static str, message: impl Into<String>) -> Error {
-    Error::Syntax {
-        code,
-        position: "builder".into(),
         message: message.into(),
     }
 }

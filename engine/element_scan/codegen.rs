@@ -1,14 +1,15 @@
-//! WGSL code generation: one compute kernel per (body, direction).
+//! The element-scan kernel around a body: one compute kernel per (body, direction).
 //!
 //! One invocation per lane; the state lives in registers (`h_0 .. h_{n-1}`), a loop walks the
 //! trip axis forward or backward, reads each sequence's components at the lane and trip,
-//! evaluates the body (vectors are unrolled into scalar registers, at most 16 per value) and
+//! evaluates the body (emitted by the IR's one code generator, [`crate::expr::codegen`]) and
 //! writes the new state. Lane shape, trip count and every stride come from the uniform, so
 //! one pipeline serves every shape; the kernel name carries the hash of the body.
 
 use std::fmt::Write;
 
-use super::ir::{Binary, Body, Id, Kind, Op, Reduce, Unary};
+use crate::expr::codegen::{comp, emit};
+use crate::expr::Body;
 
 /// Invocations per workgroup (one lane each).
 pub(crate) const WORKGROUP: u32 = 64;
@@ -20,54 +21,6 @@ pub(crate) fn kernel_name(body: &Body, reverse: bool) -> String {
         body.hash64(),
         if reverse { "_reverse" } else { "" }
     )
-}
-
-/// Component `j` of node `k`, broadcasting one-component values.
-fn comp(body: &Body, k: Id, j: usize) -> String {
-    if body.node(k).ty.lanes() == 1 {
-        format!("v{}_0", k.0)
-    } else {
-        format!("v{}_{j}", k.0)
-    }
-}
-
-fn unary(u: Unary, x: &str) -> String {
-    match u {
-        Unary::Neg => format!("-({x})"),
-        Unary::Exp => format!("exp({x})"),
-        Unary::Log => format!("log({x})"),
-        // tanh saturates in f32 long before 15; clamping keeps exp-based lowerings finite.
-        Unary::Tanh => format!("tanh(clamp({x}, -15.0, 15.0))"),
-        Unary::Sigmoid => format!("(1.0 / (1.0 + exp(-clamp({x}, -88.0, 88.0))))"),
-        Unary::Sqrt => format!("sqrt({x})"),
-        Unary::Abs => format!("abs({x})"),
-        Unary::Sin => format!("sin({x})"),
-        Unary::Cos => format!("cos({x})"),
-        Unary::Not => format!("!({x})"),
-        Unary::ToF32 => format!("select(0.0, 1.0, {x})"),
-        Unary::ToBool => format!("({x} != 0.0)"),
-    }
-}
-
-fn binary(b: Binary, x: &str, y: &str) -> String {
-    let infix = |o: &str| format!("({x} {o} {y})");
-    match b {
-        Binary::Add => infix("+"),
-        Binary::Sub => infix("-"),
-        Binary::Mul => infix("*"),
-        Binary::Div => infix("/"),
-        Binary::Pow => format!("pow({x}, {y})"),
-        Binary::Max => format!("max({x}, {y})"),
-        Binary::Min => format!("min({x}, {y})"),
-        Binary::Lt => infix("<"),
-        Binary::Le => infix("<="),
-        Binary::Gt => infix(">"),
-        Binary::Ge => infix(">="),
-        Binary::Eq => infix("=="),
-        Binary::Ne => infix("!="),
-        Binary::And => infix("&&"),
-        Binary::Or => infix("||"),
-    }
 }
 
 /// The WGSL of the scan kernel for `body` (entry point `element_scan`).
@@ -140,36 +93,13 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     let _ = writeln!(w, "    for (var i = 0u; i < p.trips; i++) {{");
     let t = if reverse { "p.trips - 1u - i" } else { "i" };
     let _ = writeln!(w, "        let t = {t};");
-    for (idx, node) in body.nodes.iter().enumerate() {
-        let ty = if node.ty.kind == Kind::Bool { "bool" } else { "f32" };
-        for j in 0..node.ty.lanes() {
-            let e = match node.op {
-                Op::Param(0) => format!("h_{j}"),
-                Op::Param(i) => format!("in{i}[b{i} + t * p.views[{i}].trip + {j}u * p.views[{i}].comp]"),
-                Op::Const(bits) if node.ty.kind == Kind::Bool => (bits != 0).to_string(),
-                Op::Const(bits) => format!("bitcast<f32>({bits}u)"),
-                Op::Unary(u, x) => unary(u, &comp(body, x, j)),
-                Op::Binary(b, x, y) => binary(b, &comp(body, x, j), &comp(body, y, j)),
-                Op::Where(c, x, y) => format!(
-                    "select({}, {}, {})",
-                    comp(body, y, j),
-                    comp(body, x, j),
-                    comp(body, c, j)
-                ),
-                Op::Reduce(r, x, _) => {
-                    let parts: Vec<String> = (0..body.node(x).ty.lanes()).map(|i| comp(body, x, i)).collect();
-                    match r {
-                        Reduce::Sum => format!("({})", parts.join(" + ")),
-                        Reduce::Max => parts[1..]
-                            .iter()
-                            .fold(parts[0].clone(), |acc, p| format!("max({acc}, {p})")),
-                    }
-                }
-                Op::Splat(x, _) => comp(body, x, 0),
-            };
-            let _ = writeln!(w, "        let v{idx}_{j}: {ty} = {e};");
+    emit(w, body, "        ", |i, j| {
+        if i == 0 {
+            format!("h_{j}")
+        } else {
+            format!("in{i}[b{i} + t * p.views[{i}].trip + {j}u * p.views[{i}].comp]")
         }
-    }
+    });
     for j in 0..n {
         let _ = writeln!(w, "        h_{j} = {};", comp(body, body.result, j));
     }

@@ -14,9 +14,9 @@ use ndarray::ArrayD;
 use super::body;
 use super::check::{at, code};
 use super::graph::{GOp, Graph, NodeId, ScanSpec};
-use super::ir::{Ty, MAX_WIDTH};
 use super::sexpr::{Atom, Pos, Sexp};
 use crate::error::Result;
+use crate::expr::{Binary, Ty, Unary, MAX_WIDTH};
 use crate::ops::broadcast::broadcast_shape;
 
 /// What a name is bound to when a program is read.
@@ -160,6 +160,34 @@ pub(crate) type Args<'a> = (Vec<&'a Sexp>, Vec<(&'a str, &'a Sexp)>);
 
 /// A checked scan's trip axis, vector-state flag, parameter types and output shape.
 pub(crate) type ScanTypes = (usize, bool, Vec<Ty>, Vec<usize>);
+
+/// A `let`'s (name, value form) pairs and its body forms.
+pub(crate) type LetParts<'a> = (Vec<(&'a str, &'a Sexp)>, &'a [Sexp]);
+
+/// The parts of `(let ((name value) ..) body..)` from its arguments: the (name, value form)
+/// pairs in order and the body forms. The outer evaluator and the body lowering both bind
+/// with it; an error names the offending form.
+pub(crate) fn let_parts<'a>(form: &Sexp, args: &'a [Sexp]) -> Result<LetParts<'a>> {
+    let Some((binds, rest)) = args.split_first() else {
+        return Err(at(code::FORM, form.pos, "`let` needs a binding list and a body"));
+    };
+    let Atom::List(pairs) = &binds.atom else {
+        return Err(at(
+            code::FORM,
+            binds.pos,
+            "`let` bindings must be a list of (name value) pairs",
+        ));
+    };
+    let mut out = Vec::with_capacity(pairs.len());
+    for p in pairs {
+        let pair = match &p.atom {
+            Atom::List(kv) if kv.len() == 2 => kv[0].sym().map(|name| (name, &kv[1])),
+            _ => None,
+        };
+        out.push(pair.ok_or_else(|| at(code::FORM, p.pos, format!("`{p}` is not a (name value) pair")))?);
+    }
+    Ok((out, rest))
+}
 
 /// Splits `args` into positional forms and `:keyword value` pairs (keywords come last).
 pub(crate) fn split_keywords<'a>(head: &str, args: &'a [Sexp], allowed: &[&str]) -> Result<Args<'a>> {
@@ -506,15 +534,17 @@ impl Evaluator {
                 let Some((&first, rest)) = nums.split_first() else {
                     return Err(at(code::FORM, form.pos, format!("`{name}` needs arguments")));
                 };
+                // The IR's op values: numbers outside a body compute as they would inside.
+                let op = match name {
+                    "+" => Binary::Add,
+                    "-" => Binary::Sub,
+                    "*" => Binary::Mul,
+                    _ => Binary::Div,
+                };
                 Ok(Val::Num(match (name, rest.is_empty()) {
-                    ("-", true) => -first,
-                    ("/", true) => 1.0 / first,
-                    _ => rest.iter().fold(first, |acc, &x| match name {
-                        "+" => acc + x,
-                        "-" => acc - x,
-                        "*" => acc * x,
-                        _ => acc / x,
-                    }),
+                    ("-", true) => Unary::Neg.eval(first),
+                    ("/", true) => op.eval(1.0, first),
+                    _ => rest.iter().fold(first, |acc, &x| op.eval(acc, x)),
                 }))
             }
             _ => match env.get(name) {
@@ -530,25 +560,11 @@ impl Evaluator {
 
     /// `(let ((name value) ..) body..)`: binds in order, each value seeing the earlier names.
     fn bind_let<'a>(&mut self, form: &Sexp, args: &'a [Sexp], env: &Env) -> Result<(Env, &'a [Sexp])> {
-        let Some((binds, rest)) = args.split_first() else {
-            return Err(at(code::FORM, form.pos, "`let` needs a binding list and a body"));
-        };
-        let Atom::List(pairs) = &binds.atom else {
-            return Err(at(
-                code::FORM,
-                binds.pos,
-                "`let` bindings must be a list of (name value) pairs",
-            ));
-        };
+        let (pairs, rest) = let_parts(form, args)?;
         let mut env = env.clone();
-        for p in pairs {
-            match &p.atom {
-                Atom::List(kv) if kv.len() == 2 && kv[0].sym().is_some() => {
-                    let v = self.eval(&kv[1], &env)?;
-                    env.insert(kv[0].sym().unwrap_or_default().to_string(), v);
-                }
-                _ => return Err(at(code::FORM, p.pos, format!("`{p}` is not a (name value) pair"))),
-            }
+        for (name, value) in pairs {
+            let v = self.eval(value, &env)?;
+            env.insert(name.to_string(), v);
         }
         Ok((env, rest))
     }

@@ -9,11 +9,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::grad;
-use super::ir::Body;
 use super::launch;
 use super::reduce_to::{broadcast_to, reduce_to};
 use super::window::window;
 use crate::error::{Error, Result};
+use crate::expr::Body;
 use crate::ops;
 use crate::tensor::Tensor;
 use crate::Context;

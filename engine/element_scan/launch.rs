@@ -5,9 +5,9 @@ use std::borrow::Cow;
 
 use super::codegen;
 use super::interp;
-use super::ir::Body;
 use super::layout::ScanLayout;
 use crate::error::{Error, Result};
+use crate::expr::Body;
 use crate::kernel::{groups_1d, Binding, KernelKey, KernelSource, Params};
 use crate::ops::broadcast::{push_dims, MAX_RANK};
 use crate::tensor::Tensor;

@@ -2,13 +2,13 @@
 //!
 //! `h[t] = f(h[t-1], x1[t], x2[t], ..)` from `h[-1] = initial`, independently at every
 //! position outside the trip axis (a *lane*); the output holds the state after every trip.
-//! The body is a typed expression IR ([`ir`]) written with the Rust [`Builder`] or as the
+//! The body is the engine's typed expression IR ([`crate::expr`]) written with the Rust [`Builder`] or as the
 //! seed's s-expression text, compiled once into a WGSL kernel (one invocation per lane, the
 //! state in registers, a loop over the trips) and cached under the hash of the IR. The CPU
 //! interpreter of the IR is the reference and the CPU context's implementation.
 //!
 //! ```no_run
-//! use wgsl_compute::element_scan::{Bindings, ElementScan};
+//! use wgsl_compute::element_scan::{seed, Bindings, ElementScan};
 //! use wgsl_compute::Context;
 //! use ndarray::ArrayD;
 //! let ctx = Context::new()?;
@@ -17,11 +17,8 @@
 //!     .tensor("x", x.clone())
 //!     .tensor("decay", ArrayD::from_elem(ndarray::IxDyn(&[3]), 0.9))  // broadcast to x
 //!     .tensor("initial", ArrayD::zeros(ndarray::IxDyn(&[2, 3])));      // (batch, width)
-//! let scan = ElementScan::from_sexpr(
-//!     "(element-scan (lambda (h x a) (tanh (+ x (* a h))))
-//!                    initial (list x (broadcast-to decay (shape x))) :axis 1)",
-//!     &b,
-//! )?;
+//! // The seed's first program: (element-scan (lambda (h x a) (tanh (+ x (* a h)))) ..)
+//! let scan = ElementScan::from_sexpr(seed::TANH_SCAN, &b)?;
 //! let h = scan.run(&ctx)?;                                              // (2, 8, 3)
 //! let grads = scan.grad(&ctx, &ArrayD::ones(ndarray::IxDyn(&[2, 8, 3])))?;
 //! let d_decay = &grads["decay"];                                        // (3,)
@@ -31,7 +28,7 @@
 //! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction
 //! over the saved states, plus pointwise scans and tensor ops (the `graph` module); they are
 //! programs themselves ([`ElementScan::grad_program`]), so smooth bodies can be
-//! differentiated again.
+//! differentiated again. The seed's three example programs live in [`seed`].
 
 mod body;
 pub mod check;
@@ -40,10 +37,10 @@ mod eval;
 mod grad;
 mod graph;
 mod interp;
-pub mod ir;
 mod launch;
 mod layout;
 mod reduce_to;
+pub mod seed;
 pub mod sexpr;
 mod window;
 
@@ -52,10 +49,10 @@ use std::fmt::Write;
 
 use ndarray::ArrayD;
 
+pub use crate::expr::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
 pub use body::MAX_LOWERED_FORMS;
 pub use eval::{Bindings, Bound};
 use graph::{GOp, Graph, NodeId, ScanSpec};
-pub use ir::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
 
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -127,9 +124,9 @@ impl ElementScan {
             opts.axis,
             opts.vector_state.then_some(-1),
         )
-        .map_err(|(c, m)| check::builder_error(c, m))?;
+        .map_err(|(c, m)| crate::expr::ir::builder_error(c, m))?;
         if body.params != types {
-            return Err(check::builder_error(
+            return Err(crate::expr::ir::builder_error(
                 check::code::TYPE,
                 format!(
                     "the body's parameters are {:?}; these inputs give {:?}",

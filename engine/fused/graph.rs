@@ -1,45 +1,17 @@
-//! The expression graph: nodes in topological order (SSA), each naming its operands by index.
-//! The graph is its own cache key: equal graphs hash alike and share one pipeline.
+//! The expression graph: nodes in topological order (SSA), each naming its operands by index,
+//! over the IR's one op vocabulary ([`crate::expr`]). It lowers to an IR body whose
+//! parameters are its inputs (a body without state), which the one interpreter evaluates and
+//! the one code generator emits. The graph is its own cache key: equal graphs hash alike and
+//! share one pipeline.
 
 use crate::error::{Error, Result};
+pub use crate::expr::{Binary, Unary};
+use crate::expr::{Body, Interp, Kind, Ty};
 
 /// Most nodes a fused graph may have: it becomes one straight-line WGSL expression, and
-/// drivers' compilers slow down sharply (and overflow their stack) on very long ones.
-pub const MAX_GRAPH_NODES: usize = 4096;
-
-/// An elementwise function of one value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Unary {
-    /// `-x`.
-    Neg,
-    /// `e^x`.
-    Exp,
-    /// Natural logarithm.
-    Log,
-    /// Hyperbolic tangent.
-    Tanh,
-    /// Square root.
-    Sqrt,
-    /// Absolute value.
-    Abs,
-}
-
-/// An elementwise function of two values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Binary {
-    /// `x + y`.
-    Add,
-    /// `x - y`.
-    Sub,
-    /// `x * y`.
-    Mul,
-    /// `x / y`.
-    Div,
-    /// The larger of the two.
-    Max,
-    /// The smaller of the two.
-    Min,
-}
+/// drivers' compilers slow down sharply (and overflow their stack) on very long ones. The
+/// IR's limit ([`crate::expr::MAX_BODY_NODES`]).
+pub const MAX_GRAPH_NODES: usize = crate::expr::MAX_BODY_NODES;
 
 /// One node of a [`Graph`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -170,40 +142,40 @@ impl Graph {
         Ok(())
     }
 
-    /// Evaluates the graph at one point in f64 (the CPU reference). A missing input or an
-    /// operand that is not an earlier node reads as NaN ([`Graph::validate`] rejects both).
-    pub fn eval(&self, inputs: &[f64]) -> f64 {
-        let mut v: Vec<f64> = Vec::with_capacity(self.nodes.len());
+    /// The graph as an IR body: parameter i is input i (one parameter when there is no
+    /// input), every node typed f32; a bool result (a comparison) becomes 0.0 / 1.0. An
+    /// operation that does not take f32 operands (`not`, `and`, ..) is a type error.
+    pub fn body(&self) -> Result<Body> {
+        self.validate()?;
+        let mut b = Body::builder(&vec![Ty::F32; self.inputs.max(1)]);
+        let mut ids = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
-            let at = |v: &[f64], a: NodeId| v.get(a.0).copied().unwrap_or(f64::NAN);
-            let x = match *node {
-                Node::Input(i) => inputs.get(i).copied().unwrap_or(f64::NAN),
-                Node::Const(bits) => f32::from_bits(bits) as f64,
-                Node::Unary(op, a) => {
-                    let a: f64 = at(&v, a);
-                    match op {
-                        Unary::Neg => -a,
-                        Unary::Exp => a.exp(),
-                        Unary::Log => a.ln(),
-                        Unary::Tanh => a.tanh(),
-                        Unary::Sqrt => a.sqrt(),
-                        Unary::Abs => a.abs(),
-                    }
-                }
-                Node::Binary(op, a, b) => {
-                    let (a, b): (f64, f64) = (at(&v, a), at(&v, b));
-                    match op {
-                        Binary::Add => a + b,
-                        Binary::Sub => a - b,
-                        Binary::Mul => a * b,
-                        Binary::Div => a / b,
-                        Binary::Max => a.max(b),
-                        Binary::Min => a.min(b),
-                    }
-                }
+            let at = |a: NodeId| ids[a.0];
+            let id = match *node {
+                Node::Input(i) => b.param(i),
+                Node::Const(bits) => b.constant(f32::from_bits(bits)),
+                Node::Unary(op, a) => b.unary(op, at(a))?,
+                Node::Binary(op, x, y) => b.binary(op, at(x), at(y))?,
             };
-            v.push(x);
+            ids.push(id);
         }
-        v.last().copied().unwrap_or(0.0)
+        let mut out = ids[ids.len() - 1];
+        if b.ty(out)?.kind == Kind::Bool {
+            out = b.unary(Unary::ToF32, out)?;
+        }
+        b.finish(out)
+    }
+
+    /// Evaluates the graph at one point in f64 (the CPU reference) with the IR's interpreter.
+    /// A graph that does not lower ([`Graph::body`]) or a missing input reads as NaN.
+    pub fn eval(&self, inputs: &[f64]) -> f64 {
+        let Ok(body) = self.body() else {
+            return f64::NAN;
+        };
+        let args: Vec<[f64; 1]> = (0..body.params.len())
+            .map(|i| [inputs.get(i).copied().unwrap_or(f64::NAN)])
+            .collect();
+        let refs: Vec<&[f64]> = args.iter().map(|a| &a[..]).collect();
+        Interp::new(&body).call(&refs)[0]
     }
 }

@@ -1,7 +1,9 @@
-//! Fused elementwise kernels: an expression [`Graph`] over broadcast, strided inputs compiled
-//! into ONE WGSL kernel, cached under a name holding the graph's hash (shapes travel in the
-//! uniform, so one pipeline serves every shape). GELU, bias + GELU and residual adds are one
-//! launch each. CPU context: the graph is evaluated in f64 per element.
+//! Fused elementwise kernels: an expression [`Graph`] over broadcast, strided inputs, lowered
+//! to the one expression IR ([`crate::expr`]) as a body without state and compiled into ONE
+//! WGSL kernel, cached under a name holding the graph's hash (shapes travel in the uniform, so
+//! one pipeline serves every shape). GELU, bias + GELU and residual adds are one launch each;
+//! `ops::unary` and `ops::binary` are one-node graphs. CPU context: the IR's f64 interpreter
+//! per element.
 //!
 //! ```
 //! use wgsl_compute::fused::{self, Graph, Unary};
@@ -16,7 +18,7 @@
 //! let x = Tensor::from_slice(&ctx, &[2, 2], &[0.0, 0.0, 0.0, 0.0])?;
 //! let b = Tensor::from_slice(&ctx, &[2], &[2.0, 3.0])?;
 //! assert_eq!(fused::run(&g, &[&x, &b])?.to_vec()?, vec![2.0, 3.0, 2.0, 3.0]);
-//! println!("{}", fused::wgsl(&g)); // the generated kernel
+//! println!("{}", fused::wgsl(&g)?); // the generated kernel
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
@@ -31,13 +33,18 @@ use ndarray::{ArrayD, IxDyn};
 pub use graph::{Binary, Graph, Node, NodeId, Unary, MAX_GRAPH_NODES};
 
 use crate::error::{Error, Result};
+use crate::expr::{Body, Interp};
 use crate::kernel::{groups_1d, Binding, KernelKey, KernelSource, Params};
 use crate::ops::broadcast::{broadcast_shape, broadcast_strides, check_rank, collapse, push_dims};
 use crate::tensor::Tensor;
 
-/// The WGSL that [`run`] compiles for `graph` (for inspection and tests).
-pub fn wgsl(graph: &Graph) -> String {
-    codegen::wgsl(graph)
+/// The WGSL that [`run`] compiles for `graph` (for inspection and tests); an error for a
+/// graph that [`Graph::body`] rejects or that has no input.
+pub fn wgsl(graph: &Graph) -> Result<String> {
+    if graph.inputs == 0 {
+        return Err(Error::value("fused", "graph", "at least one input", 0));
+    }
+    Ok(codegen::wgsl(&graph.body()?, graph.inputs))
 }
 
 /// Evaluates `graph` elementwise over `inputs` (broadcast numpy-style to one shape) in one
@@ -53,8 +60,23 @@ pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
             inputs.len(),
         ));
     }
-    let ctx = inputs[0].context();
-    let mut shape = inputs[0].shape().to_vec();
+    let body = graph.body()?;
+    let mut h = DefaultHasher::new();
+    graph.hash(&mut h);
+    run_body(&body, inputs, op, &format!("fused/{:016x}", h.finish()))
+}
+
+/// Runs an IR body without state elementwise over `inputs` (parameter k reads input k,
+/// broadcast numpy-style to one shape) in one kernel launch cached under `kernel`; errors
+/// name `op`. The body's result is an f32 scalar. The path of [`run`] and of
+/// `ops::unary` / `ops::binary`. inputs: any strided views -> (broadcast shape).
+pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel: &str) -> Result<Tensor> {
+    debug_assert_eq!(body.params.len(), inputs.len());
+    let Some(first) = inputs.first() else {
+        return Err(Error::value(op, "inputs", "at least one tensor", 0));
+    };
+    let ctx = first.context();
+    let mut shape = first.shape().to_vec();
     for t in &inputs[1..] {
         t.expect_context(ctx, op, "inputs")?;
         shape = broadcast_shape(op, &shape, t.shape())?;
@@ -70,10 +92,15 @@ pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
             .collect::<Result<Vec<_>>>()?;
         let n: usize = shape.iter().product();
         let iters: Vec<Vec<f64>> = views.iter().map(|v| v.iter().map(|&x| x as f64).collect()).collect();
+        let mut interp = Interp::new(body);
+        let mut args: Vec<[f64; 1]> = vec![[0.0]; iters.len()];
         let data: Vec<f32> = (0..n)
             .map(|i| {
-                let args: Vec<f64> = iters.iter().map(|v| v[i]).collect();
-                graph.eval(&args) as f32
+                for (a, v) in args.iter_mut().zip(&iters) {
+                    a[0] = v[i];
+                }
+                let refs: Vec<&[f64]> = args.iter().map(|a| &a[..]).collect();
+                interp.call(&refs)[0] as f32
             })
             .collect();
         let out = ArrayD::from_shape_vec(IxDyn(&shape), data)
@@ -106,10 +133,8 @@ pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
     for s in &strides {
         params = push_dims(params, s);
     }
-    let mut h = DefaultHasher::new();
-    graph.hash(&mut h);
     let key = KernelKey {
-        name: Cow::Owned(format!("fused/{:016x}", h.finish())),
+        name: Cow::Owned(kernel.to_string()),
         entry: Cow::Borrowed("main"),
         constants: vec![],
     };
@@ -118,7 +143,7 @@ pub fn run(graph: &Graph, inputs: &[&Tensor]) -> Result<Tensor> {
         bindings.extend(std::iter::repeat_n(Binding::Read, inputs.len()));
         bindings.push(Binding::ReadWrite);
         Ok(KernelSource {
-            wgsl: Cow::Owned(codegen::wgsl(graph)),
+            wgsl: Cow::Owned(codegen::wgsl(body, inputs.len())),
             bindings,
         })
     })?;

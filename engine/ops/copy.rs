@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, Binding, KernelDef, Params};
 use crate::ops::broadcast::{check_rank, collapse, push_dims};
-use crate::ops::elementwise::{unary, UnaryOp};
+use crate::ops::elementwise::{unary, Unary};
 use crate::tensor::Tensor;
 
 const COPY_INTO: KernelDef = KernelDef {
@@ -16,7 +16,7 @@ const COPY_INTO: KernelDef = KernelDef {
 
 /// A dense copy of any view. x (...) -> (...) contiguous from offset 0.
 pub(crate) fn strided_copy(x: &Tensor) -> Result<Tensor> {
-    unary(UnaryOp::Identity, x)
+    unary(Unary::Identity, x)
 }
 
 /// Writes `src` into the view `dst` (same shape) of a preallocated tensor, in place: every

@@ -105,7 +105,13 @@ pub fn linear_residual_layer_norm(
 ) -> Result<(Tensor, Tensor)> {
     let op = "linear_residual_layer_norm";
     let ctx = x.context();
-    for (name, t) in [("w", w), ("bias", bias), ("residual", residual), ("gamma", gamma), ("beta", beta)] {
+    for (name, t) in [
+        ("w", w),
+        ("bias", bias),
+        ("residual", residual),
+        ("gamma", gamma),
+        ("beta", beta),
+    ] {
         t.expect_context(ctx, op, name)?;
     }
     // The kernel reads vec4s: C and every offset a multiple of 4.
@@ -123,11 +129,21 @@ pub fn linear_residual_layer_norm(
     }
     let (m, n) = (x.shape()[0], w.shape()[1]);
     if residual.shape() != [m, n] {
-        return Err(Error::shape(op, "residual", format!("[{m}, {n}] like x @ w"), residual.shape()));
+        return Err(Error::shape(
+            op,
+            "residual",
+            format!("[{m}, {n}] like x @ w"),
+            residual.shape(),
+        ));
     }
     for (name, t) in [("bias", bias), ("gamma", gamma), ("beta", beta)] {
         if t.shape() != [n] {
-            return Err(Error::shape(op, name, format!("[{n}] (N of w {:?})", w.shape()), t.shape()));
+            return Err(Error::shape(
+                op,
+                name,
+                format!("[{n}] (N of w {:?})", w.shape()),
+                t.shape(),
+            ));
         }
     }
     if !(eps >= 0.0 && eps.is_finite()) {

@@ -30,8 +30,8 @@ pub use attention::{attention, attention_with, AttentionPath};
 pub use broadcast::broadcast_shape;
 pub use copy::copy_into;
 pub use elementwise::{
-    abs, add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, BinaryOp,
-    UnaryOp,
+    abs, add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, Binary,
+    Unary,
 };
 pub use embedding::embedding;
 pub use gelu::gelu;

@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::Row;
 use crate::check::{compare, Gate};
 use crate::context::Context;
+use crate::element_scan::seed::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use crate::element_scan::{Bindings, ElementScan};
 use crate::error::{Error, Result};
 use crate::models::gpt2::{safetensors, Config, Gpt2, Sampling, Weights};
@@ -43,29 +44,6 @@ pub const GATE_ELEMENT_GRAD: Gate = Gate::new(1e-4, 1e-4);
 pub const GATE_TENSOR: Gate = Gate::new(1e-5, 1e-5);
 /// Gate of the GPT-2 logits.
 pub const GATE_LOGITS: Gate = Gate::new(1e-4, 1e-4);
-
-/// The seed's first element-scan example: x (batch, time, width), decay (width), initial
-/// (batch, width).
-pub const TANH_SCAN: &str = "(element-scan (lambda (h x a) (tanh (+ x (* a h))))
-              initial
-              (list x (broadcast-to decay (shape x)))
-              :axis 1)";
-
-/// The seed's second example: x (batch, time, heads, 16), decay (batch, time, heads, 1).
-pub const NORM_CAPPED_SCAN: &str = "(element-scan (lambda (h x a)
-                (let ((y (+ (* a h) x)))
-                  (/ y (maximum 1.0 (sqrt (sum (* y y) :axes [-1]))))))
-              (zeros [batch heads 16])
-              (list x (broadcast-to decay [batch time heads 1]))
-              :axis 1
-              :state-axis -1)";
-
-/// The seed's third example: x, cost (batch, time, width), initial (batch, width).
-pub const MAX_PLUS_REVERSE_SCAN: &str = "(element-scan (lambda (h x c) (maximum (- h c) x))
-              initial
-              (list x cost)
-              :axis 1
-              :reverse true)";
 
 /// A GPT-2 checkpoint held in memory: `config.json` text and `model.safetensors` bytes.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,14 +1,15 @@
-//! Reference broadcasting elementwise ops, computed in f64 and rounded once to f32.
+//! Reference broadcasting elementwise ops, computed in f64 by the IR's op values
+//! ([`Unary::eval`], [`Binary::eval`], the interpreter's) and rounded once to f32.
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
 
 use crate::error::{Error, Result};
+use crate::expr::{Binary, Unary};
 use crate::ops::broadcast::broadcast_shape;
-use crate::ops::{BinaryOp, UnaryOp};
 
 /// `op(a, b)` with numpy broadcasting.
-pub fn binary(op: BinaryOp, a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<ArrayD<f32>> {
-    let name = format!("{op:?}").to_lowercase();
+pub fn binary(op: Binary, a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<ArrayD<f32>> {
+    let name = op.name();
     let shape = broadcast_shape("reference::binary", a.shape(), b.shape())?;
     let (Some(a), Some(b)) = (a.broadcast(IxDyn(&shape)), b.broadcast(IxDyn(&shape))) else {
         return Err(Error::Unsupported {
@@ -20,11 +21,11 @@ pub fn binary(op: BinaryOp, a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<
     Zip::from(&mut out)
         .and(&a)
         .and(&b)
-        .for_each(|o, &x, &y| *o = op.apply(x as f64, y as f64) as f32);
+        .for_each(|o, &x, &y| *o = op.eval(x as f64, y as f64) as f32);
     Ok(out)
 }
 
 /// `op(x)` elementwise.
-pub fn unary(op: UnaryOp, x: &ArrayViewD<f32>) -> ArrayD<f32> {
-    x.mapv(|v| op.apply(v as f64) as f32)
+pub fn unary(op: Unary, x: &ArrayViewD<f32>) -> ArrayD<f32> {
+    x.mapv(|v| op.eval(v as f64) as f32)
 }

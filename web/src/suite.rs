@@ -11,7 +11,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{compare, Gate, Rng};
-use wgsl_compute::ops::{self, BinaryOp, UnaryOp};
+use wgsl_compute::ops::{self, Binary, Unary};
 use wgsl_compute::{reference, Context, Result, Tensor};
 
 /// The elementwise ops' gate, as in `tests/elementwise.rs`.
@@ -23,9 +23,9 @@ const REDUCE_GATE: Gate = Gate::new(1e-4, 1e-5);
 #[derive(Clone, Debug)]
 pub enum Case {
     /// `op(a, b)` with broadcasting; inputs in [0.5, 2] so `pow` stays real.
-    Binary { op: BinaryOp, a: Vec<usize>, b: Vec<usize> },
+    Binary { op: Binary, a: Vec<usize>, b: Vec<usize> },
     /// `op(x)`, x (n,); inputs in [0.1, 4] for `log`/`sqrt`, else [-4, 4].
-    Unary { op: UnaryOp, n: usize },
+    Unary { op: Unary, n: usize },
     /// `sum_last(x)`, x (..., n) -> (...); inputs in [-1, 1].
     SumLast { shape: Vec<usize> },
     /// `mul(a[1..4], b^T)`: a (5, 6, 7) narrowed to (3, 6, 7), b (7, 6) transposed to (6, 7).
@@ -65,7 +65,7 @@ pub fn cases() -> Vec<Case> {
         (&[3, 1000], &[1000]),
         (&[4, 1, 5], &[3, 1]),
     ];
-    for op in BinaryOp::ALL {
+    for op in Binary::ALL {
         for (a, b) in pairs {
             out.push(Case::Binary {
                 op,
@@ -74,7 +74,7 @@ pub fn cases() -> Vec<Case> {
             });
         }
     }
-    for op in UnaryOp::ALL {
+    for op in Unary::ALL {
         for n in [1, 257, 1001] {
             out.push(Case::Unary { op, n });
         }
@@ -221,7 +221,7 @@ async fn compute(ctx: &Context, case: &Case, rng: &mut Rng) -> Result<(Vec<f32>,
         }
         Case::Unary { op, n } => {
             let (lo, hi) = match op {
-                UnaryOp::Log | UnaryOp::Sqrt => (0.1, 4.0),
+                Unary::Log | Unary::Sqrt => (0.1, 4.0),
                 _ => (-4.0, 4.0),
             };
             let x = random(rng, &[*n], lo, hi);
@@ -240,7 +240,7 @@ async fn compute(ctx: &Context, case: &Case, rng: &mut Rng) -> Result<(Vec<f32>,
             let tb = Tensor::from_array(ctx, &b)?.transpose(0, 1)?; // (6, 7)
             let av = a.slice(ndarray::s![1..4, .., ..]).into_dyn();
             let bv = b.t().into_dyn();
-            let want = reference::elementwise::binary(BinaryOp::Mul, &av, &bv)?;
+            let want = reference::elementwise::binary(Binary::Mul, &av, &bv)?;
             (ops::mul(&ta, &tb)?, want)
         }
     };

@@ -121,7 +121,7 @@ impl KvCache {
             }
             _ => {
                 let qkv = ops::linear(h, w, Some(bias))?; // (T, 3C)
-                // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
+                                                          // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
                 let heads = qkv.reshape(&[t, 3 * nh, d])?.transpose(0, 1)?;
                 ops::copy_into(&kl.narrow(1, self.len, end)?, &heads.narrow(0, nh, 2 * nh)?)?;
                 ops::copy_into(&vl.narrow(1, self.len, end)?, &heads.narrow(0, 2 * nh, 3 * nh)?)?;

@@ -188,7 +188,12 @@ impl Gpt2 {
     /// the residual stream and its final layer norm (ln_f), both (T, C). Each layer norm is
     /// fused with the projection before it (`linear_residual_layer_norm`), so the block after
     /// a projection starts from its normalised input.
-    fn blocks(&self, mut x: Tensor, cache: &KvCache, mut residuals: Option<&mut Vec<Tensor>>) -> Result<(Tensor, Tensor)> {
+    fn blocks(
+        &self,
+        mut x: Tensor,
+        cache: &KvCache,
+        mut residuals: Option<&mut Vec<Tensor>>,
+    ) -> Result<(Tensor, Tensor)> {
         let cfg = &self.config;
         let eps = cfg.layer_norm_epsilon;
         let (t, c) = (x.shape()[0], cfg.n_embd);
@@ -205,10 +210,18 @@ impl Gpt2 {
             let [q, keys, values] = cache.project_qkv(layer, &h, &b.attn_weight, &b.attn_bias)?;
             let a = ops::attention_with(&q, &keys, &values, past, AttentionPath::Auto)?; // (H, T, D)
             let a = a.transpose(0, 1)?.reshape(&[t, c])?; // (T, C): heads side by side
-            // x = x + a @ W + b;  h = ln_2(x)
-            (x, h) = ops::linear_residual_layer_norm(&a, &b.attn_proj_weight, &b.attn_proj_bias, &x, &b.ln_2_weight, &b.ln_2_bias, eps)?;
+                                                          // x = x + a @ W + b;  h = ln_2(x)
+            (x, h) = ops::linear_residual_layer_norm(
+                &a,
+                &b.attn_proj_weight,
+                &b.attn_proj_bias,
+                &x,
+                &b.ln_2_weight,
+                &b.ln_2_bias,
+                eps,
+            )?;
             let f = ops::linear_gelu(&h, &b.fc_weight, &b.fc_bias)?; // (T, 4C)
-            // x = x + f @ W + b;  h = the next norm of x
+                                                                     // x = x + f @ W + b;  h = the next norm of x
             let (g, beta) = next_norm(layer + 1);
             (x, h) = ops::linear_residual_layer_norm(&f, &b.mlp_proj_weight, &b.mlp_proj_bias, &x, g, beta, eps)?;
             if let Some(r) = residuals.as_deref_mut() {

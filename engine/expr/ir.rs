@@ -1,7 +1,10 @@
-//! The typed expression IR of an element-scan body, and its Rust builder.
+//! The typed expression IR, and its Rust builder.
 //!
-//! A [`Body`] is a list of nodes in dependency order (every node's arguments come before it):
-//! parameter 0 is the state, parameters 1.. are the sequences' values at the lane and trip.
+//! A [`Body`] is a list of nodes in dependency order (every node's arguments come before it).
+//! In an element scan parameter 0 is the state and parameters 1.. are the sequences' values at
+//! the lane and trip; a fused graph lowers to a body whose parameters are its inputs (a body
+//! without state: its result has parameter 0's type, an f32 scalar).
+//!
 //! Values are f32 or bool, each a scalar or a vector of 1 to 16 values ([`Ty`]). Binary
 //! operations broadcast a scalar or a one-value vector against a vector. The whole body
 //! (types, constants as bits) is `Hash + Eq`: its hash names the generated kernel.
@@ -9,8 +12,32 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::check::{self, code};
-use crate::error::Result;
+pub use super::op::{Binary, Reduce, Unary};
+use crate::error::{Error, Result};
+
+/// Codes of the builder's errors (the element-scan error codes; `element_scan::check::code`
+/// lists them with the rest).
+pub mod code {
+    /// A form with the wrong arguments, an unknown keyword, or a value of the wrong sort.
+    pub const FORM: &str = "E-FORM-001";
+    /// Operand types that do not fit (kind or width).
+    pub const TYPE: &str = "E-TYPE-001";
+    /// A reduction in a scalar-state body (or of a scalar).
+    pub const SCALAR_REDUCE: &str = "E-SCAN-008";
+    /// A vector state or sequence longer than 16 values.
+    pub const TOO_WIDE: &str = "E-SCAN-009";
+    /// A body (or the inlining that builds it) past the engine's size limits.
+    pub const TOO_LARGE: &str = "E-SIZE-001";
+}
+
+/// An error from the Rust builder (no text position).
+pub(crate) fn builder_error(code: &'static str, message: impl Into<String>) -> Error {
+    Error::Syntax {
+        code,
+        position: "builder".into(),
+        message: message.into(),
+    }
+}
 
 /// Longest vector a body value may have.
 pub const MAX_WIDTH: u8 = 16;
@@ -91,86 +118,6 @@ impl fmt::Display for Ty {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Id(pub u32);
 
-/// One-argument operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Unary {
-    /// `-x`.
-    Neg,
-    /// `e^x`.
-    Exp,
-    /// Natural logarithm.
-    Log,
-    /// Hyperbolic tangent.
-    Tanh,
-    /// `1 / (1 + e^-x)`.
-    Sigmoid,
-    /// Square root.
-    Sqrt,
-    /// Absolute value.
-    Abs,
-    /// Sine (f32-accurate in the generated WGSL).
-    Sin,
-    /// Cosine (f32-accurate in the generated WGSL).
-    Cos,
-    /// bool -> bool.
-    Not,
-    /// bool -> f32 (1.0 or 0.0).
-    ToF32,
-    /// f32 -> bool (`x != 0`).
-    ToBool,
-}
-
-/// Two-argument operations (broadcasting widths).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Binary {
-    /// `x + y`.
-    Add,
-    /// `x - y`.
-    Sub,
-    /// `x * y`.
-    Mul,
-    /// `x / y`.
-    Div,
-    /// `x ^ y`.
-    Pow,
-    /// The larger of the two.
-    Max,
-    /// The smaller of the two.
-    Min,
-    /// `x < y` (bool).
-    Lt,
-    /// `x <= y` (bool).
-    Le,
-    /// `x > y` (bool).
-    Gt,
-    /// `x >= y` (bool).
-    Ge,
-    /// `x == y` (bool).
-    Eq,
-    /// `x != y` (bool).
-    Ne,
-    /// Logical and of two bools.
-    And,
-    /// Logical or of two bools.
-    Or,
-}
-
-impl Binary {
-    /// True for `< <= > >= = !=` (f32 operands, bool result).
-    pub fn is_comparison(self) -> bool {
-        matches!(self, Self::Lt | Self::Le | Self::Gt | Self::Ge | Self::Eq | Self::Ne)
-    }
-}
-
-/// Reductions of a vector to a scalar (or a one-value vector with `keepdims`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reduce {
-    /// Sum of the components.
-    Sum,
-    /// Largest component.
-    Max,
-}
-
 /// A body operation; arguments are earlier nodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
@@ -236,7 +183,7 @@ impl Body {
     pub fn validate(&self) -> Result<()> {
         let mut b = Body::builder(&self.params);
         if self.nodes.len() > MAX_BODY_NODES {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::TOO_LARGE,
                 format!("{} nodes, above the limit of {MAX_BODY_NODES}", self.nodes.len()),
             ));
@@ -244,14 +191,14 @@ impl Body {
         let mut map: Vec<Id> = Vec::with_capacity(self.nodes.len());
         for (k, n) in self.nodes.iter().enumerate() {
             let arg = |id: Id| -> Result<Id> {
-                map.get(id.0 as usize).copied().ok_or_else(|| {
-                    check::builder_error(code::FORM, format!("node %{k} reads %{}, not an earlier node", id.0))
-                })
+                map.get(id.0 as usize)
+                    .copied()
+                    .ok_or_else(|| builder_error(code::FORM, format!("node %{k} reads %{}, not an earlier node", id.0)))
             };
             let id = match n.op {
                 Op::Param(i) if i as usize == k && k < self.params.len() => b.param(k),
                 Op::Param(i) => {
-                    return Err(check::builder_error(
+                    return Err(builder_error(
                         code::FORM,
                         format!("node %{k} is parameter {i}; parameters come first, in order"),
                     ))
@@ -265,14 +212,11 @@ impl Body {
                 Op::Splat(x, w) => b.splat(arg(x)?, w)?,
             };
             if k < self.params.len() && !matches!(n.op, Op::Param(_)) {
-                return Err(check::builder_error(
-                    code::FORM,
-                    format!("node %{k} should be parameter {k}"),
-                ));
+                return Err(builder_error(code::FORM, format!("node %{k} should be parameter {k}")));
             }
             let ty = b.ty(id)?;
             if ty != n.ty {
-                return Err(check::builder_error(
+                return Err(builder_error(
                     code::TYPE,
                     format!("node %{k} is typed {}, its operation gives {ty}", n.ty),
                 ));
@@ -280,12 +224,12 @@ impl Body {
             map.push(id);
         }
         if self.nodes.len() < self.params.len() {
-            return Err(check::builder_error(code::FORM, "fewer nodes than parameters"));
+            return Err(builder_error(code::FORM, "fewer nodes than parameters"));
         }
         let result = map
             .get(self.result.0 as usize)
             .copied()
-            .ok_or_else(|| check::builder_error(code::FORM, format!("the result %{} is not a node", self.result.0)))?;
+            .ok_or_else(|| builder_error(code::FORM, format!("the result %{} is not a node", self.result.0)))?;
         b.finish(result).map(|_| ())
     }
 
@@ -328,16 +272,11 @@ impl fmt::Display for Body {
                 Op::Param(i) => format!("sequence {i}"),
                 Op::Const(bits) if n.ty.kind == Kind::Bool => format!("const {}", *bits != 0),
                 Op::Const(bits) => format!("const {}", f32::from_bits(*bits)),
-                Op::Unary(u, x) => format!("{} {}", format!("{u:?}").to_lowercase(), a(x)),
-                Op::Binary(o, x, y) => format!("{} {} {}", format!("{o:?}").to_lowercase(), a(x), a(y)),
+                Op::Unary(u, x) => format!("{} {}", u.name(), a(x)),
+                Op::Binary(o, x, y) => format!("{} {} {}", o.name(), a(x), a(y)),
                 Op::Where(c, x, y) => format!("where {} {} {}", a(c), a(x), a(y)),
                 Op::Reduce(r, x, keep) => {
-                    format!(
-                        "{} {}{}",
-                        format!("{r:?}").to_lowercase(),
-                        a(x),
-                        if *keep { " keepdims" } else { "" }
-                    )
+                    format!("{} {}{}", r.name(), a(x), if *keep { " keepdims" } else { "" })
                 }
                 Op::Splat(x, w) => format!("splat {} {w}", a(x)),
             };
@@ -350,7 +289,7 @@ impl fmt::Display for Body {
 /// Builds a [`Body`] node by node, checking types and sharing identical nodes.
 ///
 /// ```
-/// use wgsl_compute::element_scan::{Body, Ty, Unary, Binary};
+/// use wgsl_compute::expr::{Binary, Body, Ty, Unary};
 /// // h[t] = tanh(x[t] + a[t] * h[t-1])
 /// let mut b = Body::builder(&[Ty::F32, Ty::F32, Ty::F32]);
 /// let (h, x, a) = (b.param(0), b.param(1), b.param(2));
@@ -391,7 +330,7 @@ impl Builder {
     /// The type of a node built so far; an error for an id this builder did not make.
     pub fn ty(&self, id: Id) -> Result<Ty> {
         self.nodes.get(id.0 as usize).map(|n| n.ty).ok_or_else(|| {
-            check::builder_error(
+            builder_error(
                 code::FORM,
                 format!(
                     "value %{} is not a node of this builder ({} nodes)",
@@ -425,7 +364,7 @@ impl Builder {
     fn want(&self, id: Id, kind: Kind, what: &str) -> Result<Ty> {
         let ty = self.ty(id)?;
         if ty.kind != kind {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::TYPE,
                 format!("{what} expects {kind:?} operands, got {ty}"),
             ));
@@ -436,32 +375,32 @@ impl Builder {
     fn width(&self, a: Id, b: Id, what: &str) -> Result<u8> {
         let (ta, tb) = (self.ty(a)?, self.ty(b)?);
         broadcast_width(ta.width, tb.width)
-            .ok_or_else(|| check::builder_error(code::TYPE, format!("{what}: widths do not broadcast: {ta} and {tb}")))
+            .ok_or_else(|| builder_error(code::TYPE, format!("{what}: widths do not broadcast: {ta} and {tb}")))
     }
 
     /// A one-argument operation.
     pub fn unary(&mut self, op: Unary, x: Id) -> Result<Id> {
-        let name = format!("{op:?}").to_lowercase();
+        let name = op.name();
         let ty = match op {
-            Unary::Not => self.want(x, Kind::Bool, &name)?,
-            Unary::ToF32 => self.want(x, Kind::Bool, &name)?.with_kind(Kind::F32),
-            Unary::ToBool => self.want(x, Kind::F32, &name)?.with_kind(Kind::Bool),
-            _ => self.want(x, Kind::F32, &name)?,
+            Unary::Not => self.want(x, Kind::Bool, name)?,
+            Unary::ToF32 => self.want(x, Kind::Bool, name)?.with_kind(Kind::F32),
+            Unary::ToBool => self.want(x, Kind::F32, name)?.with_kind(Kind::Bool),
+            _ => self.want(x, Kind::F32, name)?,
         };
         Ok(self.push(Op::Unary(op, x), ty))
     }
 
     /// A two-argument operation, broadcasting a scalar or one-value vector against a vector.
     pub fn binary(&mut self, op: Binary, a: Id, b: Id) -> Result<Id> {
-        let name = format!("{op:?}").to_lowercase();
+        let name = op.name();
         let operand = if matches!(op, Binary::And | Binary::Or) {
             Kind::Bool
         } else {
             Kind::F32
         };
-        self.want(a, operand, &name)?;
-        self.want(b, operand, &name)?;
-        let width = self.width(a, b, &name)?;
+        self.want(a, operand, name)?;
+        self.want(b, operand, name)?;
+        let width = self.width(a, b, name)?;
         let kind = if op.is_comparison() { Kind::Bool } else { operand };
         Ok(self.push(Op::Binary(op, a, b), Ty { kind, width }))
     }
@@ -473,7 +412,7 @@ impl Builder {
         self.want(b, kind, "where")?;
         let w = self.width(a, b, "where")?;
         let w = broadcast_width(w, self.ty(cond)?.width)
-            .ok_or_else(|| check::builder_error(code::TYPE, "where: the condition's width does not broadcast"))?;
+            .ok_or_else(|| builder_error(code::TYPE, "where: the condition's width does not broadcast"))?;
         Ok(self.push(Op::Where(cond, a, b), Ty { kind, width: w }))
     }
 
@@ -481,7 +420,7 @@ impl Builder {
     pub fn reduce(&mut self, op: Reduce, x: Id, keepdims: bool) -> Result<Id> {
         let ty = self.want(x, Kind::F32, "reduce")?;
         if ty.width == 0 {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::SCALAR_REDUCE,
                 "a reduction needs a vector; a scalar-state body cannot reduce",
             ));
@@ -497,10 +436,7 @@ impl Builder {
             return Ok(x);
         }
         if ty.width > 1 || width == 0 || width > MAX_WIDTH {
-            return Err(check::builder_error(
-                code::TYPE,
-                format!("cannot splat {ty} to width {width}"),
-            ));
+            return Err(builder_error(code::TYPE, format!("cannot splat {ty} to width {width}")));
         }
         Ok(self.push(Op::Splat(x, width), Ty { kind: ty.kind, width }))
     }
@@ -508,32 +444,32 @@ impl Builder {
     /// Checks the result has the state's type and returns the body.
     pub fn finish(self, result: Id) -> Result<Body> {
         let Some(&want) = self.params.first() else {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::FORM,
                 "a body needs at least one parameter (the state); Body::builder got none",
             ));
         };
         if self.params.len() > MAX_PARAMS {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::TOO_LARGE,
                 format!("{} parameters, above the limit of {MAX_PARAMS}", self.params.len()),
             ));
         }
         if self.nodes.len() > MAX_BODY_NODES {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::TOO_LARGE,
                 format!("{} nodes, above the limit of {MAX_BODY_NODES}", self.nodes.len()),
             ));
         }
         if let Some(bad) = self.params.iter().find(|t| t.width > MAX_WIDTH) {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::TOO_WIDE,
                 format!("parameter type {bad} is wider than {MAX_WIDTH}"),
             ));
         }
         let got = self.ty(result)?;
         if got != want {
-            return Err(check::builder_error(
+            return Err(builder_error(
                 code::TYPE,
                 format!("the body returns {got}, the state is {want}"),
             ));

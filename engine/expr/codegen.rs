@@ -1,0 +1,49 @@
+//! The one WGSL code generator of the IR: every node a `let`, vectors unrolled into scalar
+//! registers (`v{node}_{component}`, at most 16 per value), each operation written by
+//! [`Unary::wgsl`](super::Unary::wgsl) / [`Binary::wgsl`](super::Binary::wgsl). The caller
+//! says how a parameter's component is read (an input at its index, a state register) and
+//! wraps the lines in its kernel: fused elementwise kernels and element-scan kernels both
+//! emit their bodies here.
+
+use std::fmt::Write;
+
+use super::ir::{Body, Id, Kind, Op};
+
+/// Component `j` of node `k`'s register, broadcasting one-component values.
+pub fn comp(body: &Body, k: Id, j: usize) -> String {
+    if body.node(k).ty.lanes() == 1 {
+        format!("v{}_0", k.0)
+    } else {
+        format!("v{}_{j}", k.0)
+    }
+}
+
+/// Appends one `let v{k}_{j}: ty = ...;` line per node component to `out`, each indented by
+/// `indent`; `param(i, j)` is the WGSL expression of parameter i's component j. The
+/// result's components are then `comp(body, body.result, j)`.
+pub fn emit(out: &mut String, body: &Body, indent: &str, param: impl Fn(u16, usize) -> String) {
+    for (idx, node) in body.nodes.iter().enumerate() {
+        let ty = if node.ty.kind == Kind::Bool { "bool" } else { "f32" };
+        for j in 0..node.ty.lanes() {
+            let e = match node.op {
+                Op::Param(i) => param(i, j),
+                Op::Const(bits) if node.ty.kind == Kind::Bool => (bits != 0).to_string(),
+                Op::Const(bits) => format!("bitcast<f32>({bits}u)"),
+                Op::Unary(u, x) => u.wgsl(&comp(body, x, j)),
+                Op::Binary(b, x, y) => b.wgsl(&comp(body, x, j), &comp(body, y, j)),
+                Op::Where(c, x, y) => format!(
+                    "select({}, {}, {})",
+                    comp(body, y, j),
+                    comp(body, x, j),
+                    comp(body, c, j)
+                ),
+                Op::Reduce(r, x, _) => {
+                    let parts: Vec<String> = (0..body.node(x).ty.lanes()).map(|i| comp(body, x, i)).collect();
+                    r.wgsl(&parts)
+                }
+                Op::Splat(x, _) => comp(body, x, 0),
+            };
+            let _ = writeln!(out, "{indent}let v{idx}_{j}: {ty} = {e};");
+        }
+    }
+}

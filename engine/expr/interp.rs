@@ -1,0 +1,71 @@
+//! The f64 interpreter of the IR: the reference of elementwise ops, fused graphs and element
+//! scans, and the CPU context's implementation of all three. One call evaluates a body once.
+
+use super::ir::{Body, Kind, Op};
+
+/// Evaluates a body call by call, reusing one value buffer.
+pub struct Interp<'a> {
+    body: &'a Body,
+    /// Start of each node's components in `vals`.
+    start: Vec<usize>,
+    vals: Vec<f64>,
+}
+
+impl<'a> Interp<'a> {
+    /// An interpreter of `body` (checked or built by the builder).
+    pub fn new(body: &'a Body) -> Self {
+        let mut start = Vec::with_capacity(body.nodes.len());
+        let mut n = 0;
+        for node in &body.nodes {
+            start.push(n);
+            n += node.ty.lanes();
+        }
+        Interp {
+            body,
+            start,
+            vals: vec![0.0; n],
+        }
+    }
+
+    /// Component `j` of node `k`, broadcasting scalars and one-value vectors.
+    fn get(&self, k: u32, j: usize) -> f64 {
+        let k = k as usize;
+        let lanes = self.body.nodes[k].ty.lanes();
+        self.vals[self.start[k] + if lanes == 1 { 0 } else { j }]
+    }
+
+    /// Runs the body once. `args[i]` holds parameter i's components (one value broadcasts);
+    /// returns the result's components.
+    pub fn call(&mut self, args: &[&[f64]]) -> &[f64] {
+        for (k, node) in self.body.nodes.iter().enumerate() {
+            let lanes = node.ty.lanes();
+            for j in 0..lanes {
+                let v = match node.op {
+                    Op::Param(i) => {
+                        let a = args[i as usize];
+                        a[if a.len() == 1 { 0 } else { j }]
+                    }
+                    Op::Const(bits) if node.ty.kind == Kind::Bool => bits as f64,
+                    Op::Const(bits) => f32::from_bits(bits) as f64,
+                    Op::Unary(u, x) => u.eval(self.get(x.0, j)),
+                    Op::Binary(b, x, y) => b.eval(self.get(x.0, j), self.get(y.0, j)),
+                    Op::Where(c, x, y) => {
+                        if self.get(c.0, j) != 0.0 {
+                            self.get(x.0, j)
+                        } else {
+                            self.get(y.0, j)
+                        }
+                    }
+                    Op::Reduce(r, x, _) => {
+                        let n = self.body.nodes[x.0 as usize].ty.lanes();
+                        r.eval((0..n).map(|i| self.get(x.0, i)))
+                    }
+                    Op::Splat(x, _) => self.get(x.0, 0),
+                };
+                self.vals[self.start[k] + j] = v;
+            }
+        }
+        let r = self.body.result.0 as usize;
+        &self.vals[self.start[r]..self.start[r] + self.body.nodes[r].ty.lanes()]
+    }
+}

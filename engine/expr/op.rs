@@ -1,0 +1,270 @@
+//! The one op vocabulary: every unary and binary operation of elementwise ops, fused graphs
+//! and element-scan bodies, each with its f64 value (the interpreter's) and its WGSL
+//! expression (the code generator's), side by side under one name.
+//!
+//! Bools travel as 0.0 / 1.0 in the interpreter and as `bool` in WGSL.
+
+/// A one-argument operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    /// `x` (the strided copy that makes a view dense).
+    Identity,
+    /// `-x`.
+    Neg,
+    /// `e^x`.
+    Exp,
+    /// Natural logarithm.
+    Log,
+    /// Hyperbolic tangent.
+    Tanh,
+    /// `1 / (1 + e^-x)`.
+    Sigmoid,
+    /// Square root.
+    Sqrt,
+    /// Absolute value.
+    Abs,
+    /// `max(x, 0)`.
+    Relu,
+    /// Sine (f32-accurate in the generated WGSL).
+    Sin,
+    /// Cosine (f32-accurate in the generated WGSL).
+    Cos,
+    /// bool -> bool.
+    Not,
+    /// bool -> f32 (1.0 or 0.0).
+    ToF32,
+    /// f32 -> bool (`x != 0`).
+    ToBool,
+}
+
+/// A two-argument operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    /// `x + y`.
+    Add,
+    /// `x - y`.
+    Sub,
+    /// `x * y`.
+    Mul,
+    /// `x / y`.
+    Div,
+    /// `x ^ y`.
+    Pow,
+    /// The larger of the two.
+    Max,
+    /// The smaller of the two.
+    Min,
+    /// `x < y` (bool).
+    Lt,
+    /// `x <= y` (bool).
+    Le,
+    /// `x > y` (bool).
+    Gt,
+    /// `x >= y` (bool).
+    Ge,
+    /// `x == y` (bool).
+    Eq,
+    /// `x != y` (bool).
+    Ne,
+    /// Logical and of two bools.
+    And,
+    /// Logical or of two bools.
+    Or,
+}
+
+/// Reductions of a vector to a scalar (or a one-value vector with `keepdims`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    /// Sum of the components.
+    Sum,
+    /// Largest component.
+    Max,
+}
+
+impl Unary {
+    /// The f32 -> f32 operations that `ops::unary` runs on tensors, in table order.
+    pub const ALL: [Unary; 9] = [
+        Self::Identity,
+        Self::Neg,
+        Self::Exp,
+        Self::Log,
+        Self::Tanh,
+        Self::Sqrt,
+        Self::Abs,
+        Self::Sigmoid,
+        Self::Relu,
+    ];
+
+    /// The lowercase name (op names in errors, kernel names and IR dumps).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Identity => "identity",
+            Self::Neg => "neg",
+            Self::Exp => "exp",
+            Self::Log => "log",
+            Self::Tanh => "tanh",
+            Self::Sigmoid => "sigmoid",
+            Self::Sqrt => "sqrt",
+            Self::Abs => "abs",
+            Self::Relu => "relu",
+            Self::Sin => "sin",
+            Self::Cos => "cos",
+            Self::Not => "not",
+            Self::ToF32 => "tof32",
+            Self::ToBool => "tobool",
+        }
+    }
+
+    /// The value in f64, as the reference computes it.
+    pub fn eval(self, x: f64) -> f64 {
+        match self {
+            Self::Identity | Self::ToF32 => x,
+            Self::Neg => -x,
+            Self::Exp => x.exp(),
+            Self::Log => x.ln(),
+            Self::Tanh => x.tanh(),
+            Self::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            Self::Sqrt => x.sqrt(),
+            Self::Abs => x.abs(),
+            Self::Relu => x.max(0.0),
+            Self::Sin => x.sin(),
+            Self::Cos => x.cos(),
+            Self::Not => (x == 0.0) as u8 as f64,
+            Self::ToBool => (x != 0.0) as u8 as f64,
+        }
+    }
+
+    /// The WGSL expression of `self` applied to the expression `x`.
+    pub fn wgsl(self, x: &str) -> String {
+        match self {
+            Self::Identity => x.to_string(),
+            Self::Neg => format!("-({x})"),
+            Self::Exp => format!("exp({x})"),
+            Self::Log => format!("log({x})"),
+            // tanh saturates in f32 long before 15; clamping keeps backends that compute it
+            // from exp(2x) away from inf / inf.
+            Self::Tanh => format!("tanh(clamp({x}, -15.0, 15.0))"),
+            Self::Sigmoid => format!("(1.0 / (1.0 + exp(-clamp({x}, -88.0, 88.0))))"),
+            Self::Sqrt => format!("sqrt({x})"),
+            Self::Abs => format!("abs({x})"),
+            Self::Relu => format!("max({x}, 0.0)"),
+            Self::Sin => format!("sin({x})"),
+            Self::Cos => format!("cos({x})"),
+            Self::Not => format!("!({x})"),
+            Self::ToF32 => format!("select(0.0, 1.0, {x})"),
+            Self::ToBool => format!("({x} != 0.0)"),
+        }
+    }
+}
+
+impl Binary {
+    /// The f32 x f32 -> f32 operations that `ops::binary` runs on tensors, in table order.
+    pub const ALL: [Binary; 7] = [
+        Self::Add,
+        Self::Sub,
+        Self::Mul,
+        Self::Div,
+        Self::Max,
+        Self::Min,
+        Self::Pow,
+    ];
+
+    /// The lowercase name (op names in errors, kernel names and IR dumps).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Add => "add",
+            Self::Sub => "sub",
+            Self::Mul => "mul",
+            Self::Div => "div",
+            Self::Pow => "pow",
+            Self::Max => "max",
+            Self::Min => "min",
+            Self::Lt => "lt",
+            Self::Le => "le",
+            Self::Gt => "gt",
+            Self::Ge => "ge",
+            Self::Eq => "eq",
+            Self::Ne => "ne",
+            Self::And => "and",
+            Self::Or => "or",
+        }
+    }
+
+    /// True for `< <= > >= = !=` (f32 operands, bool result).
+    pub fn is_comparison(self) -> bool {
+        matches!(self, Self::Lt | Self::Le | Self::Gt | Self::Ge | Self::Eq | Self::Ne)
+    }
+
+    /// The value in f64, as the reference computes it.
+    pub fn eval(self, x: f64, y: f64) -> f64 {
+        let t = |c: bool| c as u8 as f64;
+        match self {
+            Self::Add => x + y,
+            Self::Sub => x - y,
+            Self::Mul => x * y,
+            Self::Div => x / y,
+            Self::Pow => x.powf(y),
+            Self::Max => x.max(y),
+            Self::Min => x.min(y),
+            Self::Lt => t(x < y),
+            Self::Le => t(x <= y),
+            Self::Gt => t(x > y),
+            Self::Ge => t(x >= y),
+            Self::Eq => t(x == y),
+            Self::Ne => t(x != y),
+            Self::And => t(x != 0.0 && y != 0.0),
+            Self::Or => t(x != 0.0 || y != 0.0),
+        }
+    }
+
+    /// The WGSL expression of `self` applied to the expressions `x` and `y`.
+    pub fn wgsl(self, x: &str, y: &str) -> String {
+        let infix = |o: &str| format!("({x} {o} {y})");
+        match self {
+            Self::Add => infix("+"),
+            Self::Sub => infix("-"),
+            Self::Mul => infix("*"),
+            Self::Div => infix("/"),
+            Self::Pow => format!("pow({x}, {y})"),
+            Self::Max => format!("max({x}, {y})"),
+            Self::Min => format!("min({x}, {y})"),
+            Self::Lt => infix("<"),
+            Self::Le => infix("<="),
+            Self::Gt => infix(">"),
+            Self::Ge => infix(">="),
+            Self::Eq => infix("=="),
+            Self::Ne => infix("!="),
+            Self::And => infix("&&"),
+            Self::Or => infix("||"),
+        }
+    }
+}
+
+impl Reduce {
+    /// The lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sum => "sum",
+            Self::Max => "max",
+        }
+    }
+
+    /// The reduction of `xs` in f64.
+    pub fn eval(self, xs: impl Iterator<Item = f64>) -> f64 {
+        match self {
+            Self::Sum => xs.sum(),
+            Self::Max => xs.fold(f64::MIN, f64::max),
+        }
+    }
+
+    /// The WGSL expression reducing the component expressions `parts` (at least one).
+    pub fn wgsl(self, parts: &[String]) -> String {
+        match self {
+            Self::Sum => format!("({})", parts.join(" + ")),
+            Self::Max => match parts.split_first() {
+                Some((first, rest)) => rest.iter().fold(first.clone(), |acc, p| format!("max({acc}, {p})")),
+                None => String::from("0.0"),
+            },
+        }
+    }
+}
