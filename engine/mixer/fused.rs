@@ -27,8 +27,8 @@ const fn forward_kernel(entry: &'static str) -> KernelDef {
 
 const fn backward_kernel(entry: &'static str) -> KernelDef {
     KernelDef {
-        name: "mixer/givens_scan_grad",
-        wgsl: mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_grad.wgsl", "givens_scan_grad.wgsl"),
+        name: "mixer/givens_scan_backward",
+        wgsl: mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_backward.wgsl", "givens_scan_backward.wgsl"),
         entry,
         bindings: &[
             Binding::Uniform,
@@ -45,10 +45,10 @@ const LANES: KernelDef = forward_kernel("givens_scan");
 const CHUNK_REDUCE: KernelDef = forward_kernel("givens_chunk_reduce");
 const CARRIES: KernelDef = forward_kernel("givens_carries");
 const CHUNK_FIXUP: KernelDef = forward_kernel("givens_chunk_fixup");
-const LANES_GRAD: KernelDef = backward_kernel("givens_scan_grad");
-const CHUNK_REDUCE_GRAD: KernelDef = backward_kernel("givens_chunk_reduce_grad");
-const CARRIES_GRAD: KernelDef = backward_kernel("givens_carries_grad");
-const CHUNK_FIXUP_GRAD: KernelDef = backward_kernel("givens_chunk_fixup_grad");
+const LANES_BACKWARD: KernelDef = backward_kernel("givens_scan_backward");
+const CHUNK_REDUCE_BACKWARD: KernelDef = backward_kernel("givens_chunk_reduce_backward");
+const CARRIES_BACKWARD: KernelDef = backward_kernel("givens_carries_backward");
+const CHUNK_FIXUP_BACKWARD: KernelDef = backward_kernel("givens_chunk_fixup_backward");
 
 /// The scans' plan for `lanes` walks of `t` steps (`budget` loop trips per step, as for a
 /// `budget`-block scan), with the chunked carry walk kept inside the software adapters' loop
@@ -179,7 +179,7 @@ pub(crate) fn backward(
     launch.run(
         plan,
         &buffers,
-        [&LANES_GRAD, &CHUNK_REDUCE_GRAD, &CARRIES_GRAD, &CHUNK_FIXUP_GRAD],
+        [&LANES_BACKWARD, &CHUNK_REDUCE_BACKWARD, &CARRIES_BACKWARD, &CHUNK_FIXUP_BACKWARD],
     )?;
     Ok(dpre)
 }

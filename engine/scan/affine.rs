@@ -36,9 +36,9 @@ const CARRIES: KernelDef = scan_kernel("scan_carries");
 const CHUNK_FIXUP: KernelDef = scan_kernel("scan_chunk_fixup");
 
 const GRAD_A: KernelDef = KernelDef {
-    name: "scan/matrix_affine_scan_grad",
-    wgsl: include_str!("../../shaders/scan/matrix_affine_scan_grad.wgsl"),
-    entry: "scan_grad_a",
+    name: "scan/matrix_affine_scan_backward",
+    wgsl: include_str!("../../shaders/scan/matrix_affine_scan_backward.wgsl"),
+    entry: "scan_backward_da",
     bindings: &[
         Binding::Uniform,
         Binding::Read,
@@ -110,7 +110,7 @@ pub(crate) fn backward(
         |gpu| {
             envelope::gpu_block_sizes(op, &d)?;
             let (db, dh0) = scan_gpu(gpu, op, &d, a, grad, None, true, opts)?;
-            let da = grad_a_gpu(gpu, op, &d, &db, h, h0)?;
+            let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
             Ok(ScanGrads { da, db, dh0 })
         },
         || {
@@ -213,7 +213,7 @@ fn scan_gpu(
 }
 
 /// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), one invocation per element of dA.
-fn grad_a_gpu(
+fn backward_da_gpu(
     gpu: &Gpu,
     op: &'static str,
     d: &AffineDims,

@@ -14,7 +14,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> dpre: array<f32>; // (B, T, 2D)
 
 @compute @workgroup_size(64)
-fn signed_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn signed_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);
     if i >= p.total {

@@ -19,7 +19,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> da: array<f32>; // (B, T, N, K, K)
 
 @compute @workgroup_size(64)
-fn scan_grad_a(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
     let e = (wid.x + wid.y * nwg.x) * 64u + lid;
     if e >= p.total {

@@ -1,6 +1,6 @@
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
-// prelude: mixer/givens_grad.wgsl
+// prelude: mixer/givens_backward.wgsl
 // The angle-fused scan (backward): a reverse walk that recomputes each step from the stored
 // state h_{t-1} (the forward's own output, the C = 1 anchor) instead of reversing the
 // recurrence by dividing by lambda, whose error grows like lambda^-T at strong decay. With
@@ -10,21 +10,21 @@
 //   dtheta_t from givens_vjp(u, lambda_t g_t), which also leaves M_t^T g_t.
 //
 // Entries (invocation index = (wid.x + wid.y * nwg.x) * 64 + lid):
-//   givens_scan_grad          lanes: one invocation per lane (b, n) walks [t_begin, t_end)
+//   givens_scan_backward          lanes: one invocation per lane (b, n) walks [t_begin, t_end)
 //                             backwards; across segments the carry travels through side.
-//   givens_chunk_reduce_grad  chunked pass 1, per (lane, chunk, column c <= K), in reverse:
+//   givens_chunk_reduce_backward  chunked pass 1, per (lane, chunk, column c <= K), in reverse:
 //                             column c < K of the chunk's transposed product (M^T's applied
 //                             to e_c), c = K the chunk's local carry from zero with dh injected.
-//   givens_carries_grad       chunked pass 2, per lane: walks the chunks backwards,
+//   givens_carries_backward       chunked pass 2, per lane: walks the chunks backwards,
 //                             w = Q w + R, storing each chunk's incoming carry in place of R.
-//   givens_chunk_fixup_grad   chunked pass 3, per (lane, chunk): the lanes walk over the chunk
+//   givens_chunk_fixup_backward   chunked pass 3, per (lane, chunk): the lanes walk over the chunk
 //                             from its incoming carry, writing d pre.
 
 struct Params {
     lanes: u32,   // B * N
     n: u32,       // N
     t_len: u32,   // T
-    t_begin: u32, // givens_scan_grad: the segment of T this dispatch walks
+    t_begin: u32, // givens_scan_backward: the segment of T this dispatch walks
     t_end: u32,
     chunk: u32,   // chunked: steps per chunk
     chunks: u32,  // ceil(T / chunk)
@@ -34,7 +34,7 @@ struct Params {
 // binding 1: pre (B, T, 2D), declared in givens.wgsl
 @group(0) @binding(2) var<storage, read> h: array<f32>;          // (B, T, D), the forward output
 @group(0) @binding(3) var<storage, read> dh: array<f32>;         // (B, T, D)
-// binding 4: dpre (B, T, 2D), declared in givens_grad.wgsl
+// binding 4: dpre (B, T, 2D), declared in givens_backward.wgsl
 @group(0) @binding(5) var<storage, read_write> side: array<f32>; // lanes: (B, N, K) carry;
                                                                  // chunked: (lanes, chunks, K + 1, K)
 
@@ -63,12 +63,12 @@ fn walk_back(b: u32, n: u32, t0: u32, t1: u32, w: ptr<function, array<f32, KMAX>
         var dtheta: array<f32, KMAX>;
         zero(&dtheta);
         givens_vjp(&u, w, &st, &dtheta);
-        store_step_grad(row, n, p.n, &st, &dv, dlambda, &dtheta);
+        store_step_backward(row, n, p.n, &st, &dv, dlambda, &dtheta);
     }
 }
 
 @compute @workgroup_size(64)
-fn givens_scan_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn givens_scan_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
     if lane >= p.lanes {
@@ -93,7 +93,7 @@ fn side_at(lane: u32, ch: u32, c: u32) -> u32 {
 }
 
 @compute @workgroup_size(64)
-fn givens_chunk_reduce_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn givens_chunk_reduce_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                             @builtin(local_invocation_index) lid: u32) {
     let idx = invocation(wid, nwg, lid);
     if idx >= p.lanes * p.chunks * (K + 1u) {
@@ -129,7 +129,7 @@ fn givens_chunk_reduce_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_
 }
 
 @compute @workgroup_size(64)
-fn givens_carries_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn givens_carries_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                        @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
     if lane >= p.lanes {
@@ -156,7 +156,7 @@ fn givens_carries_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
 }
 
 @compute @workgroup_size(64)
-fn givens_chunk_fixup_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn givens_chunk_fixup_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                            @builtin(local_invocation_index) lid: u32) {
     let idx = invocation(wid, nwg, lid);
     if idx >= p.lanes * p.chunks {
