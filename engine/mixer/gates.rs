@@ -4,7 +4,8 @@
 
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{Binding, KernelDef, Params};
+use crate::scan::launch::groups;
 use crate::tensor::Tensor;
 
 const fn def(name: &'static str, wgsl: &'static str, entry: &'static str, bindings: &'static [Binding]) -> KernelDef {
@@ -27,9 +28,15 @@ const BACKWARD: &[Binding] = &[
     Binding::ReadWrite,
 ];
 
+/// A mixer kernel's WGSL: the recurrence launch's prelude (`shaders/scan/launch.wgsl`: the
+/// invocation index and workgroup size every mixer kernel uses), then `files` under
+/// `shaders/mixer/` in order.
 macro_rules! mixer_wgsl {
     ($($file:literal),+) => {
-        concat!($(include_str!(concat!("../../shaders/mixer/", $file))),+)
+        concat!(
+            include_str!("../../shaders/scan/launch.wgsl"),
+            $(include_str!(concat!("../../shaders/mixer/", $file))),+
+        )
     };
 }
 pub(crate) use mixer_wgsl;
@@ -70,11 +77,6 @@ const GIVENS_BACKWARD: KernelDef = def(
     "givens_gates_backward",
     BACKWARD,
 );
-
-/// Workgroups for one invocation per item (64 per workgroup).
-pub(crate) fn groups(items: usize) -> [u32; 3] {
-    groups_1d(items.div_ceil(64) as u32)
-}
 
 /// (B, T, D) of a contiguous pre (B, T, 2D).
 fn btd(pre: &Tensor) -> (usize, usize, usize) {

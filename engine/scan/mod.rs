@@ -33,6 +33,7 @@
 mod affine;
 pub mod dispatch;
 pub mod envelope;
+pub(crate) mod launch;
 mod linear_scan;
 mod matrix_affine_scan;
 mod matrix_scan;

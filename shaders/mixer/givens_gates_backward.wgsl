@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // prelude: mixer/givens_backward.wgsl
@@ -17,7 +18,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> db: array<f32>;         // (B, T, N, K, 1)
 // binding 4: dpre (B, T, 2D), declared in givens_backward.wgsl
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn givens_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);

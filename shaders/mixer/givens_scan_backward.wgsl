@@ -1,6 +1,8 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // prelude: mixer/givens_backward.wgsl
+// prelude: mixer/givens_walk.wgsl
 // The angle-fused scan (backward): a reverse walk that recomputes each step from the stored
 // state h_{t-1} (the forward's own output, the C = 1 anchor) instead of reversing the
 // recurrence by dividing by lambda, whose error grows like lambda^-T at strong decay. With
@@ -9,7 +11,7 @@
 //   u = G_t h_{t-1}:  dv_t = (1 - lambda_t) g_t,  dlambda_t = g_t . (u - v_t),
 //   dtheta_t from givens_vjp(u, lambda_t g_t), which also leaves M_t^T g_t.
 //
-// Entries (invocation index = (wid.x + wid.y * nwg.x) * 64 + lid):
+// Entries (the launch and its header: scan/launch.wgsl):
 //   givens_scan_backward          lanes: one invocation per lane (b, n) walks [t_begin, t_end)
 //                             backwards; across segments the carry travels through side.
 //   givens_chunk_reduce_backward  chunked pass 1, per (lane, chunk, column c <= K), in reverse:
@@ -20,29 +22,18 @@
 //   givens_chunk_fixup_backward   chunked pass 3, per (lane, chunk): the lanes walk over the chunk
 //                             from its incoming carry, writing d pre.
 
-struct Params {
-    lanes: u32,   // B * N
-    n: u32,       // N
-    t_len: u32,   // T
-    t_begin: u32, // givens_scan_backward: the segment of T this dispatch walks
-    t_end: u32,
-    chunk: u32,   // chunked: steps per chunk
-    chunks: u32,  // ceil(T / chunk)
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
+// binding 0: p, binding 2: side, declared in givens_walk.wgsl; side is (lanes, chunks, K + 1, K)
+// when chunked, the (B, N, K) carry between the lane walk's segments
 // binding 1: pre (B, T, 2D), declared in givens.wgsl
-@group(0) @binding(2) var<storage, read> h: array<f32>;          // (B, T, D), the forward output
-@group(0) @binding(3) var<storage, read> dh: array<f32>;         // (B, T, D)
+@group(0) @binding(3) var<storage, read> h: array<f32>;  // (B, T, D), the forward output
 // binding 4: dpre (B, T, 2D), declared in givens_backward.wgsl
-@group(0) @binding(5) var<storage, read_write> side: array<f32>; // lanes: (B, N, K) carry;
-                                                                 // chunked: (lanes, chunks, K + 1, K)
+@group(0) @binding(5) var<storage, read> dh: array<f32>; // (B, T, D)
 
 // Walks steps [t0, t1) of lane (b, n) backwards from the carry w, writing d pre.
 fn walk_back(b: u32, n: u32, t0: u32, t1: u32, w: ptr<function, array<f32, KMAX>>) {
     let d = p.n * K;
     for (var t = t1; t > t0; t--) {
-        let row = b * p.t_len + t - 1u;
+        let row = b * p.launch.t_len + t - 1u;
         var st = load_step(row, n, p.n);
         var u: array<f32, KMAX>;
         zero(&u);
@@ -67,41 +58,36 @@ fn walk_back(b: u32, n: u32, t0: u32, t1: u32, w: ptr<function, array<f32, KMAX>
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn givens_scan_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
-    if lane >= p.lanes {
+    if lane >= p.launch.lanes {
         return;
     }
     var w: array<f32, KMAX>;
     zero(&w);
-    if p.t_end < p.t_len {
+    if launch_resumes(p.launch, true) {
         for (var i = 0u; i < K; i++) {
             w[i] = side[lane * K + i];
         }
     }
-    walk_back(lane / p.n, lane % p.n, p.t_begin, p.t_end, &w);
+    walk_back(lane / p.n, lane % p.n, p.launch.t_begin, p.launch.t_end, &w);
     for (var i = 0u; i < K; i++) {
         side[lane * K + i] = w[i];
     }
 }
 
-// side offset of column c of chunk `ch` of `lane` (chunked entries).
-fn side_at(lane: u32, ch: u32, c: u32) -> u32 {
-    return ((lane * p.chunks + ch) * (K + 1u) + c) * K;
-}
-
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn givens_chunk_reduce_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                             @builtin(local_invocation_index) lid: u32) {
     let idx = invocation(wid, nwg, lid);
-    if idx >= p.lanes * p.chunks * (K + 1u) {
+    if idx >= p.launch.lanes * p.launch.chunks * (K + 1u) {
         return;
     }
     let c = idx % (K + 1u);
-    let ch = (idx / (K + 1u)) % p.chunks;
-    let lane = idx / ((K + 1u) * p.chunks);
+    let ch = (idx / (K + 1u)) % p.launch.chunks;
+    let lane = idx / ((K + 1u) * p.launch.chunks);
     let b = lane / p.n;
     let n = lane % p.n;
     let d = p.n * K;
@@ -110,9 +96,9 @@ fn givens_chunk_reduce_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(
     if c < K {
         w[c] = 1.0;
     }
-    let t0 = ch * p.chunk;
-    for (var t = min(t0 + p.chunk, p.t_len); t > t0; t--) {
-        let row = b * p.t_len + t - 1u;
+    let t0 = chunk_start(p.launch, ch);
+    for (var t = chunk_end(p.launch, ch); t > t0; t--) {
+        let row = b * p.launch.t_len + t - 1u;
         var st = load_step(row, n, p.n);
         for (var i = 0u; i < K; i++) {
             if c == K {
@@ -128,46 +114,29 @@ fn givens_chunk_reduce_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn givens_carries_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                        @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
-    if lane >= p.lanes {
+    if lane >= p.launch.lanes {
         return;
     }
-    var w: array<f32, KMAX>;
-    zero(&w);
-    for (var q = 0u; q < p.chunks; q++) {
-        let ch = p.chunks - 1u - q;
-        let ro = side_at(lane, ch, K);
-        var next: array<f32, KMAX>;
-        for (var i = 0u; i < K; i++) {
-            next[i] = side[ro + i];
-            side[ro + i] = w[i];
-        }
-        for (var c = 0u; c < K; c++) {
-            let qo = side_at(lane, ch, c);
-            for (var i = 0u; i < K; i++) {
-                next[i] += side[qo + i] * w[c];
-            }
-        }
-        w = next;
-    }
+    walk_carries(lane, true);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn givens_chunk_fixup_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                            @builtin(local_invocation_index) lid: u32) {
     let idx = invocation(wid, nwg, lid);
-    if idx >= p.lanes * p.chunks {
+    if idx >= p.launch.lanes * p.launch.chunks {
         return;
     }
-    let ch = idx % p.chunks;
-    let lane = idx / p.chunks;
+    let ch = idx % p.launch.chunks;
+    let lane = idx / p.launch.chunks;
     var w: array<f32, KMAX>;
     let ro = side_at(lane, ch, K);
     for (var i = 0u; i < K; i++) {
         w[i] = side[ro + i];
     }
-    walk_back(lane / p.n, lane % p.n, ch * p.chunk, min((ch + 1u) * p.chunk, p.t_len), &w);
+    walk_back(lane / p.n, lane % p.n, chunk_start(p.launch, ch), chunk_end(p.launch, ch), &w);
 }
