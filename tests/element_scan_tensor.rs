@@ -52,7 +52,13 @@ fn close(ctx: &Context, case: &str, got: &Tensor, want: &Tensor, gate: Gate) {
 /// Forward and every gradient of `scan` on `ctx` against the interpreter.
 fn check_against_interpreter(ctx: &Context, case: &str, scan: &ElementScan, seed: &ArrayD<f32>) {
     let cpu = Context::cpu();
-    close(ctx, &format!("{case} forward"), &scan.run(ctx).unwrap(), &scan.run(&cpu).unwrap(), GATE);
+    close(
+        ctx,
+        &format!("{case} forward"),
+        &scan.run(ctx).unwrap(),
+        &scan.run(&cpu).unwrap(),
+        GATE,
+    );
     let want = scan.grad(&cpu, seed).unwrap();
     let got = scan.grad(ctx, seed).unwrap();
     assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>());
@@ -99,7 +105,13 @@ fn element_scan_device_tensors_give_the_host_path() {
             let by_device = ElementScan::from_sexpr(SEED1, &bind).unwrap();
             let case = format!("seed 1 {:?}", [b, t, w]);
             let want = by_host.run(ctx).unwrap();
-            close(ctx, &format!("{case} forward"), &by_device.run(ctx).unwrap(), &want, SAME);
+            close(
+                ctx,
+                &format!("{case} forward"),
+                &by_device.run(ctx).unwrap(),
+                &want,
+                SAME,
+            );
             // The seed as a host array and as a device tensor.
             let seed = random(&mut rng, by_host.shape(), -1.0, 1.0);
             let want = by_host.grad(ctx, &seed).unwrap();
@@ -127,7 +139,11 @@ fn element_scan_reads_views_in_place() {
         let want = by_host.run(ctx).unwrap();
         // x stored (t, b, w) and seen (b, t, w) through a transpose; decay a narrowed window
         // of a longer tensor; initial a transposed view of a (w, b) tensor.
-        let x_tbw = host[0].clone().permuted_axes(IxDyn(&[1, 0, 2])).as_standard_layout().to_owned();
+        let x_tbw = host[0]
+            .clone()
+            .permuted_axes(IxDyn(&[1, 0, 2]))
+            .as_standard_layout()
+            .to_owned();
         let x = Tensor::from_array(ctx, &x_tbw).unwrap().transpose(0, 1).unwrap();
         assert!(!x.is_contiguous());
         let mut long = random(&mut rng, &[t + 5, w], 0.2, 1.0);
@@ -149,7 +165,13 @@ fn element_scan_reads_views_in_place() {
         }
         // with_input rebinds one input of a built program to a device tensor.
         let rebound = by_host.clone().with_input("x", &x).unwrap();
-        close(ctx, "with_input forward", &rebound.run(ctx).unwrap(), &by_host.run(ctx).unwrap(), SAME);
+        close(
+            ctx,
+            "with_input forward",
+            &rebound.run(ctx).unwrap(),
+            &by_host.run(ctx).unwrap(),
+            SAME,
+        );
         assert!(by_host.clone().with_input("x", &decay).is_err());
         assert!(by_host.clone().with_input("nope", &x).is_err());
     };

@@ -140,8 +140,15 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
         let _ = writeln!(w, "    var h_{j}: f32 = in0[b0 + {j}u * p.views[0].comp];");
     }
     // A later segment resumes from the state stored at the trip before it in scan order.
-    let prev = if reverse { "p.launch.t_end" } else { "p.launch.t_begin - 1u" };
-    let _ = writeln!(w, "    if launch_resumes(p.launch, {reverse}) {{\n        let tp = {prev};");
+    let prev = if reverse {
+        "p.launch.t_end"
+    } else {
+        "p.launch.t_begin - 1u"
+    };
+    let _ = writeln!(
+        w,
+        "    if launch_resumes(p.launch, {reverse}) {{\n        let tp = {prev};"
+    );
     for j in 0..n {
         let _ = writeln!(
             w,

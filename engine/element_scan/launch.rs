@@ -100,7 +100,15 @@ pub(crate) fn run(
     // view before it, far inside the budget's margin under the software adapters' limit.
     let cost = Cost { step: 1, carry: 1 };
     let columns = Columns { walk: 1, reduce: 1 };
-    let launch = Launch::new(gpu, Strategy::Lanes, layout.lanes(), layout.trips, reverse, columns, cost);
+    let launch = Launch::new(
+        gpu,
+        Strategy::Lanes,
+        layout.lanes(),
+        layout.trips,
+        reverse,
+        columns,
+        cost,
+    );
     let mut tail = Params::new().usize(layout.lane_shape.len()).u32(0).u32(0).u32(0);
     tail = push_dims(tail, &layout.lane_shape);
     for v in &layout.views {

@@ -73,7 +73,12 @@ const GIVENS: KernelDef = def(
 );
 const GIVENS_BACKWARD: KernelDef = def(
     "mixer/givens_gates_backward",
-    mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_backward.wgsl", "givens_gates_backward.wgsl"),
+    mixer_wgsl!(
+        "math.wgsl",
+        "givens.wgsl",
+        "givens_backward.wgsl",
+        "givens_gates_backward.wgsl"
+    ),
     "givens_gates_backward",
     BACKWARD,
 );
@@ -142,7 +147,13 @@ pub(crate) fn log_gates(gpu: &Gpu, op: &'static str, pre: &Tensor) -> Result<(Te
 }
 
 /// Backward of [`log_gates`]: d pre (B, T, 2D).
-pub(crate) fn log_gates_backward(gpu: &Gpu, op: &'static str, pre: &Tensor, dlc: &Tensor, dlv: &Tensor) -> Result<Tensor> {
+pub(crate) fn log_gates_backward(
+    gpu: &Gpu,
+    op: &'static str,
+    pre: &Tensor,
+    dlc: &Tensor,
+    dlv: &Tensor,
+) -> Result<Tensor> {
     let (b, t, d) = btd(pre);
     let total = b * t * d;
     let params = Params::new().usize(total).usize(d).usize(t);
@@ -158,7 +169,13 @@ pub(crate) fn signed_gates(gpu: &Gpu, op: &'static str, pre: &Tensor) -> Result<
 }
 
 /// Backward of [`signed_gates`]: d pre (B, T, 2D).
-pub(crate) fn signed_gates_backward(gpu: &Gpu, op: &'static str, pre: &Tensor, da: &Tensor, db: &Tensor) -> Result<Tensor> {
+pub(crate) fn signed_gates_backward(
+    gpu: &Gpu,
+    op: &'static str,
+    pre: &Tensor,
+    da: &Tensor,
+    db: &Tensor,
+) -> Result<Tensor> {
     let (b, t, d) = btd(pre);
     let total = b * t * d;
     let params = Params::new().usize(total).usize(d);

@@ -184,7 +184,12 @@ fn scan_gpu(
         };
         gpu.kernel(def, &constants)
     };
-    launch.run(gpu, kernel, &Params::new().usize(d.n).u32(h0.is_some() as u32), &buffers)?;
+    launch.run(
+        gpu,
+        kernel,
+        &Params::new().usize(d.n).u32(h0.is_some() as u32),
+        &buffers,
+    )?;
     Ok((out, dh0))
 }
 

@@ -108,7 +108,15 @@ pub(crate) struct Launch {
 
 impl Launch {
     /// Plans `lanes` walks of `t` steps costing `cost` loop trips on `gpu`'s adapter.
-    pub fn new(gpu: &Gpu, strategy: Strategy, lanes: usize, t: usize, reverse: bool, columns: Columns, cost: Cost) -> Self {
+    pub fn new(
+        gpu: &Gpu,
+        strategy: Strategy,
+        lanes: usize,
+        t: usize,
+        reverse: bool,
+        columns: Columns,
+        cost: Cost,
+    ) -> Self {
         let plan = strategy::plan(strategy, lanes * columns.walk, t, cost, &gpu.info);
         Launch {
             lanes,
