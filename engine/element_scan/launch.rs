@@ -15,8 +15,7 @@ use super::layout::ScanLayout;
 use crate::error::{Error, Result};
 use crate::kernel::{Binding, KernelKey, KernelSource, Params};
 use crate::ops::broadcast::{push_dims, MAX_RANK};
-use crate::scan::launch::{Columns, Launch};
-use crate::scan::strategy::{Cost, Strategy};
+use crate::scan::launch::{Columns, Cost, Launch, Strategy};
 use crate::tensor::Tensor;
 
 const OP: &str = "element_scan";

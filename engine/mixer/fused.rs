@@ -14,8 +14,7 @@ use super::gates::mixer_wgsl;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{Binding, KernelDef, Params};
-use crate::scan::launch::{Columns, Launch, Pass};
-use crate::scan::strategy::{Cost, Strategy};
+use crate::scan::launch::{Columns, Cost, Launch, Passes, Strategy};
 use crate::tensor::Tensor;
 
 /// Both directions bind the uniform, pre and side first (`givens_walk.wgsl`).
@@ -50,13 +49,13 @@ const fn backward_kernel(entry: &'static str) -> KernelDef {
     }
 }
 
-const FORWARD: [KernelDef; 4] = [
+const FORWARD: Passes = [
     forward_kernel("givens_scan"),
     forward_kernel("givens_chunk_reduce"),
     forward_kernel("givens_carries"),
     forward_kernel("givens_chunk_fixup"),
 ];
-const BACKWARD: [KernelDef; 4] = [
+const BACKWARD: Passes = [
     backward_kernel("givens_scan_backward"),
     backward_kernel("givens_chunk_reduce_backward"),
     backward_kernel("givens_carries_backward"),
@@ -78,20 +77,9 @@ fn launch(gpu: &Gpu, pre: &Tensor, k: usize, reverse: bool, strategy: Strategy) 
     Launch::new(gpu, strategy, lanes, s[1], reverse, columns, cost)
 }
 
-/// Records `launch` over blocks of k (N of them per batch row) with the pipelines of `defs`
-/// (lanes, chunk reduce, carries, fix-up).
-fn run(gpu: &Gpu, launch: &Launch, k: usize, n: usize, defs: &[KernelDef; 4], buffers: &[&wgpu::Buffer]) -> Result<()> {
-    let constants = [("K", k as f64)];
-    let kernel = |pass| {
-        let def = match pass {
-            Pass::Lanes => &defs[0],
-            Pass::ChunkReduce => &defs[1],
-            Pass::Carries => &defs[2],
-            Pass::ChunkFixup => &defs[3],
-        };
-        gpu.kernel(def, &constants)
-    };
-    launch.run(gpu, kernel, &Params::new().usize(n), buffers)
+/// Records `launch` over blocks of k (N of them per batch row) with `passes`.
+fn run(gpu: &Gpu, launch: &Launch, k: usize, n: usize, passes: &Passes, buffers: &[&wgpu::Buffer]) -> Result<()> {
+    launch.run_passes(gpu, passes, &[("K", k as f64)], &Params::new().usize(n), buffers)
 }
 
 /// Scratch for the launch: per-chunk products and states, or the backward lane walk's carry

@@ -4,7 +4,7 @@
 
 use super::dispatch::{self, host, host_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
-use super::launch::{groups, recurrence_wgsl, Columns, Launch, Pass};
+use super::launch::{groups, recurrence_wgsl, Columns, Launch, Passes};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::Result;
@@ -31,10 +31,12 @@ const fn scan_kernel(entry: &'static str) -> KernelDef {
     }
 }
 
-const LANES: KernelDef = scan_kernel("scan_lanes");
-const CHUNK_REDUCE: KernelDef = scan_kernel("scan_chunk_reduce");
-const CARRIES: KernelDef = scan_kernel("scan_carries");
-const CHUNK_FIXUP: KernelDef = scan_kernel("scan_chunk_fixup");
+const PASSES: Passes = [
+    scan_kernel("scan_lanes"),
+    scan_kernel("scan_chunk_reduce"),
+    scan_kernel("scan_carries"),
+    scan_kernel("scan_chunk_fixup"),
+];
 
 const GRAD_A: KernelDef = KernelDef {
     name: "scan/matrix_affine_scan_backward",
@@ -175,21 +177,8 @@ fn scan_gpu(
         side.gpu_buffer(op)?,
         dh0.gpu_buffer(op)?,
     ];
-    let kernel = |pass| {
-        let def = match pass {
-            Pass::Lanes => &LANES,
-            Pass::ChunkReduce => &CHUNK_REDUCE,
-            Pass::Carries => &CARRIES,
-            Pass::ChunkFixup => &CHUNK_FIXUP,
-        };
-        gpu.kernel(def, &constants)
-    };
-    launch.run(
-        gpu,
-        kernel,
-        &Params::new().usize(d.n).u32(h0.is_some() as u32),
-        &buffers,
-    )?;
+    let tail = Params::new().usize(d.n).u32(h0.is_some() as u32);
+    launch.run_passes(gpu, &PASSES, &constants, &tail, &buffers)?;
     Ok((out, dh0))
 }
 

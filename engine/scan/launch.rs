@@ -22,10 +22,11 @@
 
 use std::sync::Arc;
 
-use super::strategy::{self, Cost, Plan, Strategy};
+use super::strategy::{self, Plan};
+pub(crate) use super::strategy::{Cost, Strategy};
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{groups_1d, Kernel, Params};
+use crate::kernel::{groups_1d, Kernel, KernelDef, Params};
 
 /// The shared prelude of the recurrence kernels (`shaders/scan/launch.wgsl`).
 pub(crate) const PRELUDE: &str = include_str!("../../shaders/scan/launch.wgsl");
@@ -85,6 +86,7 @@ pub(crate) struct Columns {
 
 /// One dispatch kind of a launch; the caller maps each to its kernel's entry point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
 pub(crate) enum Pass {
     /// One invocation per (lane, column) walks a segment of T.
     Lanes,
@@ -185,6 +187,24 @@ impl Launch {
             }
         }
         Ok(())
+    }
+}
+
+/// A hand-written recurrence kernel's entry points, indexed by [`Pass`]: lanes, chunk
+/// reduce, carries, fix-up.
+pub(crate) type Passes = [KernelDef; 4];
+
+impl Launch {
+    /// [`Launch::run`] over hand-written `passes` specialised by `constants`.
+    pub fn run_passes(
+        &self,
+        gpu: &Gpu,
+        passes: &Passes,
+        constants: &[(&'static str, f64)],
+        tail: &Params,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<()> {
+        self.run(gpu, |pass| gpu.kernel(&passes[pass as usize], constants), tail, buffers)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::dispatch::{self, host, ScanOptions};
 use super::envelope;
-use super::launch::{recurrence_wgsl, Columns, Launch, Pass};
+use super::launch::{recurrence_wgsl, Columns, Launch, Passes};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::{Error, Result};
@@ -34,10 +34,12 @@ const fn kernel(entry: &'static str) -> KernelDef {
     }
 }
 
-const LANES: KernelDef = kernel("scan_lanes");
-const CHUNK_REDUCE: KernelDef = kernel("scan_chunk_reduce");
-const CARRIES: KernelDef = kernel("scan_carries");
-const CHUNK_FIXUP: KernelDef = kernel("scan_chunk_fixup");
+const PASSES: Passes = [
+    kernel("scan_lanes"),
+    kernel("scan_chunk_reduce"),
+    kernel("scan_carries"),
+    kernel("scan_chunk_fixup"),
+];
 
 /// Gradients of [`parallel_scan_log`].
 #[derive(Clone, Debug)]
@@ -184,15 +186,6 @@ fn launch(
         side.gpu_buffer(op)?,
     ];
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    let kernel = |pass| {
-        let def = match pass {
-            Pass::Lanes => &LANES,
-            Pass::ChunkReduce => &CHUNK_REDUCE,
-            Pass::Carries => &CARRIES,
-            Pass::ChunkFixup => &CHUNK_FIXUP,
-        };
-        gpu.kernel(def, &constants)
-    };
-    launch.run(gpu, kernel, &Params::new().usize(d), &buffers)?;
+    launch.run_passes(gpu, &PASSES, &constants, &Params::new().usize(d), &buffers)?;
     Ok((out, out2))
 }
