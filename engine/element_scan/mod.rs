@@ -28,6 +28,13 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 //!
+//! Inputs are host arrays (uploaded on every run) or tensors already on a device, views
+//! included ([`Bindings::device`], [`ElementScan::from_body_tensors`],
+//! [`ElementScan::with_input`], [`ElementScan::grad_tensor`]), read in place so a matmul's
+//! output feeds a scan without a readback. On a GPU each scan runs through the scans' one
+//! recurrence launch (`crate::scan::launch`), which splits walks longer than a software
+//! adapter's loop limit into several dispatches.
+//!
 //! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction
 //! over the saved states, plus pointwise scans and tensor ops (the `graph` module); they are
 //! programs themselves ([`ElementScan::grad_program`]), so smooth bodies can be

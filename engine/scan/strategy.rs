@@ -4,6 +4,10 @@
 //! Lane-sequential reads each input once and keeps the prefix in registers: the right choice
 //! when the lanes alone fill the device. Chunked reads the inputs twice but multiplies the
 //! parallelism by the number of chunks: the right choice for few lanes and long T.
+//!
+//! On software adapters a walk also has a loop budget (`Cost`, `max_segment`): lane walks
+//! are split into segments and chunked carry walks capped. `super::launch` turns the plan
+//! into dispatches for every recurrence kernel.
 
 use crate::context::DeviceInfo;
 
