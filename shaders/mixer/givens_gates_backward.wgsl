@@ -20,7 +20,7 @@ struct Params {
 
 @compute @workgroup_size(WG)
 fn givens_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                     @builtin(local_invocation_index) lid: u32) {
+                         @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);
     if i >= p.total {
         return;

@@ -87,10 +87,7 @@ fn givens_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
             s[i] = st.lambda * s[i] + inject;
         }
     }
-    let o = side_at(lane, ch, c);
-    for (var i = 0u; i < K; i++) {
-        side[o + i] = s[i];
-    }
+    side_store(lane, ch, c, &s);
 }
 
 @compute @workgroup_size(WG)
@@ -112,10 +109,6 @@ fn givens_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
     }
     let ch = idx % p.launch.chunks;
     let lane = idx / p.launch.chunks;
-    var s: array<f32, KMAX>;
-    let so = side_at(lane, ch, K);
-    for (var i = 0u; i < K; i++) {
-        s[i] = side[so + i];
-    }
+    var s = side_load(lane, ch, K);
     walk(lane / p.n, lane % p.n, chunk_start(p.launch, ch), chunk_end(p.launch, ch), &s);
 }

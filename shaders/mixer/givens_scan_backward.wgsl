@@ -60,7 +60,7 @@ fn walk_back(b: u32, n: u32, t0: u32, t1: u32, w: ptr<function, array<f32, KMAX>
 
 @compute @workgroup_size(WG)
 fn givens_scan_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                    @builtin(local_invocation_index) lid: u32) {
+                        @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
     if lane >= p.launch.lanes {
         return;
@@ -80,7 +80,7 @@ fn givens_scan_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
 
 @compute @workgroup_size(WG)
 fn givens_chunk_reduce_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                            @builtin(local_invocation_index) lid: u32) {
+                                @builtin(local_invocation_index) lid: u32) {
     let idx = invocation(wid, nwg, lid);
     if idx >= p.launch.lanes * p.launch.chunks * (K + 1u) {
         return;
@@ -108,15 +108,12 @@ fn givens_chunk_reduce_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(
         }
         givens_apply_t(&w, &st);
     }
-    let o = side_at(lane, ch, c);
-    for (var i = 0u; i < K; i++) {
-        side[o + i] = w[i];
-    }
+    side_store(lane, ch, c, &w);
 }
 
 @compute @workgroup_size(WG)
 fn givens_carries_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                       @builtin(local_invocation_index) lid: u32) {
+                           @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
     if lane >= p.launch.lanes {
         return;
@@ -126,17 +123,13 @@ fn givens_carries_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_w
 
 @compute @workgroup_size(WG)
 fn givens_chunk_fixup_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                           @builtin(local_invocation_index) lid: u32) {
+                               @builtin(local_invocation_index) lid: u32) {
     let idx = invocation(wid, nwg, lid);
     if idx >= p.launch.lanes * p.launch.chunks {
         return;
     }
     let ch = idx % p.launch.chunks;
     let lane = idx / p.launch.chunks;
-    var w: array<f32, KMAX>;
-    let ro = side_at(lane, ch, K);
-    for (var i = 0u; i < K; i++) {
-        w[i] = side[ro + i];
-    }
+    var w = side_load(lane, ch, K);
     walk_back(lane / p.n, lane % p.n, chunk_start(p.launch, ch), chunk_end(p.launch, ch), &w);
 }

@@ -21,6 +21,23 @@ fn side_at(lane: u32, ch: u32, c: u32) -> u32 {
     return ((lane * p.launch.chunks + ch) * (K + 1u) + c) * K;
 }
 
+// Column c of chunk `ch` of `lane`, K values.
+fn side_load(lane: u32, ch: u32, c: u32) -> array<f32, KMAX> {
+    var s: array<f32, KMAX>;
+    let o = side_at(lane, ch, c);
+    for (var i = 0u; i < K; i++) {
+        s[i] = side[o + i];
+    }
+    return s;
+}
+
+fn side_store(lane: u32, ch: u32, c: u32, s: ptr<function, array<f32, KMAX>>) {
+    let o = side_at(lane, ch, c);
+    for (var i = 0u; i < K; i++) {
+        side[o + i] = (*s)[i];
+    }
+}
+
 // Chunked pass 2, one lane: walks the chunks in scan order (backwards when `reverse`),
 // carry = P carry + S, storing each chunk's incoming carry in place of its S.
 fn walk_carries(lane: u32, reverse: bool) {

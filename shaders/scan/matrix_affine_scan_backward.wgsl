@@ -21,7 +21,7 @@ struct Params {
 
 @compute @workgroup_size(WG)
 fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) lid: u32) {
+                    @builtin(local_invocation_index) lid: u32) {
     let e = invocation(wid, nwg, lid);
     if e >= p.total {
         return;
