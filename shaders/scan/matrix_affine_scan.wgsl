@@ -118,6 +118,14 @@ fn write_dh0(s: ptr<function, array<f32, KMAX>>, lane: u32, j: u32) {
     }
 }
 
+// Walks column j of lane through [start, end) of T in scan order from s, writing out.
+fn walk(s: ptr<function, array<f32, KMAX>>, lane: u32, j: u32, start: u32, end: u32) {
+    for (var q = 0u; q < end - start; q++) {
+        let t = time_at(start, end, q, REVERSE);
+        step(s, lane, t, j, true);
+        store(s, lane, t, j);
+    }
+}
 
 @compute @workgroup_size(WG)
 fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -138,11 +146,7 @@ fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
             s[i] = out[ob + i * V + j];
         }
     }
-    for (var q = 0u; q < p.launch.t_end - p.launch.t_begin; q++) {
-        let t = time_at(p.launch.t_begin, p.launch.t_end, q, REVERSE);
-        step(&s, lane, t, j, true);
-        store(&s, lane, t, j);
-    }
+    walk(&s, lane, j, p.launch.t_begin, p.launch.t_end);
     if REVERSE && p.launch.t_begin == 0u {
         write_dh0(&s, lane, j);
     }
@@ -228,9 +232,5 @@ fn scan_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     for (var i = 0u; i < K; i++) {
         s[i] = side[side_index(lane, c, i, j)];
     }
-    for (var q = 0u; q < end - start; q++) {
-        let t = time_at(start, end, q, REVERSE);
-        step(&s, lane, t, j, true);
-        store(&s, lane, t, j);
-    }
+    walk(&s, lane, j, start, end);
 }

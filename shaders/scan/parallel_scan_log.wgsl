@@ -108,6 +108,17 @@ fn initial(lane: u32) -> f32 {
     return lv[at_lv(lane, 0u)];
 }
 
+// Walks lane through [start, end) of T in scan order from the state s, writing the outputs;
+// returns the last state.
+fn walk(s: f32, lane: u32, start: u32, end: u32) -> f32 {
+    var x = s;
+    for (var q = 0u; q < end - start; q++) {
+        let t = time_at(start, end, q, REVERSE);
+        x = step(x, lane, t);
+        store(x, lane, t);
+    }
+    return x;
+}
 
 @compute @workgroup_size(WG)
 fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -121,11 +132,7 @@ fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if launch_resumes(p.launch, REVERSE) {
         s = side[lane];
     }
-    for (var q = 0u; q < p.launch.t_end - p.launch.t_begin; q++) {
-        let t = time_at(p.launch.t_begin, p.launch.t_end, q, REVERSE);
-        s = step(s, lane, t);
-        store(s, lane, t);
-    }
+    s = walk(s, lane, p.launch.t_begin, p.launch.t_end);
     if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
         side[lane] = s;
     }
@@ -198,10 +205,5 @@ fn scan_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     let c = id % p.launch.chunks;
     let start = chunk_start(p.launch, c);
     let end = chunk_end(p.launch, c);
-    var s = side[id * 2u];
-    for (var q = 0u; q < end - start; q++) {
-        let t = time_at(start, end, q, REVERSE);
-        s = step(s, lane, t);
-        store(s, lane, t);
-    }
+    _ = walk(side[id * 2u], lane, start, end);
 }
