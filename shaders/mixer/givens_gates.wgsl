@@ -26,10 +26,7 @@ fn givens_gates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let n = i % p.n;
     var st = load_step(row, n, p.n);
     for (var c = 0u; c < K; c++) {
-        var u: array<f32, KMAX>;
-        zero(&u);
-        u[c] = 1.0;
-        givens_apply(&u, &st);
+        var u = givens_column(&st, c);
         for (var r = 0u; r < K; r++) {
             am[(i * K + r) * K + c] = st.lambda * u[r];
         }

@@ -32,10 +32,7 @@ fn givens_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     var dtheta: array<f32, KMAX>;
     zero(&dtheta);
     for (var c = 0u; c < K; c++) {
-        var u: array<f32, KMAX>;
-        zero(&u);
-        u[c] = 1.0;
-        givens_apply(&u, &st);
+        var u = givens_column(&st, c);
         var w: array<f32, KMAX>;
         for (var r = 0u; r < K; r++) {
             let g = da[(i * K + r) * K + c];
