@@ -10,6 +10,7 @@ mod charts;
 mod context;
 mod cuda;
 mod element_scan;
+mod element_scan_tensor;
 mod elementwise;
 mod fuzz;
 mod gpt2;

@@ -5,14 +5,16 @@
 //! evaluates the body (emitted by the IR's one code generator, [`crate::expr::codegen`]) and
 //! writes the new state. Lane shape, trip count and every stride come from the uniform, so
 //! one pipeline serves every shape; the kernel name carries the hash of the body.
+//!
+//! The kernel is a recurrence of the scans' one launch (`crate::scan::launch`): it opens with
+//! the launch prelude, its uniform with the launch header, and walks the segment
+//! `[t_begin, t_end)` of the trips that the launch gives each dispatch, resuming from the
+//! state the previous segment stored in `out`.
 
 use std::fmt::Write;
 
 use crate::expr::codegen::{comp, emit};
 use crate::expr::Body;
-
-/// Invocations per workgroup (one lane each).
-pub(crate) const WORKGROUP: u32 = 64;
 
 /// The kernel's cache name: the body's hash and the direction.
 pub(crate) fn kernel_name(body: &Body, reverse: bool) -> String {
@@ -27,7 +29,7 @@ pub(crate) fn kernel_name(body: &Body, reverse: bool) -> String {
 pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     let k = body.params.len(); // views 0..k are inputs, view k is the output
     let n = body.state().lanes();
-    let mut s = String::new();
+    let mut s = String::from(crate::scan::launch::PRELUDE);
     let w = &mut s;
     let _ = writeln!(
         w,
@@ -53,7 +55,7 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     );
     let _ = writeln!(
         w,
-        "\nstruct Params {{\n    lanes: u32,\n    trips: u32,\n    rank: u32,                  // lane axes, 0..=8\n    _pad: u32,\n    shape: array<vec4<u32>, 2>, // lane shape\n    views: array<View, {}>,    // inputs, then the output\n}}\n",
+        "\nstruct Params {{\n    launch: Launch,             // lanes, trips in t_len (scan/launch.wgsl)\n    rank: u32,                  // lane axes, 0..=8\n    _pad0: u32,\n    _pad1: u32,\n    _pad2: u32,\n    shape: array<vec4<u32>, 2>, // lane shape\n    views: array<View, {}>,    // inputs, then the output\n}}\n",
         k + 1
     );
     let _ = writeln!(w, "@group(0) @binding(0) var<uniform> p: Params;");
@@ -80,19 +82,38 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     );
     let _ = writeln!(
         w,
-        "@compute @workgroup_size({WORKGROUP})\nfn element_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n                @builtin(local_invocation_index) lid: u32) {{"
+        "@compute @workgroup_size(WG)\nfn element_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n                @builtin(local_invocation_index) lid: u32) {{"
     );
-    let _ = writeln!(w, "    let lane = (wid.x + wid.y * nwg.x) * {WORKGROUP}u + lid;");
-    let _ = writeln!(w, "    if lane >= p.lanes {{\n        return;\n    }}");
+    let _ = writeln!(w, "    let lane = invocation(wid, nwg, lid);");
+    let _ = writeln!(w, "    if lane >= p.launch.lanes {{\n        return;\n    }}");
     for i in 0..=k {
         let _ = writeln!(w, "    let b{i} = base({i}u, lane);");
     }
     for j in 0..n {
         let _ = writeln!(w, "    var h_{j}: f32 = in0[b0 + {j}u * p.views[0].comp];");
     }
-    let _ = writeln!(w, "    for (var i = 0u; i < p.trips; i++) {{");
-    let t = if reverse { "p.trips - 1u - i" } else { "i" };
-    let _ = writeln!(w, "        let t = {t};");
+    // A later segment resumes from the state stored at the trip before it in scan order.
+    let prev = if reverse {
+        "p.launch.t_end"
+    } else {
+        "p.launch.t_begin - 1u"
+    };
+    let _ = writeln!(
+        w,
+        "    if launch_resumes(p.launch, {reverse}) {{\n        let tp = {prev};"
+    );
+    for j in 0..n {
+        let _ = writeln!(
+            w,
+            "        h_{j} = out[b{k} + tp * p.views[{k}].trip + {j}u * p.views[{k}].comp];"
+        );
+    }
+    let _ = writeln!(w, "    }}");
+    let _ = writeln!(w, "    for (var i = 0u; i < p.launch.t_end - p.launch.t_begin; i++) {{");
+    let _ = writeln!(
+        w,
+        "        let t = time_at(p.launch.t_begin, p.launch.t_end, i, {reverse});"
+    );
     emit(w, body, "        ", |i, j| {
         if i == 0 {
             format!("h_{j}")

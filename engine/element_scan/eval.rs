@@ -30,6 +30,11 @@ pub enum Bound {
     ContextScalar(f32),
     /// A compile-time number (a size, a constant): the body may capture it.
     Number(f64),
+    /// An outer tensor already on a device (views included): read in place when the program
+    /// runs on its context, no readback.
+    Device(crate::tensor::Tensor),
+    /// A model parameter already on a device.
+    DeviceParameter(crate::tensor::Tensor),
 }
 
 /// Names bound for a program, in the order given.
@@ -61,6 +66,16 @@ impl Bindings {
     /// Binds a parameter tensor (any shape).
     pub fn parameter(self, name: &str, a: ArrayD<f32>) -> Self {
         self.set(name, Bound::Parameter(a))
+    }
+
+    /// Binds an outer tensor that lives on a device (a matmul's output, a view).
+    pub fn device(self, name: &str, t: &crate::tensor::Tensor) -> Self {
+        self.set(name, Bound::Device(t.clone()))
+    }
+
+    /// Binds a parameter tensor that lives on a device.
+    pub fn device_parameter(self, name: &str, t: &crate::tensor::Tensor) -> Self {
+        self.set(name, Bound::DeviceParameter(t.clone()))
     }
 
     /// Binds a context scalar.
@@ -125,6 +140,8 @@ pub(crate) fn evaluate(form: &Sexp, bindings: &Bindings) -> Result<Evaluated> {
         let v = match b {
             Bound::Tensor(a) => Val::Tensor(ev.graph.input(name, a.shape()), Origin::Outer),
             Bound::Parameter(a) => Val::Tensor(ev.graph.input(name, a.shape()), Origin::Parameter),
+            Bound::Device(t) => Val::Tensor(ev.graph.input(name, t.shape()), Origin::Outer),
+            Bound::DeviceParameter(t) => Val::Tensor(ev.graph.input(name, t.shape()), Origin::Parameter),
             Bound::ContextScalar(v) => Val::ContextScalar(*v),
             Bound::Number(v) => Val::Num(*v),
         };

@@ -1,5 +1,10 @@
 //! Running one element scan: the generated kernel on a GPU context, the interpreter on the
 //! CPU context.
+//!
+//! On a GPU the walk goes through the scans' one recurrence launch (`crate::scan::launch`)
+//! as lane walks (a body is not associative, so never chunked): on the software adapters that
+//! end a shader's loops after 65,535 iterations the trips are split into dispatches that stay
+//! under that limit, each resuming from the state the previous one stored.
 
 use std::borrow::Cow;
 
@@ -8,8 +13,9 @@ use super::interp;
 use super::layout::ScanLayout;
 use crate::error::{Error, Result};
 use crate::expr::Body;
-use crate::kernel::{groups_1d, Binding, KernelKey, KernelSource, Params};
+use crate::kernel::{Binding, KernelKey, KernelSource, Params};
 use crate::ops::broadcast::{push_dims, MAX_RANK};
+use crate::scan::launch::{Columns, Cost, Launch, Strategy};
 use crate::tensor::Tensor;
 
 const OP: &str = "element_scan";
@@ -71,21 +77,6 @@ pub(crate) fn run(
             ),
         });
     }
-    // Mesa's software adapters end an invocation's loops after 65,535 iterations, silently
-    // (see `scan::strategy::max_segment`); the walk is one loop of `trips` iterations, so a
-    // longer walk would return zeros from there on. Refuse it rather than be wrong.
-    if gpu.info.is_software() && layout.trips > crate::scan::strategy::LOOP_BUDGET {
-        return Err(Error::Unsupported {
-            op: OP,
-            message: format!(
-                "a walk of {} trips on {}: software adapters stop a shader's loops after 65,535 iterations, \
-                 so walks longer than {} trips are refused there; run it on a GPU or on the CPU context",
-                layout.trips,
-                gpu.info.name,
-                crate::scan::strategy::LOOP_BUDGET
-            ),
-        });
-    }
     let out = Tensor::uninit(ctx, out_shape, OP)?;
     if out.is_empty() {
         return Ok(out);
@@ -104,18 +95,26 @@ pub(crate) fn run(
             bindings,
         })
     })?;
-    let mut params = Params::new()
-        .usize(layout.lanes())
-        .usize(layout.trips)
-        .usize(layout.lane_shape.len())
-        .u32(0);
-    params = push_dims(params, &layout.lane_shape);
+    // One loop trip per trip of the walk; the lane addressing loops once per lane axis and
+    // view before it, far inside the budget's margin under the software adapters' limit.
+    let cost = Cost { step: 1, carry: 1 };
+    let columns = Columns { walk: 1, reduce: 1 };
+    let launch = Launch::new(
+        gpu,
+        Strategy::Lanes,
+        layout.lanes(),
+        layout.trips,
+        reverse,
+        columns,
+        cost,
+    );
+    let mut tail = Params::new().usize(layout.lane_shape.len()).u32(0).u32(0).u32(0);
+    tail = push_dims(tail, &layout.lane_shape);
     for v in &layout.views {
-        params = push_dims(params.usize(v.offset).usize(v.trip).usize(v.comp).u32(0), &v.lane);
+        tail = push_dims(tail.usize(v.offset).usize(v.trip).usize(v.comp).u32(0), &v.lane);
     }
     let mut buffers: Vec<&wgpu::Buffer> = inputs.iter().map(|t| t.gpu_buffer(OP)).collect::<Result<_>>()?;
     buffers.push(out.gpu_buffer(OP)?);
-    let groups = groups_1d(layout.lanes().div_ceil(codegen::WORKGROUP as usize) as u32);
-    gpu.dispatch(&kernel, &params, &buffers, groups)?;
+    launch.run(gpu, |_| Ok(kernel.clone()), &tail, &buffers)?;
     Ok(out)
 }

@@ -25,6 +25,13 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 //!
+//! Inputs are host arrays (uploaded on every run) or tensors already on a device, views
+//! included ([`Bindings::device`], [`ElementScan::from_body_tensors`],
+//! [`ElementScan::with_input`], [`ElementScan::grad_tensor`]), read in place so a matmul's
+//! output feeds a scan without a readback. On a GPU each scan runs through the scans' one
+//! recurrence launch (`crate::scan::launch`), which splits walks longer than a software
+//! adapter's loop limit into several dispatches.
+//!
 //! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction
 //! over the saved states, plus pointwise scans and tensor ops (the `graph` module); they are
 //! programs themselves ([`ElementScan::grad_program`]), so smooth bodies can be
@@ -63,8 +70,36 @@ use crate::Context;
 pub struct ElementScan {
     graph: Graph,
     output: NodeId,
-    /// Input tensors by name (host data, uploaded on `run`).
-    feeds: Vec<(String, ArrayD<f32>)>,
+    /// Input tensors by name.
+    feeds: Vec<(String, Feed)>,
+}
+
+/// One input's data: host data (uploaded on every run, to any context) or a tensor on a
+/// device (read in place, views included, on its own context only).
+#[derive(Clone, Debug)]
+enum Feed {
+    Host(ArrayD<f32>),
+    Device(Tensor),
+}
+
+impl Feed {
+    fn shape(&self) -> &[usize] {
+        match self {
+            Feed::Host(a) => a.shape(),
+            Feed::Device(t) => t.shape(),
+        }
+    }
+
+    /// The input as a tensor on `ctx`.
+    fn on(&self, ctx: &Context) -> Result<Tensor> {
+        match self {
+            Feed::Host(a) => Tensor::from_array(ctx, a),
+            Feed::Device(t) => {
+                t.expect_context(ctx, "element_scan", "bound tensor")?;
+                Ok(t.clone())
+            }
+        }
+    }
 }
 
 /// How a body built with the Rust API is scanned.
@@ -91,7 +126,8 @@ impl ElementScan {
             .items
             .iter()
             .filter_map(|(name, b)| match b {
-                Bound::Tensor(a) | Bound::Parameter(a) => Some((name.clone(), a.clone())),
+                Bound::Tensor(a) | Bound::Parameter(a) => Some((name.clone(), Feed::Host(a.clone()))),
+                Bound::Device(t) | Bound::DeviceParameter(t) => Some((name.clone(), Feed::Device(t.clone()))),
                 _ => None,
             })
             .collect();
@@ -107,15 +143,29 @@ impl ElementScan {
     /// a vector state the last axis is each value's width). The inputs are named `initial`
     /// and `x1`, `x2`, .. for [`ElementScan::grad`].
     pub fn from_body(body: Body, opts: ScanOptions, initial: ArrayD<f32>, sequences: Vec<ArrayD<f32>>) -> Result<Self> {
+        let feeds = std::iter::once(initial).chain(sequences).map(Feed::Host).collect();
+        Self::from_body_feeds(body, opts, feeds)
+    }
+
+    /// [`ElementScan::from_body`] over tensors on a device (views included): the program
+    /// reads them in place and runs on their context, so a matmul's output feeds a scan
+    /// without a readback.
+    pub fn from_body_tensors(body: Body, opts: ScanOptions, initial: &Tensor, sequences: &[&Tensor]) -> Result<Self> {
+        let feeds = std::iter::once(initial)
+            .chain(sequences.iter().copied())
+            .map(|t| Feed::Device(t.clone()))
+            .collect();
+        Self::from_body_feeds(body, opts, feeds)
+    }
+
+    fn from_body_feeds(body: Body, opts: ScanOptions, inputs: Vec<Feed>) -> Result<Self> {
         body.validate()?;
         let mut graph = Graph::default();
-        let mut feeds = vec![("initial".to_string(), initial)];
-        feeds.extend(
-            sequences
-                .into_iter()
-                .enumerate()
-                .map(|(i, a)| (format!("x{}", i + 1), a)),
-        );
+        let feeds: Vec<(String, Feed)> = inputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| (if i == 0 { "initial".to_string() } else { format!("x{i}") }, f))
+            .collect();
         let inputs: Vec<NodeId> = feeds.iter().map(|(n, a)| graph.input(n, a.shape())).collect();
         let seq_shapes: Vec<Vec<usize>> = feeds[1..].iter().map(|(_, a)| a.shape().to_vec()).collect();
         let (axis, vector, types, out) = eval::scan_types(
@@ -154,14 +204,31 @@ impl ElementScan {
         self.feeds.iter().map(|(n, _)| n.as_str()).collect()
     }
 
+    /// The same program with input `name` bound to `tensor`, a tensor on a device of the
+    /// input's shape (views included): rerun a program on new device data without a readback.
+    pub fn with_input(mut self, name: &str, tensor: &Tensor) -> Result<Self> {
+        let op = "element_scan::with_input";
+        let Some(slot) = self.feeds.iter_mut().find(|(n, _)| n == name) else {
+            return Err(Error::value(op, "name", "the name of an input", name));
+        };
+        if slot.1.shape() != tensor.shape() {
+            return Err(Error::shape(
+                op,
+                "tensor",
+                format!("{:?}, the shape of input `{name}`", slot.1.shape()),
+                tensor.shape(),
+            ));
+        }
+        slot.1 = Feed::Device(tensor.clone());
+        Ok(self)
+    }
+
     fn upload(&self, ctx: &Context) -> Result<HashMap<String, Tensor>> {
-        self.feeds
-            .iter()
-            .map(|(n, a)| Ok((n.clone(), Tensor::from_array(ctx, a)?)))
-            .collect()
+        self.feeds.iter().map(|(n, f)| Ok((n.clone(), f.on(ctx)?))).collect()
     }
 
     /// Runs the program on `ctx` (a GPU, or the CPU interpreter) and returns its output.
+    /// Inputs bound to device tensors must live on `ctx`.
     pub fn run(&self, ctx: &Context) -> Result<Tensor> {
         let feeds = self.upload(ctx)?;
         Ok(self.graph.eval(ctx, &feeds, &[self.output])?.remove(0))
@@ -170,6 +237,16 @@ impl ElementScan {
     /// The gradient of `sum(seed * output)` with respect to every input tensor (seed has the
     /// output's shape), each summed back to its input's shape.
     pub fn grad(&self, ctx: &Context, seed: &ArrayD<f32>) -> Result<Gradients> {
+        self.grad_feed(ctx, Feed::Host(seed.clone()))
+    }
+
+    /// [`ElementScan::grad`] with the seed (the output's shape) a tensor on `ctx`: the
+    /// gradients of a device-resident program without a readback.
+    pub fn grad_tensor(&self, ctx: &Context, seed: &Tensor) -> Result<Gradients> {
+        self.grad_feed(ctx, Feed::Device(seed.clone()))
+    }
+
+    fn grad_feed(&self, ctx: &Context, seed: Feed) -> Result<Gradients> {
         let (g, adj) = self.grad_graph(seed)?;
         let feeds = g.upload(ctx)?;
         // Inputs with a path to the output get their adjoint node; the others get zeros.
@@ -181,9 +258,9 @@ impl ElementScan {
         let ids: Vec<NodeId> = live.iter().map(|l| l.1).collect();
         let values = g.graph.eval(ctx, &feeds, &ids)?;
         let mut out: Gradients = live.iter().map(|l| l.0.to_string()).zip(values).collect();
-        for (name, a) in &self.feeds {
+        for (name, f) in &self.feeds {
             if !out.contains_key(name) {
-                out.insert(name.clone(), Tensor::zeros(ctx, a.shape())?);
+                out.insert(name.clone(), Tensor::zeros(ctx, f.shape())?);
             }
         }
         Ok(out)
@@ -197,7 +274,7 @@ impl ElementScan {
             .position(|n| matches!(&n.op, GOp::Input(s) if s == name))
     }
 
-    fn grad_graph(&self, seed: &ArrayD<f32>) -> Result<(ElementScan, Vec<Option<NodeId>>)> {
+    fn grad_graph(&self, seed: Feed) -> Result<(ElementScan, Vec<Option<NodeId>>)> {
         if seed.shape() != self.shape() {
             return Err(Error::mismatch(
                 "element_scan::grad",
@@ -211,7 +288,7 @@ impl ElementScan {
         let s = graph.input(SEED, seed.shape());
         let adj = graph.grad(self.output, s)?;
         let mut feeds = self.feeds.clone();
-        feeds.push((SEED.into(), seed.clone()));
+        feeds.push((SEED.into(), seed));
         Ok((
             ElementScan {
                 graph,
@@ -226,7 +303,7 @@ impl ElementScan {
     /// input `wrt`, built from element scans and tensor ops: differentiate it again with
     /// [`ElementScan::grad`] for second derivatives of smooth bodies.
     pub fn grad_program(&self, wrt: &str, seed: &ArrayD<f32>) -> Result<ElementScan> {
-        let (mut g, adj) = self.grad_graph(seed)?;
+        let (mut g, adj) = self.grad_graph(Feed::Host(seed.clone()))?;
         let Some((_, a)) = self.feeds.iter().find(|(n, _)| n == wrt) else {
             return Err(Error::value(
                 "element_scan::grad_program",

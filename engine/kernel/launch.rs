@@ -35,6 +35,11 @@ impl Params {
         let w = u32::try_from(v).map_err(|_| Error::value(op, arg, format!("at most {} (u32)", u32::MAX), v))?;
         Ok(self.u32(w))
     }
+    /// These words followed by `more`'s.
+    pub fn extend(mut self, more: &Params) -> Self {
+        self.words.extend_from_slice(&more.words);
+        self
+    }
     pub fn i32(self, v: i32) -> Self {
         self.u32(v as u32)
     }

@@ -4,7 +4,8 @@
 
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{Binding, KernelDef, Params};
+use crate::scan::launch::groups;
 use crate::tensor::Tensor;
 
 const fn def(name: &'static str, wgsl: &'static str, entry: &'static str, bindings: &'static [Binding]) -> KernelDef {
@@ -27,9 +28,15 @@ const BACKWARD: &[Binding] = &[
     Binding::ReadWrite,
 ];
 
+/// A mixer kernel's WGSL: the recurrence launch's prelude (`shaders/scan/launch.wgsl`: the
+/// invocation index and workgroup size every mixer kernel uses), then `files` under
+/// `shaders/mixer/` in order.
 macro_rules! mixer_wgsl {
     ($($file:literal),+) => {
-        concat!($(include_str!(concat!("../../shaders/mixer/", $file))),+)
+        concat!(
+            include_str!("../../shaders/scan/launch.wgsl"),
+            $(include_str!(concat!("../../shaders/mixer/", $file))),+
+        )
     };
 }
 pub(crate) use mixer_wgsl;
@@ -40,10 +47,10 @@ const LOG: KernelDef = def(
     "log_gates",
     FORWARD,
 );
-const LOG_GRAD: KernelDef = def(
-    "mixer/log_gates_grad",
-    mixer_wgsl!("math.wgsl", "log_gates_grad.wgsl"),
-    "log_gates_grad",
+const LOG_BACKWARD: KernelDef = def(
+    "mixer/log_gates_backward",
+    mixer_wgsl!("math.wgsl", "log_gates_backward.wgsl"),
+    "log_gates_backward",
     BACKWARD,
 );
 const SIGNED: KernelDef = def(
@@ -52,10 +59,10 @@ const SIGNED: KernelDef = def(
     "signed_gates",
     FORWARD,
 );
-const SIGNED_GRAD: KernelDef = def(
-    "mixer/signed_gates_grad",
-    mixer_wgsl!("math.wgsl", "signed_gates_grad.wgsl"),
-    "signed_gates_grad",
+const SIGNED_BACKWARD: KernelDef = def(
+    "mixer/signed_gates_backward",
+    mixer_wgsl!("math.wgsl", "signed_gates_backward.wgsl"),
+    "signed_gates_backward",
     BACKWARD,
 );
 const GIVENS: KernelDef = def(
@@ -64,17 +71,17 @@ const GIVENS: KernelDef = def(
     "givens_gates",
     FORWARD,
 );
-const GIVENS_GRAD: KernelDef = def(
-    "mixer/givens_gates_grad",
-    mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_grad.wgsl", "givens_gates_grad.wgsl"),
-    "givens_gates_grad",
+const GIVENS_BACKWARD: KernelDef = def(
+    "mixer/givens_gates_backward",
+    mixer_wgsl!(
+        "math.wgsl",
+        "givens.wgsl",
+        "givens_backward.wgsl",
+        "givens_gates_backward.wgsl"
+    ),
+    "givens_gates_backward",
     BACKWARD,
 );
-
-/// Workgroups for one invocation per item (64 per workgroup).
-pub(crate) fn groups(items: usize) -> [u32; 3] {
-    groups_1d(items.div_ceil(64) as u32)
-}
 
 /// (B, T, D) of a contiguous pre (B, T, 2D).
 fn btd(pre: &Tensor) -> (usize, usize, usize) {
@@ -106,7 +113,7 @@ fn two_outputs(
 
 /// One launch of a gates-backward kernel: pre and two gradients in, d pre (B, T, 2D) out,
 /// `items` invocations.
-fn pre_grad(
+fn pre_backward(
     gpu: &Gpu,
     op: &'static str,
     kernel: (&KernelDef, &[(&'static str, f64)]),
@@ -140,11 +147,17 @@ pub(crate) fn log_gates(gpu: &Gpu, op: &'static str, pre: &Tensor) -> Result<(Te
 }
 
 /// Backward of [`log_gates`]: d pre (B, T, 2D).
-pub(crate) fn log_gates_grad(gpu: &Gpu, op: &'static str, pre: &Tensor, dlc: &Tensor, dlv: &Tensor) -> Result<Tensor> {
+pub(crate) fn log_gates_backward(
+    gpu: &Gpu,
+    op: &'static str,
+    pre: &Tensor,
+    dlc: &Tensor,
+    dlv: &Tensor,
+) -> Result<Tensor> {
     let (b, t, d) = btd(pre);
     let total = b * t * d;
     let params = Params::new().usize(total).usize(d).usize(t);
-    pre_grad(gpu, op, (&LOG_GRAD, &[]), params, pre, [dlc, dlv], total)
+    pre_backward(gpu, op, (&LOG_BACKWARD, &[]), params, pre, [dlc, dlv], total)
 }
 
 /// SignedMinGRU: pre -> (a, b), each (B, T, D).
@@ -156,11 +169,17 @@ pub(crate) fn signed_gates(gpu: &Gpu, op: &'static str, pre: &Tensor) -> Result<
 }
 
 /// Backward of [`signed_gates`]: d pre (B, T, 2D).
-pub(crate) fn signed_gates_grad(gpu: &Gpu, op: &'static str, pre: &Tensor, da: &Tensor, db: &Tensor) -> Result<Tensor> {
+pub(crate) fn signed_gates_backward(
+    gpu: &Gpu,
+    op: &'static str,
+    pre: &Tensor,
+    da: &Tensor,
+    db: &Tensor,
+) -> Result<Tensor> {
     let (b, t, d) = btd(pre);
     let total = b * t * d;
     let params = Params::new().usize(total).usize(d);
-    pre_grad(gpu, op, (&SIGNED_GRAD, &[]), params, pre, [da, db], total)
+    pre_backward(gpu, op, (&SIGNED_BACKWARD, &[]), params, pre, [da, db], total)
 }
 
 /// Rotation family: pre -> (A (B, T, N, k, k), B (B, T, N, k, 1)), every step's transition
@@ -183,7 +202,7 @@ pub(crate) fn givens_gates(gpu: &Gpu, op: &'static str, pre: &Tensor, k: usize) 
 }
 
 /// Backward of [`givens_gates`]: dA (B, T, N, k, k), dB (B, T, N, k, 1) -> d pre (B, T, 2D).
-pub(crate) fn givens_gates_grad(
+pub(crate) fn givens_gates_backward(
     gpu: &Gpu,
     op: &'static str,
     pre: &Tensor,
@@ -195,10 +214,10 @@ pub(crate) fn givens_gates_grad(
     let n = d / k;
     let total = b * t * n;
     let params = Params::new().usize(total).usize(n);
-    pre_grad(
+    pre_backward(
         gpu,
         op,
-        (&GIVENS_GRAD, &[("K", k as f64)][..]),
+        (&GIVENS_BACKWARD, &[("K", k as f64)][..]),
         params,
         pre,
         [da, db],

@@ -133,21 +133,21 @@ pub fn mixer_scan_backward_with(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor, 
         (Saved::Fused, Some(gpu)) => super::fused::backward(gpu, op, &pre, k, &h.contiguous()?, &dh, opts.strategy),
         (Saved::Log { lc, lv }, Some(gpu)) => {
             let g = scans::parallel_scan_log_backward_with(lc, lv, h, &dh, opts)?;
-            gates::log_gates_grad(gpu, op, &pre, &g.d_log_coeffs, &g.d_log_values)
+            gates::log_gates_backward(gpu, op, &pre, &g.d_log_coeffs, &g.d_log_values)
         }
         (Saved::Linear(a), Some(gpu)) => {
             let g = scans::linear_scan_backward_with(a, None, h, &dh, opts)?;
-            gates::signed_gates_grad(gpu, op, &pre, &g.da, &g.db)
+            gates::signed_gates_backward(gpu, op, &pre, &g.da, &g.db)
         }
         (Saved::Matrix(a), Some(gpu)) if kind == MixerKind::RotationMinGru => {
             let shape = [b, t, n, 2];
             let g = scans::matrix_scan_backward_with(a, None, &h.reshape(&shape)?, &dh.reshape(&shape)?, opts)?;
-            gates::givens_gates_grad(gpu, op, &pre, 2, &g.da, &g.db)
+            gates::givens_gates_backward(gpu, op, &pre, 2, &g.da, &g.db)
         }
         (Saved::Matrix(a), Some(gpu)) => {
             let shape = [b, t, n, k, 1];
             let g = scans::matrix_affine_scan_backward_with(a, None, &h.reshape(&shape)?, &dh.reshape(&shape)?, opts)?;
-            gates::givens_gates_grad(gpu, op, &pre, k, &g.da, &g.db)
+            gates::givens_gates_backward(gpu, op, &pre, k, &g.da, &g.db)
         }
         // The reference forward (CPU context or ENGINE_SCAN=cpu): the reference backward.
         _ => {

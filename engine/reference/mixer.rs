@@ -95,7 +95,7 @@ fn step(kind: MixerKind, row: &[f64], d: usize, n: usize) -> (Vec<f64>, Vec<f64>
 }
 
 /// Adds block n's dL/d row from dL/dA (k x k) and dL/db (k) of its step.
-fn step_grad(kind: MixerKind, row: &[f64], d: usize, n: usize, da: &[f64], db: &[f64], drow: &mut [f64]) {
+fn step_backward(kind: MixerKind, row: &[f64], d: usize, n: usize, da: &[f64], db: &[f64], drow: &mut [f64]) {
     let k = kind.block();
     match kind {
         MixerKind::MinGru => {
@@ -186,7 +186,7 @@ pub fn scan_backward(kind: MixerKind, pre: &ArrayView3<f64>, dh: &ArrayView3<f64
                     .map(|i| if t > 0 { h[[b, t - 1, n * k + i]] } else { 0.0 })
                     .collect();
                 let da: Vec<f64> = (0..k * k).map(|e| gt[e / k] * hp[e % k]).collect();
-                step_grad(kind, &row, d, n, &da, &gt, &mut drow);
+                step_backward(kind, &row, d, n, &da, &gt, &mut drow);
                 for c in 0..k {
                     next[n * k + c] = (0..k).map(|r| a[r * k + c] * gt[r]).sum();
                 }

@@ -4,10 +4,11 @@
 
 use super::dispatch::{self, host, host_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
-use super::strategy::{plan, segments, Plan};
+use super::launch::{groups, recurrence_wgsl, Columns, Launch, Passes};
+use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{Binding, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -24,21 +25,23 @@ const SCAN_BINDINGS: &[Binding] = &[
 const fn scan_kernel(entry: &'static str) -> KernelDef {
     KernelDef {
         name: "scan/matrix_affine_scan",
-        wgsl: include_str!("../../shaders/scan/matrix_affine_scan.wgsl"),
+        wgsl: recurrence_wgsl!("scan/matrix_affine_scan.wgsl"),
         entry,
         bindings: SCAN_BINDINGS,
     }
 }
 
-const LANES: KernelDef = scan_kernel("scan_lanes");
-const CHUNK_REDUCE: KernelDef = scan_kernel("scan_chunk_reduce");
-const CARRIES: KernelDef = scan_kernel("scan_carries");
-const CHUNK_FIXUP: KernelDef = scan_kernel("scan_chunk_fixup");
+const PASSES: Passes = [
+    scan_kernel("scan_lanes"),
+    scan_kernel("scan_chunk_reduce"),
+    scan_kernel("scan_carries"),
+    scan_kernel("scan_chunk_fixup"),
+];
 
 const GRAD_A: KernelDef = KernelDef {
-    name: "scan/matrix_affine_scan_grad",
-    wgsl: include_str!("../../shaders/scan/matrix_affine_scan_grad.wgsl"),
-    entry: "scan_grad_a",
+    name: "scan/matrix_affine_scan_backward",
+    wgsl: recurrence_wgsl!("scan/matrix_affine_scan_backward.wgsl"),
+    entry: "scan_backward_da",
     bindings: &[
         Binding::Uniform,
         Binding::Read,
@@ -57,12 +60,6 @@ pub struct ScanGrads {
     pub db: Tensor,
     /// dL/dh0, the shape of the initial state (also when h0 was left as zeros).
     pub dh0: Tensor,
-}
-
-const WG: usize = 64;
-
-fn groups(invocations: usize) -> [u32; 3] {
-    groups_1d(invocations.div_ceil(WG) as u32)
 }
 
 /// Forward through the seam: H (B, T, N, k, v).
@@ -110,7 +107,7 @@ pub(crate) fn backward(
         |gpu| {
             envelope::gpu_block_sizes(op, &d)?;
             let (db, dh0) = scan_gpu(gpu, op, &d, a, grad, None, true, opts)?;
-            let da = grad_a_gpu(gpu, op, &d, &db, h, h0)?;
+            let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
             Ok(ScanGrads { da, db, dh0 })
         },
         || {
@@ -158,22 +155,15 @@ fn scan_gpu(
         ("REVERSE", if reverse { 1.0 } else { 0.0 }),
     ];
     let lanes = d.lanes();
-    let plan = plan(opts.strategy, lanes * d.v, d.t, d.k, &gpu.info);
-    let (chunk, chunks) = match plan {
-        Plan::Lanes { .. } => (d.t, 1),
-        Plan::Chunked { len, count } => (len, count),
+    let columns = Columns {
+        walk: d.v,
+        reduce: d.v + d.k,
     };
-    let side = match plan {
-        Plan::Lanes { .. } => Tensor::uninit(ctx, &[1], op)?,
-        Plan::Chunked { .. } => Tensor::uninit(ctx, &[lanes * chunks * d.k * (d.v + d.k)], op)?,
+    let launch = Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(d.k));
+    let side = match launch.chunks() {
+        None => Tensor::uninit(ctx, &[1], op)?,
+        Some((_, chunks)) => Tensor::uninit(ctx, &[lanes * chunks * d.k * (d.v + d.k)], op)?,
     };
-    let params = Params::new()
-        .usize(lanes)
-        .usize(d.n)
-        .usize(d.t)
-        .usize(chunk)
-        .usize(chunks)
-        .u32(h0.is_some() as u32);
     // An absent h0 binds A again: both are read-only, and the kernel does not read it.
     let h0_buf = match &h0 {
         Some(t) => t.gpu_buffer(op)?,
@@ -187,33 +177,13 @@ fn scan_gpu(
         side.gpu_buffer(op)?,
         dh0.gpu_buffer(op)?,
     ];
-    let columns = lanes * d.v;
-    match plan {
-        Plan::Lanes { segment } => {
-            let kernel = gpu.kernel(&LANES, &constants)?;
-            for (begin, end) in segments(d.t, segment, reverse) {
-                let params = params.clone().usize(begin).usize(end);
-                gpu.dispatch(&kernel, &params, &buffers, groups(columns))?;
-            }
-        }
-        Plan::Chunked { .. } => {
-            let reduce = lanes * chunks * (d.v + d.k);
-            gpu.dispatch(
-                &gpu.kernel(&CHUNK_REDUCE, &constants)?,
-                &params,
-                &buffers,
-                groups(reduce),
-            )?;
-            gpu.dispatch(&gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(columns))?;
-            let fixup = columns * chunks;
-            gpu.dispatch(&gpu.kernel(&CHUNK_FIXUP, &constants)?, &params, &buffers, groups(fixup))?;
-        }
-    }
+    let tail = Params::new().usize(d.n).u32(h0.is_some() as u32);
+    launch.run_passes(gpu, &PASSES, &constants, &tail, &buffers)?;
     Ok((out, dh0))
 }
 
 /// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), one invocation per element of dA.
-fn grad_a_gpu(
+fn backward_da_gpu(
     gpu: &Gpu,
     op: &'static str,
     d: &AffineDims,

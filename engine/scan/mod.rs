@@ -16,7 +16,10 @@
 //! ([`crate::reference::scan`]) in f64.
 //!
 //! Layout: [`envelope`] (shape checks), [`dispatch`] (the seam), [`strategy`] (lanes vs
-//! chunked), `affine` (the shared k x v GPU core), one file per op.
+//! chunked, segments), `launch` (the one recurrence launch: plans the strategy and segments,
+//! writes the uniform header of `shaders/scan/launch.wgsl` and records the passes; the
+//! mixers' fused scans and element scans use it too), `affine` (the shared k x v GPU core),
+//! one file per op.
 //!
 //! ```
 //! use wgsl_compute::{scan, Context, Tensor};
@@ -33,6 +36,7 @@
 mod affine;
 pub mod dispatch;
 pub mod envelope;
+pub(crate) mod launch;
 mod linear_scan;
 mod matrix_affine_scan;
 mod matrix_scan;

@@ -5,10 +5,11 @@
 
 use super::dispatch::{self, host, ScanOptions};
 use super::envelope;
-use super::strategy::{plan, segments, Plan};
+use super::launch::{recurrence_wgsl, Columns, Launch, Passes};
+use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{Binding, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -18,7 +19,7 @@ const OP_BACKWARD: &str = "parallel_scan_log_backward";
 const fn kernel(entry: &'static str) -> KernelDef {
     KernelDef {
         name: "scan/parallel_scan_log",
-        wgsl: include_str!("../../shaders/scan/parallel_scan_log.wgsl"),
+        wgsl: recurrence_wgsl!("scan/parallel_scan_log.wgsl"),
         entry,
         bindings: &[
             Binding::Uniform,
@@ -33,10 +34,12 @@ const fn kernel(entry: &'static str) -> KernelDef {
     }
 }
 
-const LANES: KernelDef = kernel("scan_lanes");
-const CHUNK_REDUCE: KernelDef = kernel("scan_chunk_reduce");
-const CARRIES: KernelDef = kernel("scan_carries");
-const CHUNK_FIXUP: KernelDef = kernel("scan_chunk_fixup");
+const PASSES: Passes = [
+    kernel("scan_lanes"),
+    kernel("scan_chunk_reduce"),
+    kernel("scan_carries"),
+    kernel("scan_chunk_fixup"),
+];
 
 /// Gradients of [`parallel_scan_log`].
 #[derive(Clone, Debug)]
@@ -163,17 +166,14 @@ fn launch(
     let out2_shape = if reverse { vec![b, t + 1, d] } else { vec![1] };
     let out2 = Tensor::uninit(ctx, &out2_shape, op)?;
     let lanes = b * d;
-    let plan = plan(opts.strategy, lanes, t, 1, &gpu.info);
-    let (chunk, chunks) = match plan {
-        Plan::Lanes { .. } => (t, 1),
-        Plan::Chunked { len, count } => (len, count),
+    let columns = Columns { walk: 1, reduce: 1 };
+    let launch = Launch::new(gpu, opts.strategy, lanes, t, reverse, columns, Cost::block(1));
+    // Lane walks split into segments carry the state through side; chunks their two values.
+    let side = match launch.chunks() {
+        Some((_, chunks)) => Tensor::uninit(ctx, &[lanes * chunks * 2], op)?,
+        None if launch.segmented() => Tensor::uninit(ctx, &[lanes], op)?,
+        None => Tensor::uninit(ctx, &[1], op)?,
     };
-    let side = match plan {
-        Plan::Lanes { segment } if segment >= t => Tensor::uninit(ctx, &[1], op)?,
-        Plan::Lanes { .. } => Tensor::uninit(ctx, &[lanes], op)?,
-        Plan::Chunked { .. } => Tensor::uninit(ctx, &[lanes * chunks * 2], op)?,
-    };
-    let params = Params::new().usize(lanes).usize(d).usize(t).usize(chunk).usize(chunks);
     // The forward does not read g and h: it binds log_coeffs there (read-only aliases).
     let lc_buf = lc.gpu_buffer(op)?;
     let buffers = [
@@ -186,34 +186,6 @@ fn launch(
         side.gpu_buffer(op)?,
     ];
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    let groups = |n: usize| groups_1d(n.div_ceil(64) as u32);
-    match plan {
-        Plan::Lanes { segment } => {
-            let kernel = gpu.kernel(&LANES, &constants)?;
-            for (begin, end) in segments(t, segment, reverse) {
-                gpu.dispatch(
-                    &kernel,
-                    &params.clone().usize(begin).usize(end),
-                    &buffers,
-                    groups(lanes),
-                )?;
-            }
-        }
-        Plan::Chunked { .. } => {
-            gpu.dispatch(
-                &gpu.kernel(&CHUNK_REDUCE, &constants)?,
-                &params,
-                &buffers,
-                groups(lanes * chunks),
-            )?;
-            gpu.dispatch(&gpu.kernel(&CARRIES, &constants)?, &params, &buffers, groups(lanes))?;
-            gpu.dispatch(
-                &gpu.kernel(&CHUNK_FIXUP, &constants)?,
-                &params,
-                &buffers,
-                groups(lanes * chunks),
-            )?;
-        }
-    }
+    launch.run_passes(gpu, &PASSES, &constants, &Params::new().usize(d), &buffers)?;
     Ok((out, out2))
 }

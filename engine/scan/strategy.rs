@@ -4,6 +4,10 @@
 //! Lane-sequential reads each input once and keeps the prefix in registers: the right choice
 //! when the lanes alone fill the device. Chunked reads the inputs twice but multiplies the
 //! parallelism by the number of chunks: the right choice for few lanes and long T.
+//!
+//! On software adapters a walk also has a loop budget (`Cost`, `max_segment`): lane walks
+//! are split into segments and chunked carry walks capped. `super::launch` turns the plan
+//! into dispatches for every recurrence kernel.
 
 use crate::context::DeviceInfo;
 
@@ -44,16 +48,36 @@ pub(crate) enum Plan {
 /// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
 pub(crate) const LOOP_BUDGET: usize = 60_000;
 
-/// The most steps of a k x k scan one invocation may walk in one dispatch on `device`.
+/// The loop trips a walk costs one invocation: per step, and per chunk of the chunked carry
+/// walk. Only software adapters count them (see [`max_segment`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cost {
+    pub step: usize,
+    pub carry: usize,
+}
+
+impl Cost {
+    /// A k x k block scan: about 4k + 4 loop trips per step, and no more per chunk of the
+    /// carry walk.
+    pub const fn block(k: usize) -> Cost {
+        Cost {
+            step: 4 * k + 4,
+            carry: 4 * k + 4,
+        }
+    }
+}
+
+/// The most steps costing `step` loop trips each that one invocation may walk in one
+/// dispatch on `device`.
 ///
 /// Why: Mesa's software rasterisers (lavapipe, llvmpipe GL) end every loop of an invocation
 /// once the loops of that invocation have run 65535 iterations in all (gallivm's loop
 /// limiter against hangs), silently. A k = 16 lane walk makes about 18 loop trips per step,
 /// so it stopped after step 3640 of 4099. On those adapters the walks are split into
 /// segments that stay well under the limit; on hardware there is no such limit.
-pub(crate) fn max_segment(device: &DeviceInfo, k: usize) -> usize {
+pub(crate) fn max_segment(device: &DeviceInfo, step: usize) -> usize {
     if device.is_software() {
-        LOOP_BUDGET / (4 * k + 4)
+        (LOOP_BUDGET / step.max(1)).max(1)
     } else {
         usize::MAX
     }
@@ -65,14 +89,37 @@ pub fn auto_chunk(t: usize) -> usize {
     ((t as f64).sqrt().ceil() as usize).next_power_of_two().clamp(16, 256)
 }
 
-/// Picks the plan for `invocations` independent lane walks of `t` steps of a k x k scan on
+/// Picks the plan for `invocations` independent lane walks of `t` steps costing `cost` on
 /// `device`.
 ///
 /// Lane-sequential when the lanes alone fill the device (or T is too short to split);
 /// otherwise chunked. "Fill" is a few thousand invocations on a GPU, a few hundred on a
-/// software adapter, whose cores are few.
-pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, k: usize, device: &DeviceInfo) -> Plan {
-    let segment = max_segment(device, k);
+/// software adapter, whose cores are few. On a software adapter the chunked carry walk stays
+/// inside the loop limit too: at most `LOOP_BUDGET / cost.carry` chunks (longer chunks, or
+/// lane walks when a chunk would pass a segment).
+pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, cost: Cost, device: &DeviceInfo) -> Plan {
+    let p = plan_steps(strategy, invocations, t, cost.step, device);
+    let max_chunks = (LOOP_BUDGET / cost.carry.max(1)).max(1);
+    match p {
+        Plan::Chunked { count, .. } if device.is_software() && count > max_chunks => {
+            let len = t.div_ceil(max_chunks);
+            let segment = max_segment(device, cost.step);
+            if len <= segment {
+                Plan::Chunked {
+                    len,
+                    count: t.div_ceil(len),
+                }
+            } else {
+                Plan::Lanes { segment }
+            }
+        }
+        p => p,
+    }
+}
+
+/// [`plan`] for steps costing `step` loop trips, with no more chunks than a segment's steps.
+fn plan_steps(strategy: Strategy, invocations: usize, t: usize, step: usize, device: &DeviceInfo) -> Plan {
+    let segment = max_segment(device, step);
     let chunked = |chunk: Option<usize>| {
         // Within the loop budget both ways: no chunk longer than a segment, and no more
         // chunks than a segment's steps for the carry walk.

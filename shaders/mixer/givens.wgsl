@@ -57,6 +57,15 @@ fn givens_apply(u: ptr<function, array<f32, KMAX>>, st: ptr<function, Step>) {
     }
 }
 
+// Column c of G: G e_c.
+fn givens_column(st: ptr<function, Step>, c: u32) -> array<f32, KMAX> {
+    var u: array<f32, KMAX>;
+    zero(&u);
+    u[c] = 1.0;
+    givens_apply(&u, st);
+    return u;
+}
+
 // u <- G^T u (the rotations undone in reverse order).
 fn givens_apply_t(u: ptr<function, array<f32, KMAX>>, st: ptr<function, Step>) {
     for (var q = 0u; q + 1u < K; q++) {

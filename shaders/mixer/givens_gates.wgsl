@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // The materialising path of the rotation-family mixers: each step's A = lambda G (K x K) and
@@ -14,7 +15,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> am: array<f32>;  // (B, T, N, K, K)
 @group(0) @binding(3) var<storage, read_write> bm: array<f32>;  // (B, T, N, K, 1)
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn givens_gates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);
@@ -25,10 +26,7 @@ fn givens_gates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let n = i % p.n;
     var st = load_step(row, n, p.n);
     for (var c = 0u; c < K; c++) {
-        var u: array<f32, KMAX>;
-        zero(&u);
-        u[c] = 1.0;
-        givens_apply(&u, &st);
+        var u = givens_column(&st, c);
         for (var r = 0u; r < K; r++) {
             am[(i * K + r) * K + c] = st.lambda * u[r];
         }

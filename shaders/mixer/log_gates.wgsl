@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // MinGRU's gates into parallel_scan_log's inputs. pre (B, T, 2D) holds [k (D) | v (D)] per
 // step; z = sigmoid(k), h~ = g(v):
@@ -19,7 +20,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> lc: array<f32>; // (B, T, D)
 @group(0) @binding(3) var<storage, read_write> lv: array<f32>; // (B, T + 1, D)
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn log_gates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);

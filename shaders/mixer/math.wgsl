@@ -29,10 +29,6 @@ fn log_g_grad(x: f32) -> f32 {
     return sigmoid(-x);
 }
 
-fn invocation(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-    return (wid.x + wid.y * nwg.x) * 64u + lid;
-}
-
 // (sin x, cos x) to about f32 precision for |x| up to a few hundred. Why not the builtins:
 // WGSL only promises 2^-11 absolute error for sin and cos (on [-pi, pi]), and SwiftShader's
 // WebGPU is that coarse; a rotation mixer compounds the error over every step.

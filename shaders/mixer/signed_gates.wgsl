@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // SignedMinGRU's gates into linear_scan's inputs. pre (B, T, 2D) holds [r (D) | v (D)] per
 // step: a signed coefficient a = tanh(r) in (-1, 1) and the injection b = (1 - a^2) v, so a
@@ -13,7 +14,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> a: array<f32>; // (B, T, D)
 @group(0) @binding(3) var<storage, read_write> b: array<f32>; // (B, T, D)
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn signed_gates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);

@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // matrix_affine_scan: the affine recurrence H_t = A_t H_{t-1} + B_t, t = 0..T-1, H_{-1} = h0,
 // per lane (b, n), specialised per (K, V) through override constants so every loop over K or
 // V has a constant bound and unrolls. linear_scan is its (K, V) = (1, 1) case (lane = channel,
@@ -9,7 +10,7 @@
 // REVERSE = true runs the adjoint over the output gradients dH instead:
 //   G_t = dH_t + A_{t+1}^T G_{t+1} (G_{T-1} = dH_{T-1}), out = G = dB, dh0 = A_0^T G_0.
 //
-// Entries (invocation index = (wid.x + wid.y * nwg.x) * 64 + lid):
+// Entries (the launch and its header: scan/launch.wgsl):
 //   scan_lanes          one invocation per (lane, column) walks [t_begin, t_end) of T
 //                       (lane-sequential); a walk split into segments resumes from out.
 //   scan_chunk_reduce   chunked pass 1: per (lane, chunk, column c < V + K) the chunk's local
@@ -27,18 +28,12 @@ override K: u32 = 2u;
 override V: u32 = 1u;
 override REVERSE: bool = false;
 
-const WG: u32 = 64u;
 const KMAX: u32 = 16u;
 
 struct Params {
-    lanes: u32,  // B * N
-    n: u32,      // N
-    t_len: u32,  // T
-    chunk: u32,  // chunk length (chunked entries)
-    chunks: u32, // ceil(T / chunk)
-    has_h0: u32, // 1 when h0 is bound, 0 for a zero initial state
-    t_begin: u32, // scan_lanes: the segment of T this dispatch walks
-    t_end: u32,
+    launch: Launch, // lanes = B * N (scan/launch.wgsl)
+    n: u32,         // N
+    has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -49,14 +44,10 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, K, V + K) scratch
 @group(0) @binding(6) var<storage, read_write> dh0: array<f32>;  // (B, N, K, V), written when REVERSE
 
-fn invocation(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-    return (wid.x + wid.y * nwg.x) * WG + lid;
-}
-
 fn step_index(lane: u32, t: u32) -> u32 {
     let b = lane / p.n;
     let n = lane % p.n;
-    return (b * p.t_len + t) * p.n + n;
+    return (b * p.launch.t_len + t) * p.n + n;
 }
 
 // s <- M s, where M is A_{ta} (forward) or A_{ta}^T (reverse).
@@ -83,7 +74,7 @@ fn transition(s: ptr<function, array<f32, KMAX>>, lane: u32, ta: u32) {
 // t = T-1 where nothing comes from above. With `inject`, column j of x at t is added.
 fn step(s: ptr<function, array<f32, KMAX>>, lane: u32, t: u32, j: u32, inject: bool) {
     if REVERSE {
-        if t + 1u < p.t_len {
+        if t + 1u < p.launch.t_len {
             transition(s, lane, t + 1u);
         } else {
             for (var i = 0u; i < K; i++) {
@@ -127,19 +118,20 @@ fn write_dh0(s: ptr<function, array<f32, KMAX>>, lane: u32, j: u32) {
     }
 }
 
-// Time index of the q-th step of a range [start, end) in scan order.
-fn time_at(start: u32, end: u32, q: u32) -> u32 {
-    if REVERSE {
-        return end - 1u - q;
+// Walks column j of lane through [start, end) of T in scan order from s, writing out.
+fn walk(s: ptr<function, array<f32, KMAX>>, lane: u32, j: u32, start: u32, end: u32) {
+    for (var q = 0u; q < end - start; q++) {
+        let t = time_at(start, end, q, REVERSE);
+        step(s, lane, t, j, true);
+        store(s, lane, t, j);
     }
-    return start + q;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
     let id = invocation(wid, nwg, lid);
-    if id >= p.lanes * V {
+    if id >= p.launch.lanes * V {
         return;
     }
     let lane = id / V;
@@ -147,66 +139,62 @@ fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     // Resume from the previous segment's last state (out at t_begin - 1 forward, at t_end
     // in reverse) unless this segment starts the walk.
     var s = initial(lane, j);
-    let resume = select(p.t_begin > 0u, p.t_end < p.t_len, REVERSE);
+    let resume = launch_resumes(p.launch, REVERSE);
     if resume {
-        let ob = step_index(lane, select(p.t_begin - 1u, p.t_end, REVERSE)) * K * V;
+        let ob = step_index(lane, select(p.launch.t_begin - 1u, p.launch.t_end, REVERSE)) * K * V;
         for (var i = 0u; i < K; i++) {
             s[i] = out[ob + i * V + j];
         }
     }
-    for (var q = 0u; q < p.t_end - p.t_begin; q++) {
-        let t = time_at(p.t_begin, p.t_end, q);
-        step(&s, lane, t, j, true);
-        store(&s, lane, t, j);
-    }
-    if REVERSE && p.t_begin == 0u {
+    walk(&s, lane, j, p.launch.t_begin, p.launch.t_end);
+    if REVERSE && p.launch.t_begin == 0u {
         write_dh0(&s, lane, j);
     }
 }
 
 fn side_index(lane: u32, c: u32, i: u32, col: u32) -> u32 {
-    return ((lane * p.chunks + c) * K + i) * (V + K) + col;
+    return ((lane * p.launch.chunks + c) * K + i) * (V + K) + col;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) lid: u32) {
     let id = invocation(wid, nwg, lid);
-    if id >= p.lanes * p.chunks * (V + K) {
+    if id >= p.launch.lanes * p.launch.chunks * (V + K) {
         return;
     }
     let col = id % (V + K);
-    let c = (id / (V + K)) % p.chunks;
-    let lane = id / ((V + K) * p.chunks);
-    let start = c * p.chunk;
-    let end = min(start + p.chunk, p.t_len);
+    let c = (id / (V + K)) % p.launch.chunks;
+    let lane = id / ((V + K) * p.launch.chunks);
+    let start = chunk_start(p.launch, c);
+    let end = chunk_end(p.launch, c);
     var s: array<f32, KMAX>;
     let inject = col < V;
     if !inject {
         s[col - V] = 1.0;
     }
     for (var q = 0u; q < end - start; q++) {
-        step(&s, lane, time_at(start, end, q), col, inject);
+        step(&s, lane, time_at(start, end, q, REVERSE), col, inject);
     }
     for (var i = 0u; i < K; i++) {
         side[side_index(lane, c, i, col)] = s[i];
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let id = invocation(wid, nwg, lid);
-    if id >= p.lanes * V {
+    if id >= p.launch.lanes * V {
         return;
     }
     let lane = id / V;
     let j = id % V;
     var carry = initial(lane, j);
-    for (var q = 0u; q < p.chunks; q++) {
+    for (var q = 0u; q < p.launch.chunks; q++) {
         var c = q;
         if REVERSE {
-            c = p.chunks - 1u - q;
+            c = p.launch.chunks - 1u - q;
         }
         // carry <- P_c carry + S_c; the incoming carry replaces S_c (only this invocation
         // reads or writes column j of chunk c).
@@ -228,25 +216,21 @@ fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) lid: u32) {
     let id = invocation(wid, nwg, lid);
-    if id >= p.lanes * p.chunks * V {
+    if id >= p.launch.lanes * p.launch.chunks * V {
         return;
     }
     let j = id % V;
-    let c = (id / V) % p.chunks;
-    let lane = id / (V * p.chunks);
-    let start = c * p.chunk;
-    let end = min(start + p.chunk, p.t_len);
+    let c = (id / V) % p.launch.chunks;
+    let lane = id / (V * p.launch.chunks);
+    let start = chunk_start(p.launch, c);
+    let end = chunk_end(p.launch, c);
     var s: array<f32, KMAX>;
     for (var i = 0u; i < K; i++) {
         s[i] = side[side_index(lane, c, i, j)];
     }
-    for (var q = 0u; q < end - start; q++) {
-        let t = time_at(start, end, q);
-        step(&s, lane, t, j, true);
-        store(&s, lane, t, j);
-    }
+    walk(&s, lane, j, start, end);
 }

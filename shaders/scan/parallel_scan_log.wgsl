@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // parallel_scan_log: the minGRU scan in log space, channel-tiled (one invocation per (b, d)
 // channel; a workgroup owns 64 consecutive channels of one batch row).
 //
@@ -24,16 +25,9 @@
 
 override REVERSE: bool = false;
 
-const WG: u32 = 64u;
-
 struct Params {
-    lanes: u32,  // B * D
-    d: u32,      // D
-    t_len: u32,  // T
-    chunk: u32,  // chunk length (chunked entries)
-    chunks: u32, // ceil(T / chunk)
-    t_begin: u32, // scan_lanes: the segment of T this dispatch walks
-    t_end: u32,
+    launch: Launch, // lanes = B * D (scan/launch.wgsl)
+    d: u32,         // D
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -45,16 +39,12 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> out2: array<f32>; // (B, T + 1, D): d lv when REVERSE
 @group(0) @binding(7) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, 2) scratch; segmented lanes: (lanes,) state
 
-fn invocation(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-    return (wid.x + wid.y * nwg.x) * WG + lid;
-}
-
 fn at(lane: u32, t: u32) -> u32 {
-    return ((lane / p.d) * p.t_len + t) * p.d + lane % p.d;
+    return ((lane / p.d) * p.launch.t_len + t) * p.d + lane % p.d;
 }
 
 fn at_lv(lane: u32, t: u32) -> u32 {
-    return ((lane / p.d) * (p.t_len + 1u) + t) * p.d + lane % p.d;
+    return ((lane / p.d) * (p.launch.t_len + 1u) + t) * p.d + lane % p.d;
 }
 
 // log(exp(u) + exp(w)), shifted by the larger so exp never overflows.
@@ -75,7 +65,7 @@ fn transition_log(lane: u32, t: u32) -> f32 {
 fn step(s: f32, lane: u32, t: u32) -> f32 {
     if REVERSE {
         var carried = 0.0;
-        if t + 1u < p.t_len {
+        if t + 1u < p.launch.t_len {
             carried = exp(transition_log(lane, t)) * s;
         }
         return carried + g[at(lane, t)];
@@ -118,59 +108,60 @@ fn initial(lane: u32) -> f32 {
     return lv[at_lv(lane, 0u)];
 }
 
-fn time_at(start: u32, end: u32, q: u32) -> u32 {
-    if REVERSE {
-        return end - 1u - q;
+// Walks lane through [start, end) of T in scan order from the state s, writing the outputs;
+// returns the last state.
+fn walk(s: f32, lane: u32, start: u32, end: u32) -> f32 {
+    var x = s;
+    for (var q = 0u; q < end - start; q++) {
+        let t = time_at(start, end, q, REVERSE);
+        x = step(x, lane, t);
+        store(x, lane, t);
     }
-    return start + q;
+    return x;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
-    if lane >= p.lanes {
+    if lane >= p.launch.lanes {
         return;
     }
     // A walk split into segments keeps its state in side[lane] between them.
     var s = initial(lane);
-    if select(p.t_begin > 0u, p.t_end < p.t_len, REVERSE) {
+    if launch_resumes(p.launch, REVERSE) {
         s = side[lane];
     }
-    for (var q = 0u; q < p.t_end - p.t_begin; q++) {
-        let t = time_at(p.t_begin, p.t_end, q);
-        s = step(s, lane, t);
-        store(s, lane, t);
-    }
-    if p.t_end - p.t_begin < p.t_len {
+    s = walk(s, lane, p.launch.t_begin, p.launch.t_end);
+    if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
         side[lane] = s;
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) lid: u32) {
     let id = invocation(wid, nwg, lid);
-    if id >= p.lanes * p.chunks {
+    if id >= p.launch.lanes * p.launch.chunks {
         return;
     }
-    let lane = id / p.chunks;
-    let c = id % p.chunks;
-    let start = c * p.chunk;
-    let end = min(start + p.chunk, p.t_len);
+    let lane = id / p.launch.chunks;
+    let c = id % p.launch.chunks;
+    let start = chunk_start(p.launch, c);
+    let end = chunk_end(p.launch, c);
     // The chunk's transition in log space: the sum of the log coefficients its steps apply
     // (in reverse the last step's transition is absent at t = T-1; its carry is zero then).
     var log_p = 0.0;
-    var s = first(lane, time_at(start, end, 0u));
+    var s = first(lane, time_at(start, end, 0u, REVERSE));
     if REVERSE {
-        if end < p.t_len {
+        if end < p.launch.t_len {
             log_p = transition_log(lane, end - 1u);
         }
     } else {
         log_p = transition_log(lane, start);
     }
     for (var q = 1u; q < end - start; q++) {
-        let t = time_at(start, end, q);
+        let t = time_at(start, end, q, REVERSE);
         log_p += transition_log(lane, t);
         s = step(s, lane, t);
     }
@@ -178,20 +169,20 @@ fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     side[id * 2u + 1u] = s;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let lane = invocation(wid, nwg, lid);
-    if lane >= p.lanes {
+    if lane >= p.launch.lanes {
         return;
     }
     var carry = initial(lane);
-    for (var q = 0u; q < p.chunks; q++) {
+    for (var q = 0u; q < p.launch.chunks; q++) {
         var c = q;
         if REVERSE {
-            c = p.chunks - 1u - q;
+            c = p.launch.chunks - 1u - q;
         }
-        let slot = (lane * p.chunks + c) * 2u;
+        let slot = (lane * p.launch.chunks + c) * 2u;
         let log_p = side[slot];
         let local = side[slot + 1u];
         side[slot] = carry;
@@ -203,21 +194,16 @@ fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn scan_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) lid: u32) {
     let id = invocation(wid, nwg, lid);
-    if id >= p.lanes * p.chunks {
+    if id >= p.launch.lanes * p.launch.chunks {
         return;
     }
-    let lane = id / p.chunks;
-    let c = id % p.chunks;
-    let start = c * p.chunk;
-    let end = min(start + p.chunk, p.t_len);
-    var s = side[id * 2u];
-    for (var q = 0u; q < end - start; q++) {
-        let t = time_at(start, end, q);
-        s = step(s, lane, t);
-        store(s, lane, t);
-    }
+    let lane = id / p.launch.chunks;
+    let c = id % p.launch.chunks;
+    let start = chunk_start(p.launch, c);
+    let end = chunk_end(p.launch, c);
+    _ = walk(side[id * 2u], lane, start, end);
 }

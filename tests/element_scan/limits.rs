@@ -39,18 +39,14 @@ fn element_scan_past_the_storage_buffer_limit_is_a_fallback() {
 }
 
 #[test]
-fn element_scan_longer_than_the_software_loop_limit_is_an_error_or_correct() {
+fn element_scan_longer_than_the_software_loop_limit_is_correct() {
     // Mesa's software adapters stop a shader's loops after 65,535 iterations without a word;
-    // a 70,000-trip walk there must be refused, never returned with zeros past the limit.
+    // the launch splits a 70,000-trip walk into segments, so every adapter gets it right.
     let mut rng = Rng::new(70);
     let scan = ElementScan::from_sexpr(TANH_SCAN, &tanh_scan_bindings(&mut rng, 1, 70_000, 2)).unwrap();
     let want = scan.run(&cpu()).unwrap().to_vec().unwrap();
-    each_adapter(|ctx| match scan.run(ctx) {
-        Err(Error::Unsupported { message, .. }) => {
-            assert!(ctx.info().is_software(), "{message}");
-            assert!(message.contains("65,535") && message.contains("70000"), "{message}");
-        }
-        Ok(got) => assert_close(ctx, "T = 70,000", &got.to_vec().unwrap(), &want, GATE),
-        Err(e) => panic!("{e}"),
+    each_adapter(|ctx| {
+        let got = scan.run(ctx).unwrap().to_vec().unwrap();
+        assert_close(ctx, "T = 70,000", &got, &want, GATE);
     });
 }

@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // matrix_affine_scan gradient of the transitions, after the reverse scan has produced
 // G = dB: dA_t = G_t H_{t-1}^T, with H_{-1} = h0 (zero when absent). Fully parallel over
 // (b, t, n, i, l), one invocation per element of dA; the sum over the V columns is in f32.
@@ -18,10 +19,10 @@ struct Params {
 @group(0) @binding(3) var<storage, read> h0: array<f32>;       // (B, N, K, V), read when has_h0
 @group(0) @binding(4) var<storage, read_write> da: array<f32>; // (B, T, N, K, K)
 
-@compute @workgroup_size(64)
-fn scan_grad_a(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) lid: u32) {
-    let e = (wid.x + wid.y * nwg.x) * 64u + lid;
+@compute @workgroup_size(WG)
+fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) lid: u32) {
+    let e = invocation(wid, nwg, lid);
     if e >= p.total {
         return;
     }

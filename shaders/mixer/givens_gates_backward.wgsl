@@ -1,6 +1,7 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
-// prelude: mixer/givens_grad.wgsl
+// prelude: mixer/givens_backward.wgsl
 // Backward of givens_gates.wgsl: dA (B, T, N, K, K), dB (B, T, N, K, 1) -> d pre (B, T, 2D).
 //   dlambda = sum(dA * G) - dB . v,  dv = (1 - lambda) dB,
 //   dtheta = sum over columns c of givens_vjp(G e_c, lambda dA[:, c]).
@@ -15,11 +16,11 @@ struct Params {
 // binding 1: pre (B, T, 2D), declared in givens.wgsl
 @group(0) @binding(2) var<storage, read> da: array<f32>;         // (B, T, N, K, K)
 @group(0) @binding(3) var<storage, read> db: array<f32>;         // (B, T, N, K, 1)
-// binding 4: dpre (B, T, 2D), declared in givens_grad.wgsl
+// binding 4: dpre (B, T, 2D), declared in givens_backward.wgsl
 
-@compute @workgroup_size(64)
-fn givens_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                     @builtin(local_invocation_index) lid: u32) {
+@compute @workgroup_size(WG)
+fn givens_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                         @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);
     if i >= p.total {
         return;
@@ -31,10 +32,7 @@ fn givens_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     var dtheta: array<f32, KMAX>;
     zero(&dtheta);
     for (var c = 0u; c < K; c++) {
-        var u: array<f32, KMAX>;
-        zero(&u);
-        u[c] = 1.0;
-        givens_apply(&u, &st);
+        var u = givens_column(&st, c);
         var w: array<f32, KMAX>;
         for (var r = 0u; r < K; r++) {
             let g = da[(i * K + r) * K + c];
@@ -48,5 +46,5 @@ fn givens_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         dlambda -= db[i * K + r] * st.v[r];
         dv[r] = (1.0 - st.lambda) * db[i * K + r];
     }
-    store_step_grad(row, n, p.n, &st, &dv, dlambda, &dtheta);
+    store_step_backward(row, n, p.n, &st, &dv, dlambda, &dtheta);
 }

@@ -5,7 +5,7 @@
 @group(0) @binding(4) var<storage, read_write> dpre: array<f32>; // (B, T, 2D)
 
 // Where dL/dpre of block n of step row `row` goes: v grads, the decay grad, angle grads.
-fn store_step_grad(row: u32, n: u32, nblocks: u32, st: ptr<function, Step>, dv: ptr<function, array<f32, KMAX>>,
+fn store_step_backward(row: u32, n: u32, nblocks: u32, st: ptr<function, Step>, dv: ptr<function, array<f32, KMAX>>,
                    dlambda: f32, dtheta: ptr<function, array<f32, KMAX>>) {
     let d = nblocks * K;
     let base = row * 2u * d;

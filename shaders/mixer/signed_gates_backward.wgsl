@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // Backward of signed_gates.wgsl: da, db (B, T, D) -> d pre (B, T, 2D), with a = tanh(r):
 //   dr = (da - 2 a v db) (1 - a^2),   dv = (1 - a^2) db.   One invocation per (b, t, c).
@@ -13,9 +14,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read> db: array<f32>;         // (B, T, D)
 @group(0) @binding(4) var<storage, read_write> dpre: array<f32>; // (B, T, 2D)
 
-@compute @workgroup_size(64)
-fn signed_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                     @builtin(local_invocation_index) lid: u32) {
+@compute @workgroup_size(WG)
+fn signed_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                         @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);
     if i >= p.total {
         return;

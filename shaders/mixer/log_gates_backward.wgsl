@@ -1,3 +1,4 @@
+// prelude: scan/launch.wgsl
 // prelude: mixer/math.wgsl
 // Backward of log_gates.wgsl: d lc (B, T, D), d lv (B, T + 1, D) -> d pre (B, T, 2D).
 //   dk = -sigmoid(k) d lc_t + sigmoid(-k) d lv_t+1,   dv = log_g'(v) d lv_t+1
@@ -15,9 +16,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read> dlv: array<f32>;        // (B, T + 1, D)
 @group(0) @binding(4) var<storage, read_write> dpre: array<f32>; // (B, T, 2D)
 
-@compute @workgroup_size(64)
-fn log_gates_grad(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                  @builtin(local_invocation_index) lid: u32) {
+@compute @workgroup_size(WG)
+fn log_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) lid: u32) {
     let i = invocation(wid, nwg, lid);
     if i >= p.total {
         return;

@@ -1,0 +1,217 @@
+//! The one recurrence launch: how every recurrence kernel (the four scans, the mixers'
+//! angle-fused scans, generated element scans) walks T on the GPU.
+//!
+//! A launch is `lanes` independent walks of `t` steps in one direction. It plans the
+//! [`Strategy`] ([`strategy::plan`]: lane walks, or chunked passes) and the segments (a lane
+//! walk is split into dispatches of at most [`strategy::max_segment`] steps on the adapters
+//! that cap a shader's loops), writes the one uniform header every recurrence kernel's
+//! `Params` opens with (`struct Launch` in `shaders/scan/launch.wgsl`, the shared prelude
+//! that also holds the invocation index and the chunk bounds), and records the dispatches:
+//!
+//! | pass | invocations | header |
+//! | --- | --- | --- |
+//! | [`Pass::Lanes`] | lanes x `walk`, once per segment in scan order | `t_begin`, `t_end` of the segment |
+//! | [`Pass::ChunkReduce`] | lanes x chunks x `reduce` | `chunk`, `chunks` |
+//! | [`Pass::Carries`] | lanes x `walk` | `chunk`, `chunks` |
+//! | [`Pass::ChunkFixup`] | lanes x chunks x `walk` | `chunk`, `chunks` |
+//!
+//! `walk` and `reduce` ([`Columns`]) are the invocations a kernel spends per lane: one per
+//! value column for the affine scans, K + 1 product columns for a chunk reduce, and so on;
+//! nothing here assumes one element per invocation. What a kernel keeps between segments
+//! or chunks (its `side` scratch) and its own uniform words after the header are its own.
+
+use std::sync::Arc;
+
+use super::strategy::{self, Plan};
+pub(crate) use super::strategy::{Cost, Strategy};
+use crate::context::Gpu;
+use crate::error::Result;
+use crate::kernel::{groups_1d, Kernel, KernelDef, Params};
+
+/// The shared prelude of the recurrence kernels (`shaders/scan/launch.wgsl`).
+pub(crate) const PRELUDE: &str = include_str!("../../shaders/scan/launch.wgsl");
+
+/// Invocations per workgroup of every recurrence entry point: `WG` in [`PRELUDE`], read from
+/// there at compile time so the WGSL is the one place it is written.
+pub(crate) const WORKGROUP: usize = const_wg(PRELUDE.as_bytes());
+
+/// The value of the line `const WG: u32 = <n>u;` in `src` (a compile error when absent).
+const fn const_wg(src: &[u8]) -> usize {
+    let key = b"const WG: u32 = ";
+    let mut i = 0;
+    while i + key.len() <= src.len() {
+        let mut j = 0;
+        while j < key.len() && src[i + j] == key[j] {
+            j += 1;
+        }
+        if j == key.len() {
+            let mut k = i + j;
+            let mut n = 0;
+            while k < src.len() && src[k].is_ascii_digit() {
+                n = n * 10 + (src[k] - b'0') as usize;
+                k += 1;
+            }
+            assert!(n > 0, "shaders/scan/launch.wgsl: WG is not a positive integer");
+            return n;
+        }
+        i += 1;
+    }
+    panic!("shaders/scan/launch.wgsl declares no `const WG: u32 = ..`")
+}
+
+/// The WGSL of a recurrence kernel: the launch prelude, then `files` (paths under
+/// `shaders/`) in order, the same list as the files' `// prelude:` lines.
+macro_rules! recurrence_wgsl {
+    ($($file:literal),+) => {
+        concat!(
+            include_str!("../../shaders/scan/launch.wgsl"),
+            $(include_str!(concat!("../../shaders/", $file))),+
+        )
+    };
+}
+pub(crate) use recurrence_wgsl;
+
+/// Workgroups for `invocations` invocations of a recurrence (or mixer gate) entry point.
+pub(crate) fn groups(invocations: usize) -> [u32; 3] {
+    groups_1d(invocations.div_ceil(WORKGROUP) as u32)
+}
+
+/// Invocations per lane: in the walking passes (lanes, carries, fix-up) and in the chunk
+/// reduce.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Columns {
+    pub walk: usize,
+    pub reduce: usize,
+}
+
+/// One dispatch kind of a launch; the caller maps each to its kernel's entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub(crate) enum Pass {
+    /// One invocation per (lane, column) walks a segment of T.
+    Lanes,
+    /// Chunked pass 1: each chunk's transition and local state from zero.
+    ChunkReduce,
+    /// Chunked pass 2: one walk over the chunk carries per (lane, column).
+    Carries,
+    /// Chunked pass 3: each chunk rerun from its incoming carry, writing the output.
+    ChunkFixup,
+}
+
+/// `lanes` walks of `t` steps in one direction, planned for one device.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Launch {
+    pub lanes: usize,
+    pub t: usize,
+    pub reverse: bool,
+    pub columns: Columns,
+    pub plan: Plan,
+}
+
+impl Launch {
+    /// Plans `lanes` walks of `t` steps costing `cost` loop trips on `gpu`'s adapter.
+    pub fn new(
+        gpu: &Gpu,
+        strategy: Strategy,
+        lanes: usize,
+        t: usize,
+        reverse: bool,
+        columns: Columns,
+        cost: Cost,
+    ) -> Self {
+        let plan = strategy::plan(strategy, lanes * columns.walk, t, cost, &gpu.info);
+        Launch {
+            lanes,
+            t,
+            reverse,
+            columns,
+            plan,
+        }
+    }
+
+    /// `(chunk length, chunk count)` of a chunked plan.
+    pub fn chunks(&self) -> Option<(usize, usize)> {
+        match self.plan {
+            Plan::Chunked { len, count } => Some((len, count)),
+            Plan::Lanes { .. } => None,
+        }
+    }
+
+    /// Whether a lane walk runs in more than one segment.
+    pub fn segmented(&self) -> bool {
+        matches!(self.plan, Plan::Lanes { segment } if segment < self.t)
+    }
+
+    /// The uniform header (`struct Launch` of the prelude) for one dispatch.
+    fn header(&self, begin: usize, end: usize) -> Params {
+        let (chunk, chunks) = self.chunks().unwrap_or((self.t, 1));
+        Params::new()
+            .usize(self.lanes)
+            .usize(self.t)
+            .usize(begin)
+            .usize(end)
+            .usize(chunk)
+            .usize(chunks)
+            .u32(0)
+            .u32(0)
+    }
+
+    /// Records the plan's dispatches: `kernel(pass)` is the pipeline of each pass, `tail` the
+    /// kernel's own uniform words after the header, `buffers` its storage bindings.
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        kernel: impl Fn(Pass) -> Result<Arc<Kernel>>,
+        tail: &Params,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<()> {
+        let walk = self.lanes * self.columns.walk;
+        match self.plan {
+            Plan::Lanes { segment } => {
+                let lanes = kernel(Pass::Lanes)?;
+                for (begin, end) in strategy::segments(self.t, segment, self.reverse) {
+                    gpu.dispatch(&lanes, &self.header(begin, end).extend(tail), buffers, groups(walk))?;
+                }
+            }
+            Plan::Chunked { count, .. } => {
+                let params = self.header(0, self.t).extend(tail);
+                let per_chunk = self.lanes * count;
+                let passes = [
+                    (Pass::ChunkReduce, per_chunk * self.columns.reduce),
+                    (Pass::Carries, walk),
+                    (Pass::ChunkFixup, per_chunk * self.columns.walk),
+                ];
+                for (pass, invocations) in passes {
+                    gpu.dispatch(&kernel(pass)?, &params, buffers, groups(invocations))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A hand-written recurrence kernel's entry points, indexed by [`Pass`]: lanes, chunk
+/// reduce, carries, fix-up.
+pub(crate) type Passes = [KernelDef; 4];
+
+impl Launch {
+    /// [`Launch::run`] over hand-written `passes` specialised by `constants`.
+    pub fn run_passes(
+        &self,
+        gpu: &Gpu,
+        passes: &Passes,
+        constants: &[(&'static str, f64)],
+        tail: &Params,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<()> {
+        self.run(gpu, |pass| gpu.kernel(&passes[pass as usize], constants), tail, buffers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_workgroup_size_comes_from_the_prelude() {
+        assert!(super::PRELUDE.contains(&format!("const WG: u32 = {}u;", super::WORKGROUP)));
+    }
+}
