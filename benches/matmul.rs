@@ -18,7 +18,7 @@ fn sizes(ctx: &Context) -> Vec<usize> {
     if let Ok(v) = std::env::var("ENGINE_BENCH_SIZES") {
         return v.split(',').filter_map(|s| s.trim().parse().ok()).collect();
     }
-    if ctx.info().device_type == "Cpu" {
+    if ctx.info().is_software() {
         eprintln!("software adapter: sizes 256 and 512 (ENGINE_BENCH_SIZES=256,512,1024,2048 for all)");
         return vec![256, 512];
     }

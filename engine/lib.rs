@@ -14,15 +14,19 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 //!
-//! Layout: [`context`] (adapter, device, info), [`tensor`] (buffers, views, readback, pool),
-//! [`kernel`] (pipeline cache, dispatch), [`expr`] (the one expression IR: op vocabulary,
-//! f64 interpreter, WGSL code generator, derivative rules), [`ops`] (tensor ops), [`fused`]
-//! (elementwise expression graphs compiled into one kernel), [`scan`] (the four associative scans, forward
-//! and backward), [`mixer`] (minGRU mixers on the scans, with gradients), [`train`] (loss,
-//! optimiser and a character model for training mixers), [`element_scan`] (user recurrences
-//! compiled to WGSL, with gradients), [`parity`] (the parity suite), [`reference`](mod@reference) (the CPU oracle, f64 accumulation),
-//! [`models`] (GPT-2), [`plan`] (captured op sequences replayed in one pass), [`check`] (seeded
-//! inputs and tolerance gates).
+//! Layout, bottom up (a module imports only from those below it; `tests/layering.rs` checks
+//! the folder graph has no cycle): [`shape`] (element counts, view layouts, broadcasting,
+//! `matmul_shapes`, checked arithmetic), [`check`] (seeded inputs, the table of tolerance
+//! gates), [`kernel`] (WGSL sources and the shader table, pipeline cache, uniform parameters),
+//! [`context`] (adapter, device, info, buffer pool, readback, dispatch), [`tensor`] (buffers,
+//! views, the strided copy), [`expr`] (the one expression IR: op vocabulary, f64
+//! interpreter, WGSL code generator, derivative rules), [`reference`](mod@reference) (the CPU
+//! oracle of the ops, f64 accumulation), [`fused`] (elementwise expression graphs compiled into one kernel), [`ops`]
+//! (tensor ops), [`plan`] (captured op sequences replayed in one pass), [`scan`] (the four
+//! associative scans, forward and backward), [`mixer`] (minGRU mixers on the scans, with
+//! gradients and their f64 reference), [`element_scan`] (user recurrences compiled to WGSL,
+//! with gradients), [`train`] (loss, optimiser, character vocabulary), [`models`] (GPT-2 and
+//! its reference forward, the character model), [`parity`] (the parity suite).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![warn(missing_docs)]
@@ -41,9 +45,10 @@ pub mod parity;
 pub mod plan;
 pub mod reference;
 pub mod scan;
+pub mod shape;
 pub mod tensor;
 pub mod train;
 
-pub use context::{Context, DeviceInfo};
+pub use context::{Context, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
 pub use tensor::Tensor;

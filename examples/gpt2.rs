@@ -12,15 +12,15 @@
 //! `--eager` runs op by op instead. On a software adapter (lavapipe, llvmpipe) op by op is the
 //! faster default and `--plan` forces the plans. `--verify` (op by op) recomputes every step with the
 //! independent f64 reference
-//! (`wgsl_compute::reference::gpt2`) and compares embeddings, every block's residual, the logits and
+//! (`wgsl_compute::models::gpt2::reference`) and compares embeddings, every block's residual, the logits and
 //! the chosen ids.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::{choose, Generator, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
-use wgsl_compute::reference::gpt2 as reference;
 use wgsl_compute::{Context, Tensor};
 
 struct Args {

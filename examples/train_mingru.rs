@@ -20,7 +20,8 @@ use std::time::Instant;
 
 use wgsl_compute::check::Rng;
 use wgsl_compute::mixer::{MixerKind, MixerPath};
-use wgsl_compute::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
+use wgsl_compute::models::{random_windows, CharModel, CharModelConfig};
+use wgsl_compute::train::{Adam, CharVocab};
 use wgsl_compute::{Context, Tensor};
 
 struct Args {

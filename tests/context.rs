@@ -117,7 +117,7 @@ fn pipelines_are_built_once_across_threads() {
 #[test]
 fn bad_wgsl_is_an_error_with_the_kernel_name_and_source() {
     each_adapter(|ctx| {
-        let e = wgsl_compute::kernel::check_wgsl(ctx, "broken", "fn main( {")
+        let e = wgsl_compute::context::check_wgsl(ctx, "broken", "fn main( {")
             .unwrap_err()
             .to_string();
         assert!(e.contains("broken") && e.contains("fn main("), "{e}");

@@ -4,18 +4,19 @@
 
 use std::path::Path;
 
-use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::check::{gates, Gate, Rng};
+use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::safetensors::{parse, serialize};
 use wgsl_compute::models::gpt2::{
     random_checkpoint, tiny_random_checkpoint, Config, Dtype, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
     END_OF_TEXT, TINY_SEED,
 };
-use wgsl_compute::{reference, Context, Error};
+use wgsl_compute::{Context, Error};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
 /// GPU and CPU-context forward against the f64 reference.
-const GATE: Gate = Gate::new(1e-4, 1e-4);
+const GATE: Gate = gates::LOGITS;
 
 /// Ids from tiktoken-rs 0.12.1 (`r50k_base().encode_ordinary`), an independent implementation.
 const TIKTOKEN_CASES: &[(&str, &[u32])] = &[
@@ -265,7 +266,7 @@ fn check_steps(ctx: &Context, name: &str, model: &Gpt2, weights: &Weights, promp
     for step_no in 0..=extra {
         let past = cache.len();
         let step = model.step(&input, &mut cache, opts).unwrap();
-        let trace = reference::gpt2::forward(weights, &context).unwrap();
+        let trace = reference::forward(weights, &context).unwrap();
         let rows = ndarray::s![past..past + input.len(), ..];
         let flat = |a: ndarray::ArrayView2<f32>| a.iter().copied().collect::<Vec<f32>>();
         let case = |what: &str| format!("{name} step {step_no} {what}");
@@ -368,7 +369,7 @@ fn gpt2_greedy_tokens_equal_and_no_pipeline_is_rebuilt() {
     // The reference's greedy continuation, recomputed from scratch at every step.
     let mut ids = prompt.clone();
     for _ in 0..n {
-        let trace = reference::gpt2::forward(&tiny, &ids).unwrap();
+        let trace = reference::forward(&tiny, &ids).unwrap();
         ids.push(wgsl_compute::models::gpt2::argmax(
             trace.logits.row(ids.len() - 1).as_slice().unwrap(),
         ));

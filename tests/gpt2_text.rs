@@ -64,7 +64,7 @@ fn gpt2_text_software_adapters_say_what_is_faster() {
     assert!(Context::cpu().info().software_note().is_none());
     each_adapter(|ctx| {
         let info = ctx.info();
-        if info.device_type == "Cpu" {
+        if info.is_software() {
             let note = info.software_note().expect("a software adapter gets a note");
             assert!(note.contains(&info.name), "{note}");
             if info.backend == "Gl" {

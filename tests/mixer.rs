@@ -4,11 +4,11 @@
 //! on software adapters, and bad inputs.
 
 use ndarray::{Array, Array1, Array2, Array3, ArrayD, Dimension, IxDyn};
-use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::check::{gates, Gate, Rng};
+use wgsl_compute::mixer::reference;
 use wgsl_compute::mixer::{
     mixer_scan, mixer_scan_backward, mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath,
 };
-use wgsl_compute::reference::mixer as reference;
 use wgsl_compute::scan::{Dispatch, ScanOptions, Strategy};
 use wgsl_compute::{Context, Error, Tensor};
 
@@ -135,8 +135,7 @@ fn check_layer(ctx: &Context, kind: MixerKind, path: MixerPath, c: &Case) {
     let want_y = reference::layer(kind, &c.x.view(), &c.w_in.view(), &c.b_in.view(), &c.w_out.view());
     let want = c.reference_grads(kind);
     let name = format!("{kind} {path:?} {:?}", c.x.dim());
-    let out_gate = Gate::new(2e-5, 1e-4);
-    let grad_gate = Gate::new(1e-4, 1e-4);
+    let (out_gate, grad_gate) = (gates::MIXER, gates::MIXER_BACKWARD);
     assert_close(
         ctx,
         &format!("{name} y"),
@@ -255,7 +254,7 @@ fn mixer_angle_fused_long_walks_resume_across_segments() {
         let dpre = mixer_scan_backward_with(&pre, &fwd, &dh, &lanes).expect("backward");
         let want_h = reference::scan_f32(kind, &pre_h);
         let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h);
-        let gate = Gate::new(1e-4, 1e-4);
+        let gate = gates::MIXER_BACKWARD;
         assert_close(
             ctx,
             "long h",
@@ -295,7 +294,7 @@ fn mixer_angle_fused_chunked_matches_the_reference() {
                 let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &opts).expect("forward");
                 let dpre = mixer_scan_backward_with(&pre, &fwd, &dh, &opts).expect("backward");
                 let name = format!("{kind} T={t} {strategy}");
-                let (hg, dg) = (Gate::new(2e-5, 1e-4), Gate::new(1e-4, 1e-4));
+                let (hg, dg) = (gates::MIXER, gates::MIXER_BACKWARD);
                 assert_close(
                     ctx,
                     &format!("{name} h"),

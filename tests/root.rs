@@ -15,6 +15,7 @@ mod elementwise;
 mod fuzz;
 mod gpt2;
 mod gpt2_text;
+mod layering;
 mod matmul;
 mod mixer;
 mod nn;

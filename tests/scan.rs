@@ -2,7 +2,7 @@
 //! every (k, v), odd T, both strategies), the dispatch seam, every bad-input error, non-finite
 //! inputs, and the reference gradients against central finite differences.
 
-use wgsl_compute::check::{compare, Gate, Rng};
+use wgsl_compute::check::{compare, gates, Gate, Rng};
 use wgsl_compute::parity::{self, scan::ScanCase, scan::ScanOp};
 use wgsl_compute::reference::scan::{self as reference, AffineShape};
 use wgsl_compute::scan::{self, Dispatch, ScanOptions, Strategy};
@@ -184,9 +184,9 @@ fn scan_cpu_dispatch_on_a_gpu_context_matches_the_gpu_kernel() {
             outs.push([h, gr.d_log_coeffs, gr.d_log_values].map(|x| x.to_vec().unwrap()));
         }
         for (i, gate) in [
-            (0, Gate::new(1e-4, 1e-4)),
-            (1, Gate::new(1e-3, 1e-3)),
-            (2, Gate::new(1e-3, 1e-3)),
+            (0, gates::SCAN_LOG),
+            (1, gates::SCAN_LOG_BACKWARD),
+            (2, gates::SCAN_LOG_BACKWARD),
         ] {
             assert_close(ctx, &format!("cpu vs gpu output {i}"), &outs[1][i], &outs[0][i], gate);
         }
@@ -359,11 +359,11 @@ fn scan_non_finite_inputs_do_not_crash() {
                     &format!("clean channel {c}, {strategy}"),
                     &got,
                     &w,
-                    Gate::new(1e-5, 0.0),
+                    gates::SCAN_AFFINE,
                 );
             }
             // Before the NaN enters, channel 1 is still exact.
-            assert!(compare(&h[1..2], &[want[1] as f32], Gate::new(1e-5, 0.0)).ok);
+            assert!(compare(&h[1..2], &[want[1] as f32], gates::SCAN_AFFINE).ok);
 
             let lc = vec![-0.5f32; b * t * d];
             let mut lv = vec![0.1f32; b * (t + 1) * d];
@@ -391,7 +391,7 @@ fn scan_non_finite_inputs_do_not_crash() {
                     &format!("clean log channel {c}, {strategy}"),
                     &got,
                     &w,
-                    Gate::new(1e-4, 1e-4),
+                    gates::SCAN_LOG,
                 );
             }
         }

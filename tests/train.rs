@@ -5,8 +5,9 @@
 use ndarray::Array2;
 use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::mixer::{MixerKind, MixerPath};
+use wgsl_compute::models::{CharModel, CharModelConfig};
 use wgsl_compute::reference::nn::cross_entropy as reference_ce;
-use wgsl_compute::train::{cross_entropy, Adam, CharModel, CharModelConfig, CharVocab};
+use wgsl_compute::train::{cross_entropy, Adam, CharVocab};
 use wgsl_compute::{Context, Tensor};
 
 use crate::common::{assert_close, each_adapter};

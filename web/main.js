@@ -70,7 +70,6 @@ async function start() {
     throw err;
   }
   $('gpt2-status').textContent = wasm.gpt2Status();
-  $('gpt2-status').dataset.available = String(wasm.gpt2Available());
   // The sampling defaults are the library's (the gpt2 example's), not restated here.
   const d = wasm.gpt2Defaults();
   $('temperature').value = d.temperature.toFixed(2).replace(/0$/, '');
@@ -95,13 +94,12 @@ async function start() {
   renderCases();
   $('run-parity').disabled = !info.isGpu;
   if (!info.isGpu) $('parity-summary').textContent = 'needs WebGPU (it compares the GPU with the CPU reference)';
-  const gptReady = wasm.gpt2Available();
-  $('load-default').disabled = !gptReady;
-  $('load-url').disabled = !gptReady;
-  $('model-files').disabled = !gptReady;
+  $('load-default').disabled = false;
+  $('load-url').disabled = false;
+  $('model-files').disabled = false;
   $('default-url').textContent = DEFAULT_MODELS.join(' or ');
   $('train').disabled = false;
-  if (gptReady) await guarded('GPT-2 default model', loadDefault)();
+  await guarded('GPT-2 default model', loadDefault)();
 }
 
 // wgpu reports the GPUAdapterInfo description as the name, which browsers often leave empty;

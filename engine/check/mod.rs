@@ -1,7 +1,8 @@
 //! Checking results: seeded random inputs and tolerance comparisons against the reference.
 //!
 //! Shared by the test suite, the parity example and the benchmarks, so every one of them
-//! judges a result the same way: `|got - want| <= atol + rtol * |want|`, elementwise.
+//! judges a result the same way: `|got - want| <= atol + rtol * |want|`, elementwise, under
+//! the gates of one table ([`gates`]).
 //!
 //! ```
 //! use wgsl_compute::check::{compare, Gate, Rng};
@@ -14,6 +15,7 @@
 //! ```
 
 mod compare;
+pub mod gates;
 mod rng;
 
 pub use compare::{compare, Comparison, Gate};

@@ -11,9 +11,9 @@ use std::thread::ThreadId;
 use wgpu::util::DeviceExt;
 
 use crate::context::info::DeviceInfo;
+use crate::context::pool::{BufferPool, PooledBuffer};
 use crate::error::{Error, Result};
 use crate::kernel::cache::{Kernel, KernelCache};
-use crate::tensor::pool::{BufferPool, PooledBuffer};
 
 /// Dispatches recorded before the pending encoder is submitted anyway.
 const SUBMIT_EVERY: usize = 64;

@@ -2,6 +2,34 @@
 
 use std::fmt;
 
+/// What runs a context's kernels: the one test of "is this a software adapter" that every
+/// size choice (scan segments, chunk caps, plan defaults) and every test goes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    /// A hardware GPU (discrete, integrated or virtual).
+    Gpu,
+    /// An adapter that runs shaders on the CPU: lavapipe, llvmpipe, SwiftShader, softpipe.
+    Software,
+    /// The CPU reference context: no device, every op runs its `ndarray` reference.
+    CpuReference,
+}
+
+impl DeviceKind {
+    /// The kind of a wgpu adapter, from its device type and (for drivers that report a
+    /// software rasteriser as another type) its name.
+    fn of(device_type: wgpu::DeviceType, name: &str) -> Self {
+        let name = name.to_lowercase();
+        let software_name = ["llvmpipe", "lavapipe", "swiftshader", "softpipe"]
+            .iter()
+            .any(|s| name.contains(s));
+        if device_type == wgpu::DeviceType::Cpu || software_name {
+            DeviceKind::Software
+        } else {
+            DeviceKind::Gpu
+        }
+    }
+}
+
 /// A snapshot of the adapter behind a context: identity, optional features, real limits.
 #[derive(Clone, Debug)]
 pub struct DeviceInfo {
@@ -10,7 +38,10 @@ pub struct DeviceInfo {
     /// `Vulkan`, `Gl`, `Metal`, `Dx12`, `BrowserWebGpu`, or `Cpu` for the reference context.
     pub backend: String,
     /// `DiscreteGpu`, `IntegratedGpu`, `Cpu` (software rasterisers such as lavapipe), ...
+    /// as wgpu reports it, for display; decisions go through [`DeviceInfo::kind`].
     pub device_type: String,
+    /// Hardware GPU, software adapter or the CPU reference context.
+    pub kind: DeviceKind,
     /// Driver name and version, when the backend reports them.
     pub driver: String,
     /// `SUBGROUP` was granted: kernels may use `enable subgroups;`.
@@ -48,6 +79,7 @@ impl DeviceInfo {
             name: format!("CPU reference #{n} (ndarray, f64 accumulation)"),
             backend: "Cpu".into(),
             device_type: "Cpu".into(),
+            kind: DeviceKind::CpuReference,
             driver: String::new(),
             subgroups: false,
             subgroup_size: (0, 0),
@@ -68,11 +100,12 @@ impl DeviceInfo {
         features: wgpu::Features,
         limits: &wgpu::Limits,
     ) -> Self {
-        let (name, backend, device_type, driver, subgroup_size) = match adapter {
+        let (name, backend, device_type, kind, driver, subgroup_size) = match adapter {
             Some(a) => (
                 a.name.clone(),
                 format!("{:?}", a.backend),
                 format!("{:?}", a.device_type),
+                DeviceKind::of(a.device_type, &a.name),
                 format!("{} {}", a.driver, a.driver_info).trim().to_string(),
                 (a.subgroup_min_size, a.subgroup_max_size),
             ),
@@ -80,6 +113,8 @@ impl DeviceInfo {
                 "external device".into(),
                 "unknown".into(),
                 "unknown".into(),
+                // A device the application made: assume hardware (it chose it for its work).
+                DeviceKind::Gpu,
                 String::new(),
                 (0, 0),
             ),
@@ -88,6 +123,7 @@ impl DeviceInfo {
             name,
             backend,
             device_type,
+            kind,
             driver,
             subgroups: features.contains(wgpu::Features::SUBGROUP),
             subgroup_size,
@@ -105,19 +141,12 @@ impl DeviceInfo {
 
     /// True for the CPU reference context.
     pub fn is_cpu_reference(&self) -> bool {
-        self.backend == "Cpu"
+        self.kind == DeviceKind::CpuReference
     }
 
     /// True for an adapter that runs shaders on the CPU (lavapipe, llvmpipe, SwiftShader).
     pub fn is_software(&self) -> bool {
-        if self.is_cpu_reference() {
-            return false;
-        }
-        let name = self.name.to_lowercase();
-        self.device_type == "Cpu"
-            || ["llvmpipe", "lavapipe", "swiftshader", "softpipe"]
-                .iter()
-                .any(|s| name.contains(s))
+        self.kind == DeviceKind::Software
     }
 
     /// One line for a user on a software adapter: which one it is and what would be faster.

@@ -3,18 +3,27 @@
 //! A [`Context`] is either a GPU context (instance, adapter, device, queue, kernel cache,
 //! buffer pool, pending command encoder) or the CPU reference context, on which every op runs
 //! its `ndarray` reference implementation. It is `Clone` over an `Arc` and `Send + Sync`.
+//!
+//! The device owns what lives on it: the buffer pool (`pool`), the readback path, the only
+//! synchronisation point (`readback`), and the dispatch of cached kernels (`dispatch`). The
+//! kernels themselves (source, bindings, cache) are described one layer down in `kernel`.
 
 mod adapter;
+mod dispatch;
 pub(crate) mod gpu;
 mod info;
+pub(crate) mod pool;
 mod profile;
+pub(crate) mod readback;
 mod timing;
 
 use std::sync::{Arc, Once};
 
 pub use adapter::BackendChoice;
+pub use dispatch::check_wgsl;
 pub(crate) use gpu::Gpu;
-pub use info::DeviceInfo;
+pub use info::{DeviceInfo, DeviceKind};
+pub use pool::PoolStats;
 pub use profile::{Event, KernelTime, Profile};
 pub use timing::{Clock, Timed};
 
@@ -97,7 +106,7 @@ impl Context {
 
     /// Opens a device on `adapter` with its real limits and the optional features it has.
     pub async fn from_adapter(adapter: &wgpu::Adapter) -> Result<Self> {
-        crate::tensor::pool::idle_bound_from_env()?;
+        pool::idle_bound_from_env()?;
         let (device, queue) = adapter::open(adapter).await?;
         let info = DeviceInfo::from_device(Some(&adapter.get_info()), device.features(), &device.limits());
         Ok(Self::from_gpu(Gpu::new(device, queue, info)))
@@ -174,7 +183,7 @@ impl Context {
     }
 
     /// Bytes the buffer pool has allocated now and at its peak (0 on the CPU context).
-    pub fn pool_stats(&self) -> crate::tensor::PoolStats {
+    pub fn pool_stats(&self) -> PoolStats {
         self.gpu().map(|g| g.pool.stats()).unwrap_or_default()
     }
 

@@ -447,7 +447,7 @@ impl Gpu {
         }
         let (set, resolved, period) = (q.set.clone(), q.resolved.clone(), q.period);
         self.record(|e| e.resolve_query_set(&set, 0..2 * n, &resolved, 0));
-        let bytes = pollster::block_on(crate::tensor::readback::read_bytes(
+        let bytes = pollster::block_on(super::readback::read_bytes(
             self,
             &resolved,
             0,

@@ -4,11 +4,11 @@
 //! into the command stream, so the figure is device time only. Otherwise (browsers, some
 //! drivers) it is wall-clock time around the region with a full wait on both sides.
 
+#[cfg(not(target_arch = "wasm32"))]
+use super::readback::read_bytes;
 use super::Context;
 #[cfg(not(target_arch = "wasm32"))]
 use crate::error::Result;
-#[cfg(not(target_arch = "wasm32"))]
-use crate::tensor::readback::read_bytes;
 
 /// How a [`Timed`] figure was measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

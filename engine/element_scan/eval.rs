@@ -17,7 +17,7 @@ use super::graph::{GOp, Graph, NodeId, ScanSpec};
 use super::sexpr::{Atom, Pos, Sexp};
 use crate::error::Result;
 use crate::expr::{Binary, Ty, Unary, MAX_WIDTH};
-use crate::ops::broadcast::broadcast_shape;
+use crate::shape::broadcast_shape;
 
 /// What a name is bound to when a program is read.
 #[derive(Clone, Debug)]

@@ -13,9 +13,9 @@ use super::interp;
 use super::layout::ScanLayout;
 use crate::error::{Error, Result};
 use crate::expr::Body;
-use crate::kernel::{Binding, KernelKey, KernelSource, Params};
-use crate::ops::broadcast::{push_dims, MAX_RANK};
+use crate::kernel::{push_dims, Binding, KernelKey, KernelSource, Params};
 use crate::scan::launch::{Columns, Cost, Launch, Strategy};
+use crate::shape::MAX_RANK;
 use crate::tensor::Tensor;
 
 const OP: &str = "element_scan";

@@ -6,7 +6,7 @@
 //! stride per lane axis. A stride is 0 where the operand has size 1 (broadcast), so a
 //! broadcast parameter is read in place and a width-one sequence gates a whole vector.
 
-use crate::tensor::Layout;
+use crate::shape::Layout;
 
 /// How one operand is addressed (element strides).
 #[derive(Clone, Debug, PartialEq, Eq)]

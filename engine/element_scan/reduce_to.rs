@@ -11,7 +11,7 @@ use ndarray::IxDyn;
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, Binding, KernelDef, Params};
 use crate::ops;
-use crate::ops::broadcast::{broadcast_shape, broadcast_strides};
+use crate::shape::{broadcast_shape, broadcast_strides};
 use crate::tensor::{Layout, Tensor};
 
 const OP: &str = "broadcast-to";

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::expr::codegen::{comp, emit};
 use crate::expr::Body;
-use crate::ops::broadcast::MAX_RANK;
+use crate::shape::MAX_RANK;
 
 // The uniform's shape and strides rows hold MAX_RANK values as two vec4s.
 const _: () = assert!(MAX_RANK == 8);

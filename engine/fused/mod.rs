@@ -34,8 +34,8 @@ pub use graph::{Binary, Graph, Node, NodeId, Unary, MAX_GRAPH_NODES};
 
 use crate::error::{Error, Result};
 use crate::expr::{Body, Interp};
-use crate::kernel::{groups_1d, Binding, KernelKey, KernelSource, Params};
-use crate::ops::broadcast::{broadcast_shape, broadcast_strides, check_rank, collapse, push_dims};
+use crate::kernel::{groups_1d, push_dims, Binding, KernelKey, KernelSource, Params};
+use crate::shape::{broadcast_shape, broadcast_strides, check_rank, collapse};
 use crate::tensor::Tensor;
 
 /// The WGSL that [`run`] compiles for `graph` (for inspection and tests); an error for a

@@ -17,6 +17,9 @@ pub struct Kernel {
     pub(crate) pipeline: wgpu::ComputePipeline,
     pub(crate) layout: wgpu::BindGroupLayout,
     pub(crate) bindings: Vec<Binding>,
+    /// The entry point's `@workgroup_size`, read from the WGSL by naga: the one place a
+    /// kernel's workgroup size is written. Launches derive their workgroup counts from it.
+    pub(crate) workgroup_size: [u32; 3],
 }
 
 type Slot = Arc<Mutex<Option<Arc<Kernel>>>>;
@@ -66,15 +69,19 @@ fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<K
         message,
         wgsl: src.wgsl.to_string(),
     };
-    validate_wgsl(&src.wgsl).map_err(shader_error)?;
+    let (workgroup_size, declared) = reflect(&src.wgsl, &key.entry).map_err(shader_error)?;
+    let bindings = if src.bindings.is_empty() {
+        declared
+    } else {
+        src.bindings.clone()
+    };
 
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(&name),
         source: wgpu::ShaderSource::Wgsl(src.wgsl.clone()),
     });
-    let entries: Vec<_> = src
-        .bindings
+    let entries: Vec<_> = bindings
         .iter()
         .enumerate()
         .map(|(i, b)| wgpu::BindGroupLayoutEntry {
@@ -129,15 +136,68 @@ fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<K
         name,
         pipeline,
         layout,
-        bindings: src.bindings.clone(),
+        bindings,
+        workgroup_size,
     })
+}
+
+/// Validates `wgsl` with naga and reads what the WGSL already says: the `@workgroup_size` of
+/// the entry point `entry` (a size set by an `override` reads as 0; launches of such kernels
+/// size their grids themselves) and the module's `@group(0)` bindings in binding order
+/// (`var<uniform>`, `var<storage, read>`, `var<storage, read_write>`).
+fn reflect(wgsl: &str, entry: &str) -> std::result::Result<([u32; 3], Vec<Binding>), String> {
+    let module = parse_and_validate(wgsl)?;
+    let ep = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == entry)
+        .ok_or_else(|| format!("no entry point `{entry}`"))?;
+    let workgroup_size = if ep.workgroup_size_overrides.is_some() {
+        [0; 3]
+    } else {
+        ep.workgroup_size
+    };
+    let mut slots: Vec<(u32, Binding)> = vec![];
+    for (_, var) in module.global_variables.iter() {
+        let Some(rb) = &var.binding else { continue };
+        if rb.group != 0 {
+            return Err(format!(
+                "binding {} is in group {}; kernels bind group 0 only",
+                rb.binding, rb.group
+            ));
+        }
+        let kind = match var.space {
+            naga::AddressSpace::Uniform => Binding::Uniform,
+            naga::AddressSpace::Storage { access } if access.contains(naga::StorageAccess::STORE) => Binding::ReadWrite,
+            naga::AddressSpace::Storage { .. } => Binding::Read,
+            other => {
+                return Err(format!(
+                    "binding {}: address space {other:?} is not a buffer",
+                    rb.binding
+                ))
+            }
+        };
+        slots.push((rb.binding, kind));
+    }
+    slots.sort_by_key(|(i, _)| *i);
+    if slots.iter().enumerate().any(|(i, (b, _))| *b as usize != i) {
+        return Err(format!(
+            "bindings {:?}: kernels number their bindings 0, 1, 2, ...",
+            slots.iter().map(|(b, _)| b).collect::<Vec<_>>()
+        ));
+    }
+    Ok((workgroup_size, slots.into_iter().map(|(_, k)| k).collect()))
 }
 
 /// Parses and validates WGSL with naga; the message names the line and the problem.
 pub(crate) fn validate_wgsl(wgsl: &str) -> std::result::Result<(), String> {
+    parse_and_validate(wgsl).map(|_| ())
+}
+
+fn parse_and_validate(wgsl: &str) -> std::result::Result<naga::Module, String> {
     let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| e.emit_to_string(wgsl))?;
     let mut validator =
         naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
     validator.validate(&module).map_err(|e| e.emit_to_string(wgsl))?;
-    Ok(())
+    Ok(module)
 }

@@ -1,4 +1,6 @@
-//! Compute kernels: WGSL source, its bind group layout, the pipeline cache and dispatch.
+//! Compute kernels: WGSL source, its bind group layout, the pipeline cache, uniform
+//! parameters and workgroup grids. The device that owns the cache and records dispatches is
+//! one layer up, in `context`.
 //!
 //! A kernel is identified by a [`KernelKey`] (shader name, entry point, specialization
 //! constants). Shapes and scalars travel in a uniform, never in the key, so one pipeline
@@ -6,11 +8,14 @@
 
 pub(crate) mod cache;
 mod launch;
+mod shaders;
 
 use std::borrow::Cow;
 
 pub use cache::Kernel;
-pub(crate) use launch::{groups_1d, Params};
+pub(crate) use launch::{groups_1d, push_dims, Params};
+pub(crate) use shaders::shader;
+pub use shaders::{Shader, SHADERS};
 
 /// How a kernel sees one of its bindings (all in `@group(0)`, binding index = position).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,11 +44,14 @@ pub struct KernelKey {
 pub struct KernelSource {
     /// The WGSL source.
     pub wgsl: Cow<'static, str>,
-    /// How the kernel sees each binding of group 0, in binding order.
+    /// How the kernel sees each binding of group 0, in binding order; empty: as the WGSL
+    /// declares them.
     pub bindings: Vec<Binding>,
 }
 
-/// A hand-written kernel: WGSL from `shaders/`, one entry point, a fixed binding list.
+/// A hand-written kernel: WGSL from `shaders/`, one entry point. Its bindings and its
+/// workgroup size are what the WGSL declares (read with naga when the pipeline is built), so
+/// [`KernelDef::new`] takes neither.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelDef {
     /// The shader's name, e.g. `reduce/softmax`.
@@ -52,11 +60,23 @@ pub struct KernelDef {
     pub wgsl: &'static str,
     /// The entry point.
     pub entry: &'static str,
-    /// How the kernel sees each binding of group 0, in binding order.
+    /// How the kernel sees each binding of group 0, in binding order; empty (what
+    /// [`KernelDef::new`] gives): as the WGSL declares them.
     pub bindings: &'static [Binding],
 }
 
 impl KernelDef {
+    /// The kernel `name` (e.g. `reduce/softmax`): entry point `entry` of `wgsl` (from
+    /// `shader!`), its bindings as the WGSL declares them.
+    pub const fn new(name: &'static str, wgsl: &'static str, entry: &'static str) -> Self {
+        KernelDef {
+            name,
+            wgsl,
+            entry,
+            bindings: &[],
+        }
+    }
+
     /// The key of this kernel specialised with `constants` (WGSL `override` values).
     pub fn key(&self, constants: &[(&'static str, f64)]) -> KernelKey {
         KernelKey {
@@ -76,27 +96,4 @@ impl KernelDef {
             bindings: self.bindings.to_vec(),
         }
     }
-}
-
-/// Builds `wgsl` (entry point `main`, no bindings) on `ctx` as kernel `name`, returning the
-/// compile error (kernel name, message, source) if any. Useful to check user or generated
-/// WGSL before running it; on the CPU context it validates with naga only.
-pub fn check_wgsl(ctx: &crate::Context, name: &str, wgsl: &str) -> crate::Result<()> {
-    let Some(gpu) = ctx.gpu() else {
-        return cache::validate_wgsl(wgsl).map_err(|message| crate::Error::Shader {
-            kernel: name.to_string(),
-            message,
-            wgsl: wgsl.to_string(),
-        });
-    };
-    let key = KernelKey {
-        name: Cow::Owned(name.to_string()),
-        entry: Cow::Borrowed("main"),
-        constants: vec![],
-    };
-    let source = KernelSource {
-        wgsl: Cow::Owned(wgsl.to_string()),
-        bindings: vec![],
-    };
-    gpu.kernels.get(&gpu.device, &key, || Ok(source)).map(|_| ())
 }

@@ -11,12 +11,13 @@
 //! Layers: [`mixer_scan`] / [`mixer_scan_backward`] map pre-activations (B, T, 2D) to states
 //! (B, T, D) and back; [`MixerLayer`] adds the input projection (Dm -> 2D, with bias) and
 //! the output projection (D -> Dm) and returns every parameter's gradient. The f64 oracle is
-//! [`crate::reference::mixer`].
+//! [`reference`].
 
 mod fused;
 mod gates;
 mod kind;
 mod layer;
+pub mod reference;
 mod scan;
 
 pub use kind::{MixerKind, MixerPath};

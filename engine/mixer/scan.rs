@@ -1,11 +1,11 @@
 //! A mixer's recurrence on its pre-activations: pre (B, T, 2D) -> h (B, T, D), and back to
 //! d pre. Through the scan seam (`ENGINE_SCAN`): the CPU context (or `cpu`) runs the f64
-//! reference ([`crate::reference::mixer`]).
+//! reference ([`super::reference`]).
 
 use super::gates;
 use super::kind::{MixerKind, MixerPath};
+use super::reference;
 use crate::error::{Error, Result};
-use crate::reference;
 use crate::scan::dispatch::{self, host, ScanOptions};
 use crate::scan::{self as scans, envelope};
 use crate::tensor::Tensor;
@@ -101,7 +101,7 @@ pub fn mixer_scan_with(kind: MixerKind, path: MixerPath, pre: &Tensor, opts: &Sc
             Ok(MixerScan { h, kind, saved })
         },
         || {
-            let h = reference::mixer::scan_f32(kind, &host(pre, op)?);
+            let h = reference::scan_f32(kind, &host(pre, op)?);
             Ok(MixerScan {
                 h: Tensor::from_host(ctx, h)?,
                 kind,
@@ -151,7 +151,7 @@ pub fn mixer_scan_backward_with(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor, 
         }
         // The reference forward (CPU context or ENGINE_SCAN=cpu): the reference backward.
         _ => {
-            let dpre = reference::mixer::scan_backward_f32(kind, &host(&pre, op)?, &host(&dh, op)?);
+            let dpre = reference::scan_backward_f32(kind, &host(&pre, op)?, &host(&dh, op)?);
             Tensor::from_host(pre.context(), dpre)
         }
     }

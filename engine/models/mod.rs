@@ -1,3 +1,8 @@
-//! Models built on the engine's tensor ops.
+//! Models built on the engine's tensor ops: GPT-2 ([`gpt2`], inference, with its f64
+//! reference forward) and a character-level language model of residual minGRU mixer layers
+//! ([`char_model`], trained with [`crate::train`]).
 
+pub mod char_model;
 pub mod gpt2;
+
+pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads};

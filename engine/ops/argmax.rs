@@ -1,17 +1,12 @@
 //! Index of the row maximum, one workgroup per row (`shaders/reduce/argmax.wgsl`).
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops::softmax::rows_cols;
 use crate::reference;
 use crate::tensor::Tensor;
 
-const ARGMAX: KernelDef = KernelDef {
-    name: "reduce/argmax",
-    wgsl: include_str!("../../shaders/reduce/argmax.wgsl"),
-    entry: "argmax",
-    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-};
+const ARGMAX: KernelDef = KernelDef::new("reduce/argmax", shader!("reduce/argmax.wgsl"), "argmax");
 
 /// Largest f32 that still holds every integer below it exactly.
 const EXACT: usize = 1 << 24;

@@ -8,27 +8,17 @@
 //! k and v may be narrowed views of a larger KV cache; q any (H, Tq, D) view.
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops::matmul::{matmul, matmul_scaled};
 use crate::ops::softmax::softmax_last;
 use crate::reference;
 use crate::tensor::Tensor;
 
-const ATTENTION_FUSED: KernelDef = KernelDef {
-    name: "nn/attention_fused",
-    wgsl: concat!(
-        include_str!("../../shaders/reduce/tree.wgsl"),
-        include_str!("../../shaders/nn/attention_fused.wgsl")
-    ),
-    entry: "attention_fused",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-    ],
-};
+const ATTENTION_FUSED: KernelDef = KernelDef::new(
+    "nn/attention_fused",
+    shader!("nn/attention_fused.wgsl"),
+    "attention_fused",
+);
 
 /// Largest head size the fused kernel holds (one invocation per feature).
 pub const FUSED_MAX_D: usize = 256;

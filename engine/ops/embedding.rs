@@ -1,22 +1,12 @@
 //! Token + position embedding, gathered and summed in one launch (`shaders/nn/embedding.wgsl`).
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{shader, KernelDef, Params};
 use crate::reference;
+use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
 
-const EMBEDDING: KernelDef = KernelDef {
-    name: "nn/embedding",
-    wgsl: include_str!("../../shaders/nn/embedding.wgsl"),
-    entry: "embedding",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-    ],
-};
+const EMBEDDING: KernelDef = KernelDef::new("nn/embedding", shader!("nn/embedding.wgsl"), "embedding");
 
 /// `wte[ids[t]] + wpe[pos_offset + t]` for every t. wte (V, C), wpe (P, C) -> (T, C) with
 /// T = ids.len(). Every id must be below V (and below 2^24) and `pos_offset + T <= P`.
@@ -24,22 +14,10 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
     let op = "embedding";
     let ctx = wte.context();
     wpe.expect_context(ctx, op, "wpe")?;
-    if wte.rank() != 2 {
-        return Err(Error::shape(op, "wte", "(V, C)", wte.shape()));
-    }
-    let (v, c) = (wte.shape()[0], wte.shape()[1]);
-    if wpe.rank() != 2 || wpe.shape()[1] != c {
-        return Err(Error::mismatch(
-            op,
-            "wte (V, C)",
-            wte.shape(),
-            "wpe (P, C)",
-            wpe.shape(),
-        ));
-    }
+    let (v, c, _) = embedding_shapes(op, wte.shape(), wpe.shape())?;
     let t = ids.len();
     // (T, C): checked before either path allocates it.
-    crate::tensor::numel(op, "output (T, C)", &[t, c])?;
+    crate::shape::numel(op, "output (T, C)", &[t, c])?;
     if pos_offset.checked_add(t).is_none_or(|end| end > wpe.shape()[0]) {
         return Err(Error::value(
             op,
@@ -88,6 +66,6 @@ pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset:
         .usize(t * c)
         .usize(c)
         .checked(op, "pos_offset", pos_offset)?;
-    gpu.dispatch(&kernel, &params, &buffers, groups_1d((t * c).div_ceil(256) as u32))?;
+    gpu.dispatch_items(&kernel, &params, &buffers, t * c)?;
     Ok(out)
 }

@@ -1,46 +1,15 @@
 //! Layer norm over the last axis, one workgroup per row (`shaders/reduce/layer_norm.wgsl`).
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops::matmul::{linear_parts, linear_residual};
 use crate::ops::softmax::rows_cols;
 use crate::reference;
 use crate::tensor::Tensor;
 
-const LAYER_NORM: KernelDef = KernelDef {
-    name: "reduce/layer_norm",
-    wgsl: concat!(
-        include_str!("../../shaders/reduce/tree.wgsl"),
-        include_str!("../../shaders/reduce/layer_norm.wgsl")
-    ),
-    entry: "layer_norm",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-    ],
-};
+const LAYER_NORM: KernelDef = KernelDef::new("reduce/layer_norm", shader!("reduce/layer_norm.wgsl"), "layer_norm");
 
-const RESIDUAL_LAYER_NORM: KernelDef = KernelDef {
-    name: "reduce/residual_layer_norm",
-    wgsl: concat!(
-        include_str!("../../shaders/reduce/tree.wgsl"),
-        include_str!("../../shaders/reduce/residual_layer_norm.wgsl")
-    ),
-    entry: "residual_layer_norm",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-    ],
-};
+const RESIDUAL_LAYER_NORM: KernelDef = KernelDef::new("reduce/residual_layer_norm", shader!("reduce/residual_layer_norm.wgsl"), "residual_layer_norm");
 
 /// `(x - mean) / sqrt(var + eps) * gamma + beta` over the last axis (biased variance; GPT-2
 /// uses eps = 1e-5). x (..., n), gamma (n,), beta (n,) -> (..., n).

@@ -9,76 +9,30 @@
 //! batch axes broadcast numpy-style. The output is dense. CPU context: `reference::matmul`.
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
-use crate::ops::broadcast::{broadcast_shape, broadcast_strides, collapse};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
-use crate::tensor::{Layout, Tensor};
+use crate::shape::{broadcast_strides, collapse, matmul_shapes, Layout, MatmulShape};
+use crate::tensor::Tensor;
 
-const BINDINGS: &[Binding] = &[
-    Binding::Uniform,
-    Binding::Read,
-    Binding::Read,
-    Binding::Read,
-    Binding::ReadWrite,
-    Binding::Read,
-];
+const TILED16: KernelDef = KernelDef::new("matmul/tiled16", shader!("matmul/tiled16.wgsl"), "tiled16");
 
-const TILED16: KernelDef = KernelDef {
-    name: "matmul/tiled16",
-    wgsl: concat!(
-        include_str!("../../shaders/nn/gelu.wgsl"),
-        include_str!("../../shaders/matmul/common.wgsl"),
-        include_str!("../../shaders/matmul/tiled16.wgsl")
-    ),
-    entry: "tiled16",
-    bindings: BINDINGS,
-};
+const REGISTER_TILED: KernelDef = KernelDef::new(
+    "matmul/register_tiled",
+    shader!("matmul/register_tiled.wgsl"),
+    "register_tiled",
+);
 
-const REGISTER_TILED: KernelDef = KernelDef {
-    name: "matmul/register_tiled",
-    wgsl: concat!(
-        include_str!("../../shaders/nn/gelu.wgsl"),
-        include_str!("../../shaders/matmul/common.wgsl"),
-        include_str!("../../shaders/matmul/register_tiled.wgsl")
-    ),
-    entry: "register_tiled",
-    bindings: BINDINGS,
-};
+const MATVEC: KernelDef = KernelDef::new("matmul/matvec", shader!("matmul/matvec.wgsl"), "matvec");
 
-const MATVEC: KernelDef = KernelDef {
-    name: "matmul/matvec",
-    wgsl: concat!(
-        include_str!("../../shaders/nn/gelu.wgsl"),
-        include_str!("../../shaders/matmul/common.wgsl"),
-        include_str!("../../shaders/matmul/matvec.wgsl")
-    ),
-    entry: "matvec",
-    bindings: BINDINGS,
-};
+const SPLIT_K_SUM: KernelDef = KernelDef::new("matmul/split_k_sum", shader!("matmul/split_k_sum.wgsl"), "split_k_sum");
 
-const SPLIT_K_SUM: KernelDef = KernelDef {
-    name: "matmul/split_k_sum",
-    wgsl: concat!(
-        include_str!("../../shaders/nn/gelu.wgsl"),
-        include_str!("../../shaders/matmul/common.wgsl"),
-        include_str!("../../shaders/matmul/split_k_sum.wgsl")
-    ),
-    entry: "split_k_sum",
-    bindings: BINDINGS,
-};
-
-const MATVEC_SUBGROUP: KernelDef = KernelDef {
-    name: "matmul/matvec_subgroup",
-    // No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup
-    // builtins whenever the device has the SUBGROUP feature.
-    wgsl: concat!(
-        include_str!("../../shaders/nn/gelu.wgsl"),
-        include_str!("../../shaders/matmul/common.wgsl"),
-        include_str!("../../shaders/matmul/matvec_subgroup.wgsl")
-    ),
-    entry: "matvec_subgroup",
-    bindings: BINDINGS,
-};
+// No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup
+// builtins whenever the device has the SUBGROUP feature.
+const MATVEC_SUBGROUP: KernelDef = KernelDef::new(
+    "matmul/matvec_subgroup",
+    shader!("matmul/matvec_subgroup.wgsl"),
+    "matvec_subgroup",
+);
 
 /// Batch axes the kernels address after merging dense ones.
 const MAX_BATCH_RANK: usize = 4;
@@ -128,45 +82,6 @@ impl Ep<'_> {
         bias: None,
         residual: None,
     };
-}
-
-/// The shapes of a batched product: broadcast batch dims, then (M, K) @ (K, N).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MatmulShape {
-    /// Broadcast batch dimensions.
-    pub batch: Vec<usize>,
-    /// Rows of the left operand and the output.
-    pub m: usize,
-    /// The contracted dimension.
-    pub k: usize,
-    /// Columns of the right operand and the output.
-    pub n: usize,
-}
-
-/// Checks `a (..., M, K) @ b (..., K, N)`: ranks, inner dimensions, batch broadcast.
-pub fn matmul_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<MatmulShape> {
-    if a.len() < 2 {
-        return Err(Error::shape(op, "a", "rank >= 2 (..., M, K)", a));
-    }
-    if b.len() < 2 {
-        return Err(Error::shape(op, "b", "rank >= 2 (..., K, N)", b));
-    }
-    let (ab, am) = a.split_at(a.len() - 2);
-    let (bb, bm) = b.split_at(b.len() - 2);
-    if am[1] != bm[0] {
-        return Err(Error::mismatch(op, "a (..., M, K)", a, "b (..., K, N)", b));
-    }
-    let batch = broadcast_shape(op, ab, bb).map_err(|_| Error::mismatch(op, "a batch", a, "b batch", b))?;
-    // The output (..., M, N) may be far larger than either operand when K is small or 0.
-    let mut out = batch.clone();
-    out.extend([am[0], bm[1]]);
-    crate::tensor::numel(op, "output", &out)?;
-    Ok(MatmulShape {
-        batch,
-        m: am[0],
-        k: am[1],
-        n: bm[1],
-    })
 }
 
 /// `a @ b`. a (..., M, K), b (..., K, N) -> (..., M, N); batch axes broadcast; any strided
@@ -344,7 +259,7 @@ fn gemm_split_k(
         residual_buffer,
     ];
     let kernel = gpu.kernel(&SPLIT_K_SUM, &[("EPILOGUE", ep.kind as u32 as f64)])?;
-    gpu.dispatch(&kernel, &params, &buffers, groups_1d((s.m * s.n).div_ceil(256) as u32))?;
+    gpu.dispatch_items(&kernel, &params, &buffers, s.m * s.n)?;
     Ok(out)
 }
 

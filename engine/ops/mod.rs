@@ -15,8 +15,6 @@
 
 pub mod argmax;
 pub mod attention;
-pub mod broadcast;
-pub mod copy;
 pub mod elementwise;
 pub mod embedding;
 pub mod gelu;
@@ -25,10 +23,9 @@ pub mod matmul;
 pub mod reduce;
 pub mod softmax;
 
+pub use crate::tensor::copy_into;
 pub use argmax::argmax_last;
 pub use attention::{attention, attention_with, AttentionPath};
-pub use broadcast::broadcast_shape;
-pub use copy::copy_into;
 pub use elementwise::{
     abs, add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, Binary,
     Unary,

@@ -1,19 +1,11 @@
 //! Reductions along the last axis, one workgroup per row.
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
-const SUM_ROWS: KernelDef = KernelDef {
-    name: "reduce/sum_rows",
-    wgsl: concat!(
-        include_str!("../../shaders/reduce/tree.wgsl"),
-        include_str!("../../shaders/reduce/sum_rows.wgsl")
-    ),
-    entry: "sum_rows",
-    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-};
+const SUM_ROWS: KernelDef = KernelDef::new("reduce/sum_rows", shader!("reduce/sum_rows.wgsl"), "sum_rows");
 
 /// Sum along the last axis (f32 accumulation on the GPU). x (..., n) -> (...).
 pub fn sum_last(x: &Tensor) -> Result<Tensor> {

@@ -2,19 +2,11 @@
 //! an optional causal mask.
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
-const SOFTMAX: KernelDef = KernelDef {
-    name: "reduce/softmax",
-    wgsl: concat!(
-        include_str!("../../shaders/reduce/tree.wgsl"),
-        include_str!("../../shaders/reduce/softmax.wgsl")
-    ),
-    entry: "softmax",
-    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-};
+const SOFTMAX: KernelDef = KernelDef::new("reduce/softmax", shader!("reduce/softmax.wgsl"), "softmax");
 
 /// (rows, cols) of `x` seen as rows along its last axis; fails on rank 0 or empty rows.
 pub(crate) fn rows_cols(op: &'static str, x: &Tensor) -> Result<(usize, usize)> {

@@ -19,7 +19,7 @@ use ndarray::{ArrayD, IxDyn};
 use serde_json::Value;
 
 use super::Row;
-use crate::check::{compare, Gate};
+use crate::check::{compare, gates, Gate};
 use crate::context::Context;
 use crate::element_scan::seed::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use crate::element_scan::{Bindings, ElementScan};
@@ -28,22 +28,6 @@ use crate::models::gpt2::{safetensors, Config, Gpt2, Sampling, Weights};
 use crate::tensor::Tensor;
 use crate::{ops, scan};
 
-/// Forward gate of the affine scans (linear, matrix, matrix affine).
-pub const GATE_AFFINE: Gate = Gate::new(1e-5, 0.0);
-/// Gradient gate of the affine scans.
-pub const GATE_AFFINE_GRAD: Gate = Gate::new(1e-3, 0.0);
-/// Forward gate of the log scan.
-pub const GATE_LOG: Gate = Gate::new(1e-4, 1e-4);
-/// Gradient gate of the log scan.
-pub const GATE_LOG_GRAD: Gate = Gate::new(1e-3, 1e-3);
-/// Forward gate of the element scans.
-pub const GATE_ELEMENT: Gate = Gate::new(1e-5, 1e-5);
-/// Gradient gate of the element scans.
-pub const GATE_ELEMENT_GRAD: Gate = Gate::new(1e-4, 1e-4);
-/// Gate of matmul, softmax, layer norm and GELU.
-pub const GATE_TENSOR: Gate = Gate::new(1e-5, 1e-5);
-/// Gate of the GPT-2 logits.
-pub const GATE_LOGITS: Gate = Gate::new(1e-4, 1e-4);
 
 /// A GPT-2 checkpoint held in memory: `config.json` text and `model.safetensors` bytes.
 #[derive(Clone, Debug, PartialEq)]
@@ -211,15 +195,15 @@ impl CudaCase {
     pub fn gate(&self) -> Gate {
         let backward = self.part == Part::Backward;
         match self.op.as_str() {
-            "parallel_scan_log" if backward => GATE_LOG_GRAD,
-            "parallel_scan_log" => GATE_LOG,
-            "linear_scan" | "matrix_scan" | "matrix_affine_scan" if backward => GATE_AFFINE_GRAD,
-            "linear_scan" | "matrix_scan" | "matrix_affine_scan" => GATE_AFFINE,
+            "parallel_scan_log" if backward => gates::SCAN_LOG_BACKWARD,
+            "parallel_scan_log" => gates::SCAN_LOG,
+            "linear_scan" | "matrix_scan" | "matrix_affine_scan" if backward => gates::SCAN_AFFINE_BACKWARD,
+            "linear_scan" | "matrix_scan" | "matrix_affine_scan" => gates::SCAN_AFFINE,
             "gpt2" if self.part == Part::Generate => Gate::new(0.0, 0.0),
-            "gpt2" => GATE_LOGITS,
-            op if op.starts_with("element_scan") && backward => GATE_ELEMENT_GRAD,
-            op if op.starts_with("element_scan") => GATE_ELEMENT,
-            _ => GATE_TENSOR,
+            "gpt2" => gates::LOGITS,
+            op if op.starts_with("element_scan") && backward => gates::ELEMENT_SCAN_BACKWARD,
+            op if op.starts_with("element_scan") => gates::ELEMENT_SCAN,
+            _ => gates::TENSOR,
         }
     }
 
@@ -251,16 +235,7 @@ impl CudaCase {
 /// `error`, the output and its worst element (or the error that stopped it).
 pub async fn run_case(ctx: &Context, c: &CudaCase) -> Row {
     let gate = c.gate();
-    let mut row = Row {
-        op: c.op.clone(),
-        direction: c.part.name(),
-        shape: c.shape(),
-        strategy: "default".to_string(),
-        max_abs_err: f64::INFINITY,
-        gate,
-        passed: false,
-        error: None,
-    };
+    let mut row = Row::pending(c.op.clone(), c.part.name(), c.shape(), "default".to_string(), gate);
     if c.part == Part::Generate {
         match generate(ctx, c).await {
             Ok((got, want)) => {

@@ -7,18 +7,13 @@
 
 use super::scan::test_chunk;
 use super::Row;
-use crate::check::{compare, Gate, Rng};
+use crate::check::{compare, gates, Rng};
 use crate::context::Context;
 use crate::error::Result;
+use crate::mixer::reference;
 use crate::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerPath};
-use crate::reference::mixer as reference;
 use crate::scan::{Dispatch, ScanOptions, Strategy};
 use crate::tensor::Tensor;
-
-/// Output gate of the mixers (the log-space MinGRU sets it; the others sit far inside).
-pub const GATE_MIXER: Gate = Gate::new(2e-5, 1e-4);
-/// Gradient gate of the mixers (the seed's gate for the angle-fused path).
-pub const GATE_MIXER_GRAD: Gate = Gate::new(1e-3, 1e-3);
 
 /// One mixer case: pre (B, T, 2D) -> h (B, T, D), or d pre from a seeded dL/dh.
 #[derive(Clone, Debug, PartialEq)]
@@ -119,17 +114,18 @@ pub fn mixer_cases(full: bool) -> Vec<MixerCase> {
 
 /// Runs one mixer case on `ctx` (the GPU kernels, demanded; the reference on the CPU context).
 pub async fn run_case(ctx: &Context, c: &MixerCase) -> Row {
-    let gate = if c.backward { GATE_MIXER_GRAD } else { GATE_MIXER };
-    let mut row = Row {
-        op: c.name(),
-        direction: if c.backward { "backward" } else { "forward" },
-        shape: c.shape(),
-        strategy: c.strategy.to_string(),
-        max_abs_err: f64::INFINITY,
-        gate,
-        passed: false,
-        error: None,
+    let gate = if c.backward {
+        gates::MIXER_BACKWARD
+    } else {
+        gates::MIXER
     };
+    let mut row = Row::pending(
+        c.name(),
+        super::direction(c.backward),
+        c.shape(),
+        c.strategy.to_string(),
+        gate,
+    );
     match output(ctx, c).await {
         Ok((got, want)) => {
             let cmp = compare(&got, &want, gate);

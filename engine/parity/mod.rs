@@ -47,6 +47,31 @@ pub struct Row {
     pub error: Option<String>,
 }
 
+/// `backward` or `forward`, as the table prints a case's direction.
+pub(crate) fn direction(backward: bool) -> &'static str {
+    if backward {
+        "backward"
+    } else {
+        "forward"
+    }
+}
+
+impl Row {
+    /// A row not yet run: failed, infinite error, until the case's comparison fills it in.
+    pub(crate) fn pending(op: String, direction: &'static str, shape: String, strategy: String, gate: Gate) -> Row {
+        Row {
+            op,
+            direction,
+            shape,
+            strategy,
+            max_abs_err: f64::INFINITY,
+            gate,
+            passed: false,
+            error: None,
+        }
+    }
+}
+
 /// Every case of every family (`full`: the whole envelope; otherwise a quick subset).
 pub fn cases(full: bool) -> Vec<Case> {
     let scans = scan::scan_cases(full).into_iter().map(Case::Scan);

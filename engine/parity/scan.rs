@@ -5,21 +5,12 @@
 //! -softplus(x)), so a long T neither explodes nor vanishes into the gate.
 
 use super::Row;
-use crate::check::{compare, Gate, Rng};
+use crate::check::{compare, gates, Rng};
 use crate::context::Context;
 use crate::error::Result;
 use crate::reference::scan::{self as reference, AffineShape};
 use crate::scan::{self, Dispatch, ScanOptions, Strategy};
 use crate::tensor::Tensor;
-
-/// Output gate of the affine scans.
-pub const GATE_AFFINE: Gate = Gate::new(1e-5, 0.0);
-/// Output gate of the log scan.
-pub const GATE_LOG: Gate = Gate::new(1e-4, 1e-4);
-/// Gradient gate of the affine scans.
-pub const GATE_AFFINE_GRAD: Gate = Gate::new(1e-3, 0.0);
-/// Gradient gate of the log scan.
-pub const GATE_LOG_GRAD: Gate = Gate::new(1e-3, 1e-3);
 
 /// Which scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -224,21 +215,18 @@ fn f32s(x: &[f64]) -> Vec<f32> {
 /// Runs one scan case on `ctx` (the GPU kernel, demanded; the reference on the CPU context).
 pub async fn run_case(ctx: &Context, c: &ScanCase) -> Row {
     let gate = match (c.op, c.backward) {
-        (ScanOp::Log, false) => GATE_LOG,
-        (ScanOp::Log, true) => GATE_LOG_GRAD,
-        (_, false) => GATE_AFFINE,
-        (_, true) => GATE_AFFINE_GRAD,
+        (ScanOp::Log, false) => gates::SCAN_LOG,
+        (ScanOp::Log, true) => gates::SCAN_LOG_BACKWARD,
+        (_, false) => gates::SCAN_AFFINE,
+        (_, true) => gates::SCAN_AFFINE_BACKWARD,
     };
-    let mut row = Row {
-        op: c.op.name().to_string(),
-        direction: if c.backward { "backward" } else { "forward" },
-        shape: c.shape(),
-        strategy: c.strategy.to_string(),
-        max_abs_err: f64::INFINITY,
+    let mut row = Row::pending(
+        c.op.name().to_string(),
+        super::direction(c.backward),
+        c.shape(),
+        c.strategy.to_string(),
         gate,
-        passed: false,
-        error: None,
-    };
+    );
     match outputs(ctx, c).await {
         Ok(pairs) => {
             row.passed = true;

@@ -28,10 +28,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::context::pool::BufferPool;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::tensor::pool::BufferPool;
 use crate::tensor::Tensor;
 
 /// One recorded dispatch with its bind group built.

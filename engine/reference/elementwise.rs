@@ -5,7 +5,7 @@ use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
 
 use crate::error::{Error, Result};
 use crate::expr::{Binary, Unary};
-use crate::ops::broadcast::broadcast_shape;
+use crate::shape::broadcast_shape;
 
 /// `op(a, b)` with numpy broadcasting.
 pub fn binary(op: Binary, a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<ArrayD<f32>> {

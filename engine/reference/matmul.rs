@@ -3,7 +3,7 @@
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
 
 use crate::error::{Error, Result};
-use crate::ops::matmul::matmul_shapes;
+use crate::shape::matmul_shapes;
 
 /// `a @ b` with numpy batch broadcasting. a (..., M, K), b (..., K, N) -> (..., M, N).
 pub fn matmul(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>) -> Result<ArrayD<f32>> {

@@ -4,6 +4,7 @@
 use ndarray::{s, ArrayD, ArrayViewD, Axis, IxDyn};
 
 use crate::error::{Error, Result};
+use crate::shape::embedding_shapes;
 
 /// `sqrt(2 / pi)`, the constant of the tanh form of GELU.
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
@@ -87,16 +88,7 @@ pub fn argmax_last(x: &ArrayViewD<f32>) -> ArrayD<f32> {
 /// `wte[ids[t]] + wpe[pos_offset + t]`. wte (V, C), wpe (P, C) -> (T, C).
 pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_offset: usize) -> Result<ArrayD<f32>> {
     let op = "reference::embedding";
-    if wte.ndim() != 2 || wpe.ndim() != 2 || wte.shape()[1] != wpe.shape()[1] {
-        return Err(Error::mismatch(
-            op,
-            "wte (V, C)",
-            wte.shape(),
-            "wpe (P, C)",
-            wpe.shape(),
-        ));
-    }
-    let (v, c, p) = (wte.shape()[0], wte.shape()[1], wpe.shape()[0]);
+    let (v, c, p) = embedding_shapes(op, wte.shape(), wpe.shape())?;
     if pos_offset.checked_add(ids.len()).is_none_or(|end| end > p) {
         return Err(Error::value(
             op,

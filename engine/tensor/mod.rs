@@ -16,18 +16,17 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
+mod copy;
 mod interop;
-mod layout;
-pub(crate) mod pool;
-pub(crate) mod readback;
 
 use std::sync::{Arc, RwLock};
 
 use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, ShapeBuilder};
 
-pub use layout::{numel, Layout, MAX_ELEMENTS};
-pub use pool::PoolStats;
-use pool::PooledBuffer;
+use crate::context::pool::PooledBuffer;
+use crate::context::readback;
+pub use crate::shape::{numel, Layout, MAX_ELEMENTS};
+pub use copy::copy_into;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -279,7 +278,7 @@ impl Tensor {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        crate::ops::copy::strided_copy(self)
+        copy::strided_copy(self)
     }
 
     /// The elements in row-major order of the view (blocking; native only).

@@ -1,21 +1,10 @@
 //! Adam, updating parameters in place on the device (`shaders/train/adam.wgsl`).
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
 
-const ADAM: KernelDef = KernelDef {
-    name: "train/adam",
-    wgsl: include_str!("../../shaders/train/adam.wgsl"),
-    entry: "adam",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-    ],
-};
+const ADAM: KernelDef = KernelDef::new("train/adam", shader!("train/adam.wgsl"), "adam");
 
 /// Adam's settings and its moments, one pair per parameter tensor.
 #[derive(Debug)]
@@ -119,7 +108,7 @@ impl Adam {
                         .f32(self.eps)
                         .f32(c1)
                         .f32(c2);
-                    gpu.dispatch(
+                    gpu.dispatch_items(
                         &gpu.kernel(&ADAM, &[])?,
                         &params,
                         &[
@@ -128,7 +117,7 @@ impl Adam {
                             m.gpu_buffer(op)?,
                             v.gpu_buffer(op)?,
                         ],
-                        groups_1d(n.div_ceil(64) as u32),
+                        n,
                     )?;
                 }
                 None => {

@@ -3,25 +3,15 @@
 use ndarray::Ix2;
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
-const CROSS_ENTROPY: KernelDef = KernelDef {
-    name: "train/cross_entropy",
-    wgsl: concat!(
-        include_str!("../../shaders/reduce/tree.wgsl"),
-        include_str!("../../shaders/train/cross_entropy.wgsl")
-    ),
-    entry: "cross_entropy",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-    ],
-};
+const CROSS_ENTROPY: KernelDef = KernelDef::new(
+    "train/cross_entropy",
+    shader!("train/cross_entropy.wgsl"),
+    "cross_entropy",
+);
 
 /// Per-row losses and the gradient of their mean.
 #[derive(Clone, Debug)]

@@ -16,10 +16,13 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<f32>;       // src view
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>; // the buffer holding the dst view
 
-@compute @workgroup_size(256)
+// One invocation per element; the engine sizes the grid from this workgroup size.
+const WG: u32 = 256u;
+
+@compute @workgroup_size(WG)
 fn copy_into(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;
     if i >= p.n {
         return;
     }

@@ -10,10 +10,13 @@
 @group(0) @binding(1) var<storage, read> parts: array<f32>; // (S, M, N)
 @group(0) @binding(2) var<storage, read> unused: array<f32>; // the kernels' b slot; unread
 
-@compute @workgroup_size(256)
+// One invocation per element; the engine sizes the grid from this workgroup size.
+const WG: u32 = 256u;
+
+@compute @workgroup_size(WG)
 fn split_k_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;
     let mn = p.m * p.n;
     if i >= mn {
         return;

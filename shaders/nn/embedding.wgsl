@@ -14,10 +14,13 @@ struct Params {
 @group(0) @binding(3) var<storage, read> wpe: array<f32>;       // (P, C)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // (T, C)
 
-@compute @workgroup_size(256)
+// One invocation per element; the engine sizes the grid from this workgroup size.
+const WG: u32 = 256u;
+
+@compute @workgroup_size(WG)
 fn embedding(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;
     if i >= p.n {
         return;
     }

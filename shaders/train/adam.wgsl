@@ -18,10 +18,13 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;  // (n,) first moment
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;  // (n,) second moment
 
-@compute @workgroup_size(64)
+// One invocation per element; the engine sizes the grid from this workgroup size.
+const WG: u32 = 64u;
+
+@compute @workgroup_size(WG)
 fn adam(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * 64u + lid;
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;
     if i >= p.n {
         return;
     }

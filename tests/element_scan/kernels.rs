@@ -23,7 +23,7 @@ fn element_scan_ir_lists_the_body_under_an_element_scan_node() {
     }
     // The kernel's WGSL validates (naga) and is shared by equal bodies.
     for w in scan.wgsl() {
-        wgsl_compute::kernel::check_wgsl(&cpu(), "element_scan", &w).unwrap();
+        wgsl_compute::context::check_wgsl(&cpu(), "element_scan", &w).unwrap();
     }
 }
 

@@ -42,13 +42,6 @@ pub fn last_panic() -> Option<String> {
     LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// True when this build can run GPT-2; when false, [`gpt2_status`] says why.
-#[wasm_bindgen(js_name = gpt2Available)]
-pub fn gpt2_available() -> bool {
-    gpt2::AVAILABLE
-}
-
-/// One line on GPT-2 support in this build.
 /// The page's sampling defaults, `{temperature, topK, seed}`: the `gpt2` example's
 /// (`Sampling::recommended(Sampling::DEFAULT_SEED)`).
 #[wasm_bindgen(js_name = gpt2Defaults)]
@@ -61,6 +54,7 @@ pub fn gpt2_defaults() -> JsValue {
     ])
 }
 
+/// One line on GPT-2 support in this build.
 #[wasm_bindgen(js_name = gpt2Status)]
 pub fn gpt2_status() -> String {
     gpt2::STATUS.into()

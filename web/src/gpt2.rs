@@ -10,9 +10,6 @@ use std::rc::Rc;
 use wgsl_compute::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
 use wgsl_compute::{Context, Result};
 
-/// True when this build can load and run GPT-2.
-pub const AVAILABLE: bool = true;
-
 /// The page's GPT-2 status line.
 pub const STATUS: &str =
     "GPT-2 (wgsl_compute::models::gpt2): sampled or greedy generation through compiled plans with a KV cache, GPT-2's byte-level BPE";

@@ -4,7 +4,8 @@
 
 use wgsl_compute::check::Rng;
 use wgsl_compute::mixer::{MixerKind, MixerPath};
-use wgsl_compute::train::{random_windows, Adam, CharModel, CharModelConfig, CharVocab};
+use wgsl_compute::models::{random_windows, CharModel, CharModelConfig};
+use wgsl_compute::train::{Adam, CharVocab};
 use wgsl_compute::{Context, Error, Result, Tensor};
 
 /// The page's model: 2 residual mixer layers (width and batch size chosen in the page), rows

@@ -12,7 +12,8 @@
 //! residual add. The ops run eagerly like any other op, or inside [`crate::plan::Plan::capture`].
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
+use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
 
 /// Words of the decode state (`shaders/gpt2/state.wgsl`).
@@ -20,78 +21,17 @@ pub(crate) const STATE_WORDS: usize = 8;
 /// Largest top-k the device sampler takes (`KMAX` in `shaders/gpt2/sample.wgsl`).
 pub const DEVICE_TOP_K_MAX: usize = 128;
 
-const EMBED_TOKEN: KernelDef = KernelDef {
-    name: "gpt2/embed_token",
-    wgsl: concat!(
-        include_str!("../../../shaders/gpt2/state.wgsl"),
-        include_str!("../../../shaders/gpt2/embed_token.wgsl")
-    ),
-    entry: "embed_token",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-    ],
-};
+const EMBED_TOKEN: KernelDef = KernelDef::new("gpt2/embed_token", shader!("gpt2/embed_token.wgsl"), "embed_token");
 
-const LN_MATVEC: KernelDef = KernelDef {
-    name: "gpt2/ln_matvec",
-    wgsl: concat!(
-        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
-        include_str!("../../../shaders/nn/gelu.wgsl"),
-        include_str!("../../../shaders/gpt2/state.wgsl"),
-        include_str!("../../../shaders/gpt2/ln_matvec.wgsl")
-    ),
-    entry: "ln_matvec",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-    ],
-};
+const LN_MATVEC: KernelDef = KernelDef::new("gpt2/ln_matvec", shader!("gpt2/ln_matvec.wgsl"), "ln_matvec");
 
-const ATTENTION_DECODE: KernelDef = KernelDef {
-    name: "gpt2/attention_decode",
-    wgsl: concat!(
-        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
-        include_str!("../../../shaders/gpt2/state.wgsl"),
-        include_str!("../../../shaders/gpt2/attention_decode.wgsl")
-    ),
-    entry: "attention_decode",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-    ],
-};
+const ATTENTION_DECODE: KernelDef = KernelDef::new(
+    "gpt2/attention_decode",
+    shader!("gpt2/attention_decode.wgsl"),
+    "attention_decode",
+);
 
-const LM_HEAD: KernelDef = KernelDef {
-    name: "gpt2/lm_head",
-    wgsl: concat!(
-        include_str!("../../../shaders/gpt2/wg_sum.wgsl"),
-        include_str!("../../../shaders/gpt2/lm_head.wgsl")
-    ),
-    entry: "lm_head",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-    ],
-};
+const LM_HEAD: KernelDef = KernelDef::new("gpt2/lm_head", shader!("gpt2/lm_head.wgsl"), "lm_head");
 
 /// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
 const ATTENTION_MAX_P: usize = 2048;
@@ -99,21 +39,7 @@ const ATTENTION_MAX_P: usize = 2048;
 /// Widest C the head kernel holds (`MAX_C` in `lm_head.wgsl`: GPT-2 XL's 1600).
 const LM_HEAD_MAX_C: usize = 1600;
 
-const SAMPLE: KernelDef = KernelDef {
-    name: "gpt2/sample",
-    wgsl: concat!(
-        include_str!("../../../shaders/gpt2/state.wgsl"),
-        include_str!("../../../shaders/gpt2/sample.wgsl")
-    ),
-    entry: "sample",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-    ],
-};
+const SAMPLE: KernelDef = KernelDef::new("gpt2/sample", shader!("gpt2/sample.wgsl"), "sample");
 
 /// Logits per workgroup of the sampler's first stage (`BLOCK` in `sample.wgsl`): on GPUs, and
 /// on CPU adapters, where fewer workgroups pay off.
@@ -179,15 +105,12 @@ pub(crate) fn embed_token(wte: &Tensor, wpe: &Tensor, st: &DecodeState) -> Resul
     let op = "gpt2::embed_token";
     let ctx = wte.context();
     let gpu = ctx.require_gpu(op)?;
-    let (v, c) = (wte.shape()[0], wte.shape()[1]);
-    if !wte.is_contiguous() || !wpe.is_contiguous() || wpe.shape()[1] != c {
-        return Err(Error::mismatch(
+    let (v, c, _) = embedding_shapes(op, wte.shape(), wpe.shape())?;
+    if !wte.is_contiguous() || !wpe.is_contiguous() {
+        return Err(Error::Unsupported {
             op,
-            "wte (V, C)",
-            wte.shape(),
-            "wpe (P, C)",
-            wpe.shape(),
-        ));
+            message: "strided views of wte or wpe (the decode kernel reads them dense)".into(),
+        });
     }
     let x = Tensor::uninit(ctx, &[1, c], op)?;
     let params = Params::new().usize(c).usize(v).usize(wpe.shape()[0]);
@@ -197,12 +120,7 @@ pub(crate) fn embed_token(wte: &Tensor, wpe: &Tensor, st: &DecodeState) -> Resul
         wpe.gpu_buffer(op)?,
         x.gpu_buffer(op)?,
     ];
-    gpu.dispatch(
-        &gpu.kernel(&EMBED_TOKEN, &[])?,
-        &params,
-        &buffers,
-        groups_1d(c.div_ceil(256) as u32),
-    )?;
+    gpu.dispatch_items(&gpu.kernel(&EMBED_TOKEN, &[])?, &params, &buffers, c)?;
     Ok(x)
 }
 

@@ -9,24 +9,13 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops;
 use crate::tensor::Tensor;
 
 use super::config::Config;
 
-const QKV_CACHE: KernelDef = KernelDef {
-    name: "gpt2/qkv_cache",
-    wgsl: include_str!("../../../shaders/gpt2/qkv_cache.wgsl"),
-    entry: "qkv_cache",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
-        Binding::ReadWrite,
-    ],
-};
+const QKV_CACHE: KernelDef = KernelDef::new("gpt2/qkv_cache", shader!("gpt2/qkv_cache.wgsl"), "qkv_cache");
 
 /// Cached keys and values of one sequence.
 #[derive(Clone, Debug)]

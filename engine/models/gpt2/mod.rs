@@ -18,6 +18,7 @@ pub(crate) mod decode;
 pub mod generate;
 pub mod kv_cache;
 pub mod model;
+pub mod reference;
 pub mod safetensors;
 pub mod tiny;
 pub mod tokenizer;

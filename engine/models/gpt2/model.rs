@@ -265,6 +265,7 @@ impl Gpt2 {
         let (k_cache, v_cache) = cache.tensors();
         let x = decode::embed_token(wte, &self.wpe, st)?; // (1, C)
         for (layer, b) in self.blocks.iter().enumerate() {
+            // q = ln_1(x) @ c_attn + b (C,); k and v go straight into the cache at the position
             let qkv = Project::Qkv {
                 k_cache,
                 v_cache,
@@ -280,8 +281,10 @@ impl Gpt2 {
             )?;
             let q = q.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (C,)
             let a = decode::attention_decode(&q, k_cache, v_cache, layer, st)?; // (1, C)
+            // x += a @ W + b, in place
             let x_res = Project::Residual(&x);
             decode::ln_matvec(&a, None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
+            // f = gelu(ln_2(x) @ c_fc + b)
             let gelu = Project::New { gelu: true };
             let f = decode::ln_matvec(
                 &x,
@@ -292,6 +295,7 @@ impl Gpt2 {
                 st,
             )?;
             let f = f.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (4C,)
+            // x += f @ W + b, in place
             decode::ln_matvec(
                 &f,
                 None,

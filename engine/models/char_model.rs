@@ -6,6 +6,8 @@
 //!   loss = mean cross-entropy against the next character
 //!
 //! The embedding is a one-hot matmul, so its gradient is onehot^T dx_0: no scatter kernel.
+//! Trained with [`crate::train`] (cross-entropy, Adam, the character vocabulary) by
+//! `examples/train_mingru.rs` and the page.
 
 use crate::check::Rng;
 use crate::context::Context;
@@ -13,8 +15,7 @@ use crate::error::{Error, Result};
 use crate::mixer::{MixerKind, MixerLayer, MixerPath};
 use crate::ops::{add, linear, matmul, sum_last};
 use crate::tensor::Tensor;
-
-use super::cross_entropy::cross_entropy;
+use crate::train::cross_entropy;
 
 /// The model's shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 
 use ndarray::{s, Array1, Array2, ArrayView1, Axis};
 
+use super::Weights;
 use crate::error::{Error, Result};
-use crate::models::gpt2::Weights;
 
 /// Everything `--verify` compares, for every position of the sequence.
 #[derive(Clone, Debug)]

@@ -5,7 +5,7 @@
 //! awaited. Natively the device is polled to completion first, so `pollster::block_on` over
 //! it never spins; in a browser the callback fires from the event loop and nothing blocks.
 
-use crate::context::Gpu;
+use super::Gpu;
 use crate::error::{Error, Result};
 
 /// Copies `bytes` bytes from `offset` of `buffer` to the host.

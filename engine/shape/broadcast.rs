@@ -1,11 +1,12 @@
-//! Broadcasting shapes and packing strided views into kernel uniforms.
+//! Broadcasting shapes, strides that read a view as a broadcast shape, and merging the axes
+//! that are dense in every operand so strided kernels loop over as few axes as possible.
 
+use super::{numel, Layout};
 use crate::error::{Error, Result};
-use crate::kernel::Params;
-use crate::tensor::Layout;
 
-/// Largest rank the strided elementwise kernels address.
-pub(crate) const MAX_RANK: usize = 8;
+/// Largest rank the strided elementwise kernels address (their uniforms hold two `vec4<u32>`
+/// rows per shape or stride list).
+pub const MAX_RANK: usize = 8;
 
 /// The numpy-style broadcast of two shapes (aligned at the last axis; 1 stretches).
 pub fn broadcast_shape(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
@@ -22,12 +23,12 @@ pub fn broadcast_shape(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec
         };
     }
     // The broadcast can hold far more elements than either operand ([n, 1] with [1, n]).
-    crate::tensor::numel(op, "broadcast shape", &out)?;
+    numel(op, "broadcast shape", &out)?;
     Ok(out)
 }
 
 /// Strides that read `layout` as if it had `shape` (broadcast axes get stride 0).
-pub(crate) fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<usize> {
+pub fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<usize> {
     let r = shape.len();
     let k = layout.shape.len();
     (0..r)
@@ -47,7 +48,7 @@ pub(crate) fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<usize> 
 
 /// Merges adjacent axes that are dense in every operand, and drops size-1 axes, so the
 /// kernels loop over as few axes as possible (rank 1 for same-shape dense operands).
-pub(crate) fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
+pub fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
     let mut out_shape: Vec<usize> = vec![];
     let mut out_strides: Vec<Vec<usize>> = vec![vec![]; strides.len()];
     for d in 0..shape.len() {
@@ -58,9 +59,10 @@ pub(crate) fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, 
             && strides
                 .iter()
                 .zip(&out_strides)
-                .all(|(s, o)| o.last() == Some(&(s[d] * shape[d])));
+                .all(|(s, o)| o.last().is_some() && o.last().copied() == s[d].checked_mul(shape[d]));
         if let (true, Some(last)) = (mergeable, out_shape.last_mut()) {
-            *last *= shape[d];
+            // A sub-product of `shape`, whose element count the caller checked.
+            *last = last.saturating_mul(shape[d]);
             for (o, s) in out_strides.iter_mut().zip(strides) {
                 if let Some(l) = o.last_mut() {
                     *l = s[d];
@@ -82,16 +84,8 @@ pub(crate) fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, 
     (out_shape, out_strides)
 }
 
-/// Appends an `array<vec4<u32>, 2>` holding up to eight values.
-pub(crate) fn push_dims(mut p: Params, v: &[usize]) -> Params {
-    for i in 0..MAX_RANK {
-        p = p.usize(v.get(i).copied().unwrap_or(0));
-    }
-    p
-}
-
 /// Fails when a view needs more axes than the kernels address, after collapsing.
-pub(crate) fn check_rank(op: &'static str, shape: &[usize]) -> Result<()> {
+pub fn check_rank(op: &'static str, shape: &[usize]) -> Result<()> {
     if shape.len() > MAX_RANK {
         return Err(Error::Unsupported {
             op,

@@ -1,22 +1,28 @@
-//! Copies between views: the strided copy that makes a view dense (the identity unary
-//! kernel), and `copy_into`, which writes into a view of an existing buffer.
+//! Copies between views, one strided kernel (`shaders/elementwise/copy_into.wgsl`) for both:
+//! `copy_into`, which writes into a view of an existing buffer (the KV-cache append), and the
+//! strided copy behind `Tensor::contiguous`, which writes a view into a fresh dense tensor.
 
+use super::Tensor;
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
-use crate::ops::broadcast::{check_rank, collapse, push_dims};
-use crate::ops::elementwise::{unary, Unary};
-use crate::tensor::Tensor;
+use crate::kernel::{push_dims, shader, KernelDef, Params};
+use crate::shape::{check_rank, collapse};
 
-const COPY_INTO: KernelDef = KernelDef {
-    name: "elementwise/copy_into",
-    wgsl: include_str!("../../shaders/elementwise/copy_into.wgsl"),
-    entry: "copy_into",
-    bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
-};
+const COPY_INTO: KernelDef = KernelDef::new(
+    "elementwise/copy_into",
+    shader!("elementwise/copy_into.wgsl"),
+    "copy_into",
+);
 
 /// A dense copy of any view. x (...) -> (...) contiguous from offset 0.
 pub(crate) fn strided_copy(x: &Tensor) -> Result<Tensor> {
-    unary(Unary::Identity, x)
+    let op = "contiguous";
+    let ctx = x.context();
+    if !ctx.is_gpu() {
+        return Tensor::from_host(ctx, x.host(op)?);
+    }
+    let out = Tensor::uninit(ctx, x.shape(), op)?;
+    copy_into(&out, x)?;
+    Ok(out)
 }
 
 /// Writes `src` into the view `dst` (same shape) of a preallocated tensor, in place: every
@@ -60,11 +66,6 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
         .usize(l.offset);
     let params = push_dims(push_dims(push_dims(params, &dims), &strides[0]), &strides[1]);
     let kernel = gpu.kernel(&COPY_INTO, &[])?;
-    gpu.dispatch(
-        &kernel,
-        &params,
-        &[src.gpu_buffer(op)?, dst.gpu_buffer(op)?],
-        groups_1d(dst.len().div_ceil(256) as u32),
-    )?;
+    gpu.dispatch_items(&kernel, &params, &[src.gpu_buffer(op)?, dst.gpu_buffer(op)?], dst.len())?;
     Ok(())
 }

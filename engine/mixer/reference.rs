@@ -9,7 +9,7 @@
 
 use ndarray::{Array2, Array3, ArrayD, ArrayView1, ArrayView2, ArrayView3, Ix3};
 
-use crate::mixer::MixerKind;
+use super::MixerKind;
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())

@@ -4,38 +4,8 @@
 //! dimension. Kernels that need dense input call `Tensor::contiguous`, which copies only
 //! when the view is not already dense from offset 0.
 
+use super::{add, mul, numel};
 use crate::error::{Error, Result};
-
-/// Most elements one tensor may hold (2^32 - 1), on every context. Every product of a
-/// shape's non-zero dimensions stays at or below it, so any sub-product (rows, columns,
-/// batch) of a checked shape can be computed without overflow, even when another dimension
-/// is 0. GPU tensors are further bounded by the device's storage binding limit.
-pub const MAX_ELEMENTS: usize = u32::MAX as usize;
-
-/// The number of elements of `shape`, checked: fails (naming `op` and `arg`) when the
-/// product of its non-zero dimensions exceeds [`MAX_ELEMENTS`] (an overflow included).
-pub fn numel(op: &'static str, arg: &'static str, shape: &[usize]) -> Result<usize> {
-    let mut nonzero: usize = 1;
-    let mut empty = false;
-    for &d in shape {
-        if d == 0 {
-            empty = true;
-            continue;
-        }
-        nonzero = match nonzero.checked_mul(d) {
-            Some(n) if n <= MAX_ELEMENTS => n,
-            _ => {
-                return Err(Error::shape(
-                    op,
-                    arg,
-                    format!("at most {MAX_ELEMENTS} elements (product of the non-zero dimensions)"),
-                    shape,
-                ))
-            }
-        };
-    }
-    Ok(if empty { 0 } else { nonzero })
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 /// Shape, strides and offset of a view into a buffer, in elements.
@@ -49,13 +19,16 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Dense row-major layout of `shape` from offset 0.
+    /// Dense row-major layout of `shape` from offset 0. `shape` has been checked by
+    /// [`numel`](super::numel) (every tensor constructor does), so each stride, a sub-product of
+    /// its dimensions, fits; an unchecked shape saturates instead of wrapping.
     pub fn contiguous(shape: &[usize]) -> Self {
+        debug_assert!(numel("Layout::contiguous", "shape", shape).is_ok());
         let mut strides = vec![0; shape.len()];
-        let mut acc = 1;
+        let mut acc: usize = 1;
         for i in (0..shape.len()).rev() {
             strides[i] = acc;
-            acc *= shape[i];
+            acc = acc.saturating_mul(shape[i]);
         }
         Layout {
             shape: shape.to_vec(),
@@ -64,7 +37,7 @@ impl Layout {
         }
     }
 
-    /// Number of elements.
+    /// Number of elements (the shape was checked when the layout was built).
     pub fn len(&self) -> usize {
         self.shape.iter().product()
     }
@@ -81,7 +54,7 @@ impl Layout {
             if self.shape[i] != 1 && self.strides[i] != acc {
                 return false;
             }
-            acc *= self.shape[i];
+            acc = acc.saturating_mul(self.shape[i]); // a saturated product matches no stride
         }
         true
     }
@@ -91,19 +64,21 @@ impl Layout {
         self.offset == 0 && self.is_dense()
     }
 
-    /// One past the largest element index the view touches.
-    pub fn extent(&self) -> usize {
+    /// One past the largest element index the view touches, or an error on overflow.
+    pub fn extent(&self) -> Result<usize> {
         if self.is_empty() {
-            return self.offset;
+            return Ok(self.offset);
         }
-        self.offset
-            + self
-                .shape
-                .iter()
-                .zip(&self.strides)
-                .map(|(n, s)| (n - 1) * s)
-                .sum::<usize>()
-            + 1
+        let mut end = add("Layout::extent", "offset", self.offset, 1)?;
+        for (&n, &s) in self.shape.iter().zip(&self.strides) {
+            end = add(
+                "Layout::extent",
+                "strides",
+                end,
+                mul("Layout::extent", "strides", n - 1, s)?,
+            )?;
+        }
+        Ok(end)
     }
 
     /// Swaps two axes.
@@ -144,7 +119,12 @@ impl Layout {
         out.offset = if out.is_empty() {
             0
         } else {
-            self.offset + start * self.strides[axis]
+            add(
+                "narrow",
+                "offset",
+                self.offset,
+                mul("narrow", "offset", start, self.strides[axis])?,
+            )?
         };
         Ok(out)
     }
