@@ -57,11 +57,11 @@ pub(crate) fn wgsl(body: &Body, ni: usize) -> String {
     );
     let _ = writeln!(
         s,
-        "@compute @workgroup_size(256)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n        @builtin(local_invocation_index) lid: u32) {{"
+        "const WG: u32 = 256u;\n\n@compute @workgroup_size(WG)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n        @builtin(local_invocation_index) lid: u32) {{"
     );
     let _ = writeln!(
         s,
-        "    let i = (wid.x + wid.y * nwg.x) * 256u + lid;\n    if i >= p.n {{\n        return;\n    }}"
+        "    let i = (wid.x + wid.y * nwg.x) * WG + lid;\n    if i >= p.n {{\n        return;\n    }}"
     );
     let _ = writeln!(s, "    var rem = i;");
     for k in 0..ni {

@@ -34,7 +34,7 @@ pub use graph::{Binary, Graph, Node, NodeId, Unary, MAX_GRAPH_NODES};
 
 use crate::error::{Error, Result};
 use crate::expr::{Body, Interp};
-use crate::kernel::{groups_1d, push_dims, Binding, KernelKey, KernelSource, Params};
+use crate::kernel::{push_dims, Binding, KernelKey, KernelSource, Params};
 use crate::shape::{broadcast_shape, broadcast_strides, check_rank, collapse};
 use crate::tensor::Tensor;
 
@@ -149,7 +149,7 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
     })?;
     let mut buffers = inputs.iter().map(|t| t.gpu_buffer(op)).collect::<Result<Vec<_>>>()?;
     buffers.push(out.gpu_buffer(op)?);
-    gpu.dispatch(&kernel, &params, &buffers, groups_1d(out.len().div_ceil(256) as u32))?;
+    gpu.dispatch_items(&kernel, &params, &buffers, out.len())?;
     Ok(out)
 }
 

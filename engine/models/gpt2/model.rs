@@ -281,6 +281,7 @@ impl Gpt2 {
             )?;
             let q = q.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (C,)
             let a = decode::attention_decode(&q, k_cache, v_cache, layer, st)?; // (1, C)
+
             // x += a @ W + b, in place
             let x_res = Project::Residual(&x);
             decode::ln_matvec(&a, None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
@@ -295,6 +296,7 @@ impl Gpt2 {
                 st,
             )?;
             let f = f.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (4C,)
+
             // x += f @ W + b, in place
             decode::ln_matvec(
                 &f,
