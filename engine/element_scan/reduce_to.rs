@@ -9,7 +9,7 @@
 use ndarray::IxDyn;
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, Binding, KernelDef, Params};
 use crate::ops;
 use crate::shape::{broadcast_shape, broadcast_strides};
 use crate::tensor::{Layout, Tensor};
@@ -21,7 +21,7 @@ const SHORT_ROW: usize = 256;
 
 const SUM_SHORT_ROWS: KernelDef = KernelDef {
     name: "element_scan/sum_short_rows",
-    wgsl: include_str!("../../shaders/element_scan/sum_short_rows.wgsl"),
+    wgsl: shader!("element_scan/sum_short_rows.wgsl"),
     entry: "sum_short_rows",
     bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite],
 };

@@ -5,14 +5,14 @@
 //! window.wgsl`; CPU context: the same loop on host data.
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, Binding, KernelDef, Params};
+use crate::kernel::{groups_1d, shader, Binding, KernelDef, Params};
 use crate::tensor::Tensor;
 
 const OP: &str = "element_scan::window";
 
 const WINDOW: KernelDef = KernelDef {
     name: "element_scan/window",
-    wgsl: include_str!("../../shaders/element_scan/window.wgsl"),
+    wgsl: shader!("element_scan/window.wgsl"),
     entry: "window",
     bindings: &[Binding::Uniform, Binding::Read, Binding::Read, Binding::ReadWrite],
 };

@@ -10,10 +10,9 @@
 //! chunk carries shared by both directions in `givens_walk.wgsl`, a fix-up pass), for few
 //! lanes and long T.
 
-use super::gates::mixer_wgsl;
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{Binding, KernelDef, Params};
+use crate::kernel::{shader, Binding, KernelDef, Params};
 use crate::scan::launch::{Columns, Cost, Launch, Passes, Strategy};
 use crate::tensor::Tensor;
 
@@ -21,7 +20,7 @@ use crate::tensor::Tensor;
 const fn forward_kernel(entry: &'static str) -> KernelDef {
     KernelDef {
         name: "mixer/givens_scan",
-        wgsl: mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_walk.wgsl", "givens_scan.wgsl"),
+        wgsl: shader!("mixer/givens_scan.wgsl"),
         entry,
         bindings: &[Binding::Uniform, Binding::Read, Binding::ReadWrite, Binding::ReadWrite],
     }
@@ -30,13 +29,7 @@ const fn forward_kernel(entry: &'static str) -> KernelDef {
 const fn backward_kernel(entry: &'static str) -> KernelDef {
     KernelDef {
         name: "mixer/givens_scan_backward",
-        wgsl: mixer_wgsl!(
-            "math.wgsl",
-            "givens.wgsl",
-            "givens_backward.wgsl",
-            "givens_walk.wgsl",
-            "givens_scan_backward.wgsl"
-        ),
+        wgsl: shader!("mixer/givens_scan_backward.wgsl"),
         entry,
         bindings: &[
             Binding::Uniform,

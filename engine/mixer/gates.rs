@@ -4,7 +4,7 @@
 
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{Binding, KernelDef, Params};
+use crate::kernel::{shader, Binding, KernelDef, Params};
 use crate::scan::launch::groups;
 use crate::tensor::Tensor;
 
@@ -28,57 +28,39 @@ const BACKWARD: &[Binding] = &[
     Binding::ReadWrite,
 ];
 
-/// A mixer kernel's WGSL: the recurrence launch's prelude (`shaders/scan/launch.wgsl`: the
-/// invocation index and workgroup size every mixer kernel uses), then `files` under
-/// `shaders/mixer/` in order.
-macro_rules! mixer_wgsl {
-    ($($file:literal),+) => {
-        concat!(
-            include_str!("../../shaders/scan/launch.wgsl"),
-            $(include_str!(concat!("../../shaders/mixer/", $file))),+
-        )
-    };
-}
-pub(crate) use mixer_wgsl;
-
 const LOG: KernelDef = def(
     "mixer/log_gates",
-    mixer_wgsl!("math.wgsl", "log_gates.wgsl"),
+    shader!("mixer/log_gates.wgsl"),
     "log_gates",
     FORWARD,
 );
 const LOG_BACKWARD: KernelDef = def(
     "mixer/log_gates_backward",
-    mixer_wgsl!("math.wgsl", "log_gates_backward.wgsl"),
+    shader!("mixer/log_gates_backward.wgsl"),
     "log_gates_backward",
     BACKWARD,
 );
 const SIGNED: KernelDef = def(
     "mixer/signed_gates",
-    mixer_wgsl!("math.wgsl", "signed_gates.wgsl"),
+    shader!("mixer/signed_gates.wgsl"),
     "signed_gates",
     FORWARD,
 );
 const SIGNED_BACKWARD: KernelDef = def(
     "mixer/signed_gates_backward",
-    mixer_wgsl!("math.wgsl", "signed_gates_backward.wgsl"),
+    shader!("mixer/signed_gates_backward.wgsl"),
     "signed_gates_backward",
     BACKWARD,
 );
 const GIVENS: KernelDef = def(
     "mixer/givens_gates",
-    mixer_wgsl!("math.wgsl", "givens.wgsl", "givens_gates.wgsl"),
+    shader!("mixer/givens_gates.wgsl"),
     "givens_gates",
     FORWARD,
 );
 const GIVENS_BACKWARD: KernelDef = def(
     "mixer/givens_gates_backward",
-    mixer_wgsl!(
-        "math.wgsl",
-        "givens.wgsl",
-        "givens_backward.wgsl",
-        "givens_gates_backward.wgsl"
-    ),
+    shader!("mixer/givens_gates_backward.wgsl"),
     "givens_gates_backward",
     BACKWARD,
 );

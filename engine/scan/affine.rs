@@ -4,11 +4,11 @@
 
 use super::dispatch::{self, host, host_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
-use super::launch::{groups, recurrence_wgsl, Columns, Launch, Passes};
+use super::launch::{groups, Columns, Launch, Passes};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{Binding, KernelDef, Params};
+use crate::kernel::{shader, Binding, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -25,7 +25,7 @@ const SCAN_BINDINGS: &[Binding] = &[
 const fn scan_kernel(entry: &'static str) -> KernelDef {
     KernelDef {
         name: "scan/matrix_affine_scan",
-        wgsl: recurrence_wgsl!("scan/matrix_affine_scan.wgsl"),
+        wgsl: shader!("scan/matrix_affine_scan.wgsl"),
         entry,
         bindings: SCAN_BINDINGS,
     }
@@ -40,7 +40,7 @@ const PASSES: Passes = [
 
 const GRAD_A: KernelDef = KernelDef {
     name: "scan/matrix_affine_scan_backward",
-    wgsl: recurrence_wgsl!("scan/matrix_affine_scan_backward.wgsl"),
+    wgsl: shader!("scan/matrix_affine_scan_backward.wgsl"),
     entry: "scan_backward_da",
     bindings: &[
         Binding::Uniform,

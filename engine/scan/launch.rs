@@ -59,18 +59,6 @@ const fn const_wg(src: &[u8]) -> usize {
     panic!("shaders/scan/launch.wgsl declares no `const WG: u32 = ..`")
 }
 
-/// The WGSL of a recurrence kernel: the launch prelude, then `files` (paths under
-/// `shaders/`) in order, the same list as the files' `// prelude:` lines.
-macro_rules! recurrence_wgsl {
-    ($($file:literal),+) => {
-        concat!(
-            include_str!("../../shaders/scan/launch.wgsl"),
-            $(include_str!(concat!("../../shaders/", $file))),+
-        )
-    };
-}
-pub(crate) use recurrence_wgsl;
-
 /// Workgroups for `invocations` invocations of a recurrence (or mixer gate) entry point.
 pub(crate) fn groups(invocations: usize) -> [u32; 3] {
     groups_1d(invocations.div_ceil(WORKGROUP) as u32)

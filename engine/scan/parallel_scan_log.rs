@@ -5,11 +5,11 @@
 
 use super::dispatch::{self, host, ScanOptions};
 use super::envelope;
-use super::launch::{recurrence_wgsl, Columns, Launch, Passes};
+use super::launch::{Columns, Launch, Passes};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::{Error, Result};
-use crate::kernel::{Binding, KernelDef, Params};
+use crate::kernel::{shader, Binding, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -19,7 +19,7 @@ const OP_BACKWARD: &str = "parallel_scan_log_backward";
 const fn kernel(entry: &'static str) -> KernelDef {
     KernelDef {
         name: "scan/parallel_scan_log",
-        wgsl: recurrence_wgsl!("scan/parallel_scan_log.wgsl"),
+        wgsl: shader!("scan/parallel_scan_log.wgsl"),
         entry,
         bindings: &[
             Binding::Uniform,
