@@ -28,12 +28,7 @@ const BACKWARD: &[Binding] = &[
     Binding::ReadWrite,
 ];
 
-const LOG: KernelDef = def(
-    "mixer/log_gates",
-    shader!("mixer/log_gates.wgsl"),
-    "log_gates",
-    FORWARD,
-);
+const LOG: KernelDef = def("mixer/log_gates", shader!("mixer/log_gates.wgsl"), "log_gates", FORWARD);
 const LOG_BACKWARD: KernelDef = def(
     "mixer/log_gates_backward",
     shader!("mixer/log_gates_backward.wgsl"),

@@ -28,7 +28,6 @@ use crate::models::gpt2::{safetensors, Config, Gpt2, Sampling, Weights};
 use crate::tensor::Tensor;
 use crate::{ops, scan};
 
-
 /// A GPT-2 checkpoint held in memory: `config.json` text and `model.safetensors` bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelFiles {
