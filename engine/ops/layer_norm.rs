@@ -9,7 +9,11 @@ use crate::tensor::Tensor;
 
 const LAYER_NORM: KernelDef = KernelDef::new("reduce/layer_norm", shader!("reduce/layer_norm.wgsl"), "layer_norm");
 
-const RESIDUAL_LAYER_NORM: KernelDef = KernelDef::new("reduce/residual_layer_norm", shader!("reduce/residual_layer_norm.wgsl"), "residual_layer_norm");
+const RESIDUAL_LAYER_NORM: KernelDef = KernelDef::new(
+    "reduce/residual_layer_norm",
+    shader!("reduce/residual_layer_norm.wgsl"),
+    "residual_layer_norm",
+);
 
 /// `(x - mean) / sqrt(var + eps) * gamma + beta` over the last axis (biased variance; GPT-2
 /// uses eps = 1e-5). x (..., n), gamma (n,), beta (n,) -> (..., n).

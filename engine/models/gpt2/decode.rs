@@ -261,7 +261,12 @@ pub(crate) fn ln_matvec(
         kv.gpu_buffer(op)?,
     ];
     let columns_per_group = if software { 1024 } else { 8 };
-    gpu.dispatch(&kernel, &params, &buffers, groups_1d(n.div_ceil(columns_per_group) as u32))?;
+    gpu.dispatch(
+        &kernel,
+        &params,
+        &buffers,
+        groups_1d(n.div_ceil(columns_per_group) as u32),
+    )?;
     Ok((epilogue != 2).then_some(out))
 }
 
