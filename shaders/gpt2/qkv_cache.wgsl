@@ -6,7 +6,7 @@
 //   keys    (columns C..2C) -> cache[0, layer, h, past + t, d]
 //   values  (columns 2C..3C) -> cache[1, layer, h, past + t, d]
 // so no copy into the cache follows. One invocation per element of (T, 3C).
-// Grid: ceil(T 3C / 256) workgroups (x + y * nwg.x).
+// Grid: ceil(T 3C / WG) workgroups (x + y * nwg.x).
 
 struct Params {
     t: u32,
@@ -26,12 +26,15 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> q: array<f32>;      // (T, C) dense
 @group(0) @binding(4) var<storage, read_write> cache: array<f32>;  // (2, L, H, P, D)
 
-@compute @workgroup_size(256)
+// One invocation per element; the engine sizes the grid from this workgroup size.
+const WG: u32 = 256u;
+
+@compute @workgroup_size(WG)
 fn qkv_cache(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
     let width = 3u * p.c;
     let plane = p.t * width;
-    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+    let i = (wid.x + wid.y * nwg.x) * WG + lid;
     if i >= plane {
         return;
     }

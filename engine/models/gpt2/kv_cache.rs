@@ -9,7 +9,7 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, shader, KernelDef, Params};
+use crate::kernel::{shader, KernelDef, Params};
 use crate::ops;
 use crate::tensor::Tensor;
 
@@ -105,12 +105,12 @@ impl KvCache {
                     self.k.gpu_buffer(op)?,
                 ];
                 let kernel = gpu.kernel(&QKV_CACHE, &[])?;
-                gpu.dispatch(&kernel, &params, &buffers, groups_1d((t * 3 * c).div_ceil(256) as u32))?;
+                gpu.dispatch_items(&kernel, &params, &buffers, t * 3 * c)?;
                 q.reshape(&[t, nh, d])?.transpose(0, 1)? // (H, T, D) view
             }
             _ => {
-                let qkv = ops::linear(h, w, Some(bias))?; // (T, 3C)
-                                                          // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
+                // (T, 3C) -> (T, 3H, D) -> (3H, T, D): q, k, v are head ranges, all views.
+                let qkv = ops::linear(h, w, Some(bias))?;
                 let heads = qkv.reshape(&[t, 3 * nh, d])?.transpose(0, 1)?;
                 ops::copy_into(&kl.narrow(1, self.len, end)?, &heads.narrow(0, nh, 2 * nh)?)?;
                 ops::copy_into(&vl.narrow(1, self.len, end)?, &heads.narrow(0, 2 * nh, 3 * nh)?)?;
