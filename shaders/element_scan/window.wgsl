@@ -1,3 +1,4 @@
+// prelude: elementwise/grid.wgsl
 // Window along one axis, the shift / slice / pad of element-scan gradients:
 //   out[o, t, k] = x[o, t + offset, k]   when 0 <= t + offset < t_in,
 //                  fill[o, k]            otherwise, when HAS_FILL (the initial state of a shift),
@@ -20,9 +21,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>; // (outer, t_out, inner)
 
 @compute @workgroup_size(256)
-fn window(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-          @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * 256u + lid;
+fn window(g: Grid) {
+    let i = grid_index(g, 256u);
     if i >= p.n {
         return;
     }

@@ -1,3 +1,4 @@
+// prelude: elementwise/grid.wgsl
 // Strided copy into a strided view of an existing buffer (the KV-cache append):
 //   dst[dst_offset + sum_d c_d * dst_strides[d]] = src[src_offset + sum_d c_d * src_strides[d]]
 // for every coordinate c of `shape`. The host checked that dst's view never aliases itself.
@@ -16,13 +17,12 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<f32>;       // src view
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>; // the buffer holding the dst view
 
-// One invocation per element; the engine sizes the grid from this workgroup size.
+// One invocation per element (elementwise/grid.wgsl).
 const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)
-fn copy_into(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-             @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * WG + lid;
+fn copy_into(g: Grid) {
+    let i = grid_index(g, WG);
     if i >= p.n {
         return;
     }

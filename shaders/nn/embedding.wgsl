@@ -1,3 +1,4 @@
+// prelude: elementwise/grid.wgsl
 // Token + position embedding gather, one invocation per output element:
 //   out[t, c] = wte[ids[t], c] + wpe[pos_offset + t, c].
 // The host checked every id < V and pos_offset + T <= P; ids travel as exact f32 (< 2^24).
@@ -14,13 +15,12 @@ struct Params {
 @group(0) @binding(3) var<storage, read> wpe: array<f32>;       // (P, C)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // (T, C)
 
-// One invocation per element; the engine sizes the grid from this workgroup size.
+// One invocation per element (elementwise/grid.wgsl).
 const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)
-fn embedding(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-             @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * WG + lid;
+fn embedding(g: Grid) {
+    let i = grid_index(g, WG);
     if i >= p.n {
         return;
     }

@@ -1,3 +1,4 @@
+// prelude: elementwise/grid.wgsl
 // One Adam step in place, one invocation per parameter element:
 //   m = b1 m + (1 - b1) g,  v = b2 v + (1 - b2) g^2,
 //   w -= lr (m / c1) / (sqrt(v / c2) + eps)     (c1 = 1 - b1^t, c2 = 1 - b2^t)
@@ -18,13 +19,12 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;  // (n,) first moment
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;  // (n,) second moment
 
-// One invocation per element; the engine sizes the grid from this workgroup size.
+// One invocation per element (elementwise/grid.wgsl).
 const WG: u32 = 64u;
 
 @compute @workgroup_size(WG)
-fn adam(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * nwg.x) * WG + lid;
+fn adam(g: Grid) {
+    let i = grid_index(g, WG);
     if i >= p.n {
         return;
     }
