@@ -1,15 +1,7 @@
+// prelude: reduce/rows.wgsl
 // Index of the largest element of each row (the first one on ties), one workgroup per row,
 // written as f32 (exact below 2^24):
 //   out[r] = min { c : x[r, c] = max_c' x[r, c'] }.
-
-struct Params {
-    rows: u32,
-    cols: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
-@group(0) @binding(2) var<storage, read_write> out: array<f32>; // (rows,)
 
 var<workgroup> best_v: array<f32, 256>;
 var<workgroup> best_i: array<u32, 256>;

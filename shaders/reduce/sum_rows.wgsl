@@ -1,17 +1,9 @@
+// prelude: reduce/rows.wgsl
 // prelude: reduce/tree.wgsl
 // Sum along the last axis, one workgroup per row:
 //   out[r] = sum_c x[r * cols + c]   for r in 0..rows.
 // Each of the 256 invocations strides over the row accumulating in f32, then the shared tree
 // (tree_sum) folds the 256 partial sums.
-
-struct Params {
-    rows: u32,
-    cols: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
-@group(0) @binding(2) var<storage, read_write> out: array<f32>; // (rows,)
 
 @compute @workgroup_size(256)
 fn sum_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
