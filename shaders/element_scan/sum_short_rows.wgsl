@@ -5,8 +5,8 @@
 //   out[r] = sum_c x[r * cols + c]   for r in 0..rows, accumulated in f32 in order.
 
 @compute @workgroup_size(64)
-fn sum_short_rows(g: Grid) {
-    let r = grid_index(g, 64u);
+fn sum_short_rows(grid: Grid) {
+    let r = grid_index(grid, 64u);
     if r >= p.rows {
         return;
     }

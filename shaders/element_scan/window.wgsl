@@ -21,8 +21,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> out: array<f32>; // (outer, t_out, inner)
 
 @compute @workgroup_size(256)
-fn window(g: Grid) {
-    let i = grid_index(g, 256u);
+fn window(grid: Grid) {
+    let i = grid_index(grid, 256u);
     if i >= p.n {
         return;
     }

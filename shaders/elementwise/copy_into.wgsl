@@ -21,8 +21,8 @@ struct Params {
 const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)
-fn copy_into(g: Grid) {
-    let i = grid_index(g, WG);
+fn copy_into(grid: Grid) {
+    let i = grid_index(grid, WG);
     if i >= p.n {
         return;
     }

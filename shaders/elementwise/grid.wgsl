@@ -9,6 +9,6 @@ struct Grid {
 }
 
 // The index of this invocation in a grid of `wg`-invocation workgroups.
-fn grid_index(g: Grid, wg: u32) -> u32 {
-    return (g.wid.x + g.wid.y * g.nwg.x) * wg + g.lid;
+fn grid_index(grid: Grid, wg: u32) -> u32 {
+    return (grid.wid.x + grid.wid.y * grid.nwg.x) * wg + grid.lid;
 }

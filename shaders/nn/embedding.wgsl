@@ -19,8 +19,8 @@ struct Params {
 const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)
-fn embedding(g: Grid) {
-    let i = grid_index(g, WG);
+fn embedding(grid: Grid) {
+    let i = grid_index(grid, WG);
     if i >= p.n {
         return;
     }

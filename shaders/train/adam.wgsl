@@ -23,8 +23,8 @@ struct Params {
 const WG: u32 = 64u;
 
 @compute @workgroup_size(WG)
-fn adam(g: Grid) {
-    let i = grid_index(g, WG);
+fn adam(grid: Grid) {
+    let i = grid_index(grid, WG);
     if i >= p.n {
         return;
     }
