@@ -62,6 +62,153 @@ pub struct ScanGrads {
     pub dh0: Tensor,
 }
 
+/// A public affine scan (`linear_scan`, `matrix_scan`, `matrix_affine_scan`): its names, its
+/// own shape check and layouts, from which [`forward_op`] and [`backward_op`] check its
+/// arguments and map them onto the 5-d core and back.
+pub(crate) struct AffineOp {
+    pub op: &'static str,
+    pub op_backward: &'static str,
+    /// The injections' name ("b" / "B") and the output's ("h" / "H").
+    pub b_name: &'static str,
+    pub h_name: &'static str,
+    /// The op's shape check of A against b (forward) or h (backward): its dims.
+    pub dims: fn(&'static str, &Tensor, &'static str, &Tensor) -> Result<AffineDims>,
+    /// The op's own h0 shape for its dims, e.g. (B, D) for `linear_scan`.
+    pub h0_shape: fn(&AffineDims) -> Vec<usize>,
+    /// The layouts errors name: h0's, and dL/dh's (the output's).
+    pub h0_layout: &'static str,
+    pub h_layout: &'static str,
+}
+
+/// `t` in `shape`: itself when it already has it (a view stays a view), else reshaped.
+fn as_shape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if t.shape() == shape {
+        Ok(t.clone())
+    } else {
+        t.reshape(shape)
+    }
+}
+
+/// `s`'s forward from its own arguments: checks them, scans, and returns h in b's shape.
+pub(crate) fn forward_op(
+    s: &AffineOp,
+    a: &Tensor,
+    b: &Tensor,
+    h0: Option<&Tensor>,
+    opts: &ScanOptions,
+) -> Result<Tensor> {
+    let d = (s.dims)(s.op, a, s.b_name, b)?;
+    b.expect_context(a.context(), s.op, s.b_name)?;
+    if let Some(h0) = h0 {
+        envelope::exact(s.op, "h0", h0, &(s.h0_shape)(&d), s.h0_layout)?;
+        h0.expect_context(a.context(), s.op, "h0")?;
+    }
+    let h0 = h0.map(|t| as_shape(t, &d.h0_shape())).transpose()?;
+    let h = forward(
+        s.op,
+        d,
+        &as_shape(a, &d.a_shape())?,
+        &as_shape(b, &d.h_shape())?,
+        h0.as_ref(),
+        opts,
+    )?;
+    as_shape(&h, b.shape())
+}
+
+/// `s`'s backward from its own arguments: checks them and returns the gradients in the
+/// shapes of a, b (= h) and h0.
+pub(crate) fn backward_op(
+    s: &AffineOp,
+    a: &Tensor,
+    h0: Option<&Tensor>,
+    h: &Tensor,
+    grad_h: &Tensor,
+    opts: &ScanOptions,
+) -> Result<ScanGrads> {
+    let d = (s.dims)(s.op_backward, a, s.h_name, h)?;
+    let h0_shape = (s.h0_shape)(&d);
+    envelope::backward_args(
+        s.op_backward,
+        a,
+        s.h_name,
+        h,
+        grad_h,
+        s.h_layout,
+        h0,
+        &h0_shape,
+        s.h0_layout,
+    )?;
+    let h0 = h0.map(|t| as_shape(t, &d.h0_shape())).transpose()?;
+    let g = backward(
+        s.op_backward,
+        d,
+        &as_shape(a, &d.a_shape())?,
+        h0.as_ref(),
+        &as_shape(h, &d.h_shape())?,
+        &as_shape(grad_h, &d.h_shape())?,
+        opts,
+    )?;
+    Ok(ScanGrads {
+        da: as_shape(&g.da, a.shape())?,
+        db: as_shape(&g.db, h.shape())?,
+        dh0: as_shape(&g.dh0, &h0_shape)?,
+    })
+}
+
+/// The four public functions of the affine scan `$scan` (an [`AffineOp`]): forward and
+/// backward, each with the default options and with explicit ones. The docs of the two
+/// plain ones come with their names.
+macro_rules! public_fns {
+    (
+        $scan:ident,
+        $(#[$forward_doc:meta])* $forward:ident,
+        $(#[$backward_doc:meta])* $backward:ident,
+        $forward_with:ident,
+        $backward_with:ident $(,)?
+    ) => {
+        $(#[$forward_doc])*
+        pub fn $forward(
+            a: &$crate::tensor::Tensor,
+            b: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+        ) -> $crate::error::Result<$crate::tensor::Tensor> {
+            $forward_with(a, b, h0, &$crate::scan::ScanOptions::default())
+        }
+
+        #[doc = concat!("[`", stringify!($forward), "`] with an explicit dispatch and strategy.")]
+        pub fn $forward_with(
+            a: &$crate::tensor::Tensor,
+            b: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+            opts: &$crate::scan::ScanOptions,
+        ) -> $crate::error::Result<$crate::tensor::Tensor> {
+            $crate::scan::affine::forward_op(&$scan, a, b, h0, opts)
+        }
+
+        $(#[$backward_doc])*
+        pub fn $backward(
+            a: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+            h: &$crate::tensor::Tensor,
+            grad_h: &$crate::tensor::Tensor,
+        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
+            $backward_with(a, h0, h, grad_h, &$crate::scan::ScanOptions::default())
+        }
+
+        #[doc = concat!("[`", stringify!($backward), "`] with an explicit dispatch and strategy.")]
+        pub fn $backward_with(
+            a: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+            h: &$crate::tensor::Tensor,
+            grad_h: &$crate::tensor::Tensor,
+            opts: &$crate::scan::ScanOptions,
+        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
+            $crate::scan::affine::backward_op(&$scan, a, h0, h, grad_h, opts)
+        }
+    };
+}
+pub(crate) use public_fns;
+
 /// Forward through the seam: H (B, T, N, k, v).
 pub(crate) fn forward(
     op: &'static str,

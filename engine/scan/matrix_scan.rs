@@ -1,14 +1,21 @@
 //! `matrix_scan`: h_t = A_t h_{t-1} + b_t with 2 x 2 transitions and 2-vector states, the
 //! affine scan with k = 2, v = 1 (the rotation mixers' recurrence).
 
-use super::affine::{self, ScanGrads};
-use super::dispatch::ScanOptions;
+use super::affine::{self, AffineOp};
 use super::envelope::{self, AffineDims};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
-const OP: &str = "matrix_scan";
-const OP_BACKWARD: &str = "matrix_scan_backward";
+const SCAN: AffineOp = AffineOp {
+    op: "matrix_scan",
+    op_backward: "matrix_scan_backward",
+    b_name: "b",
+    h_name: "h",
+    dims,
+    h0_shape: |d| vec![d.b, d.n, 2],
+    h0_layout: "(B, N, 2)",
+    h_layout: "(B, T, N, 2), the shape of h",
+};
 
 fn dims(op: &'static str, a: &Tensor, other: &'static str, b: &Tensor) -> Result<AffineDims> {
     envelope::rank(op, "A", a, 5, "(B, T, N, 2, 2)")?;
@@ -30,63 +37,13 @@ fn dims(op: &'static str, a: &Tensor, other: &'static str, b: &Tensor) -> Result
     })
 }
 
-/// A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) or zeros -> h (B, T, N, 2).
-pub fn matrix_scan(a: &Tensor, b: &Tensor, h0: Option<&Tensor>) -> Result<Tensor> {
-    matrix_scan_with(a, b, h0, &ScanOptions::default())
-}
-
-/// [`matrix_scan`] with an explicit dispatch and strategy.
-pub fn matrix_scan_with(a: &Tensor, b: &Tensor, h0: Option<&Tensor>, opts: &ScanOptions) -> Result<Tensor> {
-    let d = dims(OP, a, "b", b)?;
-    b.expect_context(a.context(), OP, "b")?;
-    if let Some(h0) = h0 {
-        envelope::exact(OP, "h0", h0, &[d.b, d.n, 2], "(B, N, 2)")?;
-        h0.expect_context(a.context(), OP, "h0")?;
-    }
-    let h0 = h0.map(|t| t.reshape(&d.h0_shape())).transpose()?;
-    let h = affine::forward(OP, d, a, &b.reshape(&d.h_shape())?, h0.as_ref(), opts)?;
-    h.reshape(b.shape())
-}
-
-/// Gradients of [`matrix_scan`] from its A, h0, its output h (B, T, N, 2) and dL/dh (same
-/// shape): dA (B, T, N, 2, 2), db (B, T, N, 2), dh0 (B, N, 2).
-pub fn matrix_scan_backward(a: &Tensor, h0: Option<&Tensor>, h: &Tensor, grad_h: &Tensor) -> Result<ScanGrads> {
-    matrix_scan_backward_with(a, h0, h, grad_h, &ScanOptions::default())
-}
-
-/// [`matrix_scan_backward`] with an explicit dispatch and strategy.
-pub fn matrix_scan_backward_with(
-    a: &Tensor,
-    h0: Option<&Tensor>,
-    h: &Tensor,
-    grad_h: &Tensor,
-    opts: &ScanOptions,
-) -> Result<ScanGrads> {
-    let d = dims(OP_BACKWARD, a, "h", h)?;
-    envelope::backward_args(
-        OP_BACKWARD,
-        a,
-        "h",
-        h,
-        grad_h,
-        "(B, T, N, 2), the shape of h",
-        h0,
-        &[d.b, d.n, 2],
-        "(B, N, 2)",
-    )?;
-    let h0 = h0.map(|t| t.reshape(&d.h0_shape())).transpose()?;
-    let g = affine::backward(
-        OP_BACKWARD,
-        d,
-        a,
-        h0.as_ref(),
-        &h.reshape(&d.h_shape())?,
-        &grad_h.reshape(&d.h_shape())?,
-        opts,
-    )?;
-    Ok(ScanGrads {
-        da: g.da,
-        db: g.db.reshape(h.shape())?,
-        dh0: g.dh0.reshape(&[d.b, d.n, 2])?,
-    })
+affine::public_fns! {
+    SCAN,
+    /// A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) or zeros -> h (B, T, N, 2).
+    matrix_scan,
+    /// Gradients of [`matrix_scan`] from its A, h0, its output h (B, T, N, 2) and dL/dh (same
+    /// shape): dA (B, T, N, 2, 2), db (B, T, N, 2), dh0 (B, N, 2).
+    matrix_scan_backward,
+    matrix_scan_with,
+    matrix_scan_backward_with,
 }
