@@ -1,7 +1,8 @@
 //! Index of the row maximum, one workgroup per row (`shaders/reduce/argmax.wgsl`).
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, shader, KernelDef, Params};
+use crate::kernel::{shader, KernelDef, Params};
+use crate::ops::reduce::dispatch_rows;
 use crate::ops::softmax::rows_cols;
 use crate::reference;
 use crate::tensor::Tensor;
@@ -33,12 +34,6 @@ pub fn argmax_last(x: &Tensor) -> Result<Tensor> {
     if rows == 0 {
         return Ok(out);
     }
-    let kernel = gpu.kernel(&ARGMAX, &[])?;
-    gpu.dispatch(
-        &kernel,
-        &Params::new().usize(rows).usize(cols),
-        &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
-        groups_1d(rows as u32),
-    )?;
+    dispatch_rows(gpu, op, &ARGMAX, &Params::new().usize(rows).usize(cols), &x, &out, rows)?;
     Ok(out)
 }

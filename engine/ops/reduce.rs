@@ -1,5 +1,6 @@
 //! Reductions along the last axis, one workgroup per row.
 
+use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
@@ -20,13 +21,34 @@ pub fn sum_last(x: &Tensor) -> Result<Tensor> {
     let x = x.contiguous()?;
     let rows: usize = lead.iter().product();
     let out = Tensor::uninit(ctx, lead, op)?;
-    let kernel = gpu.kernel(&SUM_ROWS, &[])?;
-    let params = Params::new().usize(rows).usize(cols);
-    gpu.dispatch(
-        &kernel,
-        &params,
-        &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
-        groups_1d(rows as u32),
+    dispatch_rows(
+        gpu,
+        op,
+        &SUM_ROWS,
+        &Params::new().usize(rows).usize(cols),
+        &x,
+        &out,
+        rows,
     )?;
     Ok(out)
+}
+
+/// Launches a row kernel that reads x (rows, cols) and writes out, one workgroup per row
+/// (sum_rows, argmax, softmax); x and out are dense.
+pub(crate) fn dispatch_rows(
+    gpu: &Gpu,
+    op: &'static str,
+    def: &KernelDef,
+    params: &Params,
+    x: &Tensor,
+    out: &Tensor,
+    rows: usize,
+) -> Result<()> {
+    let kernel = gpu.kernel(def, &[])?;
+    gpu.dispatch(
+        &kernel,
+        params,
+        &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
+        groups_1d(rows as u32),
+    )
 }

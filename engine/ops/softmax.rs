@@ -2,7 +2,8 @@
 //! an optional causal mask.
 
 use crate::error::{Error, Result};
-use crate::kernel::{groups_1d, shader, KernelDef, Params};
+use crate::kernel::{shader, KernelDef, Params};
+use crate::ops::reduce::dispatch_rows;
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -41,12 +42,6 @@ pub fn softmax_last(x: &Tensor, causal: Option<usize>) -> Result<Tensor> {
         .usize(per_matrix.max(1))
         .u32(causal.is_some() as u32)
         .usize(past);
-    let kernel = gpu.kernel(&SOFTMAX, &[])?;
-    gpu.dispatch(
-        &kernel,
-        &params,
-        &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
-        groups_1d(rows as u32),
-    )?;
+    dispatch_rows(gpu, op, &SOFTMAX, &params, &x, &out, rows)?;
     Ok(out)
 }
