@@ -12,6 +12,7 @@ use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops::matmul::{matmul, matmul_scaled};
 use crate::ops::softmax::softmax_last;
 use crate::reference;
+use crate::shape::attention_shapes;
 use crate::tensor::Tensor;
 
 const ATTENTION_FUSED: KernelDef = KernelDef::new(
@@ -48,32 +49,7 @@ pub fn attention_with(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, path: Att
     let ctx = q.context();
     k.expect_context(ctx, op, "k")?;
     v.expect_context(ctx, op, "v")?;
-    if q.rank() != 3 {
-        return Err(Error::shape(op, "q", "(H, Tq, D)", q.shape()));
-    }
-    let (h, tq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
-    if k.rank() != 3 || k.shape()[0] != h || k.shape()[2] != d {
-        return Err(Error::mismatch(
-            op,
-            "q (H, Tq, D)",
-            q.shape(),
-            "k (H, Tk, D)",
-            k.shape(),
-        ));
-    }
-    if v.shape() != k.shape() {
-        return Err(Error::mismatch(
-            op,
-            "k (H, Tk, D)",
-            k.shape(),
-            "v (H, Tk, D)",
-            v.shape(),
-        ));
-    }
-    let tk = k.shape()[1];
-    if past.checked_add(tq).is_none_or(|end| end > tk) {
-        return Err(Error::value(op, "past", format!("past + Tq ({tq}) <= Tk ({tk})"), past));
-    }
+    let (_, _, _, d) = attention_shapes(op, q.shape(), k.shape(), v.shape(), past)?;
     if d == 0 {
         return Err(Error::shape(op, "q", "D >= 1", q.shape()));
     }

@@ -4,7 +4,7 @@
 use ndarray::{s, ArrayD, ArrayViewD, Axis, IxDyn};
 
 use crate::error::{Error, Result};
-use crate::shape::embedding_shapes;
+use crate::shape::{attention_shapes, embedding_shapes};
 
 /// `sqrt(2 / pi)`, the constant of the tanh form of GELU.
 const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
@@ -119,29 +119,7 @@ pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_
 /// Causal scaled dot-product attention per head: `softmax(q k^T / sqrt(D), causal past) v`.
 /// q (H, Tq, D), k (H, Tk, D), v (H, Tk, D) -> (H, Tq, D).
 pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, past: usize) -> Result<ArrayD<f32>> {
-    let op = "reference::attention";
-    if q.ndim() != 3 {
-        return Err(Error::shape(op, "q", "(H, Tq, D)", q.shape()));
-    }
-    if k.ndim() != 3 || k.shape()[0] != q.shape()[0] || k.shape()[2] != q.shape()[2] || v.shape() != k.shape() {
-        return Err(Error::mismatch(
-            op,
-            "k (H, Tk, D)",
-            k.shape(),
-            "v (H, Tk, D)",
-            v.shape(),
-        ));
-    }
-    let (h, tq, d) = (q.shape()[0], q.shape()[1], q.shape()[2]);
-    let tk = k.shape()[1];
-    if past.checked_add(tq).is_none_or(|end| end > tk) {
-        return Err(Error::value(
-            "reference::attention",
-            "past",
-            format!("past + Tq <= Tk = {tk}"),
-            past,
-        ));
-    }
+    let (h, tq, _, d) = attention_shapes("reference::attention", q.shape(), k.shape(), v.shape(), past)?;
     let scale = 1.0 / (d as f64).sqrt();
     let mut out = ArrayD::zeros(IxDyn(&[h, tq, d]));
     for hh in 0..h {

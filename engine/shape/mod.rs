@@ -1,6 +1,6 @@
 //! Shape algebra, the bottom layer: element counts, view layouts (shape, strides, offset),
 //! numpy broadcasting, merging dense axes, the rank limit of the strided kernels, and the
-//! shapes of a batched matmul and of an embedding. Nothing here touches a device or a
+//! shapes of a batched matmul, of an embedding and of attention. Nothing here touches a device or a
 //! tensor; `tensor/`, `ops/`, `reference/` and the kernels' launch code all get their shape
 //! rules from here.
 //!
@@ -16,11 +16,13 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
+mod attention;
 mod broadcast;
 mod embedding;
 mod layout;
 mod matmul;
 
+pub use attention::attention_shapes;
 pub use broadcast::{broadcast_shape, broadcast_strides, check_rank, collapse, MAX_RANK};
 pub use embedding::embedding_shapes;
 pub use layout::Layout;
