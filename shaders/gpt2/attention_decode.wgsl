@@ -9,7 +9,9 @@
 // (invocation (g, dd) sums vec4 dd of the values of keys g, g + G, ... with G = 256 / (D / 4)
 // groups, four keys a trip into four accumulators so that their loads are in flight
 // together: the walk was latency-bound). Why passes and not an online softmax over blocks of
-// keys: no barrier sits inside a loop, which llvmpipe runs many times slower.
+// keys: no barrier sits inside a loop, which llvmpipe runs many times slower. Workgroup
+// arrays hold scalars, never vec4s: llvmpipe (Mesa 22.3) reads a vec4 array element at a
+// dynamic index about 100x slower than four scalars (this kernel: 18 -> 7 ms a dispatch).
 // D divides 256 and is a multiple of 4 (the host checks). Grid: H workgroups.
 
 const MAX_P: u32 = 2048u;
@@ -29,18 +31,17 @@ struct Params {
 @group(0) @binding(4) var<storage, read> v_cache: array<vec4<f32>>; // the same buffer, values read as vec4
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;      // (H * D,) heads side by side
 
-var<workgroup> qs: array<vec4<f32>, 64>;
+var<workgroup> qs: array<f32, 256>;
 var<workgroup> scores: array<f32, MAX_P>; // scores, then their exponentials
-var<workgroup> partial: array<vec4<f32>, 256>;
+var<workgroup> partial: array<f32, 1024>; // 256 vec4s, as scalars
 
 @compute @workgroup_size(256)
 fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let h = wid.x;
     let len = min(state.pos, min(p.positions, MAX_P) - 1u) + 1u;
     let head = h * p.positions * p.d;
-    if lid < p.d / 4u {
-        let i = h * p.d + 4u * lid;
-        qs[lid] = vec4<f32>(q[i], q[i + 1u], q[i + 2u], q[i + 3u]);
+    if lid < p.d {
+        qs[lid] = q[h * p.d + lid];
     }
     workgroupBarrier();
     var m = -3.0e38;
@@ -48,7 +49,8 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         var acc4 = vec4<f32>(0.0);
         let row = (p.k_off + head + j * p.d) / 4u;
         for (var e = 0u; e < p.d / 4u; e++) {
-            acc4 = fma(qs[e], k_cache[row + e], acc4);
+            let qv = vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]);
+            acc4 = fma(qv, k_cache[row + e], acc4);
         }
         let s = (acc4.x + acc4.y + acc4.z + acc4.w) * p.scale;
         scores[j] = s;
@@ -82,12 +84,17 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
     for (; j < len; j += groups) {
         a0 = fma(vec4<f32>(scores[j]), v_cache[v_head + j * d4], a0);
     }
-    partial[lid] = (a0 + a1) + (a2 + a3);
+    let a = (a0 + a1) + (a2 + a3);
+    partial[4u * lid] = a.x;
+    partial[4u * lid + 1u] = a.y;
+    partial[4u * lid + 2u] = a.z;
+    partial[4u * lid + 3u] = a.w;
     workgroupBarrier();
     if lid < d4 {
         var t = vec4<f32>(0.0);
         for (var i = 0u; i < groups; i++) {
-            t += partial[i * d4 + lid];
+            let at = 4u * (i * d4 + lid);
+            t += vec4<f32>(partial[at], partial[at + 1u], partial[at + 2u], partial[at + 3u]);
         }
         let o = t / total;
         let at = h * p.d + 4u * lid;

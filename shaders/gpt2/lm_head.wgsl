@@ -30,7 +30,14 @@ struct Params {
 @group(0) @binding(4) var<storage, read> wte: array<vec4<f32>>;  // (V, C / 4)
 @group(0) @binding(5) var<storage, read_write> logits: array<f32>; // (V,)
 
-var<workgroup> xn: array<vec4<f32>, 400>; // MAX_C / 4
+// Scalars, not vec4s: llvmpipe reads a vec4 workgroup element at a dynamic index about 100x
+// slower than four scalars.
+var<workgroup> xn: array<f32, MAX_C>;
+
+fn xn4(i: u32) -> vec4<f32> {
+    let c = 4u * i;
+    return vec4<f32>(xn[c], xn[c + 1u], xn[c + 2u], xn[c + 3u]);
+}
 var<workgroup> part: array<f32, 2048>;    // [group][row][lane]
 
 @compute @workgroup_size(256)
@@ -53,7 +60,11 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let xv = vec4<f32>(x[c], x[c + 1u], x[c + 2u], x[c + 3u]);
         let g = vec4<f32>(ln_w[c], ln_w[c + 1u], ln_w[c + 2u], ln_w[c + 3u]);
         let b = vec4<f32>(ln_b[c], ln_b[c + 1u], ln_b[c + 2u], ln_b[c + 3u]);
-        xn[i] = (xv - mean) * rstd * g + b;
+        let v = (xv - mean) * rstd * g + b;
+        xn[c] = v.x;
+        xn[c + 1u] = v.y;
+        xn[c + 2u] = v.z;
+        xn[c + 3u] = v.w;
     }
     workgroupBarrier();
     let base = (wid.x + wid.y * nwg.x) * ROWS;
@@ -61,7 +72,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         for (var row = base + lid; row < min(base + ROWS, p.vocab); row += 256u) {
             var a = vec4<f32>(0.0);
             for (var i = 0u; i < c4; i++) {
-                a = fma(xn[i], wte[row * c4 + i], a);
+                a = fma(xn4(i), wte[row * c4 + i], a);
             }
             logits[row] = a.x + a.y + a.z + a.w;
         }
@@ -75,7 +86,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let row = min(first + r, p.vocab - 1u);
         var a = 0.0;
         for (var i = lane; i < c4; i += 32u) {
-            a += dot(xn[i], wte[row * c4 + i]);
+            a += dot(xn4(i), wte[row * c4 + i]);
         }
         acc[r] = a;
     }
