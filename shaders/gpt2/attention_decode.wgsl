@@ -1,4 +1,4 @@
-// prelude: gpt2/wg_sum.wgsl
+// prelude: reduce/tree.wgsl
 // prelude: gpt2/state.wgsl
 // Causal attention of the decode step's one query per head over every cached position
 // 0..=state.pos (the current token's key and value were written by the QKV kernel):
@@ -56,15 +56,15 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         scores[j] = s;
         m = max(m, s);
     }
-    let top = wg_max(lid, m);
+    let top = tree_max(lid, m);
     var l = 0.0;
     for (var j = lid; j < len; j += 256u) {
         let e = exp(scores[j] - top);
         scores[j] = e;
         l += e;
     }
-    // wg_sum's barriers also publish the exponentials to the whole workgroup.
-    let total = wg_sum(lid, l);
+    // tree_sum's barriers also publish the exponentials to the whole workgroup.
+    let total = tree_sum(lid, l);
     let d4 = p.d / 4u;
     let groups = 256u / d4;
     let g = lid / d4;

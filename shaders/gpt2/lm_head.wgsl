@@ -1,4 +1,4 @@
-// prelude: gpt2/wg_sum.wgsl
+// prelude: reduce/tree.wgsl
 // The decode step's head: the final layer norm of x (1, C) and the tied output embedding,
 //   logits[v] = sum_c xn[c] wte[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
 // wte (V, C) is row-major, so each logit is one contiguous dot product. Each workgroup
@@ -47,13 +47,13 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     for (var c = lid; c < p.c; c += 256u) {
         s += x[c];
     }
-    let mean = wg_sum(lid, s) / f32(p.c);
+    let mean = tree_sum(lid, s) / f32(p.c);
     var q = 0.0;
     for (var c = lid; c < p.c; c += 256u) {
         let d = x[c] - mean;
         q += d * d;
     }
-    let rstd = inverseSqrt(wg_sum(lid, q) / f32(p.c) + p.eps);
+    let rstd = inverseSqrt(tree_sum(lid, q) / f32(p.c) + p.eps);
     let c4 = p.c / 4u;
     for (var i = lid; i < c4; i += 256u) {
         let c = 4u * i;

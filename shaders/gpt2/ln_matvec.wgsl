@@ -1,4 +1,4 @@
-// prelude: gpt2/wg_sum.wgsl
+// prelude: reduce/tree.wgsl
 // prelude: nn/gelu.wgsl
 // prelude: gpt2/state.wgsl
 // The decode step's projections: one row x (K,) times a row-major weight w (K, N) (HF Conv1D
@@ -91,13 +91,13 @@ fn ln_matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         for (var k = lid; k < p.k; k += 256u) {
             s += x[p.x_off + k];
         }
-        mean = wg_sum(lid, s) / f32(p.k);
+        mean = tree_sum(lid, s) / f32(p.k);
         var q = 0.0;
         for (var k = lid; k < p.k; k += 256u) {
             let dx = x[p.x_off + k] - mean;
             q += dx * dx;
         }
-        rstd = inverseSqrt(wg_sum(lid, q) / f32(p.k) + p.eps);
+        rstd = inverseSqrt(tree_sum(lid, q) / f32(p.k) + p.eps);
     }
     let n4 = p.n / 4u;
     if WHOLE_COLUMNS {

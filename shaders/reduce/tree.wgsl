@@ -1,33 +1,49 @@
-// Shared by the row kernels (prepended): workgroup-wide sum and max over 256 invocations.
+// Shared by the row kernels (prepended): workgroup-wide sum and max over 256 invocations in
+// three barriers: 16 invocations each combine a run of 16 values, then every invocation
+// combines the 16 run results itself. Why not a halving tree: its nine barriers cost more
+// than the extra adds, on GPUs (the row kernels run few workgroups, so barrier latency is
+// their time) and on CPU adapters (llvmpipe runs every barrier as a pass over all 256
+// invocations). The order of the adds is fixed, so results repeat exactly.
 // Call from uniform control flow only (they hold barriers); every invocation gets the result.
 
 var<workgroup> red: array<f32, 256>;
+var<workgroup> red_16: array<f32, 16>;
 
 fn tree_sum(lid: u32, v: f32) -> f32 {
     red[lid] = v;
     workgroupBarrier();
-    for (var s = 128u; s > 0u; s >>= 1u) {
-        if lid < s {
-            red[lid] += red[lid + s];
+    if lid < 16u {
+        var s = 0.0;
+        for (var i = 16u * lid; i < 16u * lid + 16u; i++) {
+            s += red[i];
         }
-        workgroupBarrier();
+        red_16[lid] = s;
     }
-    let r = red[0];
-    // The next call overwrites `red`: wait until everyone has read the result.
     workgroupBarrier();
-    return r;
+    var t = 0.0;
+    for (var i = 0u; i < 16u; i++) {
+        t += red_16[i];
+    }
+    // The next call overwrites the partial results: wait until everyone has read them.
+    workgroupBarrier();
+    return t;
 }
 
 fn tree_max(lid: u32, v: f32) -> f32 {
     red[lid] = v;
     workgroupBarrier();
-    for (var s = 128u; s > 0u; s >>= 1u) {
-        if lid < s {
-            red[lid] = max(red[lid], red[lid + s]);
+    if lid < 16u {
+        var s = red[16u * lid];
+        for (var i = 16u * lid + 1u; i < 16u * lid + 16u; i++) {
+            s = max(s, red[i]);
         }
-        workgroupBarrier();
+        red_16[lid] = s;
     }
-    let r = red[0];
     workgroupBarrier();
-    return r;
+    var t = red_16[0];
+    for (var i = 1u; i < 16u; i++) {
+        t = max(t, red_16[i]);
+    }
+    workgroupBarrier();
+    return t;
 }
