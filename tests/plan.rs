@@ -27,8 +27,8 @@ fn plan_replay_equals_eager_and_follows_its_inputs() {
         };
         let want = f(&x).unwrap().to_vec().unwrap();
         let (plan, y) = Plan::capture(ctx, &[&x, &w], || f(&x)).unwrap();
-        // exp, add, tanh, mul, matmul: one dispatch each.
-        assert_eq!(plan.dispatches(), 5, "{}", plan.dump());
+        // exp, add, tanh, mul, matmul traced; the elementwise chain fuses into one kernel.
+        assert_eq!((plan.traced(), plan.dispatches()), (5, 2), "{}", plan.dump());
         assert!(plan.dump().contains("matmul"), "{}", plan.dump());
         plan.replay(ctx).unwrap();
         assert_close(ctx, "plan replay", &y.to_vec().unwrap(), &want, EXACT);
@@ -41,6 +41,60 @@ fn plan_replay_equals_eager_and_follows_its_inputs() {
             "replay after new input",
             &y.to_vec().unwrap(),
             &f(&x2).unwrap().to_vec().unwrap(),
+            EXACT,
+        );
+    });
+}
+
+#[test]
+fn plan_fuses_elementwise_chains_only_where_nothing_else_sees_them() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(2);
+        let x = Tensor::from_slice(ctx, &[3, 41], &rng.vec_range(123, -2.0, 2.0)).unwrap();
+        let b = Tensor::from_slice(ctx, &[41], &rng.vec_range(41, -1.0, 1.0)).unwrap();
+        // A chain with a broadcast input: exp(b) (41,) feeds (3, 41) ops; one kernel.
+        let chain = || ops::sub(&ops::mul(&ops::add(&x, &ops::exp(&b)?)?, &x)?, &b);
+        let want = chain().unwrap().to_vec().unwrap();
+        let (plan, y) = Plan::capture(ctx, &[&x, &b], chain).unwrap();
+        assert_eq!((plan.traced(), plan.dispatches()), (4, 1), "{}", plan.dump());
+        plan.replay(ctx).unwrap();
+        assert_close(ctx, "fused chain", &y.to_vec().unwrap(), &want, EXACT);
+
+        // An intermediate the capture returns is kept: its producer still runs.
+        let (plan, (e, z)) = Plan::capture(ctx, &[&x], || {
+            let e = ops::exp(&x)?;
+            let z = ops::add(&e, &x)?;
+            Ok((e, z))
+        })
+        .unwrap();
+        assert_eq!(plan.dispatches(), 2, "{}", plan.dump());
+        plan.replay(ctx).unwrap();
+        let want_e = ops::exp(&x).unwrap().to_vec().unwrap();
+        assert_close(ctx, "kept intermediate", &e.to_vec().unwrap(), &want_e, EXACT);
+        let want_z = ops::add(&ops::exp(&x).unwrap(), &x).unwrap().to_vec().unwrap();
+        assert_close(ctx, "its consumer", &z.to_vec().unwrap(), &want_z, EXACT);
+
+        // An intermediate another kind of op also reads is kept.
+        let (plan, (s, z)) = Plan::capture(ctx, &[&x], || {
+            let e = ops::exp(&x)?;
+            Ok((ops::sum_last(&e)?, ops::add(&e, &x)?))
+        })
+        .unwrap();
+        assert_eq!(plan.dispatches(), 3, "{}", plan.dump());
+        plan.replay(ctx).unwrap();
+        let want_s = ops::sum_last(&ops::exp(&x).unwrap()).unwrap().to_vec().unwrap();
+        assert_close(
+            ctx,
+            "row sums of the kept intermediate",
+            &s.to_vec().unwrap(),
+            &want_s,
+            Gate::new(1e-5, 1e-5),
+        );
+        assert_close(
+            ctx,
+            "and its elementwise consumer",
+            &z.to_vec().unwrap(),
+            &want_z,
             EXACT,
         );
     });

@@ -98,6 +98,7 @@ impl Gpu {
                 params: kernel.bindings.contains(&Binding::Uniform).then(|| params.bytes()),
                 buffers: buffers.iter().map(|b| (*b).clone()).collect(),
                 groups,
+                fusible: None,
             })
         });
         if captured.is_some() {

@@ -71,6 +71,9 @@ pub(crate) struct CapturedAtom {
     pub params: Option<Vec<u8>>,
     pub buffers: Vec<wgpu::Buffer>,
     pub groups: [u32; 3],
+    /// What an elementwise dispatch computes, kept by the layer that made it for the plan's
+    /// fusion pass (`crate::fused::fuse_captured`); `None` for every other kernel.
+    pub fusible: Option<Box<dyn std::any::Any + Send>>,
 }
 
 pub(crate) struct Gpu {

@@ -233,6 +233,48 @@ impl Body {
         b.finish(result).map(|_| ())
     }
 
+    /// This body with parameter `k` replaced by the value of `inner` (a body without state
+    /// whose result has parameter `k`'s type): the parameters become this body's others, in
+    /// order, then `inner`'s. How a chain of elementwise kernels becomes one (`crate::fused`).
+    pub fn substitute(&self, k: usize, inner: &Body) -> Result<Body> {
+        if k >= self.params.len() || inner.node(inner.result).ty != self.params[k] {
+            return Err(builder_error(
+                code::TYPE,
+                format!(
+                    "parameter {k} of {:?} cannot take a body of {}",
+                    self.params,
+                    inner.node(inner.result).ty
+                ),
+            ));
+        }
+        let mut params: Vec<Ty> = self
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != k)
+            .map(|(_, t)| *t)
+            .collect();
+        let first_inner = params.len();
+        params.extend(&inner.params);
+        let mut b = Body::builder(&params);
+        let inner_ids = b.emit_all(inner, |i| first_inner + i)?;
+        let inner_result = inner_ids[inner.result.0 as usize];
+        let outer_ids = b.emit_all_with(
+            self,
+            |i| {
+                if i < k {
+                    Some(i)
+                } else if i == k {
+                    None
+                } else {
+                    Some(i - 1)
+                }
+            },
+            inner_result,
+        )?;
+        b.finish(outer_ids[self.result.0 as usize])
+    }
+
     /// The state's type (parameter 0).
     pub fn state(&self) -> Ty {
         self.params[0]
@@ -439,6 +481,41 @@ impl Builder {
             return Err(builder_error(code::TYPE, format!("cannot splat {ty} to width {width}")));
         }
         Ok(self.push(Op::Splat(x, width), Ty { kind: ty.kind, width }))
+    }
+
+    /// Adds `body`'s nodes, its parameter i read as this builder's parameter `param(i)`;
+    /// returns the new id of each node.
+    fn emit_all(&mut self, body: &Body, param: impl Fn(usize) -> usize) -> Result<Vec<Id>> {
+        let dummy = Id(0);
+        self.emit_all_with(body, |i| Some(param(i)), dummy)
+    }
+
+    /// [`Builder::emit_all`] where `param(i) = None` reads `replacement` instead.
+    fn emit_all_with(
+        &mut self,
+        body: &Body,
+        param: impl Fn(usize) -> Option<usize>,
+        replacement: Id,
+    ) -> Result<Vec<Id>> {
+        let mut map: Vec<Id> = Vec::with_capacity(body.nodes.len());
+        for n in &body.nodes {
+            let arg = |id: Id| map[id.0 as usize];
+            let id = match n.op {
+                Op::Param(i) => match param(i as usize) {
+                    Some(j) => self.param(j),
+                    None => replacement,
+                },
+                Op::Const(bits) if n.ty == Ty::BOOL => self.boolean(bits != 0),
+                Op::Const(bits) => self.constant(f32::from_bits(bits)),
+                Op::Unary(u, x) => self.unary(u, arg(x))?,
+                Op::Binary(o, x, y) => self.binary(o, arg(x), arg(y))?,
+                Op::Where(c, x, y) => self.select(arg(c), arg(x), arg(y))?,
+                Op::Reduce(r, x, keep) => self.reduce(r, arg(x), keep)?,
+                Op::Splat(x, w) => self.splat(arg(x), w)?,
+            };
+            map.push(id);
+        }
+        Ok(map)
     }
 
     /// Checks the result has the state's type and returns the body.

@@ -32,9 +32,12 @@ use ndarray::{ArrayD, IxDyn};
 
 pub use graph::{Binary, Graph, Node, NodeId, Unary, MAX_GRAPH_NODES};
 
+use std::sync::Arc;
+
+use crate::context::gpu::{CapturedAtom, Gpu};
 use crate::error::{Error, Result};
 use crate::expr::{Body, Interp};
-use crate::kernel::{push_dims, Binding, KernelKey, KernelSource, Params};
+use crate::kernel::{groups_1d, push_dims, Binding, Kernel, KernelKey, KernelSource, Params};
 use crate::shape::{broadcast_shape, broadcast_strides, check_rank, collapse};
 use crate::tensor::Tensor;
 
@@ -122,8 +125,37 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
     if out.is_empty() {
         return Ok(out);
     }
-    let strides: Vec<Vec<usize>> = inputs.iter().map(|t| broadcast_strides(t.layout(), &shape)).collect();
-    let (dims, strides) = collapse(&shape, &strides);
+    let (kernel, params, buffers) = launch(gpu, body, inputs, &out, op, kernel)?;
+    let refs: Vec<&wgpu::Buffer> = buffers.iter().collect();
+    gpu.dispatch_items(&kernel, &params, &refs, out.len())?;
+    // Inside a plan capture the dispatch keeps what it computes, so the plan can fuse it
+    // into the elementwise kernel that reads it (`fuse_captured`).
+    gpu.with_capture(|c| {
+        if let Some(atom) = c.atoms.last_mut() {
+            atom.fusible = Some(Box::new(Deferred {
+                body: body.clone(),
+                inputs: inputs.iter().map(|t| (*t).clone()).collect(),
+                out: out.clone(),
+                op,
+            }));
+        }
+    });
+    Ok(out)
+}
+
+/// The kernel, uniform parameters and storage buffers (inputs, then `out`) of `body` run
+/// elementwise over `inputs` broadcast to `out`'s shape, cached as `kernel`.
+fn launch(
+    gpu: &Gpu,
+    body: &Body,
+    inputs: &[&Tensor],
+    out: &Tensor,
+    op: &'static str,
+    kernel: &str,
+) -> Result<(Arc<Kernel>, Params, Vec<wgpu::Buffer>)> {
+    let shape = out.shape();
+    let strides: Vec<Vec<usize>> = inputs.iter().map(|t| broadcast_strides(t.layout(), shape)).collect();
+    let (dims, strides) = collapse(shape, &strides);
     check_rank(op, &dims)?;
     let mut params = Params::new().usize(out.len()).usize(dims.len()).u32(0).u32(0);
     params = push_dims(params, &dims);
@@ -147,10 +179,105 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
             bindings,
         })
     })?;
-    let mut buffers = inputs.iter().map(|t| t.gpu_buffer(op)).collect::<Result<Vec<_>>>()?;
-    buffers.push(out.gpu_buffer(op)?);
-    gpu.dispatch_items(&kernel, &params, &buffers, out.len())?;
-    Ok(out)
+    let mut buffers = inputs
+        .iter()
+        .map(|t| t.gpu_buffer(op).cloned())
+        .collect::<Result<Vec<_>>>()?;
+    buffers.push(out.gpu_buffer(op)?.clone());
+    Ok((kernel, params, buffers))
+}
+
+/// A captured elementwise dispatch: what it computes, from which tensors, into which.
+struct Deferred {
+    body: Body,
+    inputs: Vec<Tensor>,
+    out: Tensor,
+    op: &'static str,
+}
+
+/// The fusion pass of a plan capture (`crate::plan::Plan::capture`): every captured
+/// elementwise dispatch B that reads the output of an earlier one A absorbs A's expression
+/// (`Body::substitute`) when nothing else can see A's output: no other dispatch binds it, no
+/// tensor outside the two holds it (the capture's result included), and no dispatch between
+/// them writes one of A's inputs. A then disappears, and chains fold into one kernel. Returns
+/// how many dispatches it removed.
+pub(crate) fn fuse_captured(gpu: &Gpu, atoms: &mut Vec<CapturedAtom>) -> Result<usize> {
+    let limit = gpu.info.max_storage_buffers as usize;
+    let mut removed = vec![false; atoms.len()];
+    for b in 0..atoms.len() {
+        while let Some((a, k)) = producer(atoms, &removed, b, limit) {
+            let (Some(da), Some(db)) = (deferred(&atoms[a]), deferred(&atoms[b])) else {
+                break;
+            };
+            let Ok(body) = db.body.substitute(k, &da.body) else {
+                break;
+            };
+            let mut inputs: Vec<Tensor> = db
+                .inputs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != k)
+                .map(|(_, t)| t.clone())
+                .collect();
+            inputs.extend(da.inputs.iter().cloned());
+            let refs: Vec<&Tensor> = inputs.iter().collect();
+            let name = format!("fused/{:016x}", body.hash64());
+            let (out, op) = (db.out.clone(), db.op);
+            let (kernel, params, buffers) = launch(gpu, &body, &refs, &out, op, &name)?;
+            let per_group = kernel.workgroup_size[0].max(1) as usize;
+            let groups = groups_1d(u32::try_from(out.len().div_ceil(per_group)).unwrap_or(u32::MAX));
+            atoms[b] = CapturedAtom {
+                params: Some(params.bytes()),
+                kernel,
+                buffers,
+                groups,
+                fusible: Some(Box::new(Deferred { body, inputs, out, op })),
+            };
+            atoms[a].fusible = None;
+            removed[a] = true;
+        }
+    }
+    let before = atoms.len();
+    let mut keep = removed.iter().map(|r| !r);
+    atoms.retain(|_| keep.next().unwrap_or(true));
+    Ok(before - atoms.len())
+}
+
+fn deferred(atom: &CapturedAtom) -> Option<&Deferred> {
+    atom.fusible.as_ref().and_then(|p| p.downcast_ref::<Deferred>())
+}
+
+/// An earlier captured elementwise dispatch `a` whose output input `k` of dispatch `b` reads,
+/// and that `b` may absorb (see [`fuse_captured`]).
+fn producer(atoms: &[CapturedAtom], removed: &[bool], b: usize, limit: usize) -> Option<(usize, usize)> {
+    let db = deferred(&atoms[b])?;
+    for (k, input) in db.inputs.iter().enumerate() {
+        let buf = input.buffer()?;
+        let Some(a) = (0..b)
+            .rev()
+            .find(|&a| !removed[a] && atoms[a].buffers.iter().any(|x| x == buf))
+        else {
+            continue;
+        };
+        let Some(da) = deferred(&atoms[a]) else { continue };
+        let only_here = da.out.buffer() == Some(buf)
+            && da.out.layout() == input.layout()
+            // A's own handle and this input: nobody else holds the output.
+            && da.out.handles() == 2
+            && atoms.iter().enumerate().all(|(j, x)| j == a || j == b || removed[j] || !x.buffers.iter().any(|y| y == buf));
+        let inputs_unchanged = (a + 1..b).filter(|&j| !removed[j]).all(|j| {
+            let atom = &atoms[j];
+            let storage = atom.kernel.bindings.iter().filter(|x| **x != Binding::Uniform);
+            storage.zip(&atom.buffers).all(|(kind, written)| {
+                *kind != Binding::ReadWrite || !da.inputs.iter().any(|t| t.buffer() == Some(written))
+            })
+        });
+        let fits = db.inputs.len() - 1 + da.inputs.len() < limit;
+        if only_here && inputs_unchanged && fits {
+            return Some((a, k));
+        }
+    }
+    None
 }
 
 /// `gelu_tanh(x)`: one input.

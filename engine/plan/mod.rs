@@ -9,6 +9,10 @@
 //! bind group is built, once. [`Plan::replay`] then records all dispatches into ONE compute
 //! pass of the context's pending commands: no allocation, no bind group, no parameter write.
 //!
+//! Before the bind groups are built, a fusion pass (`crate::fused::fuse_captured`) folds
+//! chains of elementwise dispatches into one kernel each through the expression IR, where
+//! nothing else can see the intermediate (`Plan::traced` counts the dispatches before it).
+//!
 //! Values that change between replays (token ids, positions) must live in device buffers the
 //! kernels read, written before each replay; a host upload or a readback inside the capture
 //! is an error naming what did it, as is a dispatch that binds a tensor the plan does not own
@@ -19,7 +23,7 @@
 //! let ctx = Context::new()?;
 //! let x = Tensor::from_slice(&ctx, &[4], &[1., 2., 3., 4.])?;
 //! let (plan, y) = Plan::capture(&ctx, &[&x], || ops::add(&ops::exp(&x)?, &x))?;
-//! plan.replay(&ctx)?;                                    // records 2 dispatches in one pass
+//! plan.replay(&ctx)?;                                    // one dispatch: exp fused into the add
 //! println!("{}", plan.dump());
 //! let _ = y.to_vec()?;                                   // exp(x) + x
 //! # Ok::<(), wgsl_compute::Error>(())
@@ -54,6 +58,8 @@ pub struct Plan {
     /// The uniform bytes of every dispatch, one aligned slot each.
     _params: Option<wgpu::Buffer>,
     peak_bytes: u64,
+    /// Dispatches the captured ops made, before the fusion pass.
+    traced: usize,
 }
 
 impl Plan {
@@ -82,11 +88,19 @@ impl Plan {
         })?;
         drop(end);
         let out = out?;
-        if let Some(message) = capture.error {
+        let mut capture = capture;
+        if let Some(message) = capture.error.take() {
             return Err(Error::Unsupported {
                 op: "Plan::capture",
                 message,
             });
+        }
+        // Chains of elementwise ops become one kernel each, then the tensors the pass kept
+        // go back to the plan's pool.
+        let traced = capture.atoms.len();
+        crate::fused::fuse_captured(gpu, &mut capture.atoms)?;
+        for a in &mut capture.atoms {
+            a.fusible = None;
         }
         let known = |b: &wgpu::Buffer| capture.owned.contains(b) || hold.iter().any(|t| t.buffer() == Some(b));
         for a in &capture.atoms {
@@ -141,6 +155,7 @@ impl Plan {
             _held: hold.iter().map(|t| (*t).clone()).collect(),
             _params: params,
             peak_bytes,
+            traced,
         };
         Ok((plan, out))
     }
@@ -200,6 +215,11 @@ impl Plan {
         self.atoms.len()
     }
 
+    /// Dispatches the captured ops made, before chains of elementwise ops were fused.
+    pub fn traced(&self) -> usize {
+        self.traced
+    }
+
     /// The largest number of bytes the plan's own intermediates held at once (after reuse).
     pub fn peak_bytes(&self) -> u64 {
         self.peak_bytes
@@ -213,7 +233,8 @@ impl Plan {
             s += &format!("{i:4}  {:<36} groups {x}x{y}x{z}  binds {} B\n", a.kernel.name, a.bytes);
         }
         s += &format!(
-            "{} dispatches, {} distinct kernels, intermediates peak {} B\n",
+            "{} dispatches traced -> {} after fusion, {} distinct kernels, intermediates peak {} B\n",
+            self.traced,
             self.atoms.len(),
             self.atoms
                 .iter()

@@ -207,6 +207,14 @@ impl Tensor {
         }
     }
 
+    /// How many tensors share this one's storage (views and clones count; 1 = only this).
+    pub(crate) fn handles(&self) -> usize {
+        match &self.storage {
+            Storage::Gpu(b) => Arc::strong_count(b),
+            Storage::Cpu(c) => Arc::strong_count(c),
+        }
+    }
+
     /// The device buffer of a GPU tensor; an internal error otherwise.
     pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<&wgpu::Buffer> {
         self.buffer().ok_or_else(|| Error::Unsupported {
