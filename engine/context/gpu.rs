@@ -73,8 +73,15 @@ pub(crate) struct CapturedAtom {
     pub groups: [u32; 3],
     /// What an elementwise dispatch computes, kept by the layer that made it for the plan's
     /// fusion pass (`crate::fused::fuse_captured`); `None` for every other kernel.
-    pub fusible: Option<Box<dyn std::any::Any + Send>>,
+    pub fusible: Option<Fusible>,
 }
+
+/// A captured dispatch's payload for the fusion pass: `Send` natively, where contexts are
+/// shared between threads; in a browser wgpu's handles are not `Send`, nor is anything else.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type Fusible = Box<dyn std::any::Any + Send>;
+#[cfg(target_arch = "wasm32")]
+pub(crate) type Fusible = Box<dyn std::any::Any>;
 
 pub(crate) struct Gpu {
     pub device: wgpu::Device,
