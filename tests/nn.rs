@@ -225,6 +225,18 @@ fn linear_residual_layer_norm_matches_the_reference() {
         .unwrap_err()
         .to_string();
         assert!(e.contains("residual") && e.contains("[4, 8]"), "{e}");
+        // No rows: two empty outputs, no dispatch, no error.
+        let (y, h) = ops::linear_residual_layer_norm(
+            &z(&[0, 8]),
+            &z(&[8, 12]),
+            &z(&[12]),
+            &z(&[0, 12]),
+            &z(&[12]),
+            &z(&[12]),
+            1e-5,
+        )
+        .unwrap();
+        assert_eq!((y.shape(), h.shape()), (&[0, 12][..], &[0, 12][..]));
     });
 }
 
