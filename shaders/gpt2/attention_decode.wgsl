@@ -13,11 +13,14 @@
 // arrays hold scalars, never vec4s: llvmpipe (Mesa 22.3) reads a vec4 array element at a
 // dynamic index about 100x slower than four scalars (this kernel: 18 -> 7 ms a dispatch).
 // D divides 256 and is a multiple of 4 (the host checks). Grid: H workgroups.
+// The head dim is an override constant, so every loop over it has a constant bound: llvmpipe
+// (Mesa 22.3, LLVM 15) runs a loop with a runtime bound inside the per-key loop about 40x
+// slower (the score pass: 3.4 -> 0.09 ms a dispatch at D = 16).
 
 const MAX_P: u32 = 2048u;
+override D: u32 = 64u; // head dim
 
 struct Params {
-    d: u32,          // head dim D
     positions: u32,  // cache length P
     k_off: u32,      // offset of this layer's keys (H, P, D) in the cache buffer
     v_off: u32,      // offset of this layer's values
@@ -39,16 +42,16 @@ var<workgroup> partial: array<f32, 1024>; // 256 vec4s, as scalars
 fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let h = wid.x;
     let len = min(state.pos, min(p.positions, MAX_P) - 1u) + 1u;
-    let head = h * p.positions * p.d;
-    if lid < p.d {
-        qs[lid] = q[h * p.d + lid];
+    let head = h * p.positions * D;
+    if lid < D {
+        qs[lid] = q[h * D + lid];
     }
     workgroupBarrier();
     var m = -3.0e38;
     for (var j = lid; j < len; j += 256u) {
         var acc4 = vec4<f32>(0.0);
-        let row = (p.k_off + head + j * p.d) / 4u;
-        for (var e = 0u; e < p.d / 4u; e++) {
+        let row = (p.k_off + head + j * D) / 4u;
+        for (var e = 0u; e < D / 4u; e++) {
             let qv = vec4<f32>(qs[4u * e], qs[4u * e + 1u], qs[4u * e + 2u], qs[4u * e + 3u]);
             acc4 = fma(qv, k_cache[row + e], acc4);
         }
@@ -65,7 +68,7 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
     }
     // tree_sum's barriers also publish the exponentials to the whole workgroup.
     let total = tree_sum(lid, l);
-    let d4 = p.d / 4u;
+    let d4 = D / 4u;
     let groups = 256u / d4;
     let g = lid / d4;
     let dd = lid % d4;
@@ -97,7 +100,7 @@ fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
             t += vec4<f32>(partial[at], partial[at + 1u], partial[at + 2u], partial[at + 3u]);
         }
         let o = t / total;
-        let at = h * p.d + 4u * lid;
+        let at = h * D + 4u * lid;
         out[at] = o.x;
         out[at + 1u] = o.y;
         out[at + 2u] = o.z;

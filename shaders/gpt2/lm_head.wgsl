@@ -14,12 +14,14 @@
 
 override WHOLE_ROWS: bool = false;
 override ROWS: u32 = 64u;
+// The width C is an override constant so that the loops over it have constant bounds:
+// llvmpipe runs a loop with a runtime bound nested in a per-invocation loop many times slower.
+override C: u32 = 768u;
 
 const MAX_C: u32 = 1600u;
 
 struct Params {
     vocab: u32,
-    c: u32,
     eps: f32,
 }
 
@@ -44,17 +46,17 @@ var<workgroup> part: array<f32, 2048>;    // [group][row][lane]
 fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
     var s = 0.0;
-    for (var c = lid; c < p.c; c += 256u) {
+    for (var c = lid; c < C; c += 256u) {
         s += x[c];
     }
-    let mean = tree_sum(lid, s) / f32(p.c);
+    let mean = tree_sum(lid, s) / f32(C);
     var q = 0.0;
-    for (var c = lid; c < p.c; c += 256u) {
+    for (var c = lid; c < C; c += 256u) {
         let d = x[c] - mean;
         q += d * d;
     }
-    let rstd = inverseSqrt(tree_sum(lid, q) / f32(p.c) + p.eps);
-    let c4 = p.c / 4u;
+    let rstd = inverseSqrt(tree_sum(lid, q) / f32(C) + p.eps);
+    let c4 = C / 4u;
     for (var i = lid; i < c4; i += 256u) {
         let c = 4u * i;
         let xv = vec4<f32>(x[c], x[c + 1u], x[c + 2u], x[c + 3u]);

@@ -226,7 +226,6 @@ pub(crate) fn ln_matvec(
         }
     };
     let params = Params::new()
-        .usize(k)
         .usize(n)
         .usize(x.layout().offset)
         .usize(l.offset / 4)
@@ -248,6 +247,7 @@ pub(crate) fn ln_matvec(
             ("LN", f64::from(u8::from(norm.is_some()))),
             ("EPILOGUE", f64::from(epilogue)),
             ("WHOLE_COLUMNS", f64::from(u8::from(software))),
+            ("K", k as f64),
         ],
     )?;
     let buffers = [
@@ -313,7 +313,6 @@ pub(crate) fn attention_decode(
     let per_layer = h * p * d;
     let out = Tensor::uninit(ctx, &[1, h * d], op)?;
     let params = Params::new()
-        .usize(d)
         .usize(p)
         .usize(k_cache.layout().offset + layer * per_layer)
         .usize(v_cache.layout().offset + layer * per_layer)
@@ -326,7 +325,7 @@ pub(crate) fn attention_decode(
         out.gpu_buffer(op)?,
     ];
     gpu.dispatch(
-        &gpu.kernel(&ATTENTION_DECODE, &[])?,
+        &gpu.kernel(&ATTENTION_DECODE, &[("D", d as f64)])?,
         &params,
         &buffers,
         [h as u32, 1, 1],
@@ -357,7 +356,7 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
         }
     }
     let logits = Tensor::uninit(ctx, &[1, v], op)?;
-    let params = Params::new().usize(v).usize(c).f32(norm.2);
+    let params = Params::new().usize(v).f32(norm.2);
     let buffers = [
         x.gpu_buffer(op)?,
         norm.0.gpu_buffer(op)?,
@@ -367,7 +366,11 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
     ];
     // CPU adapters: whole rows per invocation and few workgroups (see the kernel).
     let (whole_rows, rows) = if gpu.info.is_software() { (1, 2048) } else { (0, 64) };
-    let consts = [("WHOLE_ROWS", f64::from(whole_rows)), ("ROWS", f64::from(rows))];
+    let consts = [
+        ("WHOLE_ROWS", f64::from(whole_rows)),
+        ("ROWS", f64::from(rows)),
+        ("C", c as f64),
+    ];
     gpu.dispatch(
         &gpu.kernel(&LM_HEAD, &consts)?,
         &params,
