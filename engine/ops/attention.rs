@@ -85,17 +85,17 @@ fn fused(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, scale: f32) -> Result<
     let mut params = Params::new()
         .usize(h)
         .usize(tq)
-        .usize(d)
         .checked(op, "past", past)?
         .f32(scale)
         .usize(q.layout().offset)
         .usize(k.layout().offset)
-        .usize(v.layout().offset);
+        .usize(v.layout().offset)
+        .u32(0); // the strides are vec4s: 16-byte aligned
     for t in [q, k, v] {
         let s = &t.layout().strides;
         params = params.usize(s[0]).usize(s[1]).usize(s[2]).u32(0);
     }
-    let kernel = gpu.kernel(&ATTENTION_FUSED, &[])?;
+    let kernel = gpu.kernel(&ATTENTION_FUSED, &[("D", d as f64)])?;
     let buffers = [
         q.gpu_buffer(op)?,
         k.gpu_buffer(op)?,

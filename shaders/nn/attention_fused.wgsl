@@ -10,16 +10,20 @@
 // together (one invocation per feature walking every key was latency-bound), and the G
 // partial sums are added at the end. q, k, v are strided views (offset + strides in the
 // uniform); out is dense (Tq, H, D), heads side by side. The host checked D <= 256.
+// D is an override constant: the loops over it get constant bounds, which llvmpipe runs many
+// times faster, and a GPU's compiler can unroll to keep the key loads in flight together.
+
+override D: u32 = 64u;
 
 struct Params {
     heads: u32,
     tq: u32,
-    d: u32,
     past: u32,
     scale: f32,
     q_offset: u32,
     k_offset: u32,
     v_offset: u32,
+    _pad: u32,
     q_strides: vec4<u32>, // (head, time, feature, unused)
     k_strides: vec4<u32>,
     v_strides: vec4<u32>,
@@ -44,7 +48,7 @@ fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     let h = task / p.tq;
     let i = task % p.tq;
-    if lid < p.d {
+    if lid < D {
         q_row[lid] = q[p.q_offset + h * p.q_strides.x + i * p.q_strides.y + lid * p.q_strides.z];
     }
     workgroupBarrier();
@@ -54,16 +58,16 @@ fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     var m = -3.0e38; // running max (a finite sentinel)
     var l = 0.0;     // running sum of exp(score - m)
     var acc = 0.0;   // invocation (g, e): its share of sum exp(score - m) v[., e]
-    let groups = max(1u, 256u / p.d);
-    let g = lid / p.d;
-    let e = lid % p.d;
+    let groups = max(1u, 256u / D);
+    let g = lid / D;
+    let e = lid % D;
     let v_col = v_base + e * p.v_strides.z;
     for (var j0 = 0u; j0 < visible; j0 += 256u) {
         let j = j0 + lid;
         var s = -3.0e38;
         if j < visible {
             var dot = 0.0;
-            for (var f = 0u; f < p.d; f++) {
+            for (var f = 0u; f < D; f++) {
                 dot = fma(q_row[f], k[k_base + j * p.k_strides.y + f * p.k_strides.z], dot);
             }
             s = dot * p.scale;
@@ -102,11 +106,11 @@ fn attention_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     partial[lid] = select(0.0, acc, g < groups);
     workgroupBarrier();
-    if lid < p.d {
+    if lid < D {
         var total = 0.0;
         for (var r = 0u; r < groups; r++) {
-            total += partial[r * p.d + lid];
+            total += partial[r * D + lid];
         }
-        out[(i * p.heads + h) * p.d + lid] = total / l;
+        out[(i * p.heads + h) * D + lid] = total / l;
     }
 }
