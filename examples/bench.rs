@@ -396,7 +396,12 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
                 ))
             })
             .collect::<Result<_>>()?;
-        for path in [MatmulPath::Tiled16, MatmulPath::RegisterTiled, MatmulPath::Auto] {
+        for path in [
+            MatmulPath::Tiled16,
+            MatmulPath::RegisterTiled,
+            MatmulPath::LargeTile,
+            MatmulPath::Auto,
+        ] {
             let (s, _) = median(ctx, 2, 10, |i| {
                 ops::matmul_with(&sets[i % ROTATE].0, &sets[i % ROTATE].1, path).map(drop)
             })?;

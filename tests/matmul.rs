@@ -61,6 +61,53 @@ fn matmul_every_path_at_awkward_sizes() {
 }
 
 #[test]
+fn matmul_large_tile_across_its_tile_and_step_edges() {
+    // M and N around the 128 tile, K around the 16 step (K and N multiples of 4: the kernel
+    // reads both operands as vec4s), a batch, and an epilogue through linear.
+    let sizes = [
+        (1, 4, 4),
+        (127, 16, 128),
+        (129, 20, 132),
+        (200, 68, 260),
+        (256, 36, 128),
+    ];
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(64);
+        for (m, k, n) in sizes {
+            let a = Tensor::from_array(ctx, &random(&mut rng, &[m, k])).unwrap();
+            let b = Tensor::from_array(ctx, &random(&mut rng, &[k, n])).unwrap();
+            check(ctx, &format!("({m}x{k}) @ ({k}x{n})"), &a, &b, MatmulPath::LargeTile);
+        }
+        let a = Tensor::from_array(ctx, &random(&mut rng, &[3, 130, 24])).unwrap();
+        let b = Tensor::from_array(ctx, &random(&mut rng, &[3, 24, 136])).unwrap();
+        check(ctx, "batched (3x130x24) @ (3x24x136)", &a, &b, MatmulPath::LargeTile);
+    });
+}
+
+#[test]
+fn matmul_large_tile_refuses_operands_it_cannot_read_as_vec4() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(65);
+        // K = 18 is not a multiple of 4; a transposed b has a strided N axis.
+        let a = Tensor::from_array(ctx, &random(&mut rng, &[130, 18])).unwrap();
+        let b = Tensor::from_array(ctx, &random(&mut rng, &[18, 132])).unwrap();
+        let bt = Tensor::from_array(ctx, &random(&mut rng, &[132, 20]))
+            .unwrap()
+            .transpose(0, 1)
+            .unwrap();
+        let a20 = Tensor::from_array(ctx, &random(&mut rng, &[130, 20])).unwrap();
+        for (case, x, y) in [("K = 18", &a, &b), ("b transposed", &a20, &bt)] {
+            match ops::matmul_with(x, y, MatmulPath::LargeTile) {
+                Err(e) => assert!(e.to_string().contains("vec4"), "{case}: {e}"),
+                Ok(_) => panic!("{case}: the large-tile path ran on operands it cannot read as vec4"),
+            }
+            // Auto takes another kernel and gets the product right.
+            check(ctx, case, x, y, MatmulPath::Auto);
+        }
+    });
+}
+
+#[test]
 fn matmul_one_thousand_in_each_dimension_on_the_fast_path() {
     // 1000 in one dimension at a time: the software adapters run a 1000^3 product for many
     // seconds, longer than the GL backend's context lock tolerates under parallel tests.

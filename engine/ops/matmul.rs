@@ -22,6 +22,12 @@ const REGISTER_TILED: KernelDef = KernelDef::new(
     "register_tiled",
 );
 
+const LARGE_TILE: KernelDef = KernelDef::new("matmul/large_tile", shader!("matmul/large_tile.wgsl"), "large_tile");
+
+/// 128 x 128 tiles `Auto` wants before it picks [`MatmulPath::LargeTile`]: fewer leave a large
+/// GPU's multiprocessors idle, where the 64 x 64 kernel's four times as many tiles fill it.
+const LARGE_TILE_MIN_TILES: usize = 256;
+
 const MATVEC: KernelDef = KernelDef::new("matmul/matvec", shader!("matmul/matvec.wgsl"), "matvec");
 
 const SPLIT_K_SUM: KernelDef = KernelDef::new("matmul/split_k_sum", shader!("matmul/split_k_sum.wgsl"), "split_k_sum");
@@ -42,20 +48,24 @@ const MAX_GROUPS: usize = 65535;
 /// Which matmul kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MatmulPath {
-    /// Picked by shape: `Vector` for one row, `RegisterTiled` when both M and N fill a 64
-    /// tile, `Tiled16` otherwise.
+    /// Picked by shape: `Vector` for one row, `LargeTile` for large products with both
+    /// operands vec4-aligned, `RegisterTiled` when both M and N fill a 64 tile, `Tiled16`
+    /// otherwise.
     Auto,
     /// The readable 16x16 shared-memory tile of seed 004.
     Tiled16,
     /// 64x64 block tile, 4x4 register tile per invocation, vec4 loads when aligned.
     RegisterTiled,
+    /// 128x128 block tile, 8x8 register tile per invocation; both operands' inner axes dense
+    /// and vec4-aligned (forced on other operands: `Error::Fallback`).
+    LargeTile,
     /// Row times matrix; only for M = 1.
     Vector,
 }
 
 impl MatmulPath {
     /// The paths that can be forced (every one but `Auto`), for tests and benchmarks.
-    pub const FORCED: [MatmulPath; 3] = [Self::Tiled16, Self::RegisterTiled, Self::Vector];
+    pub const FORCED: [MatmulPath; 4] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile, Self::Vector];
 }
 
 /// What the epilogue does to each output element after scaling.
@@ -417,10 +427,37 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
             params = params.usize(v.get(d).copied().unwrap_or(1));
         }
     }
+    // Whole vec4s load at once when the operand's inner axis is dense with every row and
+    // batch start a multiple of 4.
+    let aligned = |rs: usize, cs: usize, offset: usize, bs: &[usize], inner: usize, rows: usize| {
+        cs == 1
+            && (rs.is_multiple_of(4) || rows == 1)
+            && offset.is_multiple_of(4)
+            && inner.is_multiple_of(4)
+            && bs.iter().all(|s| s.is_multiple_of(4))
+    };
+    let vec_a = aligned(a_rs, a_cs, al.offset, &strides[0], s.k, s.m);
+    let vec_b = aligned(b_rs, b_cs, bl.offset, &strides[1], s.n, s.k);
+    let large_tiles = s.m.div_ceil(128) * s.n.div_ceil(128) * batch;
     let path = match path {
         MatmulPath::Auto if s.m == 1 => MatmulPath::Vector,
+        MatmulPath::Auto if vec_a && vec_b && large_tiles >= LARGE_TILE_MIN_TILES => MatmulPath::LargeTile,
         MatmulPath::Auto if s.m >= 64 && s.n >= 64 => MatmulPath::RegisterTiled,
         MatmulPath::Auto => MatmulPath::Tiled16,
+        MatmulPath::LargeTile if !(vec_a && vec_b) => {
+            return Err(Error::Fallback {
+                op,
+                reason: format!(
+                    "the large-tile kernel reads both operands as vec4s; a {:?} (strides {:?}, offset {}) @ b {:?} (strides {:?}, offset {}) are not both aligned",
+                    a.shape(),
+                    al.strides,
+                    al.offset,
+                    b.shape(),
+                    bl.strides,
+                    bl.offset
+                ),
+            })
+        }
         p => p,
     };
     let residual = ep.residual;
@@ -431,21 +468,16 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
             [s.n.div_ceil(16) as u32, s.m.div_ceil(16) as u32, batch as u32],
         ),
         MatmulPath::RegisterTiled => {
-            let aligned = |rs: usize, cs: usize, offset: usize, bs: &[usize], inner: usize, rows: usize| {
-                cs == 1
-                    && (rs.is_multiple_of(4) || rows == 1)
-                    && offset.is_multiple_of(4)
-                    && inner.is_multiple_of(4)
-                    && bs.iter().all(|s| s.is_multiple_of(4))
-            };
-            let vec_a = aligned(a_rs, a_cs, al.offset, &strides[0], s.k, s.m);
-            let vec_b = aligned(b_rs, b_cs, bl.offset, &strides[1], s.n, s.k);
             let consts = [ep, ("VEC_A", vec_a as u32 as f64), ("VEC_B", vec_b as u32 as f64)];
             (
                 gpu.kernel(&REGISTER_TILED, &consts)?,
                 [s.n.div_ceil(64) as u32, s.m.div_ceil(64) as u32, batch as u32],
             )
         }
+        MatmulPath::LargeTile => (
+            gpu.kernel(&LARGE_TILE, &[ep])?,
+            [s.n.div_ceil(128) as u32, s.m.div_ceil(128) as u32, batch as u32],
+        ),
         MatmulPath::Vector | MatmulPath::Auto => {
             // A dense K axis in b turns each column into one coalesced dot product.
             let dot = b_rs == 1 && b_cs != 1;
