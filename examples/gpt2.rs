@@ -2,15 +2,14 @@
 //!
 //! ```text
 //! cargo run --release --example gpt2 -- "PROMPT" [--tokens N] [--model DIR] [--cpu] [--verify]
-//!     [--greedy | --temperature T --top-k K --seed S] [--eager | --plan] [--profile] [--trace FILE.json]
+//!     [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
 //! ```
 //! Without `--model` it runs `assets/models/shakespeare/` when present, else the untrained
 //! `assets/models/tiny-random/`. It samples by default (temperature 0.8, top-k 40 and a fixed
 //! seed: `Sampling::recommended(Sampling::DEFAULT_SEED)`), so a run repeats exactly; `--greedy`
 //! takes the arg-max instead. On a GPU it generates through compiled plans (a prefill plan
 //! and a decode plan replayed with the ids kept on the device, `wgsl_compute::models::gpt2::Generator`);
-//! `--eager` runs op by op instead. On a software adapter (lavapipe, llvmpipe) op by op is the
-//! faster default and `--plan` forces the plans. `--verify` (op by op) recomputes every step with the
+//! `--eager` runs op by op instead. `--verify` (op by op) recomputes every step with the
 //! independent f64 reference
 //! (`wgsl_compute::models::gpt2::reference`) and compares embeddings, every block's residual, the logits and
 //! the chosen ids.
@@ -31,7 +30,6 @@ struct Args {
     verify: bool,
     greedy: bool,
     eager: bool,
-    plan: bool,
     profile: bool,
     trace: Option<PathBuf>,
     temperature: Option<f32>,
@@ -42,7 +40,7 @@ struct Args {
 fn usage() -> String {
     format!(
         "usage: gpt2 [\"PROMPT\"] [--tokens N] [--model DIR] [--cpu] [--verify]
-            [--greedy | --temperature T --top-k K --seed S] [--eager | --plan] [--profile] [--trace FILE.json]
+            [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
 
   PROMPT           the text to continue
   --tokens N       tokens to generate (default 10)
@@ -51,7 +49,6 @@ fn usage() -> String {
   --cpu            run on the CPU reference context instead of a GPU adapter
   --verify         compare every step with the f64 CPU reference (op by op)
   --eager          generate op by op instead of through the compiled plans
-  --plan           compiled plans even on a software adapter (where op by op is faster)
   --greedy         pick the most likely token (for verification; small models loop)
   --temperature T  sampling temperature (default {})
   --top-k K        sample among the K most likely tokens, 0 for all (default {})
@@ -77,7 +74,6 @@ fn parse_args() -> Result<Args, String> {
         verify: false,
         greedy: false,
         eager: false,
-        plan: false,
         profile: false,
         trace: None,
         temperature: None,
@@ -95,7 +91,6 @@ fn parse_args() -> Result<Args, String> {
             "--verify" => a.verify = true,
             "--greedy" => a.greedy = true,
             "--eager" => a.eager = true,
-            "--plan" => a.plan = true,
             "--profile" => a.profile = true,
             "--trace" => a.trace = Some(PathBuf::from(value("--trace")?)),
             "--temperature" => {
@@ -219,16 +214,13 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
     }
     println!("prompt ids: {prompt:?}");
     let compiled = ctx.is_gpu() && !args.eager && !args.verify;
-    if compiled && !args.plan && !Generator::pays_off(&ctx) {
-        println!("(op by op: compiled plans are slower on a software adapter; --plan forces them)");
-    }
     print!("{}", args.prompt);
     std::io::stdout().flush().ok();
 
     if args.profile || args.trace.is_some() {
         ctx.set_profiling(true);
     }
-    if compiled && (args.plan || Generator::pays_off(&ctx)) {
+    if compiled {
         match Generator::new(&model) {
             Ok(mut g) => {
                 run_compiled(

@@ -9,8 +9,7 @@
 //! (streaming stays a chunk behind the device). Greedy and top-k sampling (k <= 128) run on
 //! the device with a counter-based generator and give the same ids as the eager path's
 //! [`super::Sampler`]; other settings, the CPU context and models whose wte is split into
-//! blocks take the eager path (see [`Gpt2::generate_compiled_async`]), and so do software
-//! adapters by default, where the plans measured slower ([`Generator::pays_off`]).
+//! blocks take the eager path (see [`Gpt2::generate_compiled_async`]).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -69,14 +68,6 @@ impl Generator {
             prefill: HashMap::new(),
             prefill_order: VecDeque::new(),
         })
-    }
-
-    /// True where compiled generation is the faster default: on a GPU adapter that is not a
-    /// software one. Measured: on the H200 the decode plan runs 0.94 ms a token against 6.86 ms
-    /// op by op; on lavapipe (the CPU) it ran at 0.56x the eager path (tiny model: 25.8 vs
-    /// 14.5 ms a token), whose time goes to the kernels, not to the host.
-    pub fn pays_off(ctx: &crate::Context) -> bool {
-        ctx.is_gpu() && !ctx.info().is_software()
     }
 
     fn hold<'a>(model: &'a Gpt2, cache: &'a KvCache, st: &'a DecodeState, ids_in: &'a Tensor) -> Vec<&'a Tensor> {
