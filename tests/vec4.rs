@@ -142,7 +142,14 @@ fn vec4_fused_chains_match_the_reference() {
         let e = g.unary(Unary::Exp, e);
         let m = g.mul(e, b);
         g.add(m, x);
-        for (rows, cols, pad) in [(1, 4, 0), (3, 8, 0), (5, 16, 16), (7, 12, 12), (2, 1024 + 4, 0), (3, 5, 0)] {
+        for (rows, cols, pad) in [
+            (1, 4, 0),
+            (3, 8, 0),
+            (5, 16, 16),
+            (7, 12, 12),
+            (2, 1024 + 4, 0),
+            (3, 5, 0),
+        ] {
             let xa = random(&mut rng, &[rows, cols], -2.0, 2.0);
             let ba = random(&mut rng, &[cols], -2.0, 2.0);
             let want: Vec<f32> = xa
@@ -171,7 +178,10 @@ fn vec4_fused_chains_match_the_reference() {
                 .indexed_iter()
                 .map(|(i, &v)| gelu(v as f64 + ba[[i[1]]] as f64) as f32)
                 .collect();
-            let got = fused::run(&fused::bias_gelu_graph(), &[&tx, &tb]).unwrap().to_vec().unwrap();
+            let got = fused::run(&fused::bias_gelu_graph(), &[&tx, &tb])
+                .unwrap()
+                .to_vec()
+                .unwrap();
             assert_close(ctx, &format!("bias_gelu n={n}"), &got, &want, Gate::new(1e-5, 1e-5));
             let want: Vec<f32> = xa
                 .indexed_iter()
@@ -192,7 +202,13 @@ fn vec4_copies_into_views_write_the_view_and_nothing_else() {
         let mut rng = Rng::new(45);
         // (dst rows, row length, first row written, rows written): aligned rows (vec4), one
         // axis with a tail, and rows that start off the grid (scalar).
-        for (rows, cols, start, count) in [(10, 8, 2, 3), (4, 1023, 1, 2), (1, 4099, 0, 1), (6, 5, 1, 4), (9, 4, 3, 1)] {
+        for (rows, cols, start, count) in [
+            (10, 8, 2, 3),
+            (4, 1023, 1, 2),
+            (1, 4099, 0, 1),
+            (6, 5, 1, 4),
+            (9, 4, 3, 1),
+        ] {
             let before = rng.vec_range(rows * cols, -1.0, 1.0);
             let dst = Tensor::from_slice(ctx, &[rows, cols], &before).unwrap();
             let src_data = random(&mut rng, &[count, cols], -1.0, 1.0);
@@ -222,9 +238,16 @@ fn vec4_copies_into_views_write_the_view_and_nothing_else() {
         // A column block: rows of 4 from element 4 of rows of 16 (vec4), and from element 1.
         for first in [4usize, 1] {
             let a = random(&mut rng, &[6, 16], -1.0, 1.0);
-            let view = Tensor::from_array(ctx, &a).unwrap().narrow(1, first, first + 4).unwrap();
+            let view = Tensor::from_array(ctx, &a)
+                .unwrap()
+                .narrow(1, first, first + 4)
+                .unwrap();
             let want = flat(&a.slice(ndarray::s![.., first..first + 4]).to_owned().into_dyn());
-            assert_eq!(view.contiguous().unwrap().to_vec().unwrap(), want, "columns from {first}");
+            assert_eq!(
+                view.contiguous().unwrap().to_vec().unwrap(),
+                want,
+                "columns from {first}"
+            );
         }
     });
 }
@@ -253,7 +276,10 @@ fn the_vec4_form_runs_where_the_layout_allows_it() {
                 ctx.info().name
             );
         };
-        expect(run(&|| ops::unary(Unary::Identity, &x).unwrap()), "elementwise/identity/vec4_v");
+        expect(
+            run(&|| ops::unary(Unary::Identity, &x).unwrap()),
+            "elementwise/identity/vec4_v",
+        );
         expect(run(&|| ops::add(&x, &row).unwrap()), "elementwise/add/vec4_vv");
         expect(run(&|| ops::mul(&x, &col).unwrap()), "elementwise/mul/vec4_vs");
         // Dense rows of 15 merge into one axis: vec4 with a tail.
@@ -262,7 +288,10 @@ fn the_vec4_form_runs_where_the_layout_allows_it() {
         let shifted = x.narrow(1, 1, 9).unwrap();
         for (names, op) in [
             (run(&|| ops::exp(&shifted).unwrap()), "elementwise/exp"),
-            (run(&|| ops::exp(&x.transpose(0, 1).unwrap()).unwrap()), "elementwise/exp"),
+            (
+                run(&|| ops::exp(&x.transpose(0, 1).unwrap()).unwrap()),
+                "elementwise/exp",
+            ),
             (run(&|| ops::add(&odd, &odd_row).unwrap()), "elementwise/add"),
         ] {
             assert!(
@@ -270,7 +299,10 @@ fn the_vec4_form_runs_where_the_layout_allows_it() {
                 "{names:?}"
             );
         }
-        expect(run(&|| x.narrow(1, 4, 12).unwrap().contiguous().unwrap()), "copy_into_vec4");
+        expect(
+            run(&|| x.narrow(1, 4, 12).unwrap().contiguous().unwrap()),
+            "copy_into_vec4",
+        );
         let names = run(&|| shifted.contiguous().unwrap());
         assert!(
             names.iter().any(|n| n.contains("copy_into")) && !names.iter().any(|n| n.contains("vec4")),
@@ -290,8 +322,14 @@ fn vec4_reads_accept_exactly_the_layouts_the_kernel_serves() {
     // One element: read as a row of one when aligned.
     assert_eq!(vec4_reads(&[1], &[vec![0]], &[8]), Some(vec![v]));
     // Rows: the last axis a multiple of 4, other strides multiples of 4.
-    assert_eq!(vec4_reads(&[5, 8], &[vec![8, 1], vec![0, 1]], &[0, 4]), Some(vec![v, v]));
-    assert_eq!(vec4_reads(&[5, 8], &[vec![8, 1], vec![1, 0]], &[0, 3]), Some(vec![v, s]));
+    assert_eq!(
+        vec4_reads(&[5, 8], &[vec![8, 1], vec![0, 1]], &[0, 4]),
+        Some(vec![v, v])
+    );
+    assert_eq!(
+        vec4_reads(&[5, 8], &[vec![8, 1], vec![1, 0]], &[0, 3]),
+        Some(vec![v, s])
+    );
     assert_eq!(vec4_reads(&[5, 8], &[vec![10, 1]], &[0]), None);
     assert_eq!(vec4_reads(&[5, 6], &[vec![6, 1]], &[0]), None);
     assert_eq!(vec4_reads(&[8, 4], &[vec![1, 8]], &[0]), None);

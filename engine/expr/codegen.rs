@@ -26,7 +26,11 @@ pub fn comp(body: &Body, k: Id, j: usize) -> String {
 /// `comp(body, body.result, j)`.
 pub fn emit(out: &mut String, body: &Body, indent: &str, w: Width, param: impl Fn(u16, usize) -> String) {
     for (idx, node) in body.nodes.iter().enumerate() {
-        let ty = if node.ty.kind == Kind::Bool { w.bool_ty() } else { w.f32_ty() };
+        let ty = if node.ty.kind == Kind::Bool {
+            w.bool_ty()
+        } else {
+            w.f32_ty()
+        };
         for j in 0..node.ty.lanes() {
             let e = match node.op {
                 Op::Param(i) => param(i, j),
