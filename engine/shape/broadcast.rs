@@ -1,5 +1,6 @@
-//! Broadcasting shapes, strides that read a view as a broadcast shape, and merging the axes
-//! that are dense in every operand so strided kernels loop over as few axes as possible.
+//! Broadcasting shapes, strides that read a view as a broadcast shape, merging the axes
+//! that are dense in every operand so strided kernels loop over as few axes as possible, and
+//! whether the merged layout lets a kernel read every operand four elements at a time.
 
 use super::{numel, Layout};
 use crate::error::{Error, Result};
