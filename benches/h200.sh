@@ -15,7 +15,7 @@ timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
 echo "engine bench rc $?"
 .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
 echo "decode probe rc $?"
-python3 benches/torch_reference.py --only "${TORCH_ONLY:-matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
+python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"
 python3 - "$OUT" <<'PY'
 import json, sys, os

@@ -8,6 +8,8 @@ weights, use_cache=True): prefill of 64 tokens and per-token decode with the cac
 
 Each case: inputs drawn at random, ROTATE sets of them cycled so caches do not flatter, warm-up,
 then the median of REPEAT timed runs with CUDA events. Prints a markdown table and writes JSON.
+The copy case is torch clone of 512 MiB (torch_copy_gbps, bytes read + written per second),
+the peer of the engine's copy ceiling.
 
     python3 benches/torch_reference.py [--out results.json] [--quick]
 """
@@ -157,6 +159,17 @@ def run_scans(quick, dev, rows, only_cases=None):
         print(f"| {op} {label} | {s} | {fwd:.3f} | {fb:.3f} |", flush=True)
 
 
+def run_copy(dev, rows):
+    # The peer of the engine's copy ceiling (examples/bench.rs): torch clone of the same
+    # 512 MiB, bytes read + written per second. Warm-up first: clocks idle low.
+    n = 1 << 27
+    x = torch.full((n,), 1.5, device=dev)
+    ms = median_ms(torch.clone, [(x,)], warmup=10, repeat=20)
+    gbps = 8 * n / ms / 1e6
+    rows.append(dict(case="copy (torch clone)", n=n, ms=ms, gbps=gbps))
+    print(f"| copy (torch clone) | [{n}] | {ms:.4f} ms | {gbps:.0f} GB/s |", flush=True)
+
+
 def run_matmul(dev, rows):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -200,7 +213,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", default=None)
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", default="scans,matmul,gpt2")
+    p.add_argument("--only", default="copy,scans,matmul,gpt2")
     p.add_argument("--cases", default=None, help="comma-separated substrings of the scan cases to run")
     args = p.parse_args()
     dev = "cuda"
@@ -208,6 +221,8 @@ def main():
     meta = dict(torch=torch.__version__, gpu=torch.cuda.get_device_name(0), date=time.strftime("%Y-%m-%d"))
     print(f"# torch {meta['torch']} on {meta['gpu']}", flush=True)
     rows = []
+    if "copy" in args.only:
+        run_copy(dev, rows)
     if "scans" in args.only:
         print("| scan | shape | fwd ms | fwd+bwd ms |\n|---|---|---|---|", flush=True)
         run_scans(args.quick, dev, rows, args.cases)
@@ -223,6 +238,8 @@ def main():
             figures["transformers_prefill64_ms"] = r["ms"]
         elif case.startswith("gpt2-124M decode"):
             figures["transformers_decode_ms"] = r["ms"]
+        elif case == "copy (torch clone)":
+            figures["torch_copy_gbps"] = r["gbps"]
         elif case.startswith("matmul") and "tflops" in r:
             figures[f"cublas_{r['n']}_tflops"] = r["tflops"]
     print(json.dumps(figures), flush=True)

@@ -29,3 +29,4 @@ mod shaders;
 mod stress;
 mod texture;
 mod train;
+mod vec4;

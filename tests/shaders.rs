@@ -188,5 +188,16 @@ fn generated_fused_kernels_translate_to_every_backend() {
         let src = fused::wgsl(&graph).unwrap();
         translate_source(&src, Path::new(&format!("fused_{name}.wgsl")))
             .unwrap_or_else(|e| panic!("{name}: {e}\n{src}"));
+        // The vec4 form, every input read as a vec4 and every input but the first splatted.
+        use wgsl_compute::shape::Vec4Read;
+        let n = src.matches("var<storage, read> in_").count();
+        let mixed: Vec<Vec4Read> = (0..n)
+            .map(|k| if k == 0 { Vec4Read::Vec4 } else { Vec4Read::Splat })
+            .collect();
+        for reads in [vec![Vec4Read::Vec4; n], mixed] {
+            let src = fused::wgsl_vec4(&graph, &reads).unwrap();
+            translate_source(&src, Path::new(&format!("fused_{name}_vec4.wgsl")))
+                .unwrap_or_else(|e| panic!("{name} {reads:?}: {e}\n{src}"));
+        }
     }
 }

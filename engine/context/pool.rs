@@ -1,6 +1,7 @@
 //! A bounded pool of device buffers, reused by size class.
 //!
-//! Sizes round up to one of four classes per power of two (at most 25% slack), so a freed
+//! Sizes round up to one of four classes per power of two (at most 25% slack; every size a
+//! multiple of 16 bytes, which vec4 kernels rely on), so a freed
 //! buffer serves any later request of its class. Freed buffers are kept while the bytes held
 //! idle stay under the bound (`ENGINE_POOL_BYTES`, default 1 GiB); a freed buffer that would
 //! pass it makes room by releasing the largest idle buffers first, so that one stale large
@@ -160,9 +161,10 @@ impl BufferPool {
 
     /// A storage buffer of at least `bytes` bytes (contents unspecified).
     pub fn acquire(&self, bytes: u64) -> PooledBuffer {
-        // Near the device limit, allocate exactly rather than round past it.
+        // Near the device limit, allocate exactly rather than round past it, still to a whole
+        // number of 16-byte words: vec4 kernels address a view's last, partial vec4.
         let class = match size_class(bytes) {
-            c if c > self.max_buffer => bytes.max(4).next_multiple_of(4),
+            c if c > self.max_buffer => bytes.max(16).next_multiple_of(16).min(self.max_buffer),
             c => c,
         };
         let mut s = self.shelves.lock().unwrap_or_else(|p| p.into_inner());

@@ -13,7 +13,7 @@
 
 use std::fmt::Write;
 
-use crate::expr::codegen::{comp, emit};
+use crate::expr::codegen::{comp, emit, Width};
 use crate::expr::Body;
 
 /// The kernel's cache name: the body's hash and the direction.
@@ -114,7 +114,7 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
         w,
         "        let t = time_at(p.launch.t_begin, p.launch.t_end, i, {reverse});"
     );
-    emit(w, body, "        ", |i, j| {
+    emit(w, body, "        ", Width::Scalar, |i, j| {
         if i == 0 {
             format!("h_{j}")
         } else {

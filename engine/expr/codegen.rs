@@ -3,11 +3,13 @@
 //! [`Unary::wgsl`](super::Unary::wgsl) / [`Binary::wgsl`](super::Binary::wgsl). The caller
 //! says how a parameter's component is read (an input at its index, a state register) and
 //! wraps the lines in its kernel: fused elementwise kernels and element-scan kernels both
-//! emit their bodies here.
+//! emit their bodies here. A body emitted at [`Width::Vec4`] computes four neighbouring
+//! elements per register (the vec4 form of fused kernels) from the same IR and op table.
 
 use std::fmt::Write;
 
 use super::ir::{Body, Id, Kind, Op};
+pub use super::op::Width;
 
 /// Component `j` of node `k`'s register, broadcasting one-component values.
 pub fn comp(body: &Body, k: Id, j: usize) -> String {
@@ -19,17 +21,22 @@ pub fn comp(body: &Body, k: Id, j: usize) -> String {
 }
 
 /// Appends one `let v{k}_{j}: ty = ...;` line per node component to `out`, each indented by
-/// `indent`; `param(i, j)` is the WGSL expression of parameter i's component j. The
-/// result's components are then `comp(body, body.result, j)`.
-pub fn emit(out: &mut String, body: &Body, indent: &str, param: impl Fn(u16, usize) -> String) {
+/// `indent`, every register of width `w`; `param(i, j)` is the WGSL expression (of width `w`)
+/// of parameter i's component j. The result's components are then
+/// `comp(body, body.result, j)`.
+pub fn emit(out: &mut String, body: &Body, indent: &str, w: Width, param: impl Fn(u16, usize) -> String) {
     for (idx, node) in body.nodes.iter().enumerate() {
-        let ty = if node.ty.kind == Kind::Bool { "bool" } else { "f32" };
+        let ty = if node.ty.kind == Kind::Bool {
+            w.bool_ty()
+        } else {
+            w.f32_ty()
+        };
         for j in 0..node.ty.lanes() {
             let e = match node.op {
                 Op::Param(i) => param(i, j),
-                Op::Const(bits) if node.ty.kind == Kind::Bool => (bits != 0).to_string(),
-                Op::Const(bits) => format!("bitcast<f32>({bits}u)"),
-                Op::Unary(u, x) => u.wgsl(&comp(body, x, j)),
+                Op::Const(bits) if node.ty.kind == Kind::Bool => w.bool(bits != 0),
+                Op::Const(bits) => w.f32(&format!("bitcast<f32>({bits}u)")),
+                Op::Unary(u, x) => u.wgsl(&comp(body, x, j), w),
                 Op::Binary(b, x, y) => b.wgsl(&comp(body, x, j), &comp(body, y, j)),
                 Op::Where(c, x, y) => format!(
                     "select({}, {}, {})",

@@ -28,4 +28,4 @@ mod op;
 
 pub use interp::Interp;
 pub use ir::{Body, Builder, Id, Kind, Node, Op, Ty, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
-pub use op::{Binary, Reduce, Unary};
+pub use op::{Binary, Reduce, Unary, Width};

@@ -2,7 +2,53 @@
 //! and element-scan bodies, each with its f64 value (the interpreter's) and its WGSL
 //! expression (the code generator's), side by side under one name.
 //!
-//! Bools travel as 0.0 / 1.0 in the interpreter and as `bool` in WGSL.
+//! Bools travel as 0.0 / 1.0 in the interpreter and as `bool` in WGSL. The WGSL of an op is
+//! written once for both widths of [`Width`]: a scalar register, or a `vec4` holding four
+//! neighbouring elements (the vec4 form of fused kernels), which differ only in how a
+//! literal is spelled (WGSL's builtins do not splat a scalar operand).
+
+/// The register width the code generator emits an expression for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Width {
+    /// `f32` / `bool`: one element.
+    Scalar,
+    /// `vec4<f32>` / `vec4<bool>`: four elements, every op applied componentwise.
+    Vec4,
+}
+
+impl Width {
+    /// The WGSL type of an f32 value.
+    pub fn f32_ty(self) -> &'static str {
+        match self {
+            Self::Scalar => "f32",
+            Self::Vec4 => "vec4<f32>",
+        }
+    }
+
+    /// The WGSL type of a bool value.
+    pub fn bool_ty(self) -> &'static str {
+        match self {
+            Self::Scalar => "bool",
+            Self::Vec4 => "vec4<bool>",
+        }
+    }
+
+    /// The f32 literal (or scalar expression) `v` at this width.
+    pub fn f32(self, v: &str) -> String {
+        match self {
+            Self::Scalar => v.to_string(),
+            Self::Vec4 => format!("vec4<f32>({v})"),
+        }
+    }
+
+    /// The bool literal `v` at this width.
+    pub fn bool(self, v: bool) -> String {
+        match self {
+            Self::Scalar => v.to_string(),
+            Self::Vec4 => format!("vec4<bool>({v})"),
+        }
+    }
+}
 
 /// A one-argument operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -134,8 +180,9 @@ impl Unary {
         }
     }
 
-    /// The WGSL expression of `self` applied to the expression `x`.
-    pub fn wgsl(self, x: &str) -> String {
+    /// The WGSL expression of `self` applied to the expression `x` of width `w`.
+    pub fn wgsl(self, x: &str, w: Width) -> String {
+        let f = |v: &str| w.f32(v);
         match self {
             Self::Identity => x.to_string(),
             Self::Neg => format!("-({x})"),
@@ -143,16 +190,16 @@ impl Unary {
             Self::Log => format!("log({x})"),
             // tanh saturates in f32 long before 15; clamping keeps backends that compute it
             // from exp(2x) away from inf / inf.
-            Self::Tanh => format!("tanh(clamp({x}, -15.0, 15.0))"),
-            Self::Sigmoid => format!("(1.0 / (1.0 + exp(-clamp({x}, -88.0, 88.0))))"),
+            Self::Tanh => format!("tanh(clamp({x}, {}, {}))", f("-15.0"), f("15.0")),
+            Self::Sigmoid => format!("(1.0 / (1.0 + exp(-clamp({x}, {}, {}))))", f("-88.0"), f("88.0")),
             Self::Sqrt => format!("sqrt({x})"),
             Self::Abs => format!("abs({x})"),
-            Self::Relu => format!("max({x}, 0.0)"),
+            Self::Relu => format!("max({x}, {})", f("0.0")),
             Self::Sin => format!("sin({x})"),
             Self::Cos => format!("cos({x})"),
             Self::Not => format!("!({x})"),
-            Self::ToF32 => format!("select(0.0, 1.0, {x})"),
-            Self::ToBool => format!("({x} != 0.0)"),
+            Self::ToF32 => format!("select({}, {}, {x})", f("0.0"), f("1.0")),
+            Self::ToBool => format!("({x} != {})", f("0.0")),
         }
     }
 }
@@ -217,7 +264,8 @@ impl Binary {
         }
     }
 
-    /// The WGSL expression of `self` applied to the expressions `x` and `y`.
+    /// The WGSL expression of `self` applied to the expressions `x` and `y` (both of one
+    /// width: no binary op writes a literal).
     pub fn wgsl(self, x: &str, y: &str) -> String {
         let infix = |o: &str| format!("({x} {o} {y})");
         match self {

@@ -5,6 +5,14 @@
 //! `ops::unary` and `ops::binary` are one-node graphs. CPU context: the IR's f64 interpreter
 //! per element.
 //!
+//! Two forms of each kernel come from the one body (`codegen`): where every input is dense
+//! along the last axis from a 16-byte boundary or constant along it, and the last axis is a
+//! multiple of 4 (or the only axis), the vec4 form loads and stores `vec4`s, four per input
+//! per invocation, with the `n % 4` elements past the last full `vec4` done one at a time;
+//! any other layout (a transposed view, an offset off the 16-byte grid, a row of odd length
+//! under a broadcast) runs the scalar form, one element per invocation. The dense copy
+//! `ops::unary(Unary::Identity, ..)` is the vec4 form of the identity body.
+//!
 //! ```
 //! use wgsl_compute::fused::{self, Graph, Unary};
 //! use wgsl_compute::{Context, Tensor};
@@ -38,16 +46,30 @@ use crate::context::gpu::{CapturedAtom, Gpu};
 use crate::error::{Error, Result};
 use crate::expr::{Body, Interp};
 use crate::kernel::{groups_1d, push_dims, Binding, Kernel, KernelKey, KernelSource, Params};
-use crate::shape::{broadcast_shape, broadcast_strides, check_rank, collapse};
+use crate::shape::{broadcast_shape, broadcast_strides, check_rank, collapse, vec4_reads, Vec4Read};
 use crate::tensor::Tensor;
 
-/// The WGSL that [`run`] compiles for `graph` (for inspection and tests); an error for a
-/// graph that [`Graph::body`] rejects or that has no input.
+/// The WGSL of the scalar form that [`run`] compiles for `graph` (for inspection and tests);
+/// an error for a graph that [`Graph::body`] rejects or that has no input.
 pub fn wgsl(graph: &Graph) -> Result<String> {
     if graph.inputs == 0 {
         return Err(Error::value("fused", "graph", "at least one input", 0));
     }
     Ok(codegen::wgsl(&graph.body()?, graph.inputs))
+}
+
+/// The WGSL of the vec4 form that [`run`] compiles for `graph` when its inputs read as
+/// `reads` (one per input; see [`vec4_reads`](crate::shape::vec4_reads)).
+pub fn wgsl_vec4(graph: &Graph, reads: &[Vec4Read]) -> Result<String> {
+    if graph.inputs == 0 || reads.len() != graph.inputs {
+        return Err(Error::value(
+            "fused",
+            "reads",
+            format!("one per graph input ({}, at least one)", graph.inputs),
+            reads.len(),
+        ));
+    }
+    Ok(codegen::wgsl_vec4(&graph.body()?, reads))
 }
 
 /// Evaluates `graph` elementwise over `inputs` (broadcast numpy-style to one shape) in one
@@ -125,9 +147,9 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
     if out.is_empty() {
         return Ok(out);
     }
-    let (kernel, params, buffers) = launch(gpu, body, inputs, &out, op, kernel)?;
-    let refs: Vec<&wgpu::Buffer> = buffers.iter().collect();
-    gpu.dispatch_items(&kernel, &params, &refs, out.len())?;
+    let l = launch(gpu, body, inputs, &out, op, kernel)?;
+    let refs: Vec<&wgpu::Buffer> = l.buffers.iter().collect();
+    gpu.dispatch_items(&l.kernel, &l.params, &refs, l.invocations)?;
     // Inside a plan capture the dispatch keeps what it computes, so the plan can fuse it
     // into the elementwise kernel that reads it (`fuse_captured`).
     gpu.with_capture(|c| {
@@ -143,30 +165,51 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
     Ok(out)
 }
 
-/// The kernel, uniform parameters and storage buffers (inputs, then `out`) of `body` run
-/// elementwise over `inputs` broadcast to `out`'s shape, cached as `kernel`.
-fn launch(
-    gpu: &Gpu,
-    body: &Body,
-    inputs: &[&Tensor],
-    out: &Tensor,
-    op: &'static str,
-    kernel: &str,
-) -> Result<(Arc<Kernel>, Params, Vec<wgpu::Buffer>)> {
+/// One launch of a body: the kernel, its uniform, its storage buffers (inputs, then the
+/// output) and how many invocations it runs.
+struct Launch {
+    kernel: Arc<Kernel>,
+    params: Params,
+    buffers: Vec<wgpu::Buffer>,
+    invocations: usize,
+}
+
+/// The launch of `body` elementwise over `inputs` broadcast to `out`'s shape, cached as
+/// `kernel` (scalar form) or `kernel/vec4_<reads>` (vec4 form, where every input's layout
+/// allows it: [`vec4_reads`]).
+fn launch(gpu: &Gpu, body: &Body, inputs: &[&Tensor], out: &Tensor, op: &'static str, kernel: &str) -> Result<Launch> {
     let shape = out.shape();
     let strides: Vec<Vec<usize>> = inputs.iter().map(|t| broadcast_strides(t.layout(), shape)).collect();
     let (dims, strides) = collapse(shape, &strides);
     check_rank(op, &dims)?;
+    let offsets: Vec<usize> = inputs.iter().map(|t| t.layout().offset).collect();
     let mut params = Params::new().usize(out.len()).usize(dims.len()).u32(0).u32(0);
     params = push_dims(params, &dims);
     for k in 0..inputs.len().div_ceil(4) * 4 {
-        params = params.usize(inputs.get(k).map_or(0, |t| t.layout().offset));
+        params = params.usize(offsets.get(k).copied().unwrap_or(0));
     }
     for s in &strides {
         params = push_dims(params, s);
     }
+    let mut buffers = inputs
+        .iter()
+        .map(|t| t.gpu_buffer(op).cloned())
+        .collect::<Result<Vec<_>>>()?;
+    buffers.push(out.gpu_buffer(op)?.clone());
+    // The vec4 form addresses a view's last, partial vec4: buffers must end on 16 bytes (the
+    // pool's sizes all do; the check keeps a foreign buffer on the scalar form).
+    let reads = vec4_reads(&dims, &strides, &offsets).filter(|_| buffers.iter().all(|b| b.size() % 16 == 0));
+    let name = match &reads {
+        Some(r) => format!(
+            "{kernel}/vec4_{}",
+            r.iter()
+                .map(|x| if *x == Vec4Read::Vec4 { 'v' } else { 's' })
+                .collect::<String>()
+        ),
+        None => kernel.to_string(),
+    };
     let key = KernelKey {
-        name: Cow::Owned(kernel.to_string()),
+        name: Cow::Owned(name),
         entry: Cow::Borrowed("main"),
         constants: vec![],
     };
@@ -174,17 +217,25 @@ fn launch(
         let mut bindings = vec![Binding::Uniform];
         bindings.extend(std::iter::repeat_n(Binding::Read, inputs.len()));
         bindings.push(Binding::ReadWrite);
+        let wgsl = match &reads {
+            Some(r) => codegen::wgsl_vec4(body, r),
+            None => codegen::wgsl(body, inputs.len()),
+        };
         Ok(KernelSource {
-            wgsl: Cow::Owned(codegen::wgsl(body, inputs.len())),
+            wgsl: Cow::Owned(wgsl),
             bindings,
         })
     })?;
-    let mut buffers = inputs
-        .iter()
-        .map(|t| t.gpu_buffer(op).cloned())
-        .collect::<Result<Vec<_>>>()?;
-    buffers.push(out.gpu_buffer(op)?.clone());
-    Ok((kernel, params, buffers))
+    let invocations = match reads {
+        Some(_) => codegen::vec4_invocations(out.len()),
+        None => out.len(),
+    };
+    Ok(Launch {
+        kernel,
+        params,
+        buffers,
+        invocations,
+    })
 }
 
 /// A captured elementwise dispatch: what it computes, from which tensors, into which.
@@ -223,13 +274,13 @@ pub(crate) fn fuse_captured(gpu: &Gpu, atoms: &mut Vec<CapturedAtom>) -> Result<
             let refs: Vec<&Tensor> = inputs.iter().collect();
             let name = format!("fused/{:016x}", body.hash64());
             let (out, op) = (db.out.clone(), db.op);
-            let (kernel, params, buffers) = launch(gpu, &body, &refs, &out, op, &name)?;
-            let per_group = kernel.workgroup_size[0].max(1) as usize;
-            let groups = groups_1d(u32::try_from(out.len().div_ceil(per_group)).unwrap_or(u32::MAX));
+            let l = launch(gpu, &body, &refs, &out, op, &name)?;
+            let per_group = l.kernel.workgroup_size[0].max(1) as usize;
+            let groups = groups_1d(u32::try_from(l.invocations.div_ceil(per_group)).unwrap_or(u32::MAX));
             atoms[b] = CapturedAtom {
-                params: Some(params.bytes()),
-                kernel,
-                buffers,
+                params: Some(l.params.bytes()),
+                kernel: l.kernel,
+                buffers: l.buffers,
                 groups,
                 fusible: Some(Box::new(Deferred { body, inputs, out, op })),
             };

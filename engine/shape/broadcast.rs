@@ -1,5 +1,6 @@
-//! Broadcasting shapes, strides that read a view as a broadcast shape, and merging the axes
-//! that are dense in every operand so strided kernels loop over as few axes as possible.
+//! Broadcasting shapes, strides that read a view as a broadcast shape, merging the axes
+//! that are dense in every operand so strided kernels loop over as few axes as possible, and
+//! whether the merged layout lets a kernel read every operand four elements at a time.
 
 use super::{numel, Layout};
 use crate::error::{Error, Result};
@@ -82,6 +83,44 @@ pub fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec
         }
     }
     (out_shape, out_strides)
+}
+
+/// How a kernel that computes four neighbouring elements per `vec4` register reads one
+/// operand of a collapsed layout (see [`vec4_reads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Vec4Read {
+    /// Dense along the last axis from a 16-byte aligned element: one `vec4` load.
+    Vec4,
+    /// Constant along the last axis (stride 0): one scalar load, splatted.
+    Splat,
+}
+
+/// How each operand of a vec4 elementwise kernel reads its view, or `None` when some operand
+/// cannot be read four elements at a time (the scalar kernel then runs). `dims` and
+/// `strides` come from [`collapse`]; `offsets` are the operands' element offsets.
+///
+/// Groups of four outputs `4g..4g+3` stay inside one row when the last axis is a multiple of
+/// 4 (or there is one axis: the kernel handles the `n % 4` elements past the last full group
+/// one at a time). An operand reads such a group as one aligned `vec4` when its last stride is
+/// 1 and its offset and every other stride are multiples of 4, or as one scalar when its last
+/// stride is 0.
+pub fn vec4_reads(dims: &[usize], strides: &[Vec<usize>], offsets: &[usize]) -> Option<Vec<Vec4Read>> {
+    let inner = dims.last().copied().unwrap_or(1);
+    if dims.len() > 1 && inner % 4 != 0 {
+        return None;
+    }
+    strides
+        .iter()
+        .zip(offsets)
+        .map(|(s, &offset)| match s.split_last() {
+            // One element in all ([`collapse`] gives it stride 0): read like a dense row of
+            // one, so a dense tensor of one element shares the kernel of longer ones.
+            _ if inner == 1 && offset % 4 == 0 => Some(Vec4Read::Vec4),
+            None | Some((0, _)) => Some(Vec4Read::Splat),
+            Some((1, outer)) if offset % 4 == 0 && outer.iter().all(|o| o % 4 == 0) => Some(Vec4Read::Vec4),
+            Some(_) => None,
+        })
+        .collect()
 }
 
 /// Fails when a view needs more axes than the kernels address, after collapsing.

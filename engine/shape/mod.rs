@@ -23,7 +23,7 @@ mod layout;
 mod matmul;
 
 pub use attention::attention_shapes;
-pub use broadcast::{broadcast_shape, broadcast_strides, check_rank, collapse, MAX_RANK};
+pub use broadcast::{broadcast_shape, broadcast_strides, check_rank, collapse, vec4_reads, Vec4Read, MAX_RANK};
 pub use embedding::embedding_shapes;
 pub use layout::Layout;
 pub use matmul::{matmul_shapes, MatmulShape};

@@ -1,17 +1,30 @@
-//! Copies between views, one strided kernel (`shaders/elementwise/copy_into.wgsl`) for both:
-//! `copy_into`, which writes into a view of an existing buffer (the KV-cache append), and the
-//! strided copy behind `Tensor::contiguous`, which writes a view into a fresh dense tensor.
+//! Copies between views, one strided kernel for both `copy_into`, which writes into a view of
+//! an existing buffer (the KV-cache append), and the strided copy behind
+//! `Tensor::contiguous`, which writes a view into a fresh dense tensor. It comes in two forms
+//! over one uniform and one index walk (`shaders/elementwise/copy_view.wgsl`): four elements
+//! at a time (`copy_into_vec4.wgsl`) where both views' rows are dense from a 16-byte boundary
+//! and the last axis is a multiple of 4 or the only one (see `shape::vec4_reads`), one at a
+//! time (`copy_into.wgsl`) otherwise.
 
 use super::Tensor;
 use crate::error::{Error, Result};
 use crate::kernel::{push_dims, shader, KernelDef, Params};
-use crate::shape::{check_rank, collapse};
+use crate::shape::{check_rank, collapse, vec4_reads, Vec4Read};
 
 const COPY_INTO: KernelDef = KernelDef::new(
     "elementwise/copy_into",
     shader!("elementwise/copy_into.wgsl"),
     "copy_into",
 );
+
+const COPY_INTO_VEC4: KernelDef = KernelDef::new(
+    "elementwise/copy_into_vec4",
+    shader!("elementwise/copy_into_vec4.wgsl"),
+    "copy_into_vec4",
+);
+
+/// `vec4`s each invocation of `copy_into_vec4` moves (its `PER`).
+const VEC4_PER_INVOCATION: usize = 4;
 
 /// A dense copy of any view. x (...) -> (...) contiguous from offset 0.
 pub(crate) fn strided_copy(x: &Tensor) -> Result<Tensor> {
@@ -65,7 +78,16 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
         .usize(src.layout().offset)
         .usize(l.offset);
     let params = push_dims(push_dims(push_dims(params, &dims), &strides[0]), &strides[1]);
-    let kernel = gpu.kernel(&COPY_INTO, &[])?;
-    gpu.dispatch_items(&kernel, &params, &[src.gpu_buffer(op)?, dst.gpu_buffer(op)?], dst.len())?;
-    Ok(())
+    let buffers = [src.gpu_buffer(op)?, dst.gpu_buffer(op)?];
+    let offsets = [src.layout().offset, l.offset];
+    let vec4 = vec4_reads(&dims, &strides, &offsets).is_some_and(|r| r.iter().all(|x| *x == Vec4Read::Vec4))
+        && buffers.iter().all(|b| b.size() % 16 == 0);
+    if vec4 {
+        let kernel = gpu.kernel(&COPY_INTO_VEC4, &[])?;
+        let invocations = dst.len().div_ceil(4).div_ceil(VEC4_PER_INVOCATION);
+        gpu.dispatch_items(&kernel, &params, &buffers, invocations)
+    } else {
+        let kernel = gpu.kernel(&COPY_INTO, &[])?;
+        gpu.dispatch_items(&kernel, &params, &buffers, dst.len())
+    }
 }
