@@ -69,13 +69,16 @@ fn scan_automatic_strategy_at_long_t_and_few_lanes() {
 #[test]
 fn scan_long_lane_walks_resume_across_segments() {
     // Software adapters split a long lane walk into dispatches (their loop limiter would cut
-    // it short otherwise): k = 16 at T = 1000 and the log scan at T = 8000 cross a boundary,
-    // and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
+    // it short otherwise): k = 16 at T = 1000, and the channel scans (four channels per
+    // invocation and one) at T = 8000 cross a boundary, and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
     each_adapter(|ctx| {
         let one_step = Strategy::Chunked { chunk: Some(1) };
         for (op, t, n, k, v, strategy) in [
             (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes),
             (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes),
+            (ScanOp::Log, 8000, 4, 1, 1, Strategy::Lanes),
+            (ScanOp::Linear, 8001, 8, 1, 1, Strategy::Lanes),
+            (ScanOp::Linear, 8001, 3, 1, 1, Strategy::Lanes),
             (ScanOp::Affine, 1500, 1, 16, 1, one_step),
         ] {
             for backward in [false, true] {
