@@ -105,7 +105,7 @@ pub fn strategies(t: usize) -> [Strategy; 2] {
     ]
 }
 
-/// The scan cases: `full` covers the whole envelope (over 590 rows); otherwise a quick subset
+/// The scan cases: `full` covers the whole envelope (1016 rows); otherwise a quick subset
 /// that still covers every op, every (k, v), odd T, both strategies and both directions.
 pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
