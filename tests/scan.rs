@@ -8,7 +8,7 @@ use wgsl_compute::reference::scan::{self as reference, AffineShape};
 use wgsl_compute::scan::{self, Dispatch, ScanOptions, Strategy};
 use wgsl_compute::{Context, Error, Tensor};
 
-use crate::common::{assert_close, each_adapter};
+use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
 #[test]
 fn scan_parity_quick_cases_pass() {
@@ -69,13 +69,16 @@ fn scan_automatic_strategy_at_long_t_and_few_lanes() {
 #[test]
 fn scan_long_lane_walks_resume_across_segments() {
     // Software adapters split a long lane walk into dispatches (their loop limiter would cut
-    // it short otherwise): k = 16 at T = 1000 and the log scan at T = 8000 cross a boundary,
-    // and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
+    // it short otherwise): k = 16 at T = 1000, and the channel scans (four channels per
+    // invocation and one) at T = 8000 cross a boundary, and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
     each_adapter(|ctx| {
         let one_step = Strategy::Chunked { chunk: Some(1) };
         for (op, t, n, k, v, strategy) in [
             (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes),
             (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes),
+            (ScanOp::Log, 8000, 4, 1, 1, Strategy::Lanes),
+            (ScanOp::Linear, 8001, 8, 1, 1, Strategy::Lanes),
+            (ScanOp::Linear, 8001, 3, 1, 1, Strategy::Lanes),
             (ScanOp::Affine, 1500, 1, 16, 1, one_step),
         ] {
             for backward in [false, true] {
@@ -94,6 +97,54 @@ fn scan_long_lane_walks_resume_across_segments() {
                 let row = pollster::block_on(parity::scan::run_case(ctx, &case));
                 assert!(row.passed, "{}", parity::markdown_row(&row));
             }
+        }
+    });
+}
+
+#[test]
+fn scan_channel_kernels_carry_four_channels_when_d_divides_into_fours() {
+    // What the parity rows cannot see: which kernel ran. D % 4 == 0 runs the vec4 kernels,
+    // any other D the scalar ones, and linear_scan's backward is one walk that writes dA
+    // itself (no separate dA pass). Nothing else runs meanwhile, so the counts are exact.
+    let opts = ScanOptions {
+        dispatch: Some(Dispatch::Gpu),
+        strategy: Strategy::Lanes,
+    };
+    each_adapter_alone(|ctx| {
+        let mut rng = Rng::new(31);
+        for (d, linear, log) in [
+            (8, "scan/linear::scan_lanes", "scan/parallel_scan_log::scan_lanes"),
+            (
+                5,
+                "scan/linear_scalar::scan_lanes",
+                "scan/parallel_scan_log_scalar::scan_lanes",
+            ),
+        ] {
+            let (b, t) = (2, 9);
+            let seq =
+                |rng: &mut Rng, t: usize| Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, -0.9, 0.9));
+            let (a, x, lv) = (
+                seq(&mut rng, t).unwrap(),
+                seq(&mut rng, t).unwrap(),
+                seq(&mut rng, t + 1).unwrap(),
+            );
+            ctx.reset_profile().unwrap();
+            ctx.set_profiling(true);
+            let h = scan::linear_scan_with(&a, &x, None, &opts).unwrap();
+            let g = scan::linear_scan_backward_with(&a, None, &h, &x, &opts).unwrap();
+            let lh = scan::parallel_scan_log_with(&a, &lv, &opts).unwrap();
+            g.da.to_vec().unwrap();
+            lh.to_vec().unwrap();
+            let p = ctx.profile().unwrap();
+            ctx.set_profiling(false);
+            ctx.reset_profile().unwrap();
+            let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
+            assert_eq!(calls(linear), 2, "D = {d} on {}: {p}", ctx.info().name);
+            assert_eq!(calls(log), 1, "D = {d} on {}: {p}", ctx.info().name);
+            assert!(
+                p.kernels.iter().all(|k| k.name == linear || k.name == log),
+                "D = {d}: only the channel kernels run: {p}"
+            );
         }
     });
 }

@@ -105,7 +105,7 @@ pub fn strategies(t: usize) -> [Strategy; 2] {
     ]
 }
 
-/// The scan cases: `full` covers the whole envelope (over 590 rows); otherwise a quick subset
+/// The scan cases: `full` covers the whole envelope (1016 rows); otherwise a quick subset
 /// that still covers every op, every (k, v), odd T, both strategies and both directions.
 pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
@@ -136,6 +136,23 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
             for &b in batches {
                 for s in strategies(t) {
                     push(op, b, t, n, k, v, (t + b) % 2 == 1, s, &mut out);
+                }
+            }
+        }
+    }
+    // The channel kernels' own boundaries: four channels per invocation when D divides into
+    // fours (4, 8, 68) and one otherwise (3, 5, 7); T = 1, one unroll block of 8 steps and
+    // one step past it (9, 17), and chunks of 9 steps, so a chunk holds a block plus a tail and
+    // T = 100 walks 12 chunk carries (three groups of four).
+    let channel_ns: &[usize] = if full { &[3, 4, 5, 7, 8, 68] } else { &[5, 8] };
+    let block_ts: &[usize] = if full { &[1, 9, 17, 100] } else { &[17] };
+    let mut i = 0;
+    for op in [ScanOp::Linear, ScanOp::Log] {
+        for &n in channel_ns {
+            for &t in block_ts {
+                for s in [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }] {
+                    i += 1;
+                    push(op, 1 + i / 2 % 2, t, n, 1, 1, i % 4 < 2, s, &mut out);
                 }
             }
         }

@@ -1,10 +1,12 @@
 //! The affine scan core shared by `linear_scan` (k = v = 1), `matrix_scan` (k = 2, v = 1)
 //! and `matrix_affine_scan`: the seam, the GPU launches of both strategies, forward and
 //! backward, over 5-d tensors A (B, T, N, k, k), B / H (B, T, N, k, v), h0 (B, N, k, v).
+//! k = v = 1 runs its own channel-wise kernels (`linear_gpu`); the rest the generic k x v one.
 
 use super::dispatch::{self, host, host_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
+use super::linear_gpu;
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::Result;
@@ -225,8 +227,10 @@ pub(crate) fn forward(
         opts,
         |gpu| {
             envelope::gpu_block_sizes(op, &d)?;
-            let (h, _) = scan_gpu(gpu, op, &d, a, b, h0, false, opts)?;
-            Ok(h)
+            match (d.k, d.v) {
+                (1, 1) => linear_gpu::forward(gpu, op, &d, a, b, h0, opts),
+                _ => Ok(scan_gpu(gpu, op, &d, a, b, h0, false, opts)?.0),
+            }
         },
         || {
             let (a, b, h0) = (host(a, op)?, host(b, op)?, host_opt(h0, op)?);
@@ -253,9 +257,14 @@ pub(crate) fn backward(
         opts,
         |gpu| {
             envelope::gpu_block_sizes(op, &d)?;
-            let (db, dh0) = scan_gpu(gpu, op, &d, a, grad, None, true, opts)?;
-            let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
-            Ok(ScanGrads { da, db, dh0 })
+            match (d.k, d.v) {
+                (1, 1) => linear_gpu::backward(gpu, op, &d, a, h0, h, grad, opts),
+                _ => {
+                    let (db, dh0) = scan_gpu(gpu, op, &d, a, grad, None, true, opts)?;
+                    let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
+                    Ok(ScanGrads { da, db, dh0 })
+                }
+            }
         },
         || {
             let (a, h0, h, g) = (host(a, op)?, host_opt(h0, op)?, host(h, op)?, host(grad, op)?);

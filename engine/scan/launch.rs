@@ -182,6 +182,31 @@ impl Launch {
 /// reduce, carries, fix-up.
 pub(crate) type Passes = [KernelDef; 4];
 
+/// The [`Passes`] of kernel `$name` in the shader file `$file` whose entry points have the
+/// usual names `scan_lanes`, `scan_chunk_reduce`, `scan_carries`, `scan_chunk_fixup`.
+macro_rules! passes {
+    ($name:tt, $file:tt) => {
+        [
+            $crate::kernel::KernelDef::new($name, $crate::kernel::shader!($file), "scan_lanes"),
+            $crate::kernel::KernelDef::new($name, $crate::kernel::shader!($file), "scan_chunk_reduce"),
+            $crate::kernel::KernelDef::new($name, $crate::kernel::shader!($file), "scan_carries"),
+            $crate::kernel::KernelDef::new($name, $crate::kernel::shader!($file), "scan_chunk_fixup"),
+        ]
+    };
+}
+pub(crate) use passes;
+
+/// Channels one invocation of a channel-wise scan carries for `channels` adjacent channels
+/// per time step: 4 (one `vec4<f32>` load per input and step) when they divide into fours,
+/// else 1. The kernels index in these units, so the rows of (B, T, channels) stay aligned.
+pub(crate) fn vector_width(channels: usize) -> usize {
+    if channels.is_multiple_of(4) {
+        4
+    } else {
+        1
+    }
+}
+
 impl Launch {
     /// [`Launch::run`] over hand-written `passes` specialised by `constants`.
     pub fn run_passes(

@@ -1,5 +1,5 @@
 //! `linear_scan`: h_t = a_t h_{t-1} + b_t per channel, the affine scan with k = v = 1 and the
-//! channels as lanes (one invocation per channel; a workgroup owns 64 consecutive channels).
+//! channels as lanes (`linear_gpu`: four adjacent channels per invocation when D % 4 == 0).
 
 use super::affine::{self, AffineOp};
 use super::envelope::{self, AffineDims};

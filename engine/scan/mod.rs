@@ -19,7 +19,7 @@
 //! chunked, segments), `launch` (the one recurrence launch: plans the strategy and segments,
 //! writes the uniform header of `shaders/scan/launch.wgsl` and records the passes; the
 //! mixers' fused scans and element scans use it too), `affine` (the shared k x v GPU core),
-//! one file per op.
+//! `linear_gpu` (its k = v = 1 case: channel-wise kernels with vec4 loads), one file per op.
 //!
 //! ```
 //! use wgsl_compute::{scan, Context, Tensor};
@@ -37,6 +37,7 @@ mod affine;
 pub mod dispatch;
 pub mod envelope;
 pub(crate) mod launch;
+mod linear_gpu;
 mod linear_scan;
 mod matrix_affine_scan;
 mod matrix_scan;

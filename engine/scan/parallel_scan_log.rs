@@ -5,41 +5,21 @@
 
 use super::dispatch::{self, host, ScanOptions};
 use super::envelope;
-use super::launch::{Columns, Launch, Passes};
+use super::launch::{passes, vector_width, Columns, Launch, Passes};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::{Error, Result};
-use crate::kernel::{shader, Binding, KernelDef, Params};
+use crate::kernel::Params;
 use crate::reference;
 use crate::tensor::Tensor;
 
 const OP: &str = "parallel_scan_log";
 const OP_BACKWARD: &str = "parallel_scan_log_backward";
 
-const fn kernel(entry: &'static str) -> KernelDef {
-    KernelDef {
-        name: "scan/parallel_scan_log",
-        wgsl: shader!("scan/parallel_scan_log.wgsl"),
-        entry,
-        bindings: &[
-            Binding::Uniform,
-            Binding::Read,
-            Binding::Read,
-            Binding::Read,
-            Binding::Read,
-            Binding::ReadWrite,
-            Binding::ReadWrite,
-            Binding::ReadWrite,
-        ],
-    }
-}
-
-const PASSES: Passes = [
-    kernel("scan_lanes"),
-    kernel("scan_chunk_reduce"),
-    kernel("scan_carries"),
-    kernel("scan_chunk_fixup"),
-];
+/// The kernels: four adjacent channels per invocation (vec4 loads) when D % 4 == 0, one
+/// otherwise; both walk the same WGSL (`shaders/scan/log_walk.wgsl`).
+const PASSES_VEC4: Passes = passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl");
+const PASSES_SCALAR: Passes = passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl");
 
 /// Gradients of [`parallel_scan_log`].
 #[derive(Clone, Debug)]
@@ -163,16 +143,18 @@ fn launch(
         None => (None, None),
     };
     let out = Tensor::uninit(ctx, &[b, t, d], op)?;
-    let out2_shape = if reverse { vec![b, t + 1, d] } else { vec![1] };
+    // A scratch of at least one F value where a binding goes unused.
+    let w = vector_width(d);
+    let out2_shape = if reverse { vec![b, t + 1, d] } else { vec![w] };
     let out2 = Tensor::uninit(ctx, &out2_shape, op)?;
-    let lanes = b * d;
+    let lanes = b * d / w;
     let columns = Columns { walk: 1, reduce: 1 };
     let launch = Launch::new(gpu, opts.strategy, lanes, t, reverse, columns, Cost::block(1));
     // Lane walks split into segments carry the state through side; chunks their two values.
     let side = match launch.chunks() {
-        Some((_, chunks)) => Tensor::uninit(ctx, &[lanes * chunks * 2], op)?,
-        None if launch.segmented() => Tensor::uninit(ctx, &[lanes], op)?,
-        None => Tensor::uninit(ctx, &[1], op)?,
+        Some((_, chunks)) => Tensor::uninit(ctx, &[chunks * 2 * lanes * w], op)?,
+        None if launch.segmented() => Tensor::uninit(ctx, &[lanes * w], op)?,
+        None => Tensor::uninit(ctx, &[w], op)?,
     };
     // The forward does not read g and h: it binds log_coeffs there (read-only aliases).
     let lc_buf = lc.gpu_buffer(op)?;
@@ -186,6 +168,7 @@ fn launch(
         side.gpu_buffer(op)?,
     ];
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    launch.run_passes(gpu, &PASSES, &constants, &Params::new().usize(d), &buffers)?;
+    let passes = if w == 4 { &PASSES_VEC4 } else { &PASSES_SCALAR };
+    launch.run_passes(gpu, passes, &constants, &Params::new().usize(d / w), &buffers)?;
     Ok((out, out2))
 }

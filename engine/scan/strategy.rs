@@ -94,7 +94,10 @@ pub fn auto_chunk(t: usize) -> usize {
 ///
 /// Lane-sequential when the lanes alone fill the device (or T is too short to split);
 /// otherwise chunked. "Fill" is a few thousand invocations on a GPU, a few hundred on a
-/// software adapter, whose cores are few. On a software adapter the chunked carry walk stays
+/// software adapter, whose cores are few. For the channel scans an invocation carries four
+/// channels and keeps eight steps' loads in flight (16 B each, two or three inputs): 8192 of
+/// them hold 2-3 MB in flight, about what HBM needs, while a chunked plan reads the inputs
+/// twice (5 transfers per element instead of 3), so below that the extra parallelism pays. On a software adapter the chunked carry walk stays
 /// inside the loop limit too: at most `LOOP_BUDGET / cost.carry` chunks (longer chunks, or
 /// lane walks when a chunk would pass a segment).
 pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, cost: Cost, device: &DeviceInfo) -> Plan {

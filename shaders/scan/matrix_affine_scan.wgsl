@@ -1,8 +1,8 @@
 // prelude: scan/launch.wgsl
 // matrix_affine_scan: the affine recurrence H_t = A_t H_{t-1} + B_t, t = 0..T-1, H_{-1} = h0,
 // per lane (b, n), specialised per (K, V) through override constants so every loop over K or
-// V has a constant bound and unrolls. linear_scan is its (K, V) = (1, 1) case (lane = channel,
-// so a workgroup owns 64 consecutive channels: channel-tiled), matrix_scan its (2, 1) case.
+// V has a constant bound and unrolls. matrix_scan is its (2, 1) case; (K, V) = (1, 1), which
+// linear_scan is, runs the channel kernels of scan/linear_walk.wgsl instead.
 //
 // Column split: the V columns of H evolve independently (H_t[:, j] = A_t H_{t-1}[:, j] +
 // B_t[:, j]), so one invocation carries one column: K values in registers, not K * V.

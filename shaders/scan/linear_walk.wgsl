@@ -1,0 +1,278 @@
+// prelude: scan/launch.wgsl
+// The K = V = 1 affine scan (linear_scan; matrix_affine_scan at k = v = 1): the walks shared by
+// scan/linear.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation, N % 4 == 0)
+// and scan/linear_scalar.wgsl (`alias F = f32`), which declare F and the entry points. Every
+// index below counts F values: a time step's row holds p.n = N / 4 (or N) of them.
+//
+// Forward: h_t = a_t h_{t-1} + b_t, h_{-1} = h0 (or zero).
+// REVERSE = true: the adjoint over dL/dh = x, fused with the transitions' gradient:
+//   G_t = x_t + a_{t+1} G_{t+1} (a_T = 0),  out = dB = G,  dA_t = G_t h_{t-1},  dh0 = a_0 G_0.
+//
+// Why the walk looks the way it does (bandwidth, not arithmetic, is the budget):
+// - state and inputs are named F values, never arrays, so they stay in registers;
+// - a block of U = 8 steps issues all its loads (a, x and, in reverse, h_{t-1}) before the
+//   8 dependent updates, so each invocation keeps 16-24 loads in flight instead of one;
+// - in reverse, step t's transition a_{t+1} is the a the previous step (t + 1) loaded: it is
+//   carried in `f`, so each step reads a once.
+//
+// Entries (the launch: scan/launch.wgsl):
+//   lanes         per lane walks [t_begin, t_end) of T; a segmented walk resumes from out.
+//   chunk_reduce  per (chunk, lane): the chunk's transition product P and local state S from
+//                 zero, into side.
+//   carries       per lane walks the chunks in scan order, carry = P carry + S, storing each
+//                 chunk's incoming carry in place of S; in reverse also writes dh0.
+//   chunk_fixup   per (chunk, lane) reruns the chunk from its incoming carry, writing out.
+// The chunked passes number invocations chunk-major (lane fastest) so a subgroup reads
+// adjacent channels of one step: coalesced, like the lane walk.
+
+override REVERSE: bool = false;
+
+// Steps whose loads one block issues before their dependent updates.
+const U: u32 = 8u;
+
+struct Params {
+    launch: Launch, // lanes = B * N / 4 (or B * N) (scan/launch.wgsl)
+    n: u32,         // F values per time step: N / 4 (or N)
+    has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<F>;             // (B, T, N) transitions
+@group(0) @binding(2) var<storage, read> x: array<F>;             // (B, T, N): b, or dL/dh when REVERSE
+@group(0) @binding(3) var<storage, read> h0: array<F>;            // (B, N), read when has_h0
+@group(0) @binding(4) var<storage, read> h: array<F>;             // (B, T, N) forward output, read when REVERSE
+@group(0) @binding(5) var<storage, read_write> out: array<F>;     // (B, T, N): h, or G = dB when REVERSE
+@group(0) @binding(6) var<storage, read_write> da: array<F>;      // (B, T, N) dA, written when REVERSE
+@group(0) @binding(7) var<storage, read_write> side: array<F>;    // chunked: (chunks, 2, lanes) P and S
+@group(0) @binding(8) var<storage, read_write> dh0: array<F>;     // (B, N), written when REVERSE
+
+// A walk in progress.
+struct Walk {
+    s: F,     // the state: h forward, the adjoint G in reverse
+    prod: F,  // the product of the transitions applied so far (a chunk's transition)
+    f: F,     // REVERSE: the next step's transition a_{t+1}, zero past the end
+    init: F,  // REVERSE: h_{-1} (h0 or zero), for dA_0
+}
+
+// Index of (lane, t = 0); step t adds t * p.n.
+fn row(lane: u32) -> u32 {
+    return (lane / p.n) * p.launch.t_len * p.n + lane % p.n;
+}
+
+// The step after t in scan order.
+fn next(t: u32) -> u32 {
+    return select(t + 1u, t - 1u, REVERSE);
+}
+
+fn initial_h(lane: u32) -> F {
+    if p.has_h0 == 1u {
+        return h0[lane];
+    }
+    return F(0.0);
+}
+
+// A walk of lane whose first step in scan order is in [start, end), from state s.
+fn begin(lane: u32, base: u32, end: u32, s: F) -> Walk {
+    var w = Walk(s, F(1.0), F(0.0), F(0.0));
+    if REVERSE {
+        if end < p.launch.t_len {
+            w.f = a[base + end * p.n];
+        }
+        w.init = initial_h(lane);
+    }
+    return w;
+}
+
+// h_{t-1} for dA_t (REVERSE; unused forward): the forward output, or h0 at t = 0.
+fn h_prev(base: u32, t: u32, init: F) -> F {
+    if !REVERSE {
+        return F(0.0);
+    }
+    let v = h[base + (max(t, 1u) - 1u) * p.n];
+    return select(v, init, t == 0u);
+}
+
+// One dependent update at index i from the loaded a_t, x_t and h_{t-1}.
+fn update(w: ptr<function, Walk>, av: F, xt: F, hp: F, i: u32, write: bool) {
+    var f = av;
+    if REVERSE {
+        f = (*w).f;
+        (*w).f = av;
+    }
+    (*w).s = fma(f, (*w).s, xt);
+    (*w).prod *= f;
+    if write {
+        out[i] = (*w).s;
+        if REVERSE {
+            da[i] = (*w).s * hp;
+        }
+    }
+}
+
+// U steps from t0 in scan order: every load first, then the dependent updates.
+fn block(w: ptr<function, Walk>, base: u32, t0: u32, write: bool) {
+    let t1 = next(t0);
+    let t2 = next(t1);
+    let t3 = next(t2);
+    let t4 = next(t3);
+    let t5 = next(t4);
+    let t6 = next(t5);
+    let t7 = next(t6);
+    let i0 = base + t0 * p.n;
+    let i1 = base + t1 * p.n;
+    let i2 = base + t2 * p.n;
+    let i3 = base + t3 * p.n;
+    let i4 = base + t4 * p.n;
+    let i5 = base + t5 * p.n;
+    let i6 = base + t6 * p.n;
+    let i7 = base + t7 * p.n;
+    let a0 = a[i0];
+    let a1 = a[i1];
+    let a2 = a[i2];
+    let a3 = a[i3];
+    let a4 = a[i4];
+    let a5 = a[i5];
+    let a6 = a[i6];
+    let a7 = a[i7];
+    let x0 = x[i0];
+    let x1 = x[i1];
+    let x2 = x[i2];
+    let x3 = x[i3];
+    let x4 = x[i4];
+    let x5 = x[i5];
+    let x6 = x[i6];
+    let x7 = x[i7];
+    let init = (*w).init;
+    let q0 = h_prev(base, t0, init);
+    let q1 = h_prev(base, t1, init);
+    let q2 = h_prev(base, t2, init);
+    let q3 = h_prev(base, t3, init);
+    let q4 = h_prev(base, t4, init);
+    let q5 = h_prev(base, t5, init);
+    let q6 = h_prev(base, t6, init);
+    let q7 = h_prev(base, t7, init);
+    update(w, a0, x0, q0, i0, write);
+    update(w, a1, x1, q1, i1, write);
+    update(w, a2, x2, q2, i2, write);
+    update(w, a3, x3, q3, i3, write);
+    update(w, a4, x4, q4, i4, write);
+    update(w, a5, x5, q5, i5, write);
+    update(w, a6, x6, q6, i6, write);
+    update(w, a7, x7, q7, i7, write);
+}
+
+// Walks [start, end) of T in scan order, writing out (and dA) when `write`.
+fn walk(w: ptr<function, Walk>, base: u32, start: u32, end: u32, write: bool) {
+    let steps = end - start;
+    var q = 0u;
+    for (; q + U <= steps; q += U) {
+        block(w, base, time_at(start, end, q, REVERSE), write);
+    }
+    for (; q < steps; q++) {
+        let t = time_at(start, end, q, REVERSE);
+        let i = base + t * p.n;
+        update(w, a[i], x[i], h_prev(base, t, (*w).init), i, write);
+    }
+}
+
+fn lanes(lane: u32) {
+    if lane >= p.launch.lanes {
+        return;
+    }
+    let base = row(lane);
+    // Resume from the previous segment's last state (out at t_begin - 1 forward, at t_end in
+    // reverse) unless this segment starts the walk.
+    var s = F(0.0);
+    if launch_resumes(p.launch, REVERSE) {
+        s = out[base + select(p.launch.t_begin - 1u, p.launch.t_end, REVERSE) * p.n];
+    } else if !REVERSE {
+        s = initial_h(lane);
+    }
+    var w = begin(lane, base, p.launch.t_end, s);
+    walk(&w, base, p.launch.t_begin, p.launch.t_end, true);
+    if REVERSE && p.launch.t_begin == 0u {
+        // The walk ended at t = 0: s = G_0 and f = a_0.
+        dh0[lane] = w.f * w.s;
+    }
+}
+
+// side slot of chunk c's value k (0: P, 1: S, then the incoming carry) for lane.
+fn slot(c: u32, k: u32, lane: u32) -> u32 {
+    return (c * 2u + k) * p.launch.lanes + lane;
+}
+
+fn chunk_reduce(id: u32) {
+    if id >= p.launch.lanes * p.launch.chunks {
+        return;
+    }
+    let lane = id % p.launch.lanes;
+    let c = id / p.launch.lanes;
+    let base = row(lane);
+    let end = chunk_end(p.launch, c);
+    var w = begin(lane, base, end, F(0.0));
+    walk(&w, base, chunk_start(p.launch, c), end, false);
+    side[slot(c, 0u, lane)] = w.prod;
+    side[slot(c, 1u, lane)] = w.s;
+}
+
+// The chunk index of the q-th chunk in scan order.
+fn chunk_at(q: u32) -> u32 {
+    return select(q, p.launch.chunks - 1u - q, REVERSE);
+}
+
+fn carries(lane: u32) {
+    if lane >= p.launch.lanes {
+        return;
+    }
+    var carry = F(0.0);
+    if !REVERSE {
+        carry = initial_h(lane);
+    }
+    // Four chunks at a time: their P and S are loaded before the four dependent updates. The
+    // incoming carry replaces S (only this invocation touches this lane's slots).
+    var q = 0u;
+    for (; q + 4u <= p.launch.chunks; q += 4u) {
+        let c0 = chunk_at(q);
+        let c1 = chunk_at(q + 1u);
+        let c2 = chunk_at(q + 2u);
+        let c3 = chunk_at(q + 3u);
+        let p0 = side[slot(c0, 0u, lane)];
+        let p1 = side[slot(c1, 0u, lane)];
+        let p2 = side[slot(c2, 0u, lane)];
+        let p3 = side[slot(c3, 0u, lane)];
+        let s0 = side[slot(c0, 1u, lane)];
+        let s1 = side[slot(c1, 1u, lane)];
+        let s2 = side[slot(c2, 1u, lane)];
+        let s3 = side[slot(c3, 1u, lane)];
+        side[slot(c0, 1u, lane)] = carry;
+        carry = fma(p0, carry, s0);
+        side[slot(c1, 1u, lane)] = carry;
+        carry = fma(p1, carry, s1);
+        side[slot(c2, 1u, lane)] = carry;
+        carry = fma(p2, carry, s2);
+        side[slot(c3, 1u, lane)] = carry;
+        carry = fma(p3, carry, s3);
+    }
+    for (; q < p.launch.chunks; q++) {
+        let c = chunk_at(q);
+        let pc = side[slot(c, 0u, lane)];
+        let sc = side[slot(c, 1u, lane)];
+        side[slot(c, 1u, lane)] = carry;
+        carry = fma(pc, carry, sc);
+    }
+    if REVERSE {
+        dh0[lane] = a[row(lane)] * carry;
+    }
+}
+
+fn chunk_fixup(id: u32) {
+    if id >= p.launch.lanes * p.launch.chunks {
+        return;
+    }
+    let lane = id % p.launch.lanes;
+    let c = id / p.launch.lanes;
+    let base = row(lane);
+    let end = chunk_end(p.launch, c);
+    var w = begin(lane, base, end, side[slot(c, 1u, lane)]);
+    walk(&w, base, chunk_start(p.launch, c), end, true);
+}
