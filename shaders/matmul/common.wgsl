@@ -66,3 +66,16 @@ fn store(z: u32, row: u32, col: u32, acc: f32) {
     }
     out[i] = v;
 }
+
+// Four consecutive outputs of row `row` from column `col`, each through the epilogue; rows
+// and columns past the edges are skipped (the register-tiled kernels' 4-wide stores).
+fn store4(z: u32, row: u32, col: u32, v: vec4<f32>) {
+    if row >= p.m {
+        return;
+    }
+    for (var j = 0u; j < 4u; j++) {
+        if col + j < p.n {
+            store(z, row, col + j, v[j]);
+        }
+    }
+}

@@ -60,17 +60,6 @@ fn fetch_b(base: u32, col0: u32, k0: u32, lid: u32, half: u32) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
-fn store4(z: u32, row: u32, col: u32, v: vec4<f32>) {
-    if row >= p.m {
-        return;
-    }
-    for (var j = 0u; j < 4u; j++) {
-        if col + j < p.n {
-            store(z, row, col + j, v[j]);
-        }
-    }
-}
-
 @compute @workgroup_size(256)
 fn large_tile(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let tx = lid % 16u;

@@ -114,17 +114,6 @@ fn load_b_tile(base: u32, col0: u32, k0: u32, lid: u32) {
     }
 }
 
-fn store4(z: u32, row: u32, col: u32, v: vec4<f32>) {
-    if row >= p.m {
-        return;
-    }
-    for (var j = 0u; j < 4u; j++) {
-        if col + j < p.n {
-            store(z, row, col + j, v[j]);
-        }
-    }
-}
-
 @compute @workgroup_size(256)
 fn register_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let tx = lid % 16u;
