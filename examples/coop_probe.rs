@@ -1,0 +1,347 @@
+//! Probes whether wgpu 30's experimental cooperative matrices (`wgpu_cooperative_matrix`,
+//! `EXPERIMENTAL_COOPERATIVE_MATRIX`) reach an adapter's matrix units, for issue #19's f16
+//! matmul. Prints every adapter's cooperative-matrix configurations as wgpu reports them;
+//! on the first adapter that has f16 x f16 -> f32 16 x 16 x 16, runs `coop_probe.wgsl`
+//! (f16 inputs, f32 accumulation, one subgroup per 64 x 64 block, no workgroup staging; one
+//! subgroup a workgroup, or four in a 2 x 2 tile), checks each against an f64 product of the
+//! same f16 values at 128^3, and times each at 4096^3.
+//! Plain wgpu on a device of its own: nothing of the engine is in the figure.
+//!
+//! Measured on the H200 (Vulkan, driver 580.159.04): wgpu reports six configurations (16 x 16
+//! x 16, 16 x 8 x 16 and 16 x 8 x 8, f16 inputs, f16 or f32 accumulators); all three kernels
+//! agree with the f64 product to 1.3e-7 and run 4096^3 at 74.0-74.8 TFLOP/s (the fp32
+//! large-tile kernel: 32.9). Neither sharing rows through L1 (2 x 2) nor prefetching the next
+//! K step moved it: the next thing to try is staging the tiles in workgroup memory and
+//! loading the matrices from there.
+//!
+//!     cargo run --release --example coop_probe [-- --json out.json]
+
+use std::time::Instant;
+
+use half::f16;
+use wgsl_compute::check::Rng;
+use wgsl_compute::context::BackendChoice;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+const WGSL: &str = include_str!("coop_probe.wgsl");
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("usage: coop_probe [--json out.json]\n(the adapters come from ENGINE_BACKEND, as for every example)");
+        return Ok(());
+    }
+    let json = args
+        .iter()
+        .position(|a| a == "--json")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let backends = match BackendChoice::from_env()? {
+        BackendChoice::Only(b) => b,
+        _ => wgpu::Backends::all(),
+    };
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = backends;
+    let instance = wgpu::Instance::new(desc);
+    let adapters = pollster::block_on(instance.enumerate_adapters(backends));
+    let mut chosen = None;
+    for adapter in adapters {
+        let info = adapter.get_info();
+        let f = adapter.features();
+        let configs = adapter.cooperative_matrix_properties();
+        println!(
+            "{} ({:?}, driver {}): SHADER_F16 {}, SUBGROUP {}, EXPERIMENTAL_COOPERATIVE_MATRIX {}, {} configurations",
+            info.name,
+            info.backend,
+            info.driver_info,
+            f.contains(wgpu::Features::SHADER_F16),
+            f.contains(wgpu::Features::SUBGROUP),
+            f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+            configs.len()
+        );
+        for c in &configs {
+            println!(
+                "  M {} N {} K {}  A/B {:?} -> C {:?}{}",
+                c.m_size,
+                c.n_size,
+                c.k_size,
+                c.ab_type,
+                c.cr_type,
+                if c.saturating_accumulation { " (saturating)" } else { "" }
+            );
+        }
+        let f16_f32 = configs.iter().any(|c| {
+            (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+                && c.ab_type == wgpu::CooperativeScalarType::F16
+                && c.cr_type == wgpu::CooperativeScalarType::F32
+        });
+        if chosen.is_none()
+            && f16_f32
+            && f.contains(wgpu::Features::SHADER_F16 | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+        {
+            chosen = Some(adapter);
+        }
+    }
+    let Some(adapter) = chosen else {
+        println!("no adapter offers f16 x f16 -> f32 16x16x16 cooperative matrices through wgpu: nothing to run");
+        return Ok(());
+    };
+    let probe = Probe::new(&adapter)?;
+    let n = 4096;
+    let mut best: f64 = 0.0;
+    for (entry, tile) in ENTRIES {
+        let err = probe.check(entry, tile, 128)?;
+        if err > 1e-3 {
+            return Err(format!("{entry}: the cooperative-matrix product is wrong (relative error {err:.2e})").into());
+        }
+        let s = probe.median(entry, tile, n, 3, 10)?;
+        let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
+        best = best.max(tflops);
+        println!(
+            "{entry}: check at 128^3 against the f64 product of the same f16 values, max |err| / sum |a||b| = {err:.2e}; \
+             {n}^3 in {:.3} ms, {tflops:.1} TFLOP/s (f16 inputs, f32 accumulation)",
+            s * 1e3
+        );
+    }
+    if let Some(path) = json {
+        std::fs::write(path, format!("{{\n  \"coop_probe_f16_{n}_tflops\": {best}\n}}\n"))?;
+    }
+    Ok(())
+}
+
+/// The kernel's entry points and the output tile each workgroup covers.
+const ENTRIES: [(&str, usize); 3] = [
+    ("coop_matmul", 64),
+    ("coop_matmul_2x2", 128),
+    ("coop_matmul_prefetch", 64),
+];
+
+/// The probe's device, pipeline and timestamp support.
+struct Probe {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    pipelines: Vec<(&'static str, wgpu::ComputePipeline)>,
+    timestamps: bool,
+}
+
+/// A product's buffers: a (n, n) and b (n, n) f16, c (n, n) f32.
+struct Operands {
+    a: wgpu::Buffer,
+    b: wgpu::Buffer,
+    c: wgpu::Buffer,
+    params: wgpu::Buffer,
+    n: usize,
+}
+
+impl Probe {
+    fn new(adapter: &wgpu::Adapter) -> Result<Self> {
+        let stamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        let features = wgpu::Features::SHADER_F16
+            | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+            | (adapter.features() & stamps);
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("coop probe"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            // SAFETY: the probe uses only the cooperative-matrix loads, stores and
+            // multiply-adds, on in-bounds tiles of buffers it sized itself.
+            experimental_features: unsafe { wgpu::ExperimentalFeatures::enabled() },
+            ..Default::default()
+        }))?;
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("coop_probe"),
+            source: wgpu::ShaderSource::Wgsl(WGSL.into()),
+        });
+        let pipelines = ENTRIES
+            .iter()
+            .map(|&(entry, _)| {
+                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
+                (entry, pipeline)
+            })
+            .collect();
+        Ok(Probe {
+            timestamps: features.contains(stamps),
+            device,
+            queue,
+            pipelines,
+        })
+    }
+
+    /// Random f16 operands of n x n (n a multiple of 64) and their f16 values as f64.
+    fn operands(&self, n: usize, seed: u64) -> (Operands, Vec<f64>, Vec<f64>) {
+        let mut rng = Rng::new(seed);
+        let a: Vec<f16> = rng
+            .vec_range(n * n, -1.0, 1.0)
+            .iter()
+            .map(|&v| f16::from_f32(v))
+            .collect();
+        let b: Vec<f16> = rng
+            .vec_range(n * n, -1.0, 1.0)
+            .iter()
+            .map(|&v| f16::from_f32(v))
+            .collect();
+        let buffer = |label, bytes: &[u8], usage| {
+            let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes.len() as u64,
+                usage: usage | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            self.queue.write_buffer(&buf, 0, bytes);
+            buf
+        };
+        let storage = wgpu::BufferUsages::STORAGE;
+        let bits = |v: &[f16]| v.iter().map(|x| x.to_bits()).collect::<Vec<u16>>();
+        let params = [n as u32, n as u32, n as u32, 0];
+        let ops = Operands {
+            a: buffer("coop a", bytemuck::cast_slice(&bits(&a)), storage),
+            b: buffer("coop b", bytemuck::cast_slice(&bits(&b)), storage),
+            c: buffer("coop c", &vec![0u8; n * n * 4], storage | wgpu::BufferUsages::COPY_SRC),
+            params: buffer(
+                "coop params",
+                bytemuck::cast_slice(&params),
+                wgpu::BufferUsages::UNIFORM,
+            ),
+            n,
+        };
+        let wide = |v: &[f16]| v.iter().map(|x| x.to_f64()).collect();
+        (ops, wide(&a), wide(&b))
+    }
+
+    /// Records one product into `encoder` (c must be zero: the kernel accumulates into it).
+    fn record(&self, entry: &str, tile: usize, ops: &Operands, encoder: &mut wgpu::CommandEncoder) {
+        let Some((_, pipeline)) = self.pipelines.iter().find(|(e, _)| *e == entry) else {
+            return;
+        };
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("coop bindings"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: ops.params.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: ops.a.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: ops.b.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: ops.c.as_entire_binding(),
+                },
+            ],
+        });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("coop_probe"),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        let g = (ops.n / tile) as u32;
+        pass.dispatch_workgroups(g, g, 1);
+    }
+
+    /// The largest |c - a @ b| over sum_k |a||b| of its row and column, at n x n.
+    fn check(&self, entry: &str, tile: usize, n: usize) -> Result<f64> {
+        let (ops, a, b) = self.operands(n, 19);
+        let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("coop read"),
+            size: (n * n * 4) as u64,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.clear_buffer(&ops.c, 0, None);
+        self.record(entry, tile, &ops, &mut encoder);
+        encoder.copy_buffer_to_buffer(&ops.c, 0, &read, 0, (n * n * 4) as u64);
+        self.queue.submit([encoder.finish()]);
+        read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        self.device.poll(wgpu::PollType::wait_indefinitely())?;
+        let c: Vec<f32> = bytemuck::pod_collect_to_vec(&read.slice(..).get_mapped_range()?);
+        let mut worst: f64 = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                let (mut want, mut scale) = (0.0, 0.0);
+                for k in 0..n {
+                    want += a[i * n + k] * b[k * n + j];
+                    scale += (a[i * n + k] * b[k * n + j]).abs();
+                }
+                worst = worst.max((c[i * n + j] as f64 - want).abs() / scale.max(1e-30));
+            }
+        }
+        Ok(worst)
+    }
+
+    /// Median seconds of one n x n x n product over `repeat` runs after `warmup`.
+    fn median(&self, entry: &str, tile: usize, n: usize, warmup: usize, repeat: usize) -> Result<f64> {
+        let (ops, _, _) = self.operands(n, 23);
+        let mut times = vec![];
+        for i in 0..warmup + repeat {
+            let t = self.time(entry, tile, &ops)?;
+            if i >= warmup {
+                times.push(t);
+            }
+        }
+        times.sort_by(|x, y| x.total_cmp(y));
+        Ok(times[times.len() / 2])
+    }
+
+    /// Seconds of one product: timestamps around its pass where the adapter has them inside
+    /// encoders, else the wall clock around a full wait.
+    fn time(&self, entry: &str, tile: usize, ops: &Operands) -> Result<f64> {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let queries = self.timestamps.then(|| {
+            let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("coop timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            });
+            let buffer = |usage| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("coop timestamps"),
+                    size: 16,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            };
+            let resolved = buffer(wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC);
+            let read = buffer(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+            (set, resolved, read)
+        });
+        // The clear is outside the timed region: the stamps go around the product's pass.
+        encoder.clear_buffer(&ops.c, 0, None);
+        if let Some((set, _, _)) = &queries {
+            encoder.write_timestamp(set, 0);
+        }
+        self.record(entry, tile, ops, &mut encoder);
+        if let Some((set, resolved, read)) = &queries {
+            encoder.write_timestamp(set, 1);
+            encoder.resolve_query_set(set, 0..2, resolved, 0);
+            encoder.copy_buffer_to_buffer(resolved, 0, read, 0, 16);
+        }
+        self.device.poll(wgpu::PollType::wait_indefinitely())?;
+        let start = Instant::now();
+        self.queue.submit([encoder.finish()]);
+        self.device.poll(wgpu::PollType::wait_indefinitely())?;
+        let wall = start.elapsed().as_secs_f64();
+        let Some((_, _, read)) = &queries else {
+            return Ok(wall);
+        };
+        read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        self.device.poll(wgpu::PollType::wait_indefinitely())?;
+        let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&read.slice(..).get_mapped_range()?);
+        Ok(ticks[1].saturating_sub(ticks[0]) as f64 * self.queue.get_timestamp_period() as f64 * 1e-9)
+    }
+}
