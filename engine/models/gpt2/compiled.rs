@@ -27,7 +27,7 @@ const CHUNK: usize = 8;
 /// Submissions whose ids are still being read back before the host waits for the oldest.
 const IN_FLIGHT: usize = 2;
 /// Submissions a prefill replay is split into.
-const PREFILL_PARTS: usize = 4;
+const PREFILL_PARTS: usize = 5;
 /// Prefill plans kept (one per prompt length); the oldest are dropped past this.
 const PREFILL_PLANS: usize = 8;
 
