@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark script of ../shared/BENCH.md, run from the repo root on the device machine
 # with binaries built on the development machine and carried in .h200/ (see README):
-#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe} .h200/
+#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe,coop_probe} .h200/
 # Writes $OUT/engine.json, $OUT/torch.json, raw outputs, and $OUT/h200.json (merged).
 set -uo pipefail
 OUT=${OUT:-benches/results/raw}
@@ -15,13 +15,18 @@ timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
 echo "engine bench rc $?"
 .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
 echo "decode probe rc $?"
+# Issue #19's cooperative-matrix probe (f16 inputs, f32 accumulation) where the binary was carried.
+if [ -x .h200/coop_probe ]; then
+  .h200/coop_probe --json "$OUT/coop.json" > "$OUT/coop_probe.md" 2>&1
+  echo "coop probe rc $?"
+fi
 python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"
 python3 - "$OUT" <<'PY'
 import json, sys, os
 out = sys.argv[1]
 merged = {}
-for name in ["engine.json", "torch.json"]:
+for name in ["engine.json", "torch.json", "coop.json"]:
     path = os.path.join(out, name)
     if os.path.exists(path):
         with open(path) as f:
