@@ -223,3 +223,126 @@ fn block_prefetch(r: u32, q: u32) {
     let o33 = (r + 48u) * n + q + 48u;
     coopStoreT(c33, &c[o33], n);
 }
+
+// The 128 x 128 tile of a workgroup of four subgroups (2 x 2 blocks of 64 x 64), its A and B
+// slices staged in workgroup memory 32 K at a time (loaded as vec4<f16>, stored as scalars:
+// a cooperative load takes a pointer to an element), the matrices loaded from there.
+var<workgroup> ta: array<f16, 4096>; // 128 rows x 32 k
+var<workgroup> tb: array<f16, 4096>; // 32 k x 128 columns
+
+@group(0) @binding(1) var<storage, read> a4: array<vec4<f16>>; // the same (M, K) as a
+@group(0) @binding(2) var<storage, read> b4: array<vec4<f16>>; // the same (K, N) as b
+
+// Grid: (N / 128, M / 128); K a multiple of 32; subgroups 32 wide.
+@compute @workgroup_size(128)
+fn coop_matmul_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let s = lid / 32u;
+    let r0 = wid.y * 128u;
+    let q0 = wid.x * 128u;
+    let br = (s / 2u) * 64u; // this subgroup's block within the tile
+    let bq = (s % 2u) * 64u;
+    let n = p.n;
+    let r = r0 + br;
+    let q = q0 + bq;
+    var c00 = coopLoadT<TileC>(&c[r * n + q], n);
+    var c01 = coopLoadT<TileC>(&c[r * n + q + 16u], n);
+    var c02 = coopLoadT<TileC>(&c[r * n + q + 32u], n);
+    var c03 = coopLoadT<TileC>(&c[r * n + q + 48u], n);
+    var c10 = coopLoadT<TileC>(&c[(r + 16u) * n + q], n);
+    var c11 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 16u], n);
+    var c12 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 32u], n);
+    var c13 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 48u], n);
+    var c20 = coopLoadT<TileC>(&c[(r + 32u) * n + q], n);
+    var c21 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 16u], n);
+    var c22 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 32u], n);
+    var c23 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 48u], n);
+    var c30 = coopLoadT<TileC>(&c[(r + 48u) * n + q], n);
+    var c31 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 16u], n);
+    var c32 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 32u], n);
+    var c33 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 48u], n);
+    for (var k0 = 0u; k0 < p.k; k0 += 32u) {
+        // A: 128 rows x 8 vec4s; B: 32 rows x 32 vec4s; 1024 vec4s each, 8 per invocation.
+        for (var t = 0u; t < 8u; t++) {
+            let e = lid + 128u * t;
+            let ar = e / 8u;
+            let ak = (e % 8u) * 4u;
+            let va = a4[((r0 + ar) * p.k + k0 + ak) / 4u];
+            ta[ar * 32u + ak] = va.x;
+            ta[ar * 32u + ak + 1u] = va.y;
+            ta[ar * 32u + ak + 2u] = va.z;
+            ta[ar * 32u + ak + 3u] = va.w;
+            let bk = e / 32u;
+            let bc = (e % 32u) * 4u;
+            let vb = b4[((k0 + bk) * n + q0 + bc) / 4u];
+            tb[bk * 128u + bc] = vb.x;
+            tb[bk * 128u + bc + 1u] = vb.y;
+            tb[bk * 128u + bc + 2u] = vb.z;
+            tb[bk * 128u + bc + 3u] = vb.w;
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < 32u; kk += 16u) {
+            let ia0 = br * 32u + kk;
+            let ia1 = (br + 16u) * 32u + kk;
+            let ia2 = (br + 32u) * 32u + kk;
+            let ia3 = (br + 48u) * 32u + kk;
+            let ib = kk * 128u + bq;
+            let a0 = coopLoadT<TileA>(&ta[ia0], 32u);
+            let a1 = coopLoadT<TileA>(&ta[ia1], 32u);
+            let a2 = coopLoadT<TileA>(&ta[ia2], 32u);
+            let a3 = coopLoadT<TileA>(&ta[ia3], 32u);
+            let b0 = coopLoadT<TileB>(&tb[ib], 128u);
+            let b1 = coopLoadT<TileB>(&tb[ib + 16u], 128u);
+            let b2 = coopLoadT<TileB>(&tb[ib + 32u], 128u);
+            let b3 = coopLoadT<TileB>(&tb[ib + 48u], 128u);
+            c00 = coopMultiplyAdd(a0, b0, c00);
+            c01 = coopMultiplyAdd(a0, b1, c01);
+            c02 = coopMultiplyAdd(a0, b2, c02);
+            c03 = coopMultiplyAdd(a0, b3, c03);
+            c10 = coopMultiplyAdd(a1, b0, c10);
+            c11 = coopMultiplyAdd(a1, b1, c11);
+            c12 = coopMultiplyAdd(a1, b2, c12);
+            c13 = coopMultiplyAdd(a1, b3, c13);
+            c20 = coopMultiplyAdd(a2, b0, c20);
+            c21 = coopMultiplyAdd(a2, b1, c21);
+            c22 = coopMultiplyAdd(a2, b2, c22);
+            c23 = coopMultiplyAdd(a2, b3, c23);
+            c30 = coopMultiplyAdd(a3, b0, c30);
+            c31 = coopMultiplyAdd(a3, b1, c31);
+            c32 = coopMultiplyAdd(a3, b2, c32);
+            c33 = coopMultiplyAdd(a3, b3, c33);
+        }
+        workgroupBarrier();
+    }
+    let o00 = r * n + q;
+    coopStoreT(c00, &c[o00], n);
+    let o01 = r * n + q + 16u;
+    coopStoreT(c01, &c[o01], n);
+    let o02 = r * n + q + 32u;
+    coopStoreT(c02, &c[o02], n);
+    let o03 = r * n + q + 48u;
+    coopStoreT(c03, &c[o03], n);
+    let o10 = (r + 16u) * n + q;
+    coopStoreT(c10, &c[o10], n);
+    let o11 = (r + 16u) * n + q + 16u;
+    coopStoreT(c11, &c[o11], n);
+    let o12 = (r + 16u) * n + q + 32u;
+    coopStoreT(c12, &c[o12], n);
+    let o13 = (r + 16u) * n + q + 48u;
+    coopStoreT(c13, &c[o13], n);
+    let o20 = (r + 32u) * n + q;
+    coopStoreT(c20, &c[o20], n);
+    let o21 = (r + 32u) * n + q + 16u;
+    coopStoreT(c21, &c[o21], n);
+    let o22 = (r + 32u) * n + q + 32u;
+    coopStoreT(c22, &c[o22], n);
+    let o23 = (r + 32u) * n + q + 48u;
+    coopStoreT(c23, &c[o23], n);
+    let o30 = (r + 48u) * n + q;
+    coopStoreT(c30, &c[o30], n);
+    let o31 = (r + 48u) * n + q + 16u;
+    coopStoreT(c31, &c[o31], n);
+    let o32 = (r + 48u) * n + q + 32u;
+    coopStoreT(c32, &c[o32], n);
+    let o33 = (r + 48u) * n + q + 48u;
+    coopStoreT(c33, &c[o33], n);
+}
