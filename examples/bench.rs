@@ -490,7 +490,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     } else {
         gpt2::Config::default()
     };
-    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
+    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32);
     let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
     let model = gpt2::Gpt2::new(ctx, &weights)?;
     let shape = format!("{} layers, C {}", config.n_layer, config.n_embd);

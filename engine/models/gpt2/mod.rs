@@ -30,7 +30,7 @@ pub use decode::DEVICE_TOP_K_MAX;
 pub use generate::{argmax, choose, Sampler, Sampling};
 pub use kv_cache::KvCache;
 pub use model::{Gpt2, Step, StepOptions};
-pub use safetensors::Dtype;
+pub use crate::shape::DType;
 pub use tiny::{random_checkpoint, tiny_random_checkpoint, write_tiny_random, TINY_SEED};
 pub use tokenizer::{Tokenizer, END_OF_TEXT};
 pub use weights::{Block, Weights};
