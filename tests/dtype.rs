@@ -23,17 +23,17 @@ fn special_values() -> Vec<f32> {
         -0.0,
         1.0,
         -2.5,
-        65504.0,   // largest f16
-        65519.0,   // rounds down to 65504
-        65520.0,   // rounds to infinity in f16
-        1e30,      // f16 infinity, bf16 normal
-        3.0e38,    // near f32 max: bf16 rounds up to infinity? (checked against `half`)
-        6.1e-5,    // near the smallest normal f16
-        5.96e-8,   // the smallest f16 subnormal
-        2.98e-8,   // half of it: ties to zero
-        2.99e-8,   // just above half: rounds up
-        1.0e-9,    // zero in f16
-        1.0e-40,   // an f32 subnormal: zero in f16, a bf16 subnormal
+        65504.0, // largest f16
+        65519.0, // rounds down to 65504
+        65520.0, // rounds to infinity in f16
+        1e30,    // f16 infinity, bf16 normal
+        3.0e38,  // near f32 max: bf16 rounds up to infinity? (checked against `half`)
+        6.1e-5,  // near the smallest normal f16
+        5.96e-8, // the smallest f16 subnormal
+        2.98e-8, // half of it: ties to zero
+        2.99e-8, // just above half: rounds up
+        1.0e-9,  // zero in f16
+        1.0e-40, // an f32 subnormal: zero in f16, a bf16 subnormal
         f32::INFINITY,
         f32::NEG_INFINITY,
         f32::NAN,
@@ -139,7 +139,10 @@ fn dtype_views_at_odd_offsets_read_and_copy() {
             assert_eq!((dense.dtype(), dense.layout().offset), (dtype, 0));
             assert_eq!(dense.to_vec().unwrap(), want);
             let tt = t.transpose(0, 1).unwrap();
-            let want: Vec<f32> = (0..5).flat_map(|c| (0..7).map(move |r| (r, c))).map(|(r, c)| exact[r * 5 + c]).collect();
+            let want: Vec<f32> = (0..5)
+                .flat_map(|c| (0..7).map(move |r| (r, c)))
+                .map(|(r, c)| exact[r * 5 + c])
+                .collect();
             assert_eq!(tt.to_vec().unwrap(), want);
             assert_eq!(tt.reshape(&[35]).unwrap().to_vec().unwrap(), want);
             let bits: Vec<u16> = want.iter().map(|&x| host_bits(dtype, x)).collect();
@@ -160,7 +163,15 @@ fn reference_matmul(a: &Tensor, b: &Tensor) -> Vec<f32> {
 
 #[test]
 fn dtype_half_matmul_every_path_matches_the_reference() {
-    let sizes = [(1, 1, 1), (1, 17, 63), (15, 16, 17), (17, 15, 63), (64, 64, 64), (65, 33, 130), (3, 1000, 17)];
+    let sizes = [
+        (1, 1, 1),
+        (1, 17, 63),
+        (15, 16, 17),
+        (17, 15, 63),
+        (64, 64, 64),
+        (65, 33, 130),
+        (3, 1000, 17),
+    ];
     each_adapter(|ctx| {
         let mut rng = Rng::new(11);
         for dtype in [DType::F16, DType::BF16] {
@@ -177,7 +188,11 @@ fn dtype_half_matmul_every_path_matches_the_reference() {
                 if m == 1 {
                     paths.push(MatmulPath::Vector);
                 }
-                for (which, a, b) in [("f32 a", &a_f32, &b), ("half a", &a_half, &b), ("f32 a, b^T", &a_f32, &bt)] {
+                for (which, a, b) in [
+                    ("f32 a", &a_f32, &b),
+                    ("half a", &a_half, &b),
+                    ("f32 a, b^T", &a_f32, &bt),
+                ] {
                     let want = reference_matmul(a, b);
                     for &path in &paths {
                         let case = format!("{dtype} {which} ({m}x{k}) @ ({k}x{n}) {path:?}");
@@ -210,7 +225,13 @@ fn dtype_half_linear_embedding_layer_norm_match_the_reference() {
                 let rv = res.to_vec().unwrap();
                 let got = ops::linear_residual(&x, &w, &bias, &res).unwrap().to_vec().unwrap();
                 let want_r: Vec<f32> = want.iter().zip(&rv).map(|(a, b)| a + b).collect();
-                assert_close(ctx, &format!("{dtype} linear_residual {m}x{k}x{n}"), &got, &want_r, GATE);
+                assert_close(
+                    ctx,
+                    &format!("{dtype} linear_residual {m}x{k}x{n}"),
+                    &got,
+                    &want_r,
+                    GATE,
+                );
             }
             // Embedding with half tables.
             let (v, p, c) = (50, 9, 12);
@@ -221,7 +242,11 @@ fn dtype_half_linear_embedding_layer_norm_match_the_reference() {
             let want = reference::nn::embedding(&e.view(), &pe.view(), &ids, 2).unwrap();
             let got = ops::embedding(&wte, &wpe, &ids, 2).unwrap();
             assert_eq!(got.dtype(), DType::F32);
-            assert_eq!(got.to_vec().unwrap(), want.iter().copied().collect::<Vec<_>>(), "{dtype} embedding");
+            assert_eq!(
+                got.to_vec().unwrap(),
+                want.iter().copied().collect::<Vec<_>>(),
+                "{dtype} embedding"
+            );
             // Layer norm with half gamma and beta (an odd width: the last word is padded).
             let (rows, cols) = (3, 37);
             let xv = random(&mut rng, &[rows, cols]);
@@ -229,8 +254,12 @@ fn dtype_half_linear_embedding_layer_norm_match_the_reference() {
             let g = Tensor::from_slice_as(ctx, &[cols], &random(&mut rng, &[cols]), dtype).unwrap();
             let b = Tensor::from_slice_as(ctx, &[cols], &random(&mut rng, &[cols]), dtype).unwrap();
             let xa = ArrayD::from_shape_vec(IxDyn(&[rows, cols]), xv).unwrap();
-            let want =
-                reference::nn::layer_norm(&xa.view(), &g.to_array().unwrap().view(), &b.to_array().unwrap().view(), 1e-5);
+            let want = reference::nn::layer_norm(
+                &xa.view(),
+                &g.to_array().unwrap().view(),
+                &b.to_array().unwrap().view(),
+                1e-5,
+            );
             let got = ops::layer_norm(&x, &g, &b, 1e-5).unwrap().to_vec().unwrap();
             let want: Vec<f32> = want.iter().copied().collect();
             assert_close(ctx, &format!("{dtype} layer_norm"), &got, &want, Gate::new(1e-5, 1e-5));
@@ -240,7 +269,12 @@ fn dtype_half_linear_embedding_layer_norm_match_the_reference() {
 
 fn dtype_error(r: Result<Tensor, Error>) -> (String, String, String) {
     match r {
-        Err(Error::DType { op, arg, actual, expected }) => (format!("{op}/{arg}"), actual, expected),
+        Err(Error::DType {
+            op,
+            arg,
+            actual,
+            expected,
+        }) => (format!("{op}/{arg}"), actual, expected),
         Err(e) => panic!("expected a dtype error, got {e}"),
         Ok(_) => panic!("expected a dtype error, got a result"),
     }
@@ -259,9 +293,26 @@ fn dtype_ops_without_half_inputs_refuse_them_by_name() {
             ("sum", ops::sum_last(&b), "sum"),
             ("gelu", ops::gelu(&h), "gelu"),
             ("half a, f32 b", ops::matmul(&h, &w), "matmul/a"),
-            ("f16 a, bf16 b", ops::matmul(&h, &w.to_dtype(DType::BF16).unwrap()), "matmul/a"),
-            ("half bias", ops::linear(&x, &w, Some(&h.narrow(0, 0, 1).unwrap().reshape(&[4]).unwrap())), "linear/bias"),
-            ("layer_norm x", ops::layer_norm(&h, &x.narrow(0, 0, 1).unwrap().reshape(&[4]).unwrap(), &x.narrow(0, 1, 2).unwrap().reshape(&[4]).unwrap(), 1e-5), "layer_norm/x"),
+            (
+                "f16 a, bf16 b",
+                ops::matmul(&h, &w.to_dtype(DType::BF16).unwrap()),
+                "matmul/a",
+            ),
+            (
+                "half bias",
+                ops::linear(&x, &w, Some(&h.narrow(0, 0, 1).unwrap().reshape(&[4]).unwrap())),
+                "linear/bias",
+            ),
+            (
+                "layer_norm x",
+                ops::layer_norm(
+                    &h,
+                    &x.narrow(0, 0, 1).unwrap().reshape(&[4]).unwrap(),
+                    &x.narrow(0, 1, 2).unwrap().reshape(&[4]).unwrap(),
+                    1e-5,
+                ),
+                "layer_norm/x",
+            ),
         ];
         for (case, r, want_op) in cases {
             let (at, actual, expected) = dtype_error(r);
@@ -294,7 +345,8 @@ fn small_config() -> Config {
 #[test]
 fn dtype_gpt2_half_weights_match_f32_and_the_reference() {
     let cfg = small_config();
-    let weights = Weights::from_safetensors(cfg.clone(), &gpt2::random_checkpoint(&cfg, 9, DType::F16), "small").unwrap();
+    let weights =
+        Weights::from_safetensors(cfg.clone(), &gpt2::random_checkpoint(&cfg, 9, DType::F16), "small").unwrap();
     assert_eq!(weights.dtype, DType::F16);
     let ids = [5u32, 17, 2, 250, 9];
     let reference = gpt2::reference::forward(&weights, &ids).unwrap();
@@ -302,15 +354,34 @@ fn dtype_gpt2_half_weights_match_f32_and_the_reference() {
         let half = Gpt2::new(ctx, &weights).unwrap();
         let full = Gpt2::with_dtype(ctx, &weights, DType::F32).unwrap();
         assert_eq!((half.dtype(), full.dtype()), (DType::F16, DType::F32));
-        let (lh, lf) = (half.forward(&ids).unwrap().to_vec().unwrap(), full.forward(&ids).unwrap().to_vec().unwrap());
+        let (lh, lf) = (
+            half.forward(&ids).unwrap().to_vec().unwrap(),
+            full.forward(&ids).unwrap().to_vec().unwrap(),
+        );
         assert_close(ctx, "f16 vs f32 model logits", &lh, &lf, Gate::new(1e-5, 1e-5));
         let want: Vec<f32> = reference.logits.iter().copied().collect();
-        assert_close(ctx, "f16 model vs f64 reference", &lh, &want, wgsl_compute::check::gates::LOGITS);
+        assert_close(
+            ctx,
+            "f16 model vs f64 reference",
+            &lh,
+            &want,
+            wgsl_compute::check::gates::LOGITS,
+        );
         // Step by step with the cache, and greedy generation (compiled where it pays off).
         let (mut ch, mut cf) = (half.new_cache().unwrap(), full.new_cache().unwrap());
         for &id in &ids {
-            let a = half.step(&[id], &mut ch, StepOptions::default()).unwrap().logits.to_vec().unwrap();
-            let b = full.step(&[id], &mut cf, StepOptions::default()).unwrap().logits.to_vec().unwrap();
+            let a = half
+                .step(&[id], &mut ch, StepOptions::default())
+                .unwrap()
+                .logits
+                .to_vec()
+                .unwrap();
+            let b = full
+                .step(&[id], &mut cf, StepOptions::default())
+                .unwrap()
+                .logits
+                .to_vec()
+                .unwrap();
             assert_close(ctx, "f16 vs f32 decode step", &a, &b, Gate::new(1e-5, 1e-5));
         }
         let gh = half.generate(&ids, 12, Sampling::Greedy, |_| {}).unwrap();
@@ -319,24 +390,26 @@ fn dtype_gpt2_half_weights_match_f32_and_the_reference() {
         if ctx.is_gpu() {
             let ge = half.generate_eager(&ids, 12, Sampling::Greedy, |_| {}).unwrap();
             let mut g = gpt2::Generator::new(&half).unwrap();
-            assert_eq!(g.generate(&ids, 12, Sampling::Greedy, |_| {}).unwrap(), ge, "f16 plan vs eager");
+            assert_eq!(
+                g.generate(&ids, 12, Sampling::Greedy, |_| {}).unwrap(),
+                ge,
+                "f16 plan vs eager"
+            );
             assert_eq!(ge, gf);
         }
         // BF16: converted on the device from the stored f16, checked against the reference
         // on the same bf16-rounded weights.
         let bf = Gpt2::with_dtype(ctx, &weights, DType::BF16).unwrap();
-        let mut rounded = weights.clone();
-        let r = |a: &mut ndarray::Array2<f32>| a.mapv_inplace(|x| bf16::from_f32(x).to_f32());
-        r(&mut rounded.wte);
-        r(&mut rounded.wpe);
-        for b in &mut rounded.blocks {
-            for m in [&mut b.attn_weight, &mut b.attn_proj_weight, &mut b.fc_weight, &mut b.mlp_proj_weight] {
-                r(m);
-            }
-        }
+        let rounded = weights.rounded(DType::BF16);
         let want = gpt2::reference::forward(&rounded, &ids).unwrap();
         let want: Vec<f32> = want.logits.iter().copied().collect();
         let got = bf.forward(&ids).unwrap().to_vec().unwrap();
-        assert_close(ctx, "bf16 model vs f64 reference on bf16 weights", &got, &want, wgsl_compute::check::gates::LOGITS);
+        assert_close(
+            ctx,
+            "bf16 model vs f64 reference on bf16 weights",
+            &got,
+            &want,
+            wgsl_compute::check::gates::LOGITS,
+        );
     });
 }

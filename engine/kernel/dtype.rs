@@ -66,7 +66,9 @@ fn slot(x: &str, access: Access, dtype: DType) -> String {
         _ => format!("unpack2x16float({w})"),
     };
     match (access, dtype) {
-        (Access::Scalar, DType::F32) => format!("alias {x}_word = f32;\nfn {x}_at(i: u32) -> f32 {{ return {x}[i]; }}\n"),
+        (Access::Scalar, DType::F32) => {
+            format!("alias {x}_word = f32;\nfn {x}_at(i: u32) -> f32 {{ return {x}[i]; }}\n")
+        }
         (Access::Scalar, _) => format!(
             "alias {x}_word = u32;\nfn {x}_at(i: u32) -> f32 {{ return {}[i & 1u]; }}\n",
             pair(&format!("{x}[i >> 1u]"))

@@ -16,7 +16,16 @@ pub(crate) fn convert(x: &Tensor, dtype: DType) -> Result<Tensor> {
     let Some(gpu) = ctx.gpu() else {
         // Host values are exact values of x's dtype; rounding them is the conversion.
         let a = x.host_widened(op)?;
-        let mut t = Tensor::from_host(ctx, a.mapv(|v| if dtype.is_half() { widen(dtype, narrow(dtype, v)) } else { v }))?;
+        let mut t = Tensor::from_host(
+            ctx,
+            a.mapv(|v| {
+                if dtype.is_half() {
+                    widen(dtype, narrow(dtype, v))
+                } else {
+                    v
+                }
+            }),
+        )?;
         t.dtype = dtype;
         return Ok(t);
     };

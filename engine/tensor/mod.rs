@@ -140,7 +140,11 @@ impl Tensor {
                     DType::F16 => u32::from(half::f16::from_f32(p).to_bits()) * 0x1_0001,
                     DType::BF16 => u32::from(half::bf16::from_f32(p).to_bits()) * 0x1_0001,
                 };
-                gpu.write(b.buffer(), 0, bytemuck::cast_slice(&vec![word; dtype.words(t.len()).max(1)]));
+                gpu.write(
+                    b.buffer(),
+                    0,
+                    bytemuck::cast_slice(&vec![word; dtype.words(t.len()).max(1)]),
+                );
             }
         }
         Ok(t)
@@ -208,10 +212,13 @@ impl Tensor {
             }
             (Storage::Gpu(b), Some(gpu)) if n > 0 => {
                 let mut words = Vec::new();
-                words.try_reserve_exact(dtype.words(n)).map_err(|e| {
-                    Error::value(op, "bits", "a host buffer the allocator grants", e.to_string())
-                })?;
-                words.extend(bits.chunks(2).map(|p| u32::from(p[0]) | (u32::from(*p.get(1).unwrap_or(&0)) << 16)));
+                words
+                    .try_reserve_exact(dtype.words(n))
+                    .map_err(|e| Error::value(op, "bits", "a host buffer the allocator grants", e.to_string()))?;
+                words.extend(
+                    bits.chunks(2)
+                        .map(|p| u32::from(p[0]) | (u32::from(*p.get(1).unwrap_or(&0)) << 16)),
+                );
                 gpu.write(b.buffer(), 0, bytemuck::cast_slice(&words));
             }
             _ => {}
@@ -459,7 +466,11 @@ impl Tensor {
         self.expect_dtype(op, "self", &[DType::F16, DType::BF16])?;
         match &self.storage {
             // Each value is exactly one of the dtype's, so narrowing gives its pattern back.
-            Storage::Cpu(data) => Ok(self.cpu_view(&read(data))?.iter().map(|&x| narrow(self.dtype, x)).collect()),
+            Storage::Cpu(data) => Ok(self
+                .cpu_view(&read(data))?
+                .iter()
+                .map(|&x| narrow(self.dtype, x))
+                .collect()),
             Storage::Gpu(_) => {
                 let dense = self.contiguous()?;
                 let gpu = self.ctx.require_gpu(op)?;

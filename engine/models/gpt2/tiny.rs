@@ -8,9 +8,9 @@ use std::path::Path;
 
 use super::config::Config;
 use super::safetensors::serialize;
-use crate::shape::DType;
 use crate::check::Rng;
 use crate::error::{Error, Result};
+use crate::shape::DType;
 
 /// The seed of the shipped tiny checkpoint.
 pub const TINY_SEED: u64 = 2024;

@@ -134,6 +134,36 @@ impl Weights {
 }
 
 impl Weights {
+    /// These weights with the matrices rounded to `dtype` (nearest even, as the device's
+    /// `Tensor::to_dtype` rounds): the values a model converted to `dtype` holds, for the
+    /// f64 reference. Unchanged for F32 or the dtype they were stored in.
+    pub fn rounded(&self, dtype: DType) -> Weights {
+        let mut w = self.clone();
+        if !dtype.is_half() || dtype == self.dtype {
+            return w;
+        }
+        let round = |a: &mut Array2<f32>| {
+            a.mapv_inplace(|x| match dtype {
+                DType::BF16 => half::bf16::from_f32(x).to_f32(),
+                _ => half::f16::from_f32(x).to_f32(),
+            })
+        };
+        round(&mut w.wte);
+        round(&mut w.wpe);
+        for b in &mut w.blocks {
+            for m in [
+                &mut b.attn_weight,
+                &mut b.attn_proj_weight,
+                &mut b.fc_weight,
+                &mut b.mlp_proj_weight,
+            ] {
+                round(m);
+            }
+        }
+        w.dtype = dtype;
+        w
+    }
+
     /// Checks every array against the config (the fields are public, so a caller may have
     /// built or edited them): `Gpt2::new` calls it, so a mismatch is an error, not a panic.
     pub fn validate(&self) -> Result<()> {
