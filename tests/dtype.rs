@@ -413,3 +413,20 @@ fn dtype_gpt2_half_weights_match_f32_and_the_reference() {
         );
     });
 }
+
+/// The shipped Shakespeare model (stored f16, run in f16 by default) chooses the same greedy
+/// tokens as the same weights widened to f32 on the device.
+#[test]
+fn dtype_shipped_model_greedy_tokens_equal_in_f16_and_f32() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/shakespeare");
+    let weights = Weights::load(&dir).unwrap();
+    assert_eq!(weights.dtype, DType::F16);
+    let prompt = gpt2::Tokenizer::gpt2().unwrap().encode("ROMEO:");
+    each_adapter(|ctx| {
+        let half = Gpt2::new(ctx, &weights).unwrap();
+        let full = Gpt2::with_dtype(ctx, &weights, DType::F32).unwrap();
+        let a = half.generate(&prompt, 16, Sampling::Greedy, |_| {}).unwrap();
+        let b = full.generate(&prompt, 16, Sampling::Greedy, |_| {}).unwrap();
+        assert_eq!(a, b, "shipped model f16 vs f32 greedy on {}", ctx.info().name);
+    });
+}
