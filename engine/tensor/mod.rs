@@ -428,8 +428,8 @@ impl Tensor {
     /// infinity, NaN kept NaN), to F32 exact. Any view; the same dtype makes a dense copy
     /// (or returns this tensor when already dense from offset 0).
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
-        if dtype == self.dtype && self.is_contiguous() {
-            return Ok(self.clone());
+        if dtype == self.dtype {
+            return self.contiguous();
         }
         convert::convert(self, dtype)
     }
