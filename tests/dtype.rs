@@ -171,6 +171,7 @@ fn dtype_half_matmul_every_path_matches_the_reference() {
         (64, 64, 64),
         (65, 33, 130),
         (3, 1000, 17),
+        (130, 68, 132),
     ];
     each_adapter(|ctx| {
         let mut rng = Rng::new(11);
@@ -194,7 +195,9 @@ fn dtype_half_matmul_every_path_matches_the_reference() {
                     ("f32 a, b^T", &a_f32, &bt),
                 ] {
                     let want = reference_matmul(a, b);
-                    for &path in &paths {
+                    // The large tile reads whole vec4s of both operands: dense inner axes.
+                    let large = k % 4 == 0 && n % 4 == 0 && which != "f32 a, b^T";
+                    for &path in paths.iter().chain(large.then_some(&MatmulPath::LargeTile)) {
                         let case = format!("{dtype} {which} ({m}x{k}) @ ({k}x{n}) {path:?}");
                         let got = ops::matmul_with(a, b, path).unwrap_or_else(|e| panic!("{case}: {e}"));
                         assert_eq!(got.dtype(), DType::F32);

@@ -501,7 +501,7 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
             )
         }
         MatmulPath::LargeTile => (
-            gpu.kernel(&LARGE_TILE, &[ep])?,
+            gpu.typed_kernel(&LARGE_TILE, &slots, &[ep])?,
             [s.n.div_ceil(128) as u32, s.m.div_ceil(128) as u32, batch as u32],
         ),
         MatmulPath::Vector | MatmulPath::Auto => {

@@ -59,6 +59,10 @@ pub fn matmul_cases(full: bool) -> Vec<MatmulCase> {
                 if m == 1 {
                     paths.push(MatmulPath::Vector);
                 }
+                // The large tile reads whole vec4s of both operands.
+                if k % 4 == 0 && n % 4 == 0 {
+                    paths.push(MatmulPath::LargeTile);
+                }
                 for path in paths {
                     let seed = (out.len() as u64) * 7919 + 3;
                     out.push(MatmulCase {
