@@ -58,6 +58,21 @@ pub enum Error {
         rhs: Dims,
     },
 
+    /// An argument's element type is one the op does not take. Half-precision tensors reach
+    /// only the ops that read them (matmul, linear, embedding, layer_norm, the GPT-2 decode
+    /// kernels, conversions); every other op refuses them instead of misreading the words.
+    #[error("{op}: argument `{arg}` has dtype {actual}, expected {expected}")]
+    DType {
+        /// The op that failed.
+        op: &'static str,
+        /// The argument at fault.
+        arg: &'static str,
+        /// What the op takes, e.g. `F32` or `F32, F16 or BF16`.
+        expected: String,
+        /// The dtype it was given.
+        actual: String,
+    },
+
     /// A scalar argument (a size, a flag, a length) has a value the op does not accept.
     #[error("{op}: argument `{arg}` is {actual}, expected {expected}")]
     Value {

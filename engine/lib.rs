@@ -51,4 +51,5 @@ pub mod train;
 
 pub use context::{Context, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
+pub use shape::DType;
 pub use tensor::Tensor;

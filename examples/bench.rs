@@ -490,7 +490,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     } else {
         gpt2::Config::default()
     };
-    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::Dtype::F32);
+    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32);
     let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
     let model = gpt2::Gpt2::new(ctx, &weights)?;
     let shape = format!("{} layers, C {}", config.n_layer, config.n_embd);
@@ -564,6 +564,32 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
         prefill * 1e3,
         decode * 1e3
     );
+
+    // The same model and run with the matrices in f16 (converted on the device): decode
+    // reads half the weight bytes; activations, biases and the cache stay f32.
+    drop(g);
+    let half_model = gpt2::Gpt2::with_dtype(ctx, &weights, gpt2::DType::F16)?;
+    let mut g = gpt2::Generator::new(&half_model)?;
+    let prefill_f16 = median_wall(3, 15, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
+    let long_f16 = median_wall(2, 7, |i| {
+        g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop)
+    })?;
+    let decode_f16 = (long_f16 - prefill_f16) / n as f64;
+    row(
+        &format!("gpt2 decode per token, plan, f16 weights ({n} tokens)"),
+        decode_f16,
+        1.0,
+    );
+    figure("gpt2_decode_f16_ms", decode_f16 * 1e3);
+    figure("gpt2_prefill64_f16_ms", prefill_f16 * 1e3);
+    figure("gpt2_decode_f16_vs_f32", decode_f16 / decode);
+    eprintln!(
+        "  gpt2 f16 weights, plan: prefill {:.3} ms, decode {:.3} ms/token ({:.2}x the f32 decode)",
+        prefill_f16 * 1e3,
+        decode_f16 * 1e3,
+        decode_f16 / decode
+    );
+    drop(g);
 
     // The shipped model, default sampling (temperature 0.8, top-k 40), from a short prompt.
     // From the working directory when run from a copy of the repo (the device machine).

@@ -1,13 +1,15 @@
 //! GPT-2 text generation on the GPU (or the CPU reference context), streaming the completion.
 //!
 //! ```text
-//! cargo run --release --example gpt2 -- "PROMPT" [--tokens N] [--model DIR] [--cpu] [--verify]
+//! cargo run --release --example gpt2 -- "PROMPT" [--tokens N] [--model DIR] [--dtype f16|bf16|f32] [--cpu] [--verify]
 //!     [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
 //! ```
 //! Without `--model` it runs `assets/models/shakespeare/` when present, else the untrained
 //! `assets/models/tiny-random/`. It samples by default (temperature 0.8, top-k 40 and a fixed
 //! seed: `Sampling::recommended(Sampling::DEFAULT_SEED)`), so a run repeats exactly; `--greedy`
-//! takes the arg-max instead. On a GPU it generates through compiled plans (a prefill plan
+//! takes the arg-max instead. The weights stay in the dtype the checkpoint stores them in (the
+//! shipped Shakespeare model: F16, half the bytes of f32) unless `--dtype` converts them on
+//! the device after loading; activations are f32 either way. On a GPU it generates through compiled plans (a prefill plan
 //! and a decode plan replayed with the ids kept on the device, `wgsl_compute::models::gpt2::Generator`);
 //! `--eager` runs op by op instead. `--verify` (op by op) recomputes every step with the
 //! independent f64 reference
@@ -20,12 +22,13 @@ use std::time::Instant;
 
 use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::{choose, Generator, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
-use wgsl_compute::{Context, Tensor};
+use wgsl_compute::{Context, DType, Tensor};
 
 struct Args {
     prompt: String,
     tokens: usize,
     model: Option<PathBuf>,
+    dtype: Option<DType>,
     cpu: bool,
     verify: bool,
     greedy: bool,
@@ -39,13 +42,15 @@ struct Args {
 
 fn usage() -> String {
     format!(
-        "usage: gpt2 [\"PROMPT\"] [--tokens N] [--model DIR] [--cpu] [--verify]
+        "usage: gpt2 [\"PROMPT\"] [--tokens N] [--model DIR] [--dtype f16|bf16|f32] [--cpu] [--verify]
             [--greedy | --temperature T --top-k K --seed S] [--eager] [--profile] [--trace FILE.json]
 
   PROMPT           the text to continue
   --tokens N       tokens to generate (default 10)
   --model DIR      a Hugging Face GPT-2 directory (config.json + model.safetensors);
                    default: assets/models/shakespeare
+  --dtype D        the weights' dtype on the device: f16, bf16 or f32 (default: as stored;
+                   F16 for the shipped model); converted on the device after loading
   --cpu            run on the CPU reference context instead of a GPU adapter
   --verify         compare every step with the f64 CPU reference (op by op)
   --eager          generate op by op instead of through the compiled plans
@@ -71,6 +76,7 @@ fn parse_args() -> Result<Args, String> {
         tokens: 10,
         model: None,
         cpu: false,
+        dtype: None,
         verify: false,
         greedy: false,
         eager: false,
@@ -87,6 +93,10 @@ fn parse_args() -> Result<Args, String> {
         match arg.as_str() {
             "--tokens" => a.tokens = value("--tokens")?.parse().map_err(|e| format!("--tokens: {e}"))?,
             "--model" => a.model = Some(PathBuf::from(value("--model")?)),
+            "--dtype" => {
+                let v = value("--dtype")?;
+                a.dtype = Some(DType::parse(&v).ok_or_else(|| format!("--dtype: `{v}` is not f16, bf16 or f32"))?);
+            }
             "--cpu" => a.cpu = true,
             "--verify" => a.verify = true,
             "--greedy" => a.greedy = true,
@@ -185,17 +195,26 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
     if let Some(c) = comment {
         println!("model says: {c}");
     }
-    let model = Gpt2::new(&ctx, &weights)?;
+    let stored = weights.dtype;
+    let dtype = args.dtype.unwrap_or(stored);
+    let model = Gpt2::with_dtype(&ctx, &weights, dtype)?;
+    // The reference of --verify runs on the values the device holds.
+    let weights = weights.rounded(dtype);
     ctx.synchronize()?;
     let c = &weights.config;
     println!(
-        "loaded n_layer {} n_head {} n_embd {} n_positions {} vocab {} in {:.2} s",
+        "loaded n_layer {} n_head {} n_embd {} n_positions {} vocab {} in {:.2} s; weights {dtype}{}",
         c.n_layer,
         c.n_head,
         c.n_embd,
         c.n_positions,
         c.vocab_size,
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
+        if args.dtype.is_none_or(|d| d == stored) {
+            " (as stored)".to_string()
+        } else {
+            format!(" (stored {stored}, converted on the device)")
+        }
     );
     let sampling = if args.greedy {
         Sampling::Greedy

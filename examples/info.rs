@@ -30,5 +30,10 @@ fn main() -> wgsl_compute::Result<()> {
     let x = wgsl_compute::Tensor::from_slice(&ctx, &[4], &[1.0, 2.0, 3.0, 4.0])?;
     let s = wgsl_compute::ops::sum_last(&wgsl_compute::ops::mul(&x, &x)?)?.to_vec()?;
     println!("\nsmoke test: sum(x*x) for x = [1, 2, 3, 4] is {} (expected 30)", s[0]);
+    // Half precision: converted on the device and widened back (exact for these values).
+    for dtype in [wgsl_compute::DType::F16, wgsl_compute::DType::BF16] {
+        let h = x.to_dtype(dtype)?;
+        println!("{dtype}: [1, 2, 3, 4] -> {:04x?} -> {:?}", h.to_halves()?, h.to_vec()?);
+    }
     Ok(())
 }

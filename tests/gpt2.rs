@@ -8,7 +8,7 @@ use wgsl_compute::check::{gates, Gate, Rng};
 use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::safetensors::{parse, serialize};
 use wgsl_compute::models::gpt2::{
-    random_checkpoint, tiny_random_checkpoint, Config, Dtype, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
+    random_checkpoint, tiny_random_checkpoint, Config, DType, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
     END_OF_TEXT, TINY_SEED,
 };
 use wgsl_compute::{Context, Error};
@@ -114,28 +114,28 @@ fn io_error(r: Result<Weights, Error>) -> (String, String) {
 #[test]
 fn gpt2_loader_widens_dtypes_and_accepts_hf_variants() {
     let cfg = small_config();
-    let f32w = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 3, Dtype::F32), "f32").unwrap();
-    for dtype in [Dtype::F16, Dtype::BF16] {
+    let f32w = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 3, DType::F32), "f32").unwrap();
+    for dtype in [DType::F16, DType::BF16] {
         let w = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 3, dtype), "half").unwrap();
         // Same seed, so each value is the f32 one rounded to the narrower type.
         let round = |x: f32| match dtype {
-            Dtype::F16 => half::f16::from_f32(x).to_f32(),
+            DType::F16 => half::f16::from_f32(x).to_f32(),
             _ => half::bf16::from_f32(x).to_f32(),
         };
         assert_eq!(w.wte, f32w.wte.mapv(round), "{dtype:?}");
         assert_eq!(w.blocks[2].fc_weight, f32w.blocks[2].fc_weight.mapv(round), "{dtype:?}");
     }
     // `transformer.` prefixes and an explicit tied lm_head, as some exports write them.
-    let bytes = random_checkpoint(&cfg, 3, Dtype::F32);
+    let bytes = random_checkpoint(&cfg, 3, DType::F32);
     let file = parse(&bytes, "x").unwrap();
     let mut tensors: Vec<_> = file
         .iter()
-        .map(|(k, t)| (format!("transformer.{k}"), Dtype::F32, t.shape.clone(), t.data.to_vec()))
+        .map(|(k, t)| (format!("transformer.{k}"), DType::F32, t.shape.clone(), t.data.to_vec()))
         .collect();
     let wte = &file["wte.weight"];
     tensors.push((
         "lm_head.weight".into(),
-        Dtype::F32,
+        DType::F32,
         wte.shape.clone(),
         wte.data.to_vec(),
     ));
@@ -147,7 +147,7 @@ fn gpt2_loader_widens_dtypes_and_accepts_hf_variants() {
 #[test]
 fn gpt2_loader_errors_name_the_file_or_tensor() {
     let cfg = small_config();
-    let good = random_checkpoint(&cfg, 5, Dtype::F16);
+    let good = random_checkpoint(&cfg, 5, DType::F16);
     let load = |bytes: &[u8]| Weights::from_safetensors(cfg.clone(), bytes, "model.safetensors");
 
     // Truncated: the data section ends early.
@@ -166,7 +166,7 @@ fn gpt2_loader_errors_name_the_file_or_tensor() {
         n_embd: 30,
         ..cfg.clone()
     };
-    let (what, msg) = io_error(load(&random_checkpoint(&wider, 5, Dtype::F32)));
+    let (what, msg) = io_error(load(&random_checkpoint(&wider, 5, DType::F32)));
     assert!(
         what.contains("h.0.ln_1.weight") && msg.contains("[30]") && msg.contains("[24]"),
         "{what}: {msg}"
@@ -176,7 +176,7 @@ fn gpt2_loader_errors_name_the_file_or_tensor() {
     let without: Vec<_> = file
         .iter()
         .filter(|(k, _)| k.as_str() != "h.2.mlp.c_proj.bias")
-        .map(|(k, t)| (k.clone(), Dtype::F16, t.shape.clone(), t.data.to_vec()))
+        .map(|(k, t)| (k.clone(), DType::F16, t.shape.clone(), t.data.to_vec()))
         .collect();
     let (what, msg) = io_error(load(&serialize(&without, &[])));
     assert!(
@@ -305,7 +305,7 @@ fn gpt2_forward_matches_reference_on_every_adapter() {
     let tiny = Weights::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/tiny-random")).unwrap();
     let prompt = tok.encode("Alan Turing theorized that computers would one day become");
     let cfg = small_config();
-    let small = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 21, Dtype::F32), "small").unwrap();
+    let small = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 21, DType::F32), "small").unwrap();
     let mut rng = Rng::new(22);
     let small_prompt: Vec<u32> = (0..17).map(|_| rng.below(cfg.vocab_size) as u32).collect();
     let run = |ctx: &Context| {
@@ -326,7 +326,7 @@ fn gpt2_forward_matches_reference_on_every_adapter() {
 #[test]
 fn gpt2_cached_path_matches_full_recomputation() {
     let cfg = small_config();
-    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 31, Dtype::F32), "small").unwrap();
+    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 31, DType::F32), "small").unwrap();
     let mut rng = Rng::new(32);
     let prompt: Vec<u32> = (0..5).map(|_| rng.below(cfg.vocab_size) as u32).collect();
     let run = |ctx: &Context| {
@@ -436,7 +436,7 @@ fn gpt2_sampling_is_reproducible_by_seed() {
     .is_err());
     // Whole generations repeat with the seed, on the CPU context and on every adapter.
     let cfg = small_config();
-    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 42, Dtype::F32), "small").unwrap();
+    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 42, DType::F32), "small").unwrap();
     let mode = Sampling::TopK {
         temperature: 1.0,
         k: 50,

@@ -16,6 +16,7 @@ const ROOT_REEXPORTS: &[(&str, &str)] = &[
     ("Context", "context"),
     ("DeviceInfo", "context"),
     ("Tensor", "tensor"),
+    ("DType", "shape"),
     ("Error", "error"),
     ("Result", "error"),
 ];

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::models::gpt2::{random_checkpoint, Config, Dtype, Generator, Gpt2, Sampling, Weights};
+use wgsl_compute::models::gpt2::{random_checkpoint, Config, DType, Generator, Gpt2, Sampling, Weights};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Context, Error, Tensor};
 
@@ -157,7 +157,7 @@ fn small_model(ctx: &Context) -> Gpt2 {
         n_head: 3,
         ..Config::default()
     };
-    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 9, Dtype::F32), "small").unwrap();
+    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 9, DType::F32), "small").unwrap();
     Gpt2::new(ctx, &weights).unwrap()
 }
 

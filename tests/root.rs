@@ -9,6 +9,7 @@ mod campaign;
 mod charts;
 mod context;
 mod cuda;
+mod dtype;
 mod element_scan;
 mod element_scan_tensor;
 mod elementwise;

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use wgsl_compute::kernel::SHADERS;
+use wgsl_compute::kernel::{dtype_prelude, has_dtype_slots, SHADERS};
+use wgsl_compute::DType;
 
 fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -30,8 +31,24 @@ fn source_with_preludes(path: &Path) -> Result<&'static str, String> {
         .ok_or_else(|| format!("{rel} is not in kernel::SHADERS (rebuild?)"))
 }
 
+/// Translates the file; one with dtype slots (`// dtype:` lines) once per dtype, every slot
+/// of it read as that dtype, with the prelude the engine generates for it.
 fn translate(path: &Path) -> Result<(), String> {
-    translate_source(source_with_preludes(path)?, path)
+    let src = source_with_preludes(path)?;
+    if !has_dtype_slots(src) {
+        return translate_source(src, path);
+    }
+    let slots: Vec<&str> = src
+        .lines()
+        .filter_map(|l| l.strip_prefix("// dtype: "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for dtype in DType::ALL {
+        let dtypes: Vec<(&str, DType)> = slots.iter().map(|&s| (s, dtype)).collect();
+        let prelude = dtype_prelude(src, &dtypes)?;
+        translate_source(&format!("{prelude}{src}"), path).map_err(|e| format!("{dtype}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Validates `src` and translates it to every backend; `path` names temporary files.

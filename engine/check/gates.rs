@@ -30,3 +30,7 @@ pub const ELEMENT_SCAN_BACKWARD: Gate = Gate::new(1e-4, 1e-4);
 pub const TENSOR: Gate = Gate::new(1e-5, 1e-5);
 /// GPT-2 embeddings, residuals and logits against the reference forward.
 pub const LOGITS: Gate = Gate::new(1e-4, 1e-4);
+/// Products with F16 or BF16 operands against the f64 reference on the same (exactly widened)
+/// values: the inputs are exact, so only f32 accumulation remains, as for f32 products of
+/// O(1) values over K <= 1000.
+pub const HALF_MATMUL: Gate = Gate::new(1e-4, 1e-4);

@@ -13,6 +13,24 @@ impl Gpu {
         self.kernels.get(&self.device, &def.key(constants), || Ok(def.source()))
     }
 
+    /// The pipeline of a kernel with dtype slots (`kernel::dtype`), each slot named in
+    /// `dtypes` read as that dtype (the others as F32), specialised by `constants`.
+    pub(crate) fn typed_kernel(
+        &self,
+        def: &KernelDef,
+        dtypes: &[(&str, crate::shape::DType)],
+        constants: &[(&'static str, f64)],
+    ) -> Result<std::sync::Arc<Kernel>> {
+        let key = def.typed_key(dtypes, constants);
+        self.kernels.get(&self.device, &key, || {
+            def.typed_source(dtypes).map_err(|message| Error::Shader {
+                kernel: key.name.to_string(),
+                message,
+                wgsl: def.wgsl.to_string(),
+            })
+        })
+    }
+
     /// The bind group of `kernel` over `buffers` (its storage bindings in order) and the
     /// uniform slot `(buffer, offset, size)` if the kernel has a uniform binding.
     pub(crate) fn bind_group(

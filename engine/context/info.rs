@@ -199,6 +199,11 @@ impl fmt::Display for DeviceInfo {
             self.subgroup_size.1
         )?;
         writeln!(f, "shader-f16:       {}", yes(self.shader_f16))?;
+        // Storage is packed u32 words on every adapter, so every dtype works without shader-f16.
+        writeln!(
+            f,
+            "dtypes:           F32, F16, BF16 (halves packed two per 32-bit word, widened to f32 in the kernels)"
+        )?;
         writeln!(
             f,
             "timestamps:       {} (inside passes: {})",

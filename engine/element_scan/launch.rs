@@ -33,6 +33,7 @@ pub(crate) fn run(
     let ctx = inputs[0].context();
     for t in inputs {
         t.expect_context(ctx, OP, "input")?;
+        t.expect_dtype(OP, "input", &[crate::DType::F32])?;
     }
     let Some(gpu) = ctx.gpu() else {
         let host: Vec<Vec<f32>> = inputs

@@ -102,6 +102,9 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
     };
     let ctx = first.context();
     let mut shape = first.shape().to_vec();
+    for t in inputs {
+        t.expect_dtype(op, "inputs", &[crate::DType::F32])?;
+    }
     for t in &inputs[1..] {
         t.expect_context(ctx, op, "inputs")?;
         shape = broadcast_shape(op, &shape, t.shape())?;

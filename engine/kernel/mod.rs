@@ -7,12 +7,14 @@
 //! serves every shape. Binding `i` of group 0 is `bindings[i]` of the kernel's source.
 
 pub(crate) mod cache;
+mod dtype;
 mod launch;
 mod shaders;
 
 use std::borrow::Cow;
 
 pub use cache::Kernel;
+pub use dtype::{dtype_prelude, has_dtype_slots};
 pub(crate) use launch::{groups_1d, push_dims, Params};
 pub(crate) use shaders::shader;
 pub use shaders::{Shader, SHADERS};
@@ -87,6 +89,24 @@ impl KernelDef {
                 .map(|(n, v)| (Cow::Borrowed(*n), v.to_bits()))
                 .collect(),
         }
+    }
+
+    /// The key of this kernel with its dtype slots (`// dtype:` lines, see
+    /// [`dtype_prelude`]) set to `dtypes` and specialised with `constants`.
+    pub fn typed_key(&self, dtypes: &[(&str, crate::shape::DType)], constants: &[(&'static str, f64)]) -> KernelKey {
+        let mut key = self.key(constants);
+        key.name = Cow::Owned(dtype::typed_name(self.name, dtypes));
+        key
+    }
+
+    /// What the cache needs to build this kernel with its dtype slots set to `dtypes`: the
+    /// generated prelude, then the source.
+    pub fn typed_source(&self, dtypes: &[(&str, crate::shape::DType)]) -> Result<KernelSource, String> {
+        let prelude = dtype_prelude(self.wgsl, dtypes)?;
+        Ok(KernelSource {
+            wgsl: Cow::Owned(format!("{prelude}{}", self.wgsl)),
+            bindings: self.bindings.to_vec(),
+        })
     }
 
     /// What the cache needs to build this kernel's pipeline.

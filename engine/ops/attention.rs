@@ -49,6 +49,9 @@ pub fn attention_with(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, path: Att
     let ctx = q.context();
     k.expect_context(ctx, op, "k")?;
     v.expect_context(ctx, op, "v")?;
+    for (arg, t) in [("q", q), ("k", k), ("v", v)] {
+        t.expect_dtype(op, arg, &[crate::DType::F32])?;
+    }
     let (_, _, _, d) = attention_shapes(op, q.shape(), k.shape(), v.shape(), past)?;
     if d == 0 {
         return Err(Error::shape(op, "q", "D >= 1", q.shape()));

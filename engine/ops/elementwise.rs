@@ -13,7 +13,7 @@ use crate::error::Result;
 pub use crate::expr::{Binary, Unary};
 use crate::expr::{Body, Kind, Ty};
 use crate::fused::run_body;
-use crate::tensor::Tensor;
+use crate::tensor::{DType, Tensor};
 
 /// The one-node body `op(p0, p1)` (a bool result as 0.0 / 1.0).
 pub(crate) fn binary_body(op: Binary) -> Result<Body> {
@@ -39,12 +39,15 @@ pub(crate) fn unary_body(op: Unary) -> Result<Body> {
 pub fn binary(op: Binary, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let name = op.name();
     b.expect_context(a.context(), name, "rhs")?;
+    a.expect_dtype(name, "lhs", &[DType::F32])?;
+    b.expect_dtype(name, "rhs", &[DType::F32])?;
     run_body(&binary_body(op)?, &[a, b], name, &format!("elementwise/{name}"))
 }
 
 /// `op(x)` elementwise; the output is dense whatever the view of x. x (...) -> (...).
 pub fn unary(op: Unary, x: &Tensor) -> Result<Tensor> {
     let name = op.name();
+    x.expect_dtype(name, "x", &[DType::F32])?;
     run_body(&unary_body(op)?, &[x], name, &format!("elementwise/{name}"))
 }
 

@@ -1,4 +1,5 @@
 //! Token + position embedding, gathered and summed in one launch (`shaders/nn/embedding.wgsl`).
+//! The tables may be F32, F16 or BF16 (each its own); the output is F32.
 
 use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
@@ -35,7 +36,7 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
         ));
     }
     if !ctx.is_gpu() {
-        let (e, p) = (wte.host(op)?, wpe.host(op)?);
+        let (e, p) = (wte.host_widened(op)?, wpe.host_widened(op)?);
         return Tensor::from_host(ctx, reference::nn::embedding(&e.view(), &p.view(), ids, pos_offset)?);
     }
     // Ids travel as f32, exact below 2^24 (checked above); tensors are f32-only.
@@ -55,11 +56,11 @@ pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset:
         return Ok(out);
     }
     let (wte, wpe, ids) = (wte.contiguous()?, wpe.contiguous()?, ids.contiguous()?);
-    let kernel = gpu.kernel(&EMBEDDING, &[])?;
+    let kernel = gpu.typed_kernel(&EMBEDDING, &[("wte", wte.dtype()), ("wpe", wpe.dtype())], &[])?;
     let buffers = [
         ids.gpu_buffer(op)?,
-        wte.gpu_buffer(op)?,
-        wpe.gpu_buffer(op)?,
+        wte.typed_buffer(op)?,
+        wpe.typed_buffer(op)?,
         out.gpu_buffer(op)?,
     ];
     let params = Params::new()

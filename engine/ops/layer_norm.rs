@@ -5,7 +5,7 @@ use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops::matmul::{linear_parts, linear_residual};
 use crate::ops::softmax::rows_cols;
 use crate::reference;
-use crate::tensor::Tensor;
+use crate::tensor::{DType, Tensor};
 
 const LAYER_NORM: KernelDef = KernelDef::new("reduce/layer_norm", shader!("reduce/layer_norm.wgsl"), "layer_norm");
 
@@ -16,9 +16,10 @@ const RESIDUAL_LAYER_NORM: KernelDef = KernelDef::new(
 );
 
 /// `(x - mean) / sqrt(var + eps) * gamma + beta` over the last axis (biased variance; GPT-2
-/// uses eps = 1e-5). x (..., n), gamma (n,), beta (n,) -> (..., n).
+/// uses eps = 1e-5). x (..., n) F32, gamma (n,), beta (n,) F32, F16 or BF16 -> (..., n) F32.
 pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result<Tensor> {
     let op = "layer_norm";
+    x.expect_dtype(op, "x", &[DType::F32])?;
     let (rows, cols) = rows_cols(op, x)?;
     let ctx = x.context();
     gamma.expect_context(ctx, op, "gamma")?;
@@ -37,7 +38,7 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
         return Err(Error::value(op, "eps", "a finite value >= 0", eps));
     }
     let Some(gpu) = ctx.gpu() else {
-        let (g, b) = (gamma.host(op)?, beta.host(op)?);
+        let (g, b) = (gamma.host_widened(op)?, beta.host_widened(op)?);
         return Tensor::from_host(
             ctx,
             reference::nn::layer_norm(&x.host(op)?.view(), &g.view(), &b.view(), eps),
@@ -49,11 +50,11 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
         return Ok(out);
     }
     let params = Params::new().usize(rows).usize(cols).f32(eps);
-    let kernel = gpu.kernel(&LAYER_NORM, &[])?;
+    let kernel = gpu.typed_kernel(&LAYER_NORM, &[("gamma", gamma.dtype()), ("beta", beta.dtype())], &[])?;
     let buffers = [
         x.gpu_buffer(op)?,
-        gamma.gpu_buffer(op)?,
-        beta.gpu_buffer(op)?,
+        gamma.typed_buffer(op)?,
+        beta.typed_buffer(op)?,
         out.gpu_buffer(op)?,
     ];
     gpu.dispatch(&kernel, &params, &buffers, groups_1d(rows as u32))?;
@@ -86,6 +87,16 @@ pub fn linear_residual_layer_norm(
         ("beta", beta),
     ] {
         t.expect_context(ctx, op, name)?;
+    }
+    // w may be half (the product reads it through its dtype slot); the fused norm reads f32.
+    for (name, t) in [
+        ("x", x),
+        ("bias", bias),
+        ("residual", residual),
+        ("gamma", gamma),
+        ("beta", beta),
+    ] {
+        t.expect_dtype(op, name, &[DType::F32])?;
     }
     // The kernel reads vec4s: C and every offset a multiple of 4.
     let vec4 = |t: &Tensor| t.layout().is_dense() && t.layout().offset.is_multiple_of(4);

@@ -7,11 +7,15 @@
 //! subgroup variant `matvec_subgroup.wgsl` where the adapter has subgroups of <= 32). Operands
 //! are read through their strides and offsets, so transposed and narrowed views never copy;
 //! batch axes broadcast numpy-style. The output is dense. CPU context: `reference::matmul`.
+//!
+//! Dtypes: b (the weights) may be F16 or BF16 with a F32 or of b's dtype; the kernels read
+//! each operand through its dtype slot (`kernel::dtype`), widen to f32 and accumulate in
+//! f32; the output, bias and residual are F32.
 
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
-use crate::shape::{broadcast_strides, collapse, matmul_shapes, Layout, MatmulShape};
+use crate::shape::{broadcast_strides, collapse, matmul_shapes, DType, Layout, MatmulShape};
 use crate::tensor::Tensor;
 
 const TILED16: KernelDef = KernelDef::new("matmul/tiled16", shader!("matmul/tiled16.wgsl"), "tiled16");
@@ -323,6 +327,25 @@ fn batch_strides(layout: &Layout, batch: &[usize]) -> Vec<usize> {
     broadcast_strides(&inner, batch)
 }
 
+/// The operand dtypes the kernels take: b F32, F16 or BF16; a F32 or b's dtype; the bias
+/// and the residual F32.
+fn check_dtypes(op: &'static str, a: &Tensor, b: &Tensor, ep: Ep) -> Result<()> {
+    if a.dtype() != DType::F32 && a.dtype() != b.dtype() {
+        return Err(Error::DType {
+            op,
+            arg: "a",
+            expected: format!("F32, or b's dtype ({})", b.dtype()),
+            actual: a.dtype().to_string(),
+        });
+    }
+    for (arg, t) in [("bias", ep.bias), ("residual", ep.residual)] {
+        if let Some(t) = t {
+            t.expect_dtype(op, arg, &[DType::F32])?;
+        }
+    }
+    Ok(())
+}
+
 fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: MatmulPath) -> Result<Tensor> {
     let ctx = a.context();
     b.expect_context(ctx, op, "b")?;
@@ -333,6 +356,7 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     if let Some(t) = ep.residual {
         t.expect_context(ctx, op, "residual")?;
     }
+    check_dtypes(op, a, b, ep)?;
     let s = matmul_shapes(op, a.shape(), b.shape())?;
     if path == MatmulPath::Vector && s.m != 1 {
         return Err(Error::shape(op, "a", "M = 1 for MatmulPath::Vector", a.shape()));
@@ -340,7 +364,8 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     let mut out_shape = s.batch.clone();
     out_shape.extend([s.m, s.n]);
     let Some(gpu) = ctx.gpu() else {
-        let mut y = reference::matmul::matmul(&a.host(op)?.view(), &b.host(op)?.view())?;
+        let (ah, bh) = (a.host_widened(op)?, b.host_widened(op)?);
+        let mut y = reference::matmul::matmul(&ah.view(), &bh.view())?;
         let bias = bias.map(|t| t.host(op)).transpose()?;
         let last = ndarray::Axis(y.ndim() - 1);
         for mut row in y.lanes_mut(last) {
@@ -462,20 +487,21 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     };
     let residual = ep.residual;
     let ep = ("EPILOGUE", epilogue as u32 as f64);
+    let slots = [("a", a.dtype()), ("b", b.dtype())];
     let (kernel, groups) = match path {
         MatmulPath::Tiled16 => (
-            gpu.kernel(&TILED16, &[ep])?,
+            gpu.typed_kernel(&TILED16, &slots, &[ep])?,
             [s.n.div_ceil(16) as u32, s.m.div_ceil(16) as u32, batch as u32],
         ),
         MatmulPath::RegisterTiled => {
             let consts = [ep, ("VEC_A", vec_a as u32 as f64), ("VEC_B", vec_b as u32 as f64)];
             (
-                gpu.kernel(&REGISTER_TILED, &consts)?,
+                gpu.typed_kernel(&REGISTER_TILED, &slots, &consts)?,
                 [s.n.div_ceil(64) as u32, s.m.div_ceil(64) as u32, batch as u32],
             )
         }
         MatmulPath::LargeTile => (
-            gpu.kernel(&LARGE_TILE, &[ep])?,
+            gpu.typed_kernel(&LARGE_TILE, &slots, &[ep])?,
             [s.n.div_ceil(128) as u32, s.m.div_ceil(128) as u32, batch as u32],
         ),
         MatmulPath::Vector | MatmulPath::Auto => {
@@ -486,9 +512,9 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
             // Subgroups of at most 32 never straddle the 32 invocations of one column.
             let (lo, hi) = gpu.info.subgroup_size;
             let kernel = if dot && gpu.info.subgroups && lo >= 1 && hi <= 32 {
-                gpu.kernel(&MATVEC_SUBGROUP, &[ep])?
+                gpu.typed_kernel(&MATVEC_SUBGROUP, &slots, &[ep])?
             } else {
-                gpu.kernel(&MATVEC, &[ep, ("DOT", dot as u32 as f64)])?
+                gpu.typed_kernel(&MATVEC, &slots, &[ep, ("DOT", dot as u32 as f64)])?
             };
             (kernel, [x, y, batch as u32])
         }
@@ -497,15 +523,15 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
         Some(t) => t.gpu_buffer(op)?,
         // Unread when there is no bias; `a` is already bound read-only (binding `out` twice
         // would be a read/write usage conflict).
-        None => a.gpu_buffer(op)?,
+        None => a.typed_buffer(op)?,
     };
     let residual_buffer = match residual {
         Some(t) => t.gpu_buffer(op)?,
-        None => a.gpu_buffer(op)?,
+        None => a.typed_buffer(op)?,
     };
     let buffers = [
-        a.gpu_buffer(op)?,
-        b.gpu_buffer(op)?,
+        a.typed_buffer(op)?,
+        b.typed_buffer(op)?,
         bias_buffer,
         out.gpu_buffer(op)?,
         residual_buffer,

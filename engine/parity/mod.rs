@@ -3,11 +3,12 @@
 //!
 //! A library module (not only an example) so the browser build can run it: [`run_case`] is
 //! async and reads results back with `to_vec_async`, never blocking. Each family of ops adds a
-//! [`Case`] variant, a case list and a run function; today: [`scan`] and [`mixer`] (against
-//! the f64 reference) and [`cuda`] (against golden outputs of PyTorch on CUDA, from fixture
+//! [`Case`] variant, a case list and a run function; today: [`scan`], [`mixer`] and
+//! [`matmul`] (half-precision operands; all against the f64 reference) and [`cuda`] (against golden outputs of PyTorch on CUDA, from fixture
 //! bytes).
 
 pub mod cuda;
+pub mod matmul;
 pub mod mixer;
 pub mod scan;
 
@@ -21,6 +22,8 @@ pub enum Case {
     Scan(scan::ScanCase),
     /// A mixer case against the f64 reference.
     Mixer(mixer::MixerCase),
+    /// A product with half-precision operands against the f64 reference.
+    Matmul(matmul::MatmulCase),
     /// A row of the golden CUDA fixtures.
     Cuda(cuda::CudaCase),
 }
@@ -77,6 +80,7 @@ pub fn cases(full: bool) -> Vec<Case> {
     let scans = scan::scan_cases(full).into_iter().map(Case::Scan);
     scans
         .chain(mixer::mixer_cases(full).into_iter().map(Case::Mixer))
+        .chain(matmul::matmul_cases(full).into_iter().map(Case::Matmul))
         .collect()
 }
 
@@ -85,6 +89,7 @@ pub async fn run_case(ctx: &Context, case: &Case) -> Row {
     match case {
         Case::Scan(c) => scan::run_case(ctx, c).await,
         Case::Mixer(c) => mixer::run_case(ctx, c).await,
+        Case::Matmul(c) => matmul::run_case(ctx, c).await,
         Case::Cuda(c) => cuda::run_case(ctx, c).await,
     }
 }

@@ -99,6 +99,11 @@ pub(crate) fn forward_op(
     h0: Option<&Tensor>,
     opts: &ScanOptions,
 ) -> Result<Tensor> {
+    a.expect_dtype(s.op, if s.b_name == "b" { "a" } else { "A" }, &[crate::DType::F32])?;
+    b.expect_dtype(s.op, s.b_name, &[crate::DType::F32])?;
+    if let Some(h0) = h0 {
+        h0.expect_dtype(s.op, "h0", &[crate::DType::F32])?;
+    }
     let d = (s.dims)(s.op, a, s.b_name, b)?;
     b.expect_context(a.context(), s.op, s.b_name)?;
     if let Some(h0) = h0 {

@@ -126,6 +126,7 @@ pub(crate) fn run<R>(
 /// The elements of `t` as a host array, reading a device tensor back (native only: the CPU
 /// path of a GPU context needs a blocking readback).
 pub(crate) fn host(t: &Tensor, op: &'static str) -> Result<ArrayD<f32>> {
+    t.expect_dtype(op, "input", &[crate::DType::F32])?;
     if let Some(a) = t.host_array() {
         return a;
     }

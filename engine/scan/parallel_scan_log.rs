@@ -46,6 +46,8 @@ fn dims(op: &'static str, lc: &Tensor, lv: &Tensor) -> Result<(usize, usize, usi
     }
     envelope::nonempty_time(op, "log_coeffs", lc, t)?;
     lv.expect_context(lc.context(), op, "log_values")?;
+    lc.expect_dtype(op, "log_coeffs", &[crate::DType::F32])?;
+    lv.expect_dtype(op, "log_values", &[crate::DType::F32])?;
     Ok((b, t, d))
 }
 

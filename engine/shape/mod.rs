@@ -1,4 +1,4 @@
-//! Shape algebra, the bottom layer: element counts, view layouts (shape, strides, offset),
+//! Shape algebra, the bottom layer: element types ([`DType`]) and element counts, view layouts (shape, strides, offset),
 //! numpy broadcasting, merging dense axes, the rank limit of the strided kernels, and the
 //! shapes of a batched matmul, of an embedding and of attention. Nothing here touches a device or a
 //! tensor; `tensor/`, `ops/`, `reference/` and the kernels' launch code all get their shape
@@ -18,12 +18,14 @@
 
 mod attention;
 mod broadcast;
+mod dtype;
 mod embedding;
 mod layout;
 mod matmul;
 
 pub use attention::attention_shapes;
 pub use broadcast::{broadcast_shape, broadcast_strides, check_rank, collapse, vec4_reads, Vec4Read, MAX_RANK};
+pub use dtype::DType;
 pub use embedding::embedding_shapes;
 pub use layout::Layout;
 pub use matmul::{matmul_shapes, MatmulShape};

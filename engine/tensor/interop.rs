@@ -6,7 +6,8 @@ use crate::error::{Error, Result};
 
 impl Tensor {
     /// The device buffer behind this dense tensor and the byte range its elements occupy, in
-    /// row-major order (f32, little-endian).
+    /// row-major order (f32, little-endian; F16 and BF16 packed two per 32-bit word, so a
+    /// half view must start at an even element).
     ///
     /// For a [`crate::Context::from_wgpu`] context whose device the application also uses.
     /// Call [`crate::Context::submit`] before submitting commands that read the buffer (the
@@ -29,7 +30,16 @@ impl Tensor {
                 message: "the tensor is on the CPU reference context".into(),
             });
         };
-        let start = (self.layout.offset * 4) as u64;
-        Ok((b.buffer(), start..start + (self.len() * 4) as u64))
+        let size = self.dtype.size();
+        if size == 2 && self.layout.offset % 2 == 1 {
+            return Err(Error::value(
+                op,
+                "tensor",
+                "a half view starting at an even element (a word boundary)",
+                format!("offset {}", self.layout.offset),
+            ));
+        }
+        let start = (self.layout.offset * size) as u64;
+        Ok((b.buffer(), start..start + (self.len() * size) as u64))
     }
 }

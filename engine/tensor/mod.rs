@@ -1,5 +1,11 @@
-//! Tensors: an f32 buffer on a context's device (or in host memory on the CPU context)
-//! viewed through a shape, strides and an offset.
+//! Tensors: a buffer of F32, F16 or BF16 elements ([`DType`]) on a context's device (or in
+//! host memory on the CPU context) viewed through a shape, strides and an offset.
+//!
+//! F16 and BF16 tensors are stored packed, two elements per 32-bit word (see [`DType`]); on
+//! the CPU context they hold their values widened to f32 (exactly). Views, offsets and
+//! strides count elements whatever the dtype. Half-precision tensors go to the ops that read
+//! them (matmul, linear, embedding, layer_norm, the GPT-2 decode kernels) and through
+//! [`Tensor::to_dtype`]; every other op refuses them with [`Error::DType`].
 //!
 //! Creating a tensor from host data uploads it; reading it back (`to_vec`, `to_array`) is
 //! the only point that waits for the device. Natively those block; `*_async` forms serve
@@ -16,6 +22,7 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
+mod convert;
 mod copy;
 mod interop;
 
@@ -25,7 +32,7 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension, IxDyn, ShapeBuilder};
 
 use crate::context::pool::PooledBuffer;
 use crate::context::readback;
-pub use crate::shape::{numel, Layout, MAX_ELEMENTS};
+pub use crate::shape::{numel, DType, Layout, MAX_ELEMENTS};
 pub use copy::copy_into;
 
 use crate::context::Context;
@@ -35,21 +42,24 @@ use crate::error::{Error, Result};
 #[derive(Clone)]
 pub(crate) enum Storage {
     Gpu(Arc<PooledBuffer>),
-    /// Behind a lock so `ops::copy_into` can write into a view of a shared buffer.
+    /// Behind a lock so `ops::copy_into` can write into a view of a shared buffer. Half
+    /// tensors keep their values widened (each exactly a value of their dtype).
     Cpu(Arc<RwLock<Vec<f32>>>),
 }
 
-/// An f32 tensor: a shared buffer plus a view (shape, strides, offset). Cloning is cheap.
+/// A tensor: a shared buffer plus a view (shape, strides, offset) and an element type.
+/// Cloning is cheap.
 #[derive(Clone)]
 pub struct Tensor {
     ctx: Context,
     layout: Layout,
+    dtype: DType,
     storage: Storage,
 }
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Tensor{:?} on {:?}", self.layout.shape, self.ctx)
+        write!(f, "Tensor{:?} {} on {:?}", self.layout.shape, self.dtype, self.ctx)
     }
 }
 
@@ -72,11 +82,12 @@ impl Tensor {
                 Ok(Tensor {
                     ctx: ctx.clone(),
                     layout: Layout::contiguous(shape),
+                    dtype: DType::F32,
                     storage: Storage::Cpu(Arc::new(RwLock::new(v))),
                 })
             }
             Some(gpu) => {
-                let t = Self::alloc(ctx, shape, "Tensor::from_slice", "data")?;
+                let t = Self::alloc(ctx, shape, DType::F32, "Tensor::from_slice", "data")?;
                 if let Storage::Gpu(b) = &t.storage {
                     gpu.write(b.buffer(), 0, bytemuck::cast_slice(data));
                 }
@@ -94,7 +105,7 @@ impl Tensor {
     /// A tensor of `shape` filled with `value`.
     pub fn full(ctx: &Context, shape: &[usize], value: f32) -> Result<Self> {
         // Checked (element count, device limit) before the host vector exists.
-        let t = Self::alloc(ctx, shape, "Tensor::full", "shape")?;
+        let t = Self::alloc(ctx, shape, DType::F32, "Tensor::full", "shape")?;
         match (&t.storage, ctx.gpu()) {
             (Storage::Cpu(data), _) => write(data).fill(value),
             (Storage::Gpu(b), Some(gpu)) if !t.is_empty() => {
@@ -112,19 +123,34 @@ impl Tensor {
         Self::full(ctx, shape, 0.0)
     }
 
-    /// A dense output tensor for `op`, contents unspecified (poisoned when the context asks).
+    /// A dense f32 output tensor for `op`, contents unspecified (poisoned when the context asks).
     pub(crate) fn uninit(ctx: &Context, shape: &[usize], op: &'static str) -> Result<Self> {
-        let t = Self::alloc(ctx, shape, op, "output")?;
+        Self::uninit_dtype(ctx, shape, DType::F32, op)
+    }
+
+    /// A dense output tensor of `dtype` for `op`, contents unspecified (poisoned when the
+    /// context asks: the poison value in every element, both halves of a word for halves).
+    pub(crate) fn uninit_dtype(ctx: &Context, shape: &[usize], dtype: DType, op: &'static str) -> Result<Self> {
+        let t = Self::alloc(ctx, shape, dtype, op, "output")?;
         if let (Some(gpu), Storage::Gpu(b)) = (ctx.gpu(), &t.storage) {
             // A plan's buffers are written by its own kernels; an upload cannot be captured.
             if let Some(p) = gpu.poison().filter(|_| !gpu.capturing()) {
-                gpu.write(b.buffer(), 0, bytemuck::cast_slice(&vec![p; t.len().max(1)]));
+                let word = match dtype {
+                    DType::F32 => p.to_bits(),
+                    DType::F16 => u32::from(half::f16::from_f32(p).to_bits()) * 0x1_0001,
+                    DType::BF16 => u32::from(half::bf16::from_f32(p).to_bits()) * 0x1_0001,
+                };
+                gpu.write(
+                    b.buffer(),
+                    0,
+                    bytemuck::cast_slice(&vec![word; dtype.words(t.len()).max(1)]),
+                );
             }
         }
         Ok(t)
     }
 
-    fn alloc(ctx: &Context, shape: &[usize], op: &'static str, arg: &'static str) -> Result<Self> {
+    fn alloc(ctx: &Context, shape: &[usize], dtype: DType, op: &'static str, arg: &'static str) -> Result<Self> {
         let n = numel(op, arg, shape)?;
         let storage = match ctx.gpu() {
             None => {
@@ -135,7 +161,7 @@ impl Tensor {
             Some(gpu) => {
                 // A lost device fails here, before a buffer is asked of it.
                 gpu.check(op)?;
-                let bytes = (n.max(1) as u64) * 4;
+                let bytes = dtype.storage_bytes(op, arg, n.max(1))? as u64;
                 if bytes > gpu.info.max_storage_binding {
                     return Err(Error::TooLarge {
                         op,
@@ -150,7 +176,101 @@ impl Tensor {
         Ok(Tensor {
             ctx: ctx.clone(),
             layout: Layout::contiguous(shape),
+            dtype,
             storage,
+        })
+    }
+
+    /// Uploads half-precision elements given as their 16-bit patterns (row-major): `dtype`
+    /// F16 or BF16. Stored packed, two per 32-bit word.
+    pub fn from_halves(ctx: &Context, shape: &[usize], dtype: DType, bits: &[u16]) -> Result<Self> {
+        let op = "Tensor::from_halves";
+        if !dtype.is_half() {
+            return Err(Error::DType {
+                op,
+                arg: "dtype",
+                expected: "F16 or BF16".into(),
+                actual: dtype.to_string(),
+            });
+        }
+        let n = numel(op, "shape", shape)?;
+        if n != bits.len() {
+            return Err(Error::value(
+                op,
+                "bits",
+                format!("{n} elements for shape {shape:?}"),
+                bits.len(),
+            ));
+        }
+        let t = Self::alloc(ctx, shape, dtype, op, "bits")?;
+        match (&t.storage, ctx.gpu()) {
+            (Storage::Cpu(data), _) => {
+                let mut d = write(data);
+                for (o, &b) in d.iter_mut().zip(bits) {
+                    *o = widen(dtype, b);
+                }
+            }
+            (Storage::Gpu(b), Some(gpu)) if n > 0 => {
+                let mut words = Vec::new();
+                words
+                    .try_reserve_exact(dtype.words(n))
+                    .map_err(|e| Error::value(op, "bits", "a host buffer the allocator grants", e.to_string()))?;
+                words.extend(
+                    bits.chunks(2)
+                        .map(|p| u32::from(p[0]) | (u32::from(*p.get(1).unwrap_or(&0)) << 16)),
+                );
+                gpu.write(b.buffer(), 0, bytemuck::cast_slice(&words));
+            }
+            _ => {}
+        }
+        Ok(t)
+    }
+
+    /// Uploads IEEE half-precision values as an F16 tensor (row-major).
+    pub fn from_slice_f16(ctx: &Context, shape: &[usize], data: &[half::f16]) -> Result<Self> {
+        let bits: Vec<u16> = data.iter().map(|h| h.to_bits()).collect();
+        Self::from_halves(ctx, shape, DType::F16, &bits)
+    }
+
+    /// Uploads bfloat16 values as a BF16 tensor (row-major).
+    pub fn from_slice_bf16(ctx: &Context, shape: &[usize], data: &[half::bf16]) -> Result<Self> {
+        let bits: Vec<u16> = data.iter().map(|h| h.to_bits()).collect();
+        Self::from_halves(ctx, shape, DType::BF16, &bits)
+    }
+
+    /// Uploads f32 values as a tensor of `dtype`, rounded to nearest even on the host (the
+    /// `half` crate) for F16 and BF16.
+    pub fn from_slice_as(ctx: &Context, shape: &[usize], data: &[f32], dtype: DType) -> Result<Self> {
+        match dtype {
+            DType::F32 => Self::from_slice(ctx, shape, data),
+            DType::F16 => {
+                let bits: Vec<u16> = data.iter().map(|&x| half::f16::from_f32(x).to_bits()).collect();
+                Self::from_halves(ctx, shape, dtype, &bits)
+            }
+            DType::BF16 => {
+                let bits: Vec<u16> = data.iter().map(|&x| half::bf16::from_f32(x).to_bits()).collect();
+                Self::from_halves(ctx, shape, dtype, &bits)
+            }
+        }
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Fails with [`Error::DType`] naming `op` and `arg` unless this tensor's dtype is one
+    /// of `accepted`.
+    pub fn expect_dtype(&self, op: &'static str, arg: &'static str, accepted: &[DType]) -> Result<()> {
+        if accepted.contains(&self.dtype) {
+            return Ok(());
+        }
+        let names: Vec<&str> = accepted.iter().map(|d| d.name()).collect();
+        Err(Error::DType {
+            op,
+            arg,
+            expected: names.join(" or "),
+            actual: self.dtype.to_string(),
         })
     }
 
@@ -165,6 +285,7 @@ impl Tensor {
         Ok(Tensor {
             ctx: ctx.clone(),
             layout: Layout::contiguous(&shape),
+            dtype: DType::F32,
             storage: Storage::Cpu(Arc::new(RwLock::new(data))),
         })
     }
@@ -215,8 +336,17 @@ impl Tensor {
         }
     }
 
-    /// The device buffer of a GPU tensor; an internal error otherwise.
+    /// The device buffer of a GPU f32 tensor, for kernels that read f32 words: a half
+    /// tensor is refused here ([`Error::DType`]), the net under every op that does not take
+    /// half inputs (most name the argument themselves first). An internal error off the GPU.
     pub(crate) fn gpu_buffer(&self, op: &'static str) -> Result<&wgpu::Buffer> {
+        self.expect_dtype(op, "input", &[DType::F32])?;
+        self.typed_buffer(op)
+    }
+
+    /// The device buffer of a GPU tensor of any dtype, for kernels that read its dtype (their
+    /// `dtype` slots, `kernel::dtype`).
+    pub(crate) fn typed_buffer(&self, op: &'static str) -> Result<&wgpu::Buffer> {
         self.buffer().ok_or_else(|| Error::Unsupported {
             op,
             message: "tensor is not on a GPU context".into(),
@@ -228,6 +358,7 @@ impl Tensor {
         Tensor {
             ctx: self.ctx.clone(),
             layout,
+            dtype: self.dtype,
             storage: self.storage.clone(),
         }
     }
@@ -281,12 +412,26 @@ impl Tensor {
         self.layout.is_contiguous()
     }
 
-    /// A dense copy from offset 0, or this tensor when it already is one.
+    /// A dense copy from offset 0 (same dtype), or this tensor when it already is one.
     pub fn contiguous(&self) -> Result<Tensor> {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        copy::strided_copy(self)
+        match self.dtype {
+            DType::F32 => copy::strided_copy(self),
+            d => convert::convert(self, d),
+        }
+    }
+
+    /// This tensor's elements as a dense tensor of `dtype`, converted on the device
+    /// (`shaders/tensor/convert.wgsl`): to F16 or BF16 rounded to nearest even (overflow to
+    /// infinity, NaN kept NaN), to F32 exact. Any view; the same dtype makes a dense copy
+    /// (or returns this tensor when already dense from offset 0).
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype {
+            return self.contiguous();
+        }
+        convert::convert(self, dtype)
     }
 
     /// The elements in row-major order of the view (blocking; native only).
@@ -295,15 +440,44 @@ impl Tensor {
         pollster::block_on(self.to_vec_async())
     }
 
-    /// The elements in row-major order of the view.
+    /// The elements in row-major order of the view, widened to f32 (exact) for F16 and BF16.
     pub async fn to_vec_async(&self) -> Result<Vec<f32>> {
         match &self.storage {
             Storage::Cpu(data) => Ok(self.cpu_view(&read(data))?.iter().copied().collect()),
             Storage::Gpu(_) => {
-                let dense = self.contiguous()?;
+                let dense = self.to_dtype(DType::F32)?;
                 let gpu = self.ctx.require_gpu("to_vec")?;
                 let bytes = readback::read_bytes(gpu, dense.gpu_buffer("to_vec")?, 0, (self.len() * 4) as u64).await?;
                 Ok(bytemuck::pod_collect_to_vec(&bytes))
+            }
+        }
+    }
+
+    /// The stored 16-bit patterns of an F16 or BF16 tensor's elements, row-major over the
+    /// view (blocking; native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn to_halves(&self) -> Result<Vec<u16>> {
+        pollster::block_on(self.to_halves_async())
+    }
+
+    /// The stored 16-bit patterns of an F16 or BF16 tensor's elements, row-major over the view.
+    pub async fn to_halves_async(&self) -> Result<Vec<u16>> {
+        let op = "Tensor::to_halves";
+        self.expect_dtype(op, "self", &[DType::F16, DType::BF16])?;
+        match &self.storage {
+            // Each value is exactly one of the dtype's, so narrowing gives its pattern back.
+            Storage::Cpu(data) => Ok(self
+                .cpu_view(&read(data))?
+                .iter()
+                .map(|&x| narrow(self.dtype, x))
+                .collect()),
+            Storage::Gpu(_) => {
+                let dense = self.contiguous()?;
+                let gpu = self.ctx.require_gpu(op)?;
+                let bytes = (self.dtype.words(self.len()) * 4) as u64;
+                let bytes = readback::read_bytes(gpu, dense.typed_buffer(op)?, 0, bytes).await?;
+                let halves: Vec<u16> = bytemuck::pod_collect_to_vec(&bytes);
+                Ok(halves[..self.len()].to_vec())
             }
         }
     }
@@ -320,8 +494,16 @@ impl Tensor {
         ArrayD::from_shape_vec(IxDyn(self.shape()), v).map_err(|e| Error::Map(e.to_string()))
     }
 
-    /// The host elements of a CPU-context tensor, for an op's CPU path.
+    /// The host elements of a CPU-context f32 tensor, for an op's CPU path; a half tensor is
+    /// refused as [`Tensor::gpu_buffer`] refuses it.
     pub(crate) fn host(&self, op: &'static str) -> Result<ArrayD<f32>> {
+        self.expect_dtype(op, "input", &[DType::F32])?;
+        self.host_widened(op)
+    }
+
+    /// The host elements of a CPU-context tensor of any dtype, widened to f32 (exact), for
+    /// the CPU paths of the ops that take half inputs.
+    pub(crate) fn host_widened(&self, op: &'static str) -> Result<ArrayD<f32>> {
         self.host_array().ok_or_else(|| Error::Unsupported {
             op,
             message: "expected a CPU-context tensor".into(),
@@ -390,6 +572,22 @@ pub(crate) fn host_vec(op: &'static str, arg: &'static str, n: usize) -> Result<
         )
     })?;
     Ok(v)
+}
+
+/// The f32 value of a half-precision pattern of `dtype` (exact).
+pub(crate) fn widen(dtype: DType, bits: u16) -> f32 {
+    match dtype {
+        DType::BF16 => half::bf16::from_bits(bits).to_f32(),
+        _ => half::f16::from_bits(bits).to_f32(),
+    }
+}
+
+/// The pattern of `x` in `dtype` (F16 or BF16), rounded to nearest even.
+pub(crate) fn narrow(dtype: DType, x: f32) -> u16 {
+    match dtype {
+        DType::BF16 => half::bf16::from_f32(x).to_bits(),
+        _ => half::f16::from_f32(x).to_bits(),
+    }
 }
 
 /// Writes a CPU buffer; a poisoned lock still holds valid f32s.

@@ -1,4 +1,5 @@
 // prelude: reduce/tree.wgsl
+// dtype: wte quad
 // The decode step's head: the final layer norm of x (1, C) and the tied output embedding,
 //   logits[v] = sum_c xn[c] wte[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
 // wte (V, C) is row-major, so each logit is one contiguous dot product. Each workgroup
@@ -11,6 +12,7 @@
 //   reduction follows. llvmpipe pays for every workgroup and every barrier a pass over all
 //   256 invocations; the GPU shape made the head 48% of a lavapipe step.
 // Grid: ceil(V / ROWS) workgroups along x (folded into y past 65535). C % 4 == 0, C <= MAX_C.
+// wte is F32, F16 or BF16 (a dtype slot, widened to f32 by wte_at4).
 
 override WHOLE_ROWS: bool = false;
 override ROWS: u32 = 64u;
@@ -29,7 +31,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;          // (C,)
 @group(0) @binding(2) var<storage, read> ln_w: array<f32>;       // (C,)
 @group(0) @binding(3) var<storage, read> ln_b: array<f32>;       // (C,)
-@group(0) @binding(4) var<storage, read> wte: array<vec4<f32>>;  // (V, C / 4)
+@group(0) @binding(4) var<storage, read> wte: array<wte_quad>;   // (V, C / 4)
 @group(0) @binding(5) var<storage, read_write> logits: array<f32>; // (V,)
 
 // Scalars, not vec4s: llvmpipe reads a vec4 workgroup element at a dynamic index about 100x
@@ -74,7 +76,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         for (var row = base + lid; row < min(base + ROWS, p.vocab); row += 256u) {
             var a = vec4<f32>(0.0);
             for (var i = 0u; i < c4; i++) {
-                a = fma(xn4(i), wte[row * c4 + i], a);
+                a = fma(xn4(i), wte_at4(row * c4 + i), a);
             }
             logits[row] = a.x + a.y + a.z + a.w;
         }
@@ -88,7 +90,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let row = min(first + r, p.vocab - 1u);
         var a = 0.0;
         for (var i = lane; i < c4; i += 32u) {
-            a += dot(xn4(i), wte[row * c4 + i]);
+            a += dot(xn4(i), wte_at4(row * c4 + i));
         }
         acc[r] = a;
     }

@@ -1,6 +1,7 @@
 // prelude: reduce/tree.wgsl
 // prelude: nn/gelu.wgsl
 // prelude: gpt2/state.wgsl
+// dtype: w quad
 // The decode step's projections: one row x (K,) times a row-major weight w (K, N) (HF Conv1D
 // layout), with the block's layer norm applied to x first and the bias, GELU, residual add or
 // key/value cache write fused into the epilogue:
@@ -18,7 +19,8 @@
 // invocations for every workgroup and barrier, and the GPU shape (N / 8 workgroups of eight
 // barriers each) made the shipped model's plan slower there than op by op.
 // Grid: ceil(N / 8) workgroups (ceil(N / 1024) with WHOLE_COLUMNS) along x (folded into y
-// past 65535). N % 4 == 0, w dense.
+// past 65535). N % 4 == 0, w dense. w is F32, F16 or BF16 (a dtype slot: four elements per
+// array element, widened to f32 by w_at4), so half weights move half the bytes.
 
 override LN: bool = false;
 override EPILOGUE: u32 = 0u;
@@ -49,7 +51,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> x: array<f32>;              // (K,)
 @group(0) @binding(3) var<storage, read> ln_w: array<f32>;           // (K,), unread unless LN
 @group(0) @binding(4) var<storage, read> ln_b: array<f32>;           // (K,), unread unless LN
-@group(0) @binding(5) var<storage, read> w: array<vec4<f32>>;        // (K, N / 4)
+@group(0) @binding(5) var<storage, read> w: array<w_quad>;           // (K, N / 4)
 @group(0) @binding(6) var<storage, read> bias: array<f32>;           // (N,)
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;      // (N,), or (C,) for EPILOGUE 3
 @group(0) @binding(8) var<storage, read_write> kv: array<f32>;       // (2, L, H, P, D), EPILOGUE 3
@@ -108,7 +110,7 @@ fn ln_matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         if col4 < n4 {
             var acc = vec4<f32>(0.0);
             for (var k = 0u; k < K; k++) {
-                acc = fma(vec4<f32>(input(k, mean, rstd)), w[p.w_off4 + k * n4 + col4], acc);
+                acc = fma(vec4<f32>(input(k, mean, rstd)), w_at4(p.w_off4 + k * n4 + col4), acc);
             }
             for (var e = 0u; e < 4u; e++) {
                 let j = col4 * 4u + e;
@@ -127,17 +129,17 @@ fn ln_matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         var acc2 = vec4<f32>(0.0);
         var acc3 = vec4<f32>(0.0);
         for (; k + 384u < K; k += 512u) {
-            let w0 = w[p.w_off4 + k * n4 + col4];
-            let w1 = w[p.w_off4 + (k + 128u) * n4 + col4];
-            let w2 = w[p.w_off4 + (k + 256u) * n4 + col4];
-            let w3 = w[p.w_off4 + (k + 384u) * n4 + col4];
+            let w0 = w_at4(p.w_off4 + k * n4 + col4);
+            let w1 = w_at4(p.w_off4 + (k + 128u) * n4 + col4);
+            let w2 = w_at4(p.w_off4 + (k + 256u) * n4 + col4);
+            let w3 = w_at4(p.w_off4 + (k + 384u) * n4 + col4);
             acc = fma(vec4<f32>(input(k, mean, rstd)), w0, acc);
             acc1 = fma(vec4<f32>(input(k + 128u, mean, rstd)), w1, acc1);
             acc2 = fma(vec4<f32>(input(k + 256u, mean, rstd)), w2, acc2);
             acc3 = fma(vec4<f32>(input(k + 384u, mean, rstd)), w3, acc3);
         }
         for (; k < K; k += 128u) {
-            acc = fma(vec4<f32>(input(k, mean, rstd)), w[p.w_off4 + k * n4 + col4], acc);
+            acc = fma(vec4<f32>(input(k, mean, rstd)), w_at4(p.w_off4 + k * n4 + col4), acc);
         }
         acc += acc1 + acc2 + acc3;
     }

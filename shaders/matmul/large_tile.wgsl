@@ -1,5 +1,7 @@
 // prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
+// dtype: a quad
+// dtype: b quad
 // The large-product path: a 128x128 block tile per workgroup of 256 invocations, each
 // accumulating an 8x8 register tile, walking K in steps of 16. Per k step an invocation reads
 // two vec4s of A and two of B from the shared tiles and does 64 FMAs (the 64x64 kernel: two
@@ -16,8 +18,10 @@
 // array in local memory (0.38 vs 22.5 TFLOP/s for the 64x64 kernel).
 // Grid: (ceil(N/128), ceil(M/128), batch).
 
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>; // (..., M, K) view, K dense
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>; // (..., K, N) view, N dense
+// a and b are F32, F16 or BF16 (dtype slots: a_at4(q) reads elements 4q .. 4q + 3 widened to
+// f32), four elements per array element either way.
+@group(0) @binding(1) var<storage, read> a: array<a_quad>; // (..., M, K) view, K dense
+@group(0) @binding(2) var<storage, read> b: array<b_quad>; // (..., K, N) view, N dense
 
 const BM: u32 = 128u;
 const BN: u32 = 128u;
@@ -33,7 +37,7 @@ fn fetch_a(base: u32, row0: u32, k0: u32, lid: u32, half: u32) -> vec4<f32> {
     let r = lid / 4u + 64u * half;
     let kq = (lid % 4u) * 4u;
     if row0 + r < p.m && k0 + kq < p.k {
-        return a[(base + (row0 + r) * p.a_rs + k0 + kq) >> 2u];
+        return a_at4((base + (row0 + r) * p.a_rs + k0 + kq) >> 2u);
     }
     return vec4<f32>(0.0);
 }
@@ -55,7 +59,7 @@ fn fetch_b(base: u32, col0: u32, k0: u32, lid: u32, half: u32) -> vec4<f32> {
     let kk = lid / 32u + 8u * half;
     let cq = (lid % 32u) * 4u;
     if k0 + kk < p.k && col0 + cq < p.n {
-        return b[(base + (k0 + kk) * p.b_rs + col0 + cq) >> 2u];
+        return b_at4((base + (k0 + kk) * p.b_rs + col0 + cq) >> 2u);
     }
     return vec4<f32>(0.0);
 }

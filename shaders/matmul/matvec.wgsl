@@ -1,6 +1,8 @@
 
 // prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
+// dtype: a scalar
+// dtype: b scalar
 // One row times a matrix (M = 1, the decode step): out[z, 0, j] = sum_k a[z, 0, k] b[z, k, j].
 // DOT = false (b's N axis is the dense one, HF Conv1D weights): a workgroup owns 32 columns
 //   and splits K into 8 interleaved slices; neighbouring invocations read neighbouring
@@ -11,8 +13,9 @@
 
 override DOT: bool = false;
 
-@group(0) @binding(1) var<storage, read> a: array<f32>; // (..., 1, K) view
-@group(0) @binding(2) var<storage, read> b: array<f32>; // (..., K, N) view
+// a and b are F32, F16 or BF16 (dtype slots, read through a_at / b_at and widened to f32).
+@group(0) @binding(1) var<storage, read> a: array<a_word>; // (..., 1, K) view
+@group(0) @binding(2) var<storage, read> b: array<b_word>; // (..., K, N) view
 
 var<workgroup> partial: array<f32, 256>;
 
@@ -40,7 +43,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var acc = 0.0;
     if col < p.n {
         for (var k = lane; k < p.k; k += lanes) {
-            acc = fma(a[base.x + k * p.a_cs], b[base.y + k * p.b_rs + col * p.b_cs], acc);
+            acc = fma(a_at(base.x + k * p.a_cs), b_at(base.y + k * p.b_rs + col * p.b_cs), acc);
         }
     }
     partial[lid] = acc;

@@ -1,14 +1,17 @@
 
 // prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
+// dtype: a scalar
+// dtype: b scalar
 // The DOT mode of matvec.wgsl (b's K axis dense) with the partial sums folded by
 // subgroupAdd instead of a shared-memory tree. 32 consecutive invocations share a column;
 // the host uses this variant only when the adapter's subgroups hold at most 32 invocations,
 // so (subgroups being runs of consecutive invocation indices in a 1-D workgroup) a subgroup
 // never straddles two columns. Grid: ceil(N/8) workgroups, batch in workgroup_id.z.
 
-@group(0) @binding(1) var<storage, read> a: array<f32>; // (..., 1, K) view
-@group(0) @binding(2) var<storage, read> b: array<f32>; // (..., K, N) view, dense along K
+// a and b are F32, F16 or BF16 (dtype slots, read through a_at / b_at and widened to f32).
+@group(0) @binding(1) var<storage, read> a: array<a_word>; // (..., 1, K) view
+@group(0) @binding(2) var<storage, read> b: array<b_word>; // (..., K, N) view, dense along K
 
 var<workgroup> partial: array<f32, 256>; // one sum per subgroup, at lid / subgroup_size
 
@@ -24,7 +27,7 @@ fn matvec_subgroup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     var acc = 0.0;
     if col < p.n {
         for (var k = lane; k < p.k; k += 32u) {
-            acc = fma(a[base.x + k * p.a_cs], b[base.y + k * p.b_rs + col * p.b_cs], acc);
+            acc = fma(a_at(base.x + k * p.a_cs), b_at(base.y + k * p.b_rs + col * p.b_cs), acc);
         }
     }
     // Every invocation reaches this point, so the whole subgroup takes part.

@@ -1,6 +1,8 @@
 
 // prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
+// dtype: a quad
+// dtype: b quad
 // The fast path: a 64x64 block tile per workgroup of 256 invocations, each accumulating a 4x4
 // register tile, walking K in steps of 16. The shared tiles are loaded once per step (four
 // elements or one vec4 per invocation) and each shared value loaded into a register feeds
@@ -14,8 +16,10 @@
 override VEC_A: bool = false;
 override VEC_B: bool = false;
 
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>; // (..., M, K) view, element i at [i / 4][i % 4]
-@group(0) @binding(2) var<storage, read> b: array<vec4<f32>>; // (..., K, N) view
+// a and b are F32, F16 or BF16 (dtype slots: a_at(i) reads element i, a_at4(q) elements
+// 4q .. 4q + 3, widened to f32), four elements per array element either way.
+@group(0) @binding(1) var<storage, read> a: array<a_quad>; // (..., M, K) view
+@group(0) @binding(2) var<storage, read> b: array<b_quad>; // (..., K, N) view
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;
@@ -25,14 +29,6 @@ const BK: u32 = 16u;
 // so an invocation reads its four rows (or columns) with one vec4 load.
 var<workgroup> sa: array<vec4<f32>, 256>; // BK x BM
 var<workgroup> sb: array<vec4<f32>, 256>; // BK x BN
-
-fn a_at(i: u32) -> f32 {
-    return a[i >> 2u][i & 3u];
-}
-
-fn b_at(i: u32) -> f32 {
-    return b[i >> 2u][i & 3u];
-}
 
 fn put_a(kk: u32, r: u32, v: f32) {
     sa[kk * 16u + r / 4u][r % 4u] = v;
@@ -70,7 +66,7 @@ fn fetch_a(base: u32, row0: u32, k0: u32, lid: u32) -> vec4<f32> {
     let r = lid / 4u;
     let kq = (lid % 4u) * 4u;
     if row0 + r < p.m && k0 + kq < p.k {
-        return a[(base + (row0 + r) * p.a_rs + k0 + kq) >> 2u];
+        return a_at4((base + (row0 + r) * p.a_rs + k0 + kq) >> 2u);
     }
     return vec4<f32>(0.0);
 }
@@ -88,7 +84,7 @@ fn fetch_b(base: u32, col0: u32, k0: u32, lid: u32) -> vec4<f32> {
     let kk = lid / 16u;
     let cq = (lid % 16u) * 4u;
     if k0 + kk < p.k && col0 + cq < p.n {
-        return b[(base + (k0 + kk) * p.b_rs + col0 + cq) >> 2u];
+        return b_at4((base + (k0 + kk) * p.b_rs + col0 + cq) >> 2u);
     }
     return vec4<f32>(0.0);
 }

@@ -1,14 +1,17 @@
 
 // prelude: nn/gelu.wgsl
 // prelude: matmul/common.wgsl
+// dtype: a scalar
+// dtype: b scalar
 // The readable baseline (seed 004): a 16x16 shared-memory tile. Each workgroup owns a 16x16
 // tile of out[z]; it walks K in steps of 16, each invocation staging one element of the A
 // tile and one of the B tile (zero outside the matrix), then accumulating 16 products from
 // shared memory. Every global element is read once per workgroup instead of once per
 // invocation. Grid: (ceil(N/16), ceil(M/16), batch).
 
-@group(0) @binding(1) var<storage, read> a: array<f32>; // (..., M, K) view
-@group(0) @binding(2) var<storage, read> b: array<f32>; // (..., K, N) view
+// a and b are F32, F16 or BF16 (dtype slots, read through a_at / b_at and widened to f32).
+@group(0) @binding(1) var<storage, read> a: array<a_word>; // (..., M, K) view
+@group(0) @binding(2) var<storage, read> b: array<b_word>; // (..., K, N) view
 
 var<workgroup> sa: array<array<f32, 16>, 16>; // [row][k]
 var<workgroup> sb: array<array<f32, 16>, 16>; // [k][col]
@@ -25,13 +28,13 @@ fn tiled16(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) 
         let ka = k0 + lid.x;
         var av = 0.0;
         if row < p.m && ka < p.k {
-            av = a[base.x + row * p.a_rs + ka * p.a_cs];
+            av = a_at(base.x + row * p.a_rs + ka * p.a_cs);
         }
         sa[lid.y][lid.x] = av;
         let kb = k0 + lid.y;
         var bv = 0.0;
         if kb < p.k && col < p.n {
-            bv = b[base.y + kb * p.b_rs + col * p.b_cs];
+            bv = b_at(base.y + kb * p.b_rs + col * p.b_cs);
         }
         sb[lid.y][lid.x] = bv;
         workgroupBarrier();

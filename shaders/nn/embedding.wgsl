@@ -1,7 +1,10 @@
 // prelude: elementwise/grid.wgsl
+// dtype: wte scalar
+// dtype: wpe scalar
 // Token + position embedding gather, one invocation per output element:
 //   out[t, c] = wte[ids[t], c] + wpe[pos_offset + t, c].
 // The host checked every id < V and pos_offset + T <= P; ids travel as exact f32 (< 2^24).
+// wte and wpe are F32, F16 or BF16 (dtype slots, widened to f32); out is F32.
 
 struct Params {
     n: u32,          // T * C
@@ -11,8 +14,8 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> ids: array<f32>;       // (T,)
-@group(0) @binding(2) var<storage, read> wte: array<f32>;       // (V, C)
-@group(0) @binding(3) var<storage, read> wpe: array<f32>;       // (P, C)
+@group(0) @binding(2) var<storage, read> wte: array<wte_word>;  // (V, C)
+@group(0) @binding(3) var<storage, read> wpe: array<wpe_word>;  // (P, C)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // (T, C)
 
 // One invocation per element (elementwise/grid.wgsl).
@@ -27,5 +30,5 @@ fn embedding(grid: Grid) {
     let t = i / p.c;
     let c = i % p.c;
     let id = u32(ids[t]);
-    out[i] = wte[id * p.c + c] + wpe[(p.pos_offset + t) * p.c + c];
+    out[i] = wte_at(id * p.c + c) + wpe_at((p.pos_offset + t) * p.c + c);
 }

@@ -1,8 +1,11 @@
 
 // prelude: reduce/tree.wgsl
+// dtype: gamma scalar
+// dtype: beta scalar
 // Layer norm over each row, one workgroup per row (biased variance, two passes over the row
 // so the variance never cancels catastrophically):
 //   out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c].
+// gamma and beta are F32, F16 or BF16 (dtype slots, widened to f32); x and out are F32.
 
 struct Params {
     rows: u32,
@@ -12,8 +15,8 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
-@group(0) @binding(2) var<storage, read> gamma: array<f32>;     // (cols,)
-@group(0) @binding(3) var<storage, read> beta: array<f32>;      // (cols,)
+@group(0) @binding(2) var<storage, read> gamma: array<gamma_word>; // (cols,)
+@group(0) @binding(3) var<storage, read> beta: array<beta_word>;   // (cols,)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // (rows, cols)
 
 @compute @workgroup_size(256)
@@ -37,6 +40,6 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let rstd = inverseSqrt(tree_sum(lid, q) / n + p.eps);
     for (var c = lid; c < p.cols; c += 256u) {
-        out[base + c] = (x[base + c] - mean) * rstd * gamma[c] + beta[c];
+        out[base + c] = (x[base + c] - mean) * rstd * gamma_at(c) + beta_at(c);
     }
 }

@@ -151,6 +151,7 @@ impl Case {
             Case::SumLast { .. } => "reduce",
             Case::Library(wgsl_compute::parity::Case::Scan(_)) => "scan",
             Case::Library(wgsl_compute::parity::Case::Mixer(_)) => "mixer",
+            Case::Library(wgsl_compute::parity::Case::Matmul(_)) => "matmul (half)",
             // A family added to wgsl_compute::parity later shows up before this list learns its name.
             #[allow(unreachable_patterns)]
             Case::Library(_) => "parity",
@@ -166,6 +167,7 @@ impl Case {
             Case::StridedMul => "mul (views)".into(),
             Case::Library(wgsl_compute::parity::Case::Scan(c)) => c.op.name().into(),
             Case::Library(wgsl_compute::parity::Case::Mixer(c)) => c.name(),
+            Case::Library(wgsl_compute::parity::Case::Matmul(c)) => c.name(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }
@@ -189,6 +191,7 @@ impl Case {
             Case::StridedMul => "[5, 6, 7][1..4], [7, 6]^T".into(),
             Case::Library(wgsl_compute::parity::Case::Scan(c)) => c.shape(),
             Case::Library(wgsl_compute::parity::Case::Mixer(c)) => c.shape(),
+            Case::Library(wgsl_compute::parity::Case::Matmul(c)) => c.shape(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }

@@ -116,11 +116,12 @@ pub(crate) fn embed_token(wte: &Tensor, wpe: &Tensor, st: &DecodeState) -> Resul
     let params = Params::new().usize(c).usize(v).usize(wpe.shape()[0]);
     let buffers = [
         st.state.gpu_buffer(op)?,
-        wte.gpu_buffer(op)?,
-        wpe.gpu_buffer(op)?,
+        wte.typed_buffer(op)?,
+        wpe.typed_buffer(op)?,
         x.gpu_buffer(op)?,
     ];
-    gpu.dispatch_items(&gpu.kernel(&EMBED_TOKEN, &[])?, &params, &buffers, c)?;
+    let kernel = gpu.typed_kernel(&EMBED_TOKEN, &[("wte", wte.dtype()), ("wpe", wpe.dtype())], &[])?;
+    gpu.dispatch_items(&kernel, &params, &buffers, c)?;
     Ok(x)
 }
 
@@ -142,7 +143,7 @@ pub(crate) enum Project<'a> {
     },
 }
 
-/// `x (K) @ w (K, N) + bias (N)`, x layer-normed first when `norm` is given, the result
+/// `x (K) @ w (K, N) + bias (N)` (w F32, F16 or BF16; everything else F32), x layer-normed first when `norm` is given, the result
 /// stored as `to` says. Returns the new row (N,) or (C,) for `New` and `Qkv`.
 pub(crate) fn ln_matvec(
     x: &Tensor,
@@ -241,8 +242,9 @@ pub(crate) fn ln_matvec(
         .usize(v_off);
     // CPU adapters: whole columns per invocation, 1024 columns a workgroup (see the kernel).
     let software = gpu.info.is_software();
-    let kernel = gpu.kernel(
+    let kernel = gpu.typed_kernel(
         &LN_MATVEC,
+        &[("w", w.dtype())],
         &[
             ("LN", f64::from(u8::from(norm.is_some()))),
             ("EPILOGUE", f64::from(epilogue)),
@@ -255,7 +257,7 @@ pub(crate) fn ln_matvec(
         x.gpu_buffer(op)?,
         ln_w.gpu_buffer(op)?,
         ln_b.gpu_buffer(op)?,
-        w.gpu_buffer(op)?,
+        w.typed_buffer(op)?,
         bias.gpu_buffer(op)?,
         out.gpu_buffer(op)?,
         kv.gpu_buffer(op)?,
@@ -361,7 +363,7 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
         x.gpu_buffer(op)?,
         norm.0.gpu_buffer(op)?,
         norm.1.gpu_buffer(op)?,
-        wte.gpu_buffer(op)?,
+        wte.typed_buffer(op)?,
         logits.gpu_buffer(op)?,
     ];
     // CPU adapters: whole rows per invocation and few workgroups (see the kernel).
@@ -372,7 +374,7 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
         ("C", c as f64),
     ];
     gpu.dispatch(
-        &gpu.kernel(&LM_HEAD, &consts)?,
+        &gpu.typed_kernel(&LM_HEAD, &[("wte", wte.dtype())], &consts)?,
         &params,
         &buffers,
         groups_1d(v.div_ceil(rows as usize) as u32),

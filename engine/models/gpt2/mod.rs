@@ -24,13 +24,13 @@ pub mod tiny;
 pub mod tokenizer;
 pub mod weights;
 
+pub use crate::shape::DType;
 pub use compiled::Generator;
 pub use config::Config;
 pub use decode::DEVICE_TOP_K_MAX;
 pub use generate::{argmax, choose, Sampler, Sampling};
 pub use kv_cache::KvCache;
 pub use model::{Gpt2, Step, StepOptions};
-pub use safetensors::Dtype;
 pub use tiny::{random_checkpoint, tiny_random_checkpoint, write_tiny_random, TINY_SEED};
 pub use tokenizer::{Tokenizer, END_OF_TEXT};
 pub use weights::{Block, Weights};

@@ -16,11 +16,17 @@
 //! device), it is kept as row blocks: tokens are gathered from their block and the logits
 //! of each block are written into their columns.
 //! On the CPU context every op runs its ndarray twin, so `--cpu` is the same model.
+//!
+//! Dtypes: the matrices (wte, wpe, each block's four projections) live in the model's dtype
+//! (F32, F16 or BF16; by default the one the checkpoint stored them in), read by the kernels
+//! through their dtype slots and widened in registers, so a half model's step reads half the
+//! weight bytes. Biases, layer-norm parameters, activations and the cache stay F32 (the
+//! vectors are 0.1% of the bytes).
 
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::ops::{self, AttentionPath};
-use crate::tensor::Tensor;
+use crate::tensor::{DType, Tensor};
 
 use super::config::Config;
 use super::decode::{self, DecodeState, Project};
@@ -45,23 +51,33 @@ struct BlockTensors {
 }
 
 impl BlockTensors {
-    fn upload(ctx: &Context, b: &Block) -> Result<Self> {
+    fn upload(ctx: &Context, b: &Block, stored: DType, dtype: DType) -> Result<Self> {
         let t = |a: &ndarray::ArrayD<f32>| Tensor::from_array(ctx, a);
+        let m = |a: &ndarray::Array2<f32>| upload_matrix(ctx, a.view(), stored, dtype);
         Ok(BlockTensors {
             ln_1_weight: t(&b.ln_1_weight.clone().into_dyn())?,
             ln_1_bias: t(&b.ln_1_bias.clone().into_dyn())?,
-            attn_weight: t(&b.attn_weight.clone().into_dyn())?,
+            attn_weight: m(&b.attn_weight)?,
             attn_bias: t(&b.attn_bias.clone().into_dyn())?,
-            attn_proj_weight: t(&b.attn_proj_weight.clone().into_dyn())?,
+            attn_proj_weight: m(&b.attn_proj_weight)?,
             attn_proj_bias: t(&b.attn_proj_bias.clone().into_dyn())?,
             ln_2_weight: t(&b.ln_2_weight.clone().into_dyn())?,
             ln_2_bias: t(&b.ln_2_bias.clone().into_dyn())?,
-            fc_weight: t(&b.fc_weight.clone().into_dyn())?,
+            fc_weight: m(&b.fc_weight)?,
             fc_bias: t(&b.fc_bias.clone().into_dyn())?,
-            mlp_proj_weight: t(&b.mlp_proj_weight.clone().into_dyn())?,
+            mlp_proj_weight: m(&b.mlp_proj_weight)?,
             mlp_proj_bias: t(&b.mlp_proj_bias.clone().into_dyn())?,
         })
     }
+}
+
+/// A matrix uploaded in the dtype it was `stored` in (its values are exact values of it, so
+/// narrowing on the host loses nothing), then converted on the device when the model runs
+/// in another `dtype`.
+fn upload_matrix(ctx: &Context, a: ndarray::ArrayView2<f32>, stored: DType, dtype: DType) -> Result<Tensor> {
+    let data: Vec<f32> = a.iter().copied().collect();
+    let t = Tensor::from_slice_as(ctx, a.shape(), &data, stored)?;
+    t.to_dtype(dtype)
 }
 
 /// What one step returns.
@@ -89,6 +105,7 @@ pub struct StepOptions {
 pub struct Gpt2 {
     ctx: Context,
     config: Config,
+    dtype: DType,     // of the matrices
     wte: Vec<Tensor>, // row blocks of (V, C): (V_i, C), in order
     wpe: Tensor,      // (P, C)
     blocks: Vec<BlockTensors>,
@@ -97,44 +114,59 @@ pub struct Gpt2 {
 }
 
 impl Gpt2 {
-    /// Uploads `weights` to `ctx` (a GPU, or the CPU reference context). wte is split into
-    /// row blocks only when it exceeds the device's storage binding limit.
+    /// Uploads `weights` to `ctx` (a GPU, or the CPU reference context), the matrices in
+    /// the dtype the checkpoint stored them in ([`Weights::dtype`]). wte is split into row
+    /// blocks only when it exceeds the device's storage binding limit.
     pub fn new(ctx: &Context, weights: &Weights) -> Result<Gpt2> {
-        let row_bytes = (weights.config.n_embd as u64).saturating_mul(4);
+        Self::with_dtype(ctx, weights, weights.dtype)
+    }
+
+    /// [`Gpt2::new`] with the matrices in `dtype`: uploaded as stored, then converted on the
+    /// device (to F16 or BF16 rounded to nearest even; to F32 exact).
+    pub fn with_dtype(ctx: &Context, weights: &Weights, dtype: DType) -> Result<Gpt2> {
+        let row_bytes = (weights.config.n_embd as u64).saturating_mul(dtype.size() as u64);
         let rows = (ctx.info().max_storage_binding / row_bytes.max(1)).max(1);
-        Self::with_vocab_block(ctx, weights, usize::try_from(rows).unwrap_or(usize::MAX))
+        Self::build(ctx, weights, usize::try_from(rows).unwrap_or(usize::MAX), dtype)
     }
 
     /// [`Gpt2::new`] with wte split into row blocks of at most `rows` tokens (tests force
     /// several blocks on small models with this).
     pub fn with_vocab_block(ctx: &Context, weights: &Weights, rows: usize) -> Result<Gpt2> {
+        Self::build(ctx, weights, rows, weights.dtype)
+    }
+
+    fn build(ctx: &Context, weights: &Weights, rows: usize, dtype: DType) -> Result<Gpt2> {
         weights.validate()?;
         let up = |a: ndarray::ArrayD<f32>| Tensor::from_array(ctx, &a);
+        let stored = weights.dtype;
         let v = weights.config.vocab_size;
         let rows = rows.clamp(1, v.max(1));
         let wte = (0..v)
             .step_by(rows)
             .map(|start| {
-                up(weights
-                    .wte
-                    .slice(ndarray::s![start..(start + rows).min(v), ..])
-                    .to_owned()
-                    .into_dyn())
+                let block = weights.wte.slice(ndarray::s![start..(start + rows).min(v), ..]);
+                upload_matrix(ctx, block, stored, dtype)
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Gpt2 {
             ctx: ctx.clone(),
             config: weights.config.clone(),
+            dtype,
             wte,
-            wpe: up(weights.wpe.clone().into_dyn())?,
+            wpe: upload_matrix(ctx, weights.wpe.view(), stored, dtype)?,
             blocks: weights
                 .blocks
                 .iter()
-                .map(|b| BlockTensors::upload(ctx, b))
+                .map(|b| BlockTensors::upload(ctx, b, stored, dtype))
                 .collect::<Result<_>>()?,
             ln_f_weight: up(weights.ln_f_weight.clone().into_dyn())?,
             ln_f_bias: up(weights.ln_f_bias.clone().into_dyn())?,
         })
+    }
+
+    /// The dtype of the matrices on the device.
+    pub fn dtype(&self) -> DType {
+        self.dtype
     }
 
     /// The hyperparameters.

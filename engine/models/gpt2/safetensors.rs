@@ -10,45 +10,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
-
-/// Element types the loader widens to f32.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dtype {
-    /// 32-bit float.
-    F32,
-    /// IEEE half precision.
-    F16,
-    /// bfloat16 (the top half of an f32).
-    BF16,
-}
-
-impl Dtype {
-    fn parse(s: &str) -> Option<Dtype> {
-        match s {
-            "F32" => Some(Dtype::F32),
-            "F16" => Some(Dtype::F16),
-            "BF16" => Some(Dtype::BF16),
-            _ => None,
-        }
-    }
-
-    /// The name used in the header.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dtype::F32 => "F32",
-            Dtype::F16 => "F16",
-            Dtype::BF16 => "BF16",
-        }
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            Dtype::F32 => 4,
-            Dtype::F16 | Dtype::BF16 => 2,
-        }
-    }
-}
+use crate::shape::DType;
 
 /// One tensor of a parsed file: its header entry and its bytes (borrowed from the file).
 #[derive(Clone, Debug)]
@@ -62,24 +24,35 @@ pub struct TensorBytes<'a> {
 }
 
 impl TensorBytes<'_> {
-    /// The elements widened to f32 (row-major); `what` names the tensor in errors.
+    /// The element type, or an error naming the tensor (`what`) for one the engine does not
+    /// hold (only F32, F16 and BF16 are tensors here).
+    pub fn dtype(&self, what: &str) -> Result<DType> {
+        match self.dtype.as_str() {
+            "F32" => Ok(DType::F32),
+            "F16" => Ok(DType::F16),
+            "BF16" => Ok(DType::BF16),
+            other => Err(Error::Io {
+                what: what.to_string(),
+                message: format!("dtype {other} is not supported (F32, F16, BF16 are)"),
+            }),
+        }
+    }
+
+    /// The elements widened to f32 (row-major, exact for every dtype); `what` names the
+    /// tensor in errors.
     pub fn to_f32(&self, what: &str) -> Result<Vec<f32>> {
-        let dtype = Dtype::parse(&self.dtype).ok_or_else(|| Error::Io {
-            what: what.to_string(),
-            message: format!("dtype {} is not supported (F32, F16, BF16 are)", self.dtype),
-        })?;
-        Ok(match dtype {
-            Dtype::F32 => self
+        Ok(match self.dtype(what)? {
+            DType::F32 => self
                 .data
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect(),
-            Dtype::F16 => self
+            DType::F16 => self
                 .data
                 .chunks_exact(2)
                 .map(|b| half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
                 .collect(),
-            Dtype::BF16 => self
+            DType::BF16 => self
                 .data
                 .chunks_exact(2)
                 .map(|b| half::bf16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32())
@@ -215,8 +188,8 @@ pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorB
 ///
 /// Deterministic: entries are laid out in name order, the header's keys are sorted, and the
 /// header is padded with spaces to a multiple of 8 bytes as the format recommends.
-pub fn serialize(tensors: &[(String, Dtype, Vec<usize>, Vec<u8>)], metadata: &[(&str, &str)]) -> Vec<u8> {
-    let mut order: Vec<&(String, Dtype, Vec<usize>, Vec<u8>)> = tensors.iter().collect();
+pub fn serialize(tensors: &[(String, DType, Vec<usize>, Vec<u8>)], metadata: &[(&str, &str)]) -> Vec<u8> {
+    let mut order: Vec<&(String, DType, Vec<usize>, Vec<u8>)> = tensors.iter().collect();
     order.sort_by(|a, b| a.0.cmp(&b.0));
     let mut header = Map::new();
     if !metadata.is_empty() {

@@ -7,9 +7,10 @@
 use std::path::Path;
 
 use super::config::Config;
-use super::safetensors::{serialize, Dtype};
+use super::safetensors::serialize;
 use crate::check::Rng;
 use crate::error::{Error, Result};
+use crate::shape::DType;
 
 /// The seed of the shipped tiny checkpoint.
 pub const TINY_SEED: u64 = 2024;
@@ -33,7 +34,7 @@ pub fn tiny_config() -> Config {
 /// The shipped tiny checkpoint for `seed`: its config and its `model.safetensors` bytes (f16).
 pub fn tiny_random_checkpoint(seed: u64) -> (Config, Vec<u8>) {
     let config = tiny_config();
-    let bytes = random_checkpoint(&config, seed, Dtype::F16);
+    let bytes = random_checkpoint(&config, seed, DType::F16);
     (config, bytes)
 }
 
@@ -42,7 +43,7 @@ pub fn tiny_random_checkpoint(seed: u64) -> (Config, Vec<u8>) {
 ///
 /// Scales are larger than GPT-2's initialisation (0.02) so that attention is far from
 /// uniform and the logits spread out, which makes comparisons between paths meaningful.
-pub fn random_checkpoint(config: &Config, seed: u64, dtype: Dtype) -> Vec<u8> {
+pub fn random_checkpoint(config: &Config, seed: u64, dtype: DType) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let (c, v, p) = (config.n_embd, config.vocab_size, config.n_positions);
     let mut tensors = Vec::new();
@@ -88,14 +89,14 @@ pub fn write_tiny_random(dir: &Path, seed: u64) -> Result<()> {
 }
 
 /// Little-endian bytes of `values` in `dtype` (round to nearest even).
-fn encode(values: &[f32], dtype: Dtype) -> Vec<u8> {
+fn encode(values: &[f32], dtype: DType) -> Vec<u8> {
     match dtype {
-        Dtype::F32 => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        Dtype::F16 => values
+        DType::F32 => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        DType::F16 => values
             .iter()
             .flat_map(|&x| half::f16::from_f32(x).to_le_bytes())
             .collect(),
-        Dtype::BF16 => values
+        DType::BF16 => values
             .iter()
             .flat_map(|&x| half::bf16::from_f32(x).to_le_bytes())
             .collect(),

@@ -6,7 +6,9 @@
 //! `h.{i}.mlp.c_proj.{weight (4C, C), bias (C)}`, `ln_f.*`, each with or without a
 //! `transformer.` prefix. Linear weights are HF `Conv1D`s, stored (in, out), so `x @ w`
 //! applies them. `lm_head.weight` is tied to `wte`: absent, or equal to it. F32, F16 and BF16
-//! tensors are widened to f32; every shape is checked against the config.
+//! tensors are held as their exact f32 values (the f64 reference reads them) and
+//! [`Weights::dtype`] records the dtype they were stored in, which `Gpt2::new` uploads them
+//! in; every shape is checked against the config.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,6 +18,7 @@ use ndarray::{Array1, Array2};
 use super::config::Config;
 use super::safetensors::{self, TensorBytes};
 use crate::error::{Error, Result};
+use crate::shape::DType;
 
 /// One transformer block's parameters.
 #[derive(Clone, Debug)]
@@ -61,6 +64,9 @@ pub struct Weights {
     pub ln_f_weight: Array1<f32>,
     /// Final layer norm's shift (C,).
     pub ln_f_bias: Array1<f32>,
+    /// The dtype the matrices (wte, wpe and each block's four) were stored in, F32 when they
+    /// differ: every matrix value above is exactly one of this dtype's.
+    pub dtype: DType,
 }
 
 impl Weights {
@@ -75,7 +81,11 @@ impl Weights {
     /// Parses a safetensors file held in memory (`what` names it in errors).
     pub fn from_safetensors(config: Config, bytes: &[u8], what: &str) -> Result<Weights> {
         let file = safetensors::parse(bytes, what)?;
-        let get = Getter { file: &file, what };
+        let get = Getter {
+            file: &file,
+            what,
+            matrix_dtypes: Default::default(),
+        };
         let (c, v, p) = (config.n_embd, config.vocab_size, config.n_positions);
         let blocks = (0..config.n_layer)
             .map(|i| {
@@ -106,18 +116,54 @@ impl Weights {
                 });
             }
         }
+        let wpe = get.matrix("wpe.weight", p, c)?;
+        let dtype = match get.matrix_dtypes.borrow().iter().collect::<Vec<_>>().as_slice() {
+            [one] => **one,
+            _ => DType::F32,
+        };
         Ok(Weights {
-            wpe: get.matrix("wpe.weight", p, c)?,
+            wpe,
             wte,
             blocks,
             ln_f_weight: get.vector("ln_f.weight", c)?,
             ln_f_bias: get.vector("ln_f.bias", c)?,
             config,
+            dtype,
         })
     }
 }
 
 impl Weights {
+    /// These weights with the matrices rounded to `dtype` (nearest even, as the device's
+    /// `Tensor::to_dtype` rounds): the values a model converted to `dtype` holds, for the
+    /// f64 reference. Unchanged for F32 or the dtype they were stored in.
+    pub fn rounded(&self, dtype: DType) -> Weights {
+        let mut w = self.clone();
+        if !dtype.is_half() || dtype == self.dtype {
+            return w;
+        }
+        let round = |a: &mut Array2<f32>| {
+            a.mapv_inplace(|x| match dtype {
+                DType::BF16 => half::bf16::from_f32(x).to_f32(),
+                _ => half::f16::from_f32(x).to_f32(),
+            })
+        };
+        round(&mut w.wte);
+        round(&mut w.wpe);
+        for b in &mut w.blocks {
+            for m in [
+                &mut b.attn_weight,
+                &mut b.attn_proj_weight,
+                &mut b.fc_weight,
+                &mut b.mlp_proj_weight,
+            ] {
+                round(m);
+            }
+        }
+        w.dtype = dtype;
+        w
+    }
+
     /// Checks every array against the config (the fields are public, so a caller may have
     /// built or edited them): `Gpt2::new` calls it, so a mismatch is an error, not a panic.
     pub fn validate(&self) -> Result<()> {
@@ -167,10 +213,16 @@ impl Weights {
 struct Getter<'f, 'a> {
     file: &'f BTreeMap<String, TensorBytes<'a>>,
     what: &'f str,
+    /// The stored dtypes of the matrices read so far.
+    matrix_dtypes: std::cell::RefCell<std::collections::BTreeSet<DType>>,
 }
 
 impl Getter<'_, '_> {
     fn raw(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        self.raw_typed(name, shape).map(|(v, _)| v)
+    }
+
+    fn raw_typed(&self, name: &str, shape: &[usize]) -> Result<(Vec<f32>, DType)> {
         let what = format!("{}: tensor `{name}`", self.what);
         let t = self
             .file
@@ -186,7 +238,7 @@ impl Getter<'_, '_> {
                 message: format!("has shape {:?}, the config needs {shape:?}", t.shape),
             });
         }
-        t.to_f32(&what)
+        Ok((t.to_f32(&what)?, t.dtype(&what)?))
     }
 
     fn vector(&self, name: &str, n: usize) -> Result<Array1<f32>> {
@@ -194,7 +246,8 @@ impl Getter<'_, '_> {
     }
 
     fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>> {
-        let v = self.raw(name, &[rows, cols])?;
+        let (v, dtype) = self.raw_typed(name, &[rows, cols])?;
+        self.matrix_dtypes.borrow_mut().insert(dtype);
         Array2::from_shape_vec((rows, cols), v).map_err(|e| Error::Io {
             what: format!("{}: tensor `{name}`", self.what),
             message: e.to_string(),
