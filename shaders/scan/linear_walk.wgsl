@@ -85,9 +85,10 @@ fn begin(lane: u32, base: u32, end: u32, s: F) -> Walk {
     return w;
 }
 
-// h_{t-1} for dA_t (REVERSE; unused forward): the forward output, or h0 at t = 0.
-fn h_prev(base: u32, t: u32, init: F) -> F {
-    if !REVERSE {
+// h_{t-1} for dA_t (REVERSE and `write`; unused otherwise, so a chunk reduce does not read
+// H): the forward output, or h0 at t = 0.
+fn h_prev(base: u32, t: u32, init: F, write: bool) -> F {
+    if !REVERSE || !write {
         return F(0.0);
     }
     let v = h[base + (max(t, 1u) - 1u) * p.n];
@@ -119,7 +120,7 @@ struct Block {
 }
 
 // Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
-fn load(base: u32, t0: u32, init: F) -> Block {
+fn load(base: u32, t0: u32, init: F, write: bool) -> Block {
     let t1 = next(t0);
     let t2 = next(t1);
     let t3 = next(t2);
@@ -138,8 +139,9 @@ fn load(base: u32, t0: u32, init: F) -> Block {
     return Block(
         a[i0], a[i1], a[i2], a[i3], a[i4], a[i5], a[i6], a[i7],
         x[i0], x[i1], x[i2], x[i3], x[i4], x[i5], x[i6], x[i7],
-        h_prev(base, t0, init), h_prev(base, t1, init), h_prev(base, t2, init), h_prev(base, t3, init),
-        h_prev(base, t4, init), h_prev(base, t5, init), h_prev(base, t6, init), h_prev(base, t7, init)
+        h_prev(base, t0, init, write), h_prev(base, t1, init, write), h_prev(base, t2, init, write),
+        h_prev(base, t3, init, write), h_prev(base, t4, init, write), h_prev(base, t5, init, write),
+        h_prev(base, t6, init, write), h_prev(base, t7, init, write)
     );
 }
 
@@ -170,9 +172,9 @@ fn walk(w: ptr<function, Walk>, base: u32, start: u32, end: u32, write: bool) {
     let init = (*w).init;
     var q = 0u;
     if steps >= U {
-        var cur = load(base, time_at(start, end, 0u, REVERSE), init);
+        var cur = load(base, time_at(start, end, 0u, REVERSE), init, write);
         for (; q + 2u * U <= steps; q += U) {
-            let ahead = load(base, time_at(start, end, q + U, REVERSE), init);
+            let ahead = load(base, time_at(start, end, q + U, REVERSE), init, write);
             apply(w, cur, base, time_at(start, end, q, REVERSE), write);
             cur = ahead;
         }
@@ -182,7 +184,7 @@ fn walk(w: ptr<function, Walk>, base: u32, start: u32, end: u32, write: bool) {
     for (; q < steps; q++) {
         let t = time_at(start, end, q, REVERSE);
         let i = base + t * p.n;
-        update(w, a[i], x[i], h_prev(base, t, init), i, write);
+        update(w, a[i], x[i], h_prev(base, t, init, write), i, write);
     }
 }
 

@@ -98,9 +98,18 @@ fn grad_at(w: ptr<function, Walk>, t: u32) -> F {
     return g[(*w).base + t * p.d];
 }
 
-// h_{t-1} (REVERSE; unused forward): the forward output, or exp(lv_0) at t = 0.
-fn h_prev(w: ptr<function, Walk>, t: u32) -> F {
-    if !REVERSE {
+// lv_{t+1}: the forward always reads it, the reverse only for d lv (`write`), so a chunk
+// reduce does not.
+fn value_at(w: ptr<function, Walk>, t: u32, write: bool) -> F {
+    if REVERSE && !write {
+        return F(0.0);
+    }
+    return lv[(*w).base_lv + (t + 1u) * p.d];
+}
+
+// h_{t-1} (REVERSE and `write`; unused otherwise): the forward output, or exp(lv_0) at t = 0.
+fn h_prev(w: ptr<function, Walk>, t: u32, write: bool) -> F {
+    if !REVERSE || !write {
         return F(0.0);
     }
     let v = h[(*w).base + (max(t, 1u) - 1u) * p.d];
@@ -143,7 +152,7 @@ struct Block {
 }
 
 // Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
-fn load(w: ptr<function, Walk>, t0: u32) -> Block {
+fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
     let t1 = next(t0);
     let t2 = next(t1);
     let t3 = next(t2);
@@ -152,16 +161,15 @@ fn load(w: ptr<function, Walk>, t0: u32) -> Block {
     let t6 = next(t5);
     let t7 = next(t6);
     let b = (*w).base;
-    let bl = (*w).base_lv + p.d;
     return Block(
         lc[b + t0 * p.d], lc[b + t1 * p.d], lc[b + t2 * p.d], lc[b + t3 * p.d],
         lc[b + t4 * p.d], lc[b + t5 * p.d], lc[b + t6 * p.d], lc[b + t7 * p.d],
-        lv[bl + t0 * p.d], lv[bl + t1 * p.d], lv[bl + t2 * p.d], lv[bl + t3 * p.d],
-        lv[bl + t4 * p.d], lv[bl + t5 * p.d], lv[bl + t6 * p.d], lv[bl + t7 * p.d],
+        value_at(w, t0, write), value_at(w, t1, write), value_at(w, t2, write), value_at(w, t3, write),
+        value_at(w, t4, write), value_at(w, t5, write), value_at(w, t6, write), value_at(w, t7, write),
         grad_at(w, t0), grad_at(w, t1), grad_at(w, t2), grad_at(w, t3),
         grad_at(w, t4), grad_at(w, t5), grad_at(w, t6), grad_at(w, t7),
-        h_prev(w, t0), h_prev(w, t1), h_prev(w, t2), h_prev(w, t3),
-        h_prev(w, t4), h_prev(w, t5), h_prev(w, t6), h_prev(w, t7)
+        h_prev(w, t0, write), h_prev(w, t1, write), h_prev(w, t2, write), h_prev(w, t3, write),
+        h_prev(w, t4, write), h_prev(w, t5, write), h_prev(w, t6, write), h_prev(w, t7, write)
     );
 }
 
@@ -191,9 +199,9 @@ fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
     let steps = end - start;
     var q = 0u;
     if steps >= U {
-        var cur = load(w, time_at(start, end, 0u, REVERSE));
+        var cur = load(w, time_at(start, end, 0u, REVERSE), write);
         for (; q + 2u * U <= steps; q += U) {
-            let ahead = load(w, time_at(start, end, q + U, REVERSE));
+            let ahead = load(w, time_at(start, end, q + U, REVERSE), write);
             apply(w, cur, time_at(start, end, q, REVERSE), write);
             cur = ahead;
         }
@@ -203,8 +211,7 @@ fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
     for (; q < steps; q++) {
         let t = time_at(start, end, q, REVERSE);
         let lct = lc[(*w).base + t * p.d];
-        let lvt = lv[(*w).base_lv + (t + 1u) * p.d];
-        update(w, t, lct, lvt, grad_at(w, t), h_prev(w, t), write);
+        update(w, t, lct, value_at(w, t, write), grad_at(w, t), h_prev(w, t, write), write);
     }
 }
 
