@@ -102,25 +102,24 @@ fn scan_long_lane_walks_resume_across_segments() {
 }
 
 #[test]
-fn scan_channel_kernels_carry_four_channels_when_d_divides_into_fours() {
-    // What the parity rows cannot see: which kernel ran. D % 4 == 0 runs the vec4 kernels,
-    // any other D the scalar ones, and linear_scan's backward is one walk that writes dA
-    // itself (no separate dA pass). Nothing else runs meanwhile, so the counts are exact.
+fn scan_channel_kernels_carry_four_channels_only_when_the_walks_are_many() {
+    // What the parity rows cannot see: which kernel ran. One channel per invocation unless D
+    // divides into fours and B x D reaches 4 x 65536 walks (a quarter of them still fill a
+    // GPU); linear_scan's backward is one walk that writes dA itself (no separate dA pass).
+    // Nothing else runs meanwhile, so the counts are exact.
     let opts = ScanOptions {
         dispatch: Some(Dispatch::Gpu),
         strategy: Strategy::Lanes,
     };
+    let scalar = (
+        "scan/linear_scalar::scan_lanes",
+        "scan/parallel_scan_log_scalar::scan_lanes",
+    );
+    let vec4 = ("scan/linear::scan_lanes", "scan/parallel_scan_log::scan_lanes");
     each_adapter_alone(|ctx| {
         let mut rng = Rng::new(31);
-        for (d, linear, log) in [
-            (8, "scan/linear::scan_lanes", "scan/parallel_scan_log::scan_lanes"),
-            (
-                5,
-                "scan/linear_scalar::scan_lanes",
-                "scan/parallel_scan_log_scalar::scan_lanes",
-            ),
-        ] {
-            let (b, t) = (2, 9);
+        for (b, d, (linear, log)) in [(2, 8, scalar), (2, 5, scalar), (2, 131_068, scalar), (2, 131_072, vec4)] {
+            let t = 3;
             let seq =
                 |rng: &mut Rng, t: usize| Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, -0.9, 0.9));
             let (a, x, lv) = (
@@ -139,11 +138,11 @@ fn scan_channel_kernels_carry_four_channels_when_d_divides_into_fours() {
             ctx.set_profiling(false);
             ctx.reset_profile().unwrap();
             let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
-            assert_eq!(calls(linear), 2, "D = {d} on {}: {p}", ctx.info().name);
-            assert_eq!(calls(log), 1, "D = {d} on {}: {p}", ctx.info().name);
+            assert_eq!(calls(linear), 2, "B = {b}, D = {d} on {}: {p}", ctx.info().name);
+            assert_eq!(calls(log), 1, "B = {b}, D = {d} on {}: {p}", ctx.info().name);
             assert!(
                 p.kernels.iter().all(|k| k.name == linear || k.name == log),
-                "D = {d}: only the channel kernels run: {p}"
+                "B = {b}, D = {d}: only the channel kernels run: {p}"
             );
         }
     });

@@ -105,7 +105,7 @@ pub fn strategies(t: usize) -> [Strategy; 2] {
     ]
 }
 
-/// The scan cases: `full` covers the whole envelope (1016 rows); otherwise a quick subset
+/// The scan cases: `full` covers the whole envelope (1120 rows); otherwise a quick subset
 /// that still covers every op, every (k, v), odd T, both strategies and both directions.
 pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
@@ -140,12 +140,13 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
             }
         }
     }
-    // The channel kernels' own boundaries: four channels per invocation when D divides into
-    // fours (4, 8, 68) and one otherwise (3, 5, 7); T = 1, one unroll block of 8 steps and
-    // one step past it (9, 17), and chunks of 9 steps, so a chunk holds a block plus a tail and
-    // T = 100 walks 12 chunk carries (three groups of four).
+    // The channel kernels' own boundaries: one channel per invocation (D = 3..68 here) and
+    // four when D divides into fours and B x D reaches `VEC4_WALKS` (the rows at that width);
+    // T = 1, one unroll block of 8 steps, two (the software pipeline's first full trip), and
+    // one step past each (9, 17), and chunks of 9 steps, so a chunk holds a block plus a tail
+    // and T = 100 walks 12 chunk carries (three groups of four).
     let channel_ns: &[usize] = if full { &[3, 4, 5, 7, 8, 68] } else { &[5, 8] };
-    let block_ts: &[usize] = if full { &[1, 9, 17, 100] } else { &[17] };
+    let block_ts: &[usize] = if full { &[1, 8, 9, 16, 17, 100] } else { &[17] };
     let mut i = 0;
     for op in [ScanOp::Linear, ScanOp::Log] {
         for &n in channel_ns {
@@ -154,6 +155,12 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
                     i += 1;
                     push(op, 1 + i / 2 % 2, t, n, 1, 1, i % 4 < 2, s, &mut out);
                 }
+            }
+        }
+        if full {
+            let wide = crate::scan::launch::VEC4_WALKS;
+            for s in [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }] {
+                push(op, 1, 17, wide, 1, 1, true, s, &mut out);
             }
         }
     }

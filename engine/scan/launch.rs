@@ -196,11 +196,24 @@ macro_rules! passes {
 }
 pub(crate) use passes;
 
-/// Channels one invocation of a channel-wise scan carries for `channels` adjacent channels
-/// per time step: 4 (one `vec4<f32>` load per input and step) when they divide into fours,
-/// else 1. The kernels index in these units, so the rows of (B, T, channels) stay aligned.
-pub(crate) fn vector_width(channels: usize) -> usize {
-    if channels.is_multiple_of(4) {
+/// Channel walks (B x channels) from which a channel-wise scan carries four channels per
+/// invocation: the vec4 walks alone must still number 65536, about 16 warps on each of the
+/// H200's 132 SMs.
+///
+/// Why: the bytes in flight are the same either way (a vec4 invocation issues a quarter as
+/// many walks' loads, each four times as wide), but hiding HBM latency takes warps to switch
+/// between. At B16 D4096 (65536 walks) on the H200, four channels per invocation (four warps
+/// per SM, eight steps' loads ahead) measured 4.07 ms (0.79 TB/s), where a one-channel probe
+/// of the same walk (`../shared/DESIGN.md`'s table) measured 0.97 ms (3.3 TB/s).
+pub(crate) const VEC4_WALKS: usize = 4 * 65_536;
+
+/// Channels one invocation of a channel-wise scan carries, for `walks` = B x `channels`
+/// independent channel walks of `channels` adjacent channels per time step: 4 (one
+/// `vec4<f32>` load per input and step) when they divide into fours and there are at least
+/// [`VEC4_WALKS`] walks, else 1. The kernels index in these units, so the rows of
+/// (B, T, channels) stay aligned.
+pub(crate) fn vector_width(channels: usize, walks: usize) -> usize {
+    if channels.is_multiple_of(4) && walks >= VEC4_WALKS {
         4
     } else {
         1

@@ -1,10 +1,11 @@
 //! The K = V = 1 affine scan on the GPU (`linear_scan`, and `matrix_affine_scan` at k = v = 1):
 //! h_t = a_t h_{t-1} + b_t per channel, through the one launch, both strategies.
 //!
-//! One invocation carries four adjacent channels (`vec4` loads, `shaders/scan/linear.wgsl`)
-//! when N divides into fours, one otherwise (`linear_scalar.wgsl`); both walk
-//! `shaders/scan/linear_walk.wgsl`, which issues eight steps' loads before their dependent
-//! updates. The backward is one reverse launch that also writes dA = G_t h_{t-1} and dh0, so
+//! One invocation carries one channel (`shaders/scan/linear_scalar.wgsl`), or four adjacent
+//! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
+//! that a quarter of them still fill the device (`launch::vector_width`); both walk
+//! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
+//! of their dependent updates (software pipelined). The backward is one reverse launch that also writes dA = G_t h_{t-1} and dh0, so
 //! the adjoint is never read back for a separate dA pass.
 
 use super::affine::ScanGrads;
@@ -67,7 +68,7 @@ fn launch(
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
     let h = h.map(|t| t.contiguous()).transpose()?;
     let reverse = h.is_some();
-    let w = vector_width(d.n);
+    let w = vector_width(d.n, d.lanes());
     let lanes = d.lanes() / w;
     let out = Tensor::uninit(ctx, &d.h_shape(), op)?;
     // Bindings a direction does not use get a scratch of one F value.

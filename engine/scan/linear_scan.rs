@@ -1,5 +1,6 @@
 //! `linear_scan`: h_t = a_t h_{t-1} + b_t per channel, the affine scan with k = v = 1 and the
-//! channels as lanes (`linear_gpu`: four adjacent channels per invocation when D % 4 == 0).
+//! channels as lanes (`linear_gpu`: one channel per invocation, four adjacent ones when D % 4 == 0
+//! and B x D is large enough that a quarter of the walks still fill a GPU).
 
 use super::affine::{self, AffineOp};
 use super::envelope::{self, AffineDims};

@@ -19,7 +19,8 @@
 //! chunked, segments), `launch` (the one recurrence launch: plans the strategy and segments,
 //! writes the uniform header of `shaders/scan/launch.wgsl` and records the passes; the
 //! mixers' fused scans and element scans use it too), `affine` (the shared k x v GPU core),
-//! `linear_gpu` (its k = v = 1 case: channel-wise kernels with vec4 loads), one file per op.
+//! `linear_gpu` (its k = v = 1 case: channel-wise kernels, one channel per invocation or
+//! four with vec4 loads), one file per op.
 //!
 //! ```
 //! use wgsl_compute::{scan, Context, Tensor};

@@ -16,8 +16,9 @@ use crate::tensor::Tensor;
 const OP: &str = "parallel_scan_log";
 const OP_BACKWARD: &str = "parallel_scan_log_backward";
 
-/// The kernels: four adjacent channels per invocation (vec4 loads) when D % 4 == 0, one
-/// otherwise; both walk the same WGSL (`shaders/scan/log_walk.wgsl`).
+/// The kernels: one channel per invocation, or four adjacent ones (vec4 loads) when D % 4 == 0
+/// and B x D walks are enough that a quarter of them fill the device (`launch::vector_width`);
+/// both walk the same WGSL (`shaders/scan/log_walk.wgsl`).
 const PASSES_VEC4: Passes = passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl");
 const PASSES_SCALAR: Passes = passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl");
 
@@ -146,7 +147,7 @@ fn launch(
     };
     let out = Tensor::uninit(ctx, &[b, t, d], op)?;
     // A scratch of at least one F value where a binding goes unused.
-    let w = vector_width(d);
+    let w = vector_width(d, b * d);
     let out2_shape = if reverse { vec![b, t + 1, d] } else { vec![w] };
     let out2 = Tensor::uninit(ctx, &out2_shape, op)?;
     let lanes = b * d / w;

@@ -94,12 +94,14 @@ pub fn auto_chunk(t: usize) -> usize {
 ///
 /// Lane-sequential when the lanes alone fill the device (or T is too short to split);
 /// otherwise chunked. "Fill" is a few thousand invocations on a GPU, a few hundred on a
-/// software adapter, whose cores are few. For the channel scans an invocation carries four
-/// channels and keeps eight steps' loads in flight (16 B each, two or three inputs): 8192 of
-/// them hold 2-3 MB in flight, about what HBM needs, while a chunked plan reads the inputs
-/// twice (5 transfers per element instead of 3), so below that the extra parallelism pays. On a software adapter the chunked carry walk stays
-/// inside the loop limit too: at most `LOOP_BUDGET / cost.carry` chunks (longer chunks, or
-/// lane walks when a chunk would pass a segment).
+/// software adapter, whose cores are few. A chunked plan reads the inputs twice (5 transfers
+/// per element instead of 3 forward), so it pays only when the lane walks are too few to keep
+/// the memory system busy. (The channel scans keep 8 to 16 steps' loads in flight per walk,
+/// software pipelined: 8192 one-channel walks hold 0.5-1 MB, a quarter of what HBM needs, but
+/// the threshold is shared with the matrix scans, whose walks load far more per step.) On a
+/// software adapter the chunked carry walk stays inside the loop limit too: at most
+/// `LOOP_BUDGET / cost.carry` chunks (longer chunks, or lane walks when a chunk would pass a
+/// segment).
 pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, cost: Cost, device: &DeviceInfo) -> Plan {
     let p = plan_steps(strategy, invocations, t, cost.step, device);
     let max_chunks = (LOOP_BUDGET / cost.carry.max(1)).max(1);

@@ -1,7 +1,8 @@
 // prelude: scan/launch.wgsl
 // prelude: scan/linear_walk.wgsl
-// The K = V = 1 affine scan, four adjacent channels per invocation (N % 4 == 0): the walks and
-// bindings are scan/linear_walk.wgsl's, over F values.
+// The K = V = 1 affine scan, four adjacent channels per invocation (N % 4 == 0, and B x N at
+// least VEC4_WALKS: engine/scan/launch.rs's vector_width): the walks and bindings are
+// scan/linear_walk.wgsl's, over F values.
 
 alias F = vec4<f32>;
 

@@ -10,8 +10,10 @@
 //
 // Why the walk looks the way it does (bandwidth, not arithmetic, is the budget):
 // - state and inputs are named F values, never arrays, so they stay in registers;
-// - a block of U = 8 steps issues all its loads (a, x and, in reverse, h_{t-1}) before the
-//   8 dependent updates, so each invocation keeps 16-24 loads in flight instead of one;
+// - a block of U = 8 steps issues all its loads (a, x and, in reverse, h_{t-1}) at once, and
+//   the walk is software pipelined: block n + 1's loads are issued before block n's 8
+//   dependent updates, so 16-24 loads per invocation are in flight at every point of the
+//   walk, not only between one block's updates and the next;
 // - in reverse, step t's transition a_{t+1} is the a the previous step (t + 1) loaded: it is
 //   carried in `f`, so each step reads a once.
 //
@@ -83,9 +85,10 @@ fn begin(lane: u32, base: u32, end: u32, s: F) -> Walk {
     return w;
 }
 
-// h_{t-1} for dA_t (REVERSE; unused forward): the forward output, or h0 at t = 0.
-fn h_prev(base: u32, t: u32, init: F) -> F {
-    if !REVERSE {
+// h_{t-1} for dA_t (REVERSE and `write`; unused otherwise, so a chunk reduce does not read
+// H): the forward output, or h0 at t = 0.
+fn h_prev(base: u32, t: u32, init: F, write: bool) -> F {
+    if !REVERSE || !write {
         return F(0.0);
     }
     let v = h[base + (max(t, 1u) - 1u) * p.n];
@@ -109,8 +112,15 @@ fn update(w: ptr<function, Walk>, av: F, xt: F, hp: F, i: u32, write: bool) {
     }
 }
 
-// U steps from t0 in scan order: every load first, then the dependent updates.
-fn block(w: ptr<function, Walk>, base: u32, t0: u32, write: bool) {
+// The loads of one block: U steps' a_t, x_t and, in reverse, h_{t-1}, as named values.
+struct Block {
+    a0: F, a1: F, a2: F, a3: F, a4: F, a5: F, a6: F, a7: F,
+    x0: F, x1: F, x2: F, x3: F, x4: F, x5: F, x6: F, x7: F,
+    q0: F, q1: F, q2: F, q3: F, q4: F, q5: F, q6: F, q7: F,
+}
+
+// Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
+fn load(base: u32, t0: u32, init: F, write: bool) -> Block {
     let t1 = next(t0);
     let t2 = next(t1);
     let t3 = next(t2);
@@ -126,52 +136,55 @@ fn block(w: ptr<function, Walk>, base: u32, t0: u32, write: bool) {
     let i5 = base + t5 * p.n;
     let i6 = base + t6 * p.n;
     let i7 = base + t7 * p.n;
-    let a0 = a[i0];
-    let a1 = a[i1];
-    let a2 = a[i2];
-    let a3 = a[i3];
-    let a4 = a[i4];
-    let a5 = a[i5];
-    let a6 = a[i6];
-    let a7 = a[i7];
-    let x0 = x[i0];
-    let x1 = x[i1];
-    let x2 = x[i2];
-    let x3 = x[i3];
-    let x4 = x[i4];
-    let x5 = x[i5];
-    let x6 = x[i6];
-    let x7 = x[i7];
-    let init = (*w).init;
-    let q0 = h_prev(base, t0, init);
-    let q1 = h_prev(base, t1, init);
-    let q2 = h_prev(base, t2, init);
-    let q3 = h_prev(base, t3, init);
-    let q4 = h_prev(base, t4, init);
-    let q5 = h_prev(base, t5, init);
-    let q6 = h_prev(base, t6, init);
-    let q7 = h_prev(base, t7, init);
-    update(w, a0, x0, q0, i0, write);
-    update(w, a1, x1, q1, i1, write);
-    update(w, a2, x2, q2, i2, write);
-    update(w, a3, x3, q3, i3, write);
-    update(w, a4, x4, q4, i4, write);
-    update(w, a5, x5, q5, i5, write);
-    update(w, a6, x6, q6, i6, write);
-    update(w, a7, x7, q7, i7, write);
+    return Block(
+        a[i0], a[i1], a[i2], a[i3], a[i4], a[i5], a[i6], a[i7],
+        x[i0], x[i1], x[i2], x[i3], x[i4], x[i5], x[i6], x[i7],
+        h_prev(base, t0, init, write), h_prev(base, t1, init, write), h_prev(base, t2, init, write),
+        h_prev(base, t3, init, write), h_prev(base, t4, init, write), h_prev(base, t5, init, write),
+        h_prev(base, t6, init, write), h_prev(base, t7, init, write)
+    );
 }
 
-// Walks [start, end) of T in scan order, writing out (and dA) when `write`.
+// The U dependent updates of the block loaded from t0.
+fn apply(w: ptr<function, Walk>, l: Block, base: u32, t0: u32, write: bool) {
+    let t1 = next(t0);
+    let t2 = next(t1);
+    let t3 = next(t2);
+    let t4 = next(t3);
+    let t5 = next(t4);
+    let t6 = next(t5);
+    let t7 = next(t6);
+    update(w, l.a0, l.x0, l.q0, base + t0 * p.n, write);
+    update(w, l.a1, l.x1, l.q1, base + t1 * p.n, write);
+    update(w, l.a2, l.x2, l.q2, base + t2 * p.n, write);
+    update(w, l.a3, l.x3, l.q3, base + t3 * p.n, write);
+    update(w, l.a4, l.x4, l.q4, base + t4 * p.n, write);
+    update(w, l.a5, l.x5, l.q5, base + t5 * p.n, write);
+    update(w, l.a6, l.x6, l.q6, base + t6 * p.n, write);
+    update(w, l.a7, l.x7, l.q7, base + t7 * p.n, write);
+}
+
+// Walks [start, end) of T in scan order, writing out (and dA) when `write`. Software
+// pipelined: block n + 1's loads are issued before block n's updates and stores, so loads
+// are in flight all along the walk instead of only between one block's updates and the next.
 fn walk(w: ptr<function, Walk>, base: u32, start: u32, end: u32, write: bool) {
     let steps = end - start;
+    let init = (*w).init;
     var q = 0u;
-    for (; q + U <= steps; q += U) {
-        block(w, base, time_at(start, end, q, REVERSE), write);
+    if steps >= U {
+        var cur = load(base, time_at(start, end, 0u, REVERSE), init, write);
+        for (; q + 2u * U <= steps; q += U) {
+            let ahead = load(base, time_at(start, end, q + U, REVERSE), init, write);
+            apply(w, cur, base, time_at(start, end, q, REVERSE), write);
+            cur = ahead;
+        }
+        apply(w, cur, base, time_at(start, end, q, REVERSE), write);
+        q += U;
     }
     for (; q < steps; q++) {
         let t = time_at(start, end, q, REVERSE);
         let i = base + t * p.n;
-        update(w, a[i], x[i], h_prev(base, t, (*w).init), i, write);
+        update(w, a[i], x[i], h_prev(base, t, init, write), i, write);
     }
 }
 

@@ -21,7 +21,8 @@
 // forward's own values, so the gradient is finite whenever the forward is.
 //
 // The walk is shaped like scan/linear_walk.wgsl's (read its "why"): named F values, blocks of
-// U = 8 steps whose loads come before their dependent updates, and in reverse step t's factor
+// U = 8 steps whose loads are issued a block ahead of their dependent updates (software
+// pipelined), and in reverse step t's factor
 // exp(lc_{t+1}) carried from step t + 1, which computed it for its own d lc.
 //
 // Entries: lanes (a segmented walk keeps its state in side[lane] between segments), and the
@@ -97,9 +98,18 @@ fn grad_at(w: ptr<function, Walk>, t: u32) -> F {
     return g[(*w).base + t * p.d];
 }
 
-// h_{t-1} (REVERSE; unused forward): the forward output, or exp(lv_0) at t = 0.
-fn h_prev(w: ptr<function, Walk>, t: u32) -> F {
-    if !REVERSE {
+// lv_{t+1}: the forward always reads it, the reverse only for d lv (`write`), so a chunk
+// reduce does not.
+fn value_at(w: ptr<function, Walk>, t: u32, write: bool) -> F {
+    if REVERSE && !write {
+        return F(0.0);
+    }
+    return lv[(*w).base_lv + (t + 1u) * p.d];
+}
+
+// h_{t-1} (REVERSE and `write`; unused otherwise): the forward output, or exp(lv_0) at t = 0.
+fn h_prev(w: ptr<function, Walk>, t: u32, write: bool) -> F {
+    if !REVERSE || !write {
         return F(0.0);
     }
     let v = h[(*w).base + (max(t, 1u) - 1u) * p.d];
@@ -132,8 +142,17 @@ fn update(w: ptr<function, Walk>, t: u32, lct: F, lvt: F, gt: F, hp: F, write: b
     }
 }
 
-// U steps from t0 in scan order: every load first, then the dependent updates.
-fn block(w: ptr<function, Walk>, t0: u32, write: bool) {
+// The loads of one block: U steps' lc_t and lv_{t+1} and, in reverse, g_t and h_{t-1}, as
+// named values.
+struct Block {
+    c0: F, c1: F, c2: F, c3: F, c4: F, c5: F, c6: F, c7: F,
+    v0: F, v1: F, v2: F, v3: F, v4: F, v5: F, v6: F, v7: F,
+    g0: F, g1: F, g2: F, g3: F, g4: F, g5: F, g6: F, g7: F,
+    q0: F, q1: F, q2: F, q3: F, q4: F, q5: F, q6: F, q7: F,
+}
+
+// Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
+fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
     let t1 = next(t0);
     let t2 = next(t1);
     let t3 = next(t2);
@@ -142,61 +161,57 @@ fn block(w: ptr<function, Walk>, t0: u32, write: bool) {
     let t6 = next(t5);
     let t7 = next(t6);
     let b = (*w).base;
-    let bl = (*w).base_lv + p.d;
-    let c0 = lc[b + t0 * p.d];
-    let c1 = lc[b + t1 * p.d];
-    let c2 = lc[b + t2 * p.d];
-    let c3 = lc[b + t3 * p.d];
-    let c4 = lc[b + t4 * p.d];
-    let c5 = lc[b + t5 * p.d];
-    let c6 = lc[b + t6 * p.d];
-    let c7 = lc[b + t7 * p.d];
-    let v0 = lv[bl + t0 * p.d];
-    let v1 = lv[bl + t1 * p.d];
-    let v2 = lv[bl + t2 * p.d];
-    let v3 = lv[bl + t3 * p.d];
-    let v4 = lv[bl + t4 * p.d];
-    let v5 = lv[bl + t5 * p.d];
-    let v6 = lv[bl + t6 * p.d];
-    let v7 = lv[bl + t7 * p.d];
-    let g0 = grad_at(w, t0);
-    let g1 = grad_at(w, t1);
-    let g2 = grad_at(w, t2);
-    let g3 = grad_at(w, t3);
-    let g4 = grad_at(w, t4);
-    let g5 = grad_at(w, t5);
-    let g6 = grad_at(w, t6);
-    let g7 = grad_at(w, t7);
-    let q0 = h_prev(w, t0);
-    let q1 = h_prev(w, t1);
-    let q2 = h_prev(w, t2);
-    let q3 = h_prev(w, t3);
-    let q4 = h_prev(w, t4);
-    let q5 = h_prev(w, t5);
-    let q6 = h_prev(w, t6);
-    let q7 = h_prev(w, t7);
-    update(w, t0, c0, v0, g0, q0, write);
-    update(w, t1, c1, v1, g1, q1, write);
-    update(w, t2, c2, v2, g2, q2, write);
-    update(w, t3, c3, v3, g3, q3, write);
-    update(w, t4, c4, v4, g4, q4, write);
-    update(w, t5, c5, v5, g5, q5, write);
-    update(w, t6, c6, v6, g6, q6, write);
-    update(w, t7, c7, v7, g7, q7, write);
+    return Block(
+        lc[b + t0 * p.d], lc[b + t1 * p.d], lc[b + t2 * p.d], lc[b + t3 * p.d],
+        lc[b + t4 * p.d], lc[b + t5 * p.d], lc[b + t6 * p.d], lc[b + t7 * p.d],
+        value_at(w, t0, write), value_at(w, t1, write), value_at(w, t2, write), value_at(w, t3, write),
+        value_at(w, t4, write), value_at(w, t5, write), value_at(w, t6, write), value_at(w, t7, write),
+        grad_at(w, t0), grad_at(w, t1), grad_at(w, t2), grad_at(w, t3),
+        grad_at(w, t4), grad_at(w, t5), grad_at(w, t6), grad_at(w, t7),
+        h_prev(w, t0, write), h_prev(w, t1, write), h_prev(w, t2, write), h_prev(w, t3, write),
+        h_prev(w, t4, write), h_prev(w, t5, write), h_prev(w, t6, write), h_prev(w, t7, write)
+    );
 }
 
-// Walks [start, end) of T in scan order, writing the outputs when `write`.
+// The U dependent updates of the block loaded from t0.
+fn apply(w: ptr<function, Walk>, l: Block, t0: u32, write: bool) {
+    let t1 = next(t0);
+    let t2 = next(t1);
+    let t3 = next(t2);
+    let t4 = next(t3);
+    let t5 = next(t4);
+    let t6 = next(t5);
+    let t7 = next(t6);
+    update(w, t0, l.c0, l.v0, l.g0, l.q0, write);
+    update(w, t1, l.c1, l.v1, l.g1, l.q1, write);
+    update(w, t2, l.c2, l.v2, l.g2, l.q2, write);
+    update(w, t3, l.c3, l.v3, l.g3, l.q3, write);
+    update(w, t4, l.c4, l.v4, l.g4, l.q4, write);
+    update(w, t5, l.c5, l.v5, l.g5, l.q5, write);
+    update(w, t6, l.c6, l.v6, l.g6, l.q6, write);
+    update(w, t7, l.c7, l.v7, l.g7, l.q7, write);
+}
+
+// Walks [start, end) of T in scan order, writing the outputs when `write`; software
+// pipelined like scan/linear_walk.wgsl's walk: block n + 1's loads are issued before block
+// n's updates.
 fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
     let steps = end - start;
     var q = 0u;
-    for (; q + U <= steps; q += U) {
-        block(w, time_at(start, end, q, REVERSE), write);
+    if steps >= U {
+        var cur = load(w, time_at(start, end, 0u, REVERSE), write);
+        for (; q + 2u * U <= steps; q += U) {
+            let ahead = load(w, time_at(start, end, q + U, REVERSE), write);
+            apply(w, cur, time_at(start, end, q, REVERSE), write);
+            cur = ahead;
+        }
+        apply(w, cur, time_at(start, end, q, REVERSE), write);
+        q += U;
     }
     for (; q < steps; q++) {
         let t = time_at(start, end, q, REVERSE);
         let lct = lc[(*w).base + t * p.d];
-        let lvt = lv[(*w).base_lv + (t + 1u) * p.d];
-        update(w, t, lct, lvt, grad_at(w, t), h_prev(w, t), write);
+        update(w, t, lct, value_at(w, t, write), grad_at(w, t), h_prev(w, t, write), write);
     }
 }
 
