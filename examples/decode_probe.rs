@@ -80,6 +80,7 @@ fn main() -> Result<()> {
     let mut g = Generator::new(&model)?;
     g.generate(&prompt, 2, Sampling::Greedy, |_| {})?;
     let plan = g.decode_plan();
+    let decode_dispatches = plan.dispatches();
     let t0 = Instant::now();
     for _ in 0..steps {
         plan.replay(&ctx)?;
@@ -135,6 +136,24 @@ fn main() -> Result<()> {
     );
 
     let start = Instant::now();
+    // The floor under a plan's dispatches: a plan of as many dispatches as the decode plan,
+    // each a one-element row sum (one workgroup, no memory traffic to speak of).
+    let x = Tensor::from_slice(&ctx, &[1, 1], &[1.0])?;
+    let (floor, _) = Plan::capture(&ctx, &[&x], || {
+        let mut y = x.clone();
+        for _ in 0..decode_dispatches {
+            y = ops::sum_last(&y)?.reshape(&[1, 1])?;
+        }
+        Ok(y)
+    })?;
+    let (_, tf) = ctx.time(|| (0..steps).try_for_each(|_| floor.replay(&ctx)))?;
+    println!(
+        "floor: a plan of {} one-element row sums runs {:.4} ms per replay on the device ({:.2} us a dispatch)",
+        floor.dispatches(),
+        tf.seconds / steps as f64 * 1e3,
+        tf.seconds / steps as f64 / floor.dispatches() as f64 * 1e6
+    );
+
     let n = steps.min(config.n_positions - prompt.len());
     g.generate(&prompt, n, Sampling::Greedy, |_| {})?;
     println!(
