@@ -242,6 +242,12 @@ def main():
             figures["torch_copy_gbps"] = r["gbps"]
         elif case.startswith("matmul") and "tflops" in r:
             figures[f"cublas_{r['n']}_tflops"] = r["tflops"]
+        elif case.split(" ")[0] in ("linear_scan", "parallel_scan_log", "matrix_scan", "matrix_affine_scan"):
+            op, label = case.split(" ", 1)
+            label = {"long-T": "longT"}.get(label, label)
+            figures[f"eager_{op}_{label}_fwd_ms"] = r["fwd_ms"]
+            if r.get("fwd_bwd_ms") is not None:
+                figures[f"eager_{op}_{label}_fwdbwd_ms"] = r["fwd_bwd_ms"]
     print(json.dumps(figures), flush=True)
     if args.out:
         with open(args.out, "w") as f:
