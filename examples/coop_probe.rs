@@ -2,21 +2,19 @@
 //! `EXPERIMENTAL_COOPERATIVE_MATRIX`) reach an adapter's matrix units, for issue #19's f16
 //! matmul. Prints every adapter's cooperative-matrix configurations as wgpu reports them;
 //! on the first adapter that has f16 x f16 -> f32 16 x 16 x 16, runs `coop_probe.wgsl`
-//! (f16 inputs, f32 accumulation, a subgroup per 64 x 64 block: one subgroup a workgroup,
-//! four in a 2 x 2 tile, the next K step prefetched, or the tiles staged in workgroup
-//! memory), checks each against an f64 product of the same f16 values at 128^3, and times
-//! each at 4096^3.
+//! (f16 inputs, f32 accumulation, a subgroup per 64 x 64 block: one subgroup a workgroup, or
+//! four in a 2 x 2 tile), checks each against an f64 product of the same f16 values at
+//! 128^3, and times each at 4096^3.
 //! Plain wgpu on a device of its own: nothing of the engine is in the figure.
 //!
 //! Measured on the H200 (Vulkan, driver 580.159.04): wgpu reports six configurations (16 x 16
-//! x 16, 16 x 8 x 16 and 16 x 8 x 8, f16 inputs, f16 or f32 accumulators); every kernel
-//! agrees with the f64 product to 1.3e-7. At 4096^3 the three that load their tiles straight
-//! from the storage buffers run 74.0-74.8 TFLOP/s (the fp32 large-tile kernel: 32.9): sharing
-//! rows through L1 (2 x 2) and prefetching the next K step moved nothing. Staging 32-wide K
-//! slices in workgroup memory (`coop_matmul_staged`: vec4<f16> loads, scalar stores, two
-//! barriers a slice) ran 19.4: the scalar stores and barriers cost more than the loads saved.
-//! What is left to try: wider stores into workgroup memory (packed u32 words a matrix load
-//! can read as f16 does not exist in WGSL), larger blocks a subgroup, 16 x 8 x 16 shapes.
+//! x 16, 16 x 8 x 16 and 16 x 8 x 8, f16 inputs, f16 or f32 accumulators); both kernels agree
+//! with the f64 product to 1.3e-7 and run 4096^3 at 74.6-74.8 TFLOP/s (the fp32 large-tile
+//! kernel: 32.9), loading their tiles straight from the storage buffers. Two more variants
+//! were measured and dropped (commit 6406cc0 has them): prefetching the next K step's tiles
+//! (74.0) and staging 32-wide K slices in workgroup memory with vec4<f16> loads and scalar
+//! stores, two barriers a slice (19.4). What is left to try: larger blocks a subgroup, the
+//! 16 x 8 x 16 shape, stores into workgroup memory as wide as the loads.
 //!
 //!     cargo run --release --example coop_probe [-- --json out.json]
 
@@ -115,12 +113,7 @@ fn main() -> Result<()> {
 }
 
 /// The kernel's entry points and the output tile each workgroup covers.
-const ENTRIES: [(&str, usize); 4] = [
-    ("coop_matmul", 64),
-    ("coop_matmul_2x2", 128),
-    ("coop_matmul_prefetch", 64),
-    ("coop_matmul_staged", 128),
-];
+const ENTRIES: [(&str, usize); 2] = [("coop_matmul", 64), ("coop_matmul_2x2", 128)];
 
 /// The probe's device, pipeline and timestamp support.
 struct Probe {
