@@ -1,7 +1,10 @@
 //! The affine scan core shared by `linear_scan` (k = v = 1), `matrix_scan` (k = 2, v = 1)
 //! and `matrix_affine_scan`: the seam, the GPU launches of both strategies, forward and
 //! backward, over 5-d tensors A (B, T, N, k, k), B / H (B, T, N, k, v), h0 (B, N, k, v).
-//! k = v = 1 runs its own channel-wise kernels (`linear_gpu`); the rest the generic k x v one.
+//! k = v = 1 runs its own channel-wise kernels (`linear_gpu`); the rest the k x v kernels,
+//! one set for every (k, v) and specialisations for the shapes that matter most (`kernels`:
+//! (2, 1) holds its state in a vec2, k = 8 two vec4s a column) with the same passes and side
+//! layout.
 
 use super::dispatch::{self, host, host_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
@@ -33,25 +36,114 @@ const fn scan_kernel(entry: &'static str) -> KernelDef {
     }
 }
 
-const PASSES: Passes = [
-    scan_kernel("scan_lanes"),
-    scan_kernel("scan_chunk_reduce"),
-    scan_kernel("scan_carries"),
-    scan_kernel("scan_chunk_fixup"),
-];
+const fn matrix2_kernel(entry: &'static str) -> KernelDef {
+    KernelDef::new("scan/matrix2", shader!("scan/matrix2.wgsl"), entry)
+}
 
-const GRAD_A: KernelDef = KernelDef {
-    name: "scan/matrix_affine_scan_backward",
-    wgsl: shader!("scan/matrix_affine_scan_backward.wgsl"),
-    entry: "scan_backward_da",
-    bindings: &[
-        Binding::Uniform,
-        Binding::Read,
-        Binding::Read,
-        Binding::Read,
-        Binding::ReadWrite,
+/// The kernels of one specialisation of the core: the passes of a scan (indexed by the
+/// launch's `Pass`), the dA kernel, the invocations each spends per lane and per step.
+struct Kernels {
+    passes: Passes,
+    grad_a: KernelDef,
+    /// Invocations per lane of the walking passes and of the chunk reduce.
+    columns: fn(&AffineDims) -> Columns,
+    /// Invocations of the dA kernel per step (b, t, n).
+    grad_a_per_step: fn(&AffineDims) -> usize,
+    /// The block sizes ("K", "V") the scan passes and the dA kernel take as `override`
+    /// constants (REVERSE every scan pass takes).
+    scan_sizes: &'static [&'static str],
+    grad_a_sizes: &'static [&'static str],
+}
+
+/// Every (k, v): one invocation per value column, k + v per chunk in the reduce.
+const GENERIC: Kernels = Kernels {
+    passes: [
+        scan_kernel("scan_lanes"),
+        scan_kernel("scan_chunk_reduce"),
+        scan_kernel("scan_carries"),
+        scan_kernel("scan_chunk_fixup"),
     ],
+    grad_a: KernelDef {
+        name: "scan/matrix_affine_scan_backward",
+        wgsl: shader!("scan/matrix_affine_scan_backward.wgsl"),
+        entry: "scan_backward_da",
+        bindings: &[
+            Binding::Uniform,
+            Binding::Read,
+            Binding::Read,
+            Binding::Read,
+            Binding::ReadWrite,
+        ],
+    },
+    columns: |d| Columns {
+        walk: d.v,
+        reduce: d.v + d.k,
+    },
+    grad_a_per_step: |d| d.k * d.k,
+    scan_sizes: &["K", "V"],
+    grad_a_sizes: &["K", "V"],
 };
+
+/// (k, v) = (2, 1), `matrix_scan`: one invocation per lane (per chunk in the reduce) holding
+/// the state in a vec2 (`shaders/scan/matrix2.wgsl`).
+const MATRIX2: Kernels = Kernels {
+    passes: [
+        matrix2_kernel("scan_lanes"),
+        matrix2_kernel("scan_chunk_reduce"),
+        matrix2_kernel("scan_carries"),
+        matrix2_kernel("scan_chunk_fixup"),
+    ],
+    grad_a: KernelDef::new(
+        "scan/matrix2_backward",
+        shader!("scan/matrix2_backward.wgsl"),
+        "scan_backward_da",
+    ),
+    columns: |_| Columns { walk: 1, reduce: 1 },
+    grad_a_per_step: |_| 1,
+    scan_sizes: &[],
+    grad_a_sizes: &[],
+};
+
+const fn affine8_kernel(entry: &'static str) -> KernelDef {
+    KernelDef::new("scan/affine8", shader!("scan/affine8.wgsl"), entry)
+}
+
+/// k = 8, any v: one invocation per value column holding it in two vec4s, each workgroup
+/// staging its lanes' transitions in workgroup memory (`shaders/scan/affine8.wgsl`). Columns
+/// come in slots of max(v, 4) invocations (the reduce: v + 8 rounded up to 16 or 32).
+const AFFINE8: Kernels = Kernels {
+    passes: [
+        affine8_kernel("scan_lanes"),
+        affine8_kernel("scan_chunk_reduce"),
+        affine8_kernel("scan_carries"),
+        affine8_kernel("scan_chunk_fixup"),
+    ],
+    grad_a: GENERIC.grad_a,
+    columns: |d| Columns {
+        walk: d.v.max(4),
+        reduce: if d.v > 8 { 32 } else { 16 },
+    },
+    grad_a_per_step: GENERIC.grad_a_per_step,
+    scan_sizes: &["V"],
+    grad_a_sizes: GENERIC.grad_a_sizes,
+};
+
+/// `names`' values for `d` ("K" = k, "V" = v).
+fn sizes(names: &[&'static str], d: &AffineDims) -> Vec<(&'static str, f64)> {
+    names
+        .iter()
+        .map(|&name| (name, if name == "K" { d.k } else { d.v } as f64))
+        .collect()
+}
+
+/// The specialisation that runs `d`.
+fn kernels(d: &AffineDims) -> &'static Kernels {
+    match (d.k, d.v) {
+        (2, 1) => &MATRIX2,
+        (8, _) => &AFFINE8,
+        _ => &GENERIC,
+    }
+}
 
 /// Gradients of an affine scan, in the shapes of the op's own arguments.
 #[derive(Clone, Debug)]
@@ -310,16 +402,11 @@ fn scan_gpu(
     } else {
         Tensor::uninit(ctx, &[1], op)?
     };
-    let constants = [
-        ("K", d.k as f64),
-        ("V", d.v as f64),
-        ("REVERSE", if reverse { 1.0 } else { 0.0 }),
-    ];
+    let kernels = kernels(d);
+    let mut constants = sizes(kernels.scan_sizes, d);
+    constants.push(("REVERSE", if reverse { 1.0 } else { 0.0 }));
     let lanes = d.lanes();
-    let columns = Columns {
-        walk: d.v,
-        reduce: d.v + d.k,
-    };
+    let columns = (kernels.columns)(d);
     let launch = Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(d.k));
     let side = match launch.chunks() {
         None => Tensor::uninit(ctx, &[1], op)?,
@@ -339,11 +426,11 @@ fn scan_gpu(
         dh0.gpu_buffer(op)?,
     ];
     let tail = Params::new().usize(d.n).u32(h0.is_some() as u32);
-    launch.run_passes(gpu, &PASSES, &constants, &tail, &buffers)?;
+    launch.run_passes(gpu, &kernels.passes, &constants, &tail, &buffers)?;
     Ok((out, dh0))
 }
 
-/// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), one invocation per element of dA.
+/// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), fully parallel over the steps.
 fn backward_da_gpu(
     gpu: &Gpu,
     op: &'static str,
@@ -356,7 +443,8 @@ fn backward_da_gpu(
     let h = h.contiguous()?;
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
     let da = Tensor::uninit(ctx, &d.a_shape(), op)?;
-    let total = da.len();
+    let kernels = kernels(d);
+    let total = d.b * d.t * d.n * (kernels.grad_a_per_step)(d);
     let params = Params::new()
         .usize(total)
         .usize(d.n)
@@ -366,7 +454,7 @@ fn backward_da_gpu(
         Some(t) => t.gpu_buffer(op)?,
         None => h.gpu_buffer(op)?,
     };
-    let kernel = gpu.kernel(&GRAD_A, &[("K", d.k as f64), ("V", d.v as f64)])?;
+    let kernel = gpu.kernel(&kernels.grad_a, &sizes(kernels.grad_a_sizes, d))?;
     gpu.dispatch(
         &kernel,
         &params,

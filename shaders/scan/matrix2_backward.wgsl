@@ -1,0 +1,36 @@
+// prelude: scan/launch.wgsl
+// matrix2 gradient of the transitions (the (K, V) = (2, 1) case of
+// matrix_affine_scan_backward.wgsl), after the reverse scan has produced g = db:
+// dA_t = g_t h_{t-1}^T with h_{-1} = h0 (zero when absent). One invocation per step: two
+// vec2 loads and one vec4 store, every access dense.
+
+struct Params {
+    total: u32,  // B * T * N steps
+    n: u32,      // N
+    t_len: u32,  // T
+    has_h0: u32, // 1 when h0 is bound
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> g: array<vec2<f32>>;        // (B, T, N) x 2: g = db
+@group(0) @binding(2) var<storage, read> h: array<vec2<f32>>;        // (B, T, N) x 2: the forward's h
+@group(0) @binding(3) var<storage, read> h0: array<vec2<f32>>;       // (B, N) x 2, read when has_h0
+@group(0) @binding(4) var<storage, read_write> da: array<vec4<f32>>; // (B, T, N) x (da00, da01, da10, da11)
+
+@compute @workgroup_size(WG)
+fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) lid: u32) {
+    let e = invocation(wid, nwg, lid);
+    if e >= p.total {
+        return;
+    }
+    let t = (e / p.n) % p.t_len;
+    var prev = vec2<f32>(0.0);
+    if t > 0u {
+        prev = h[e - p.n];
+    } else if p.has_h0 == 1u {
+        prev = h0[(e / (p.n * p.t_len)) * p.n + e % p.n];
+    }
+    let gv = g[e];
+    da[e] = vec4<f32>(gv.x * prev, gv.y * prev);
+}
