@@ -7,9 +7,15 @@
 //!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked] [--json out.json]
 //!
 //! Each case: `ROTATE` input sets drawn at random and cycled (so caches do not flatter),
-//! warm-up runs, then the median of timed repeats. Timing uses GPU timestamp queries where the
-//! adapter has them (`Context::time`), else wall clock around a full wait. Prints a markdown
-//! table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
+//! warm-up runs, then the median of timed repeats. The timed runs reuse the buffers the
+//! warm-up left in the pool: the bench raises the pool's idle bound (`ENGINE_POOL_BYTES`,
+//! 1 GiB by default) to `BENCH_POOL_BYTES` unless the variable is set, because a fresh buffer
+//! is zero-filled by wgpu on first use and the large scans' 512 MiB outputs did not fit under
+//! 1 GiB with their neighbours (the large affine forward once timed 39.9 ms, above its
+//! forward+backward); a case whose timed runs still created buffers says so on stderr.
+//! Timing uses GPU timestamp queries where the adapter has them (`Context::time`), else wall
+//! clock around a full wait. Prints a markdown table: time, GB/s or TFLOP/s, and the ratio
+//! to the ceiling.
 
 #[path = "common/copy_peer.rs"]
 mod copy_peer;
@@ -25,6 +31,10 @@ use wgsl_compute::scan::{self, ScanOptions};
 use wgsl_compute::{Context, Result, Tensor};
 
 const ROTATE: usize = 3;
+
+/// The pool's idle bound in the bench (bytes), unless `ENGINE_POOL_BYTES` is set: room for
+/// every output of the largest scan case (3 x 512 MiB forward+backward) and its scratch.
+const BENCH_POOL_BYTES: u64 = 8 << 30;
 
 /// Every figure the run prints, under the keys of `../shared/BENCH.md`, for `--json`.
 static FIGURES: std::sync::Mutex<std::collections::BTreeMap<String, f64>> =
@@ -93,12 +103,18 @@ fn median(ctx: &Context, warmup: usize, repeat: usize, mut f: impl FnMut(usize) 
         f(i)?;
     }
     ctx.synchronize()?;
+    let created = ctx.pool_stats().created;
     let mut times = vec![];
     let mut clock = Clock::WallClock;
     for i in 0..repeat {
         let ((), t) = ctx.time(|| f(i))?;
         clock = t.clock;
         times.push(t.seconds);
+    }
+    let fresh = ctx.pool_stats().created - created;
+    if fresh > 0 {
+        // Fresh buffers are zero-filled on first use, inside the timing.
+        eprintln!("  note: the timed runs created {fresh} buffers (the pool's idle bound is too small)");
     }
     times.sort_by(|a, b| a.total_cmp(b));
     Ok((times[times.len() / 2], clock))
@@ -625,6 +641,10 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
 
 fn main() -> Result<()> {
     let a = args();
+    if std::env::var_os("ENGINE_POOL_BYTES").is_none() {
+        // Before the context reads it; nothing else runs yet.
+        std::env::set_var("ENGINE_POOL_BYTES", BENCH_POOL_BYTES.to_string());
+    }
     let ctx = Context::new()?;
     if a.profile || a.trace.is_some() {
         ctx.set_profiling(true);

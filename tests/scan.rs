@@ -42,6 +42,28 @@ fn scan_parity_quick_cases_pass() {
 }
 
 #[test]
+fn scan_specialised_kernels_cross_their_unrolls_and_blocks() {
+    // matrix_scan's and k = 8's own kernels at T around their unrolled steps and staged
+    // blocks, odd N, more lanes than a workgroup holds, both strategies and directions.
+    // A subset (software adapters build every pipeline slowly); the parity suite runs all.
+    let cases: Vec<ScanCase> = parity::scan::specialised_cases(&mut 5000)
+        .into_iter()
+        .filter(|c| (c.op == ScanOp::Matrix && c.t == 9) || ([4, 16].contains(&c.v) && [9, 33].contains(&c.t)))
+        .collect();
+    assert!(cases.iter().any(|c| c.op == ScanOp::Matrix && c.backward));
+    assert!(cases.iter().any(|c| c.k == 8 && c.v == 16 && c.t == 33 && c.backward));
+    each_adapter(|ctx| {
+        let failed: Vec<String> = cases
+            .iter()
+            .map(|c| pollster::block_on(parity::scan::run_case(ctx, c)))
+            .filter(|row| !row.passed)
+            .map(|row| parity::markdown_row(&row))
+            .collect();
+        assert!(failed.is_empty(), "on {}:\n{}", ctx.info().name, failed.join("\n"));
+    });
+}
+
+#[test]
 fn scan_automatic_strategy_at_long_t_and_few_lanes() {
     // Few lanes and long T: auto picks the chunked plan here; the result must not care.
     each_adapter(|ctx| {

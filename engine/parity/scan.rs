@@ -194,6 +194,46 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
             }
         }
     }
+    if full {
+        out.extend(specialised_cases(&mut seed));
+    }
+    out
+}
+
+/// Cases at the boundaries of the specialised kernels (`scan::affine`'s `kernels`):
+/// `matrix_scan` (k = 2, v = 1) at T around its 8-step unroll, and k = 8 with every v at T
+/// around its 4-step x pipeline and its staged blocks (max(v, 4) steps; 16 or 32 in the chunk
+/// reduce), with more lanes than a workgroup holds and odd N, h0 on odd T, both strategies,
+/// forward and backward. Seeds continue from `seed`.
+pub fn specialised_cases(seed: &mut u64) -> Vec<ScanCase> {
+    let mut out = vec![];
+    let mut push = |op, b, t, n, k, v, out: &mut Vec<ScanCase>| {
+        for strategy in strategies(t) {
+            for backward in [false, true] {
+                *seed += 1;
+                out.push(ScanCase {
+                    op,
+                    backward,
+                    b,
+                    t,
+                    n,
+                    k,
+                    v,
+                    h0: t % 2 == 1,
+                    strategy,
+                    seed: *seed,
+                });
+            }
+        }
+    };
+    for t in [8, 9, 17] {
+        push(ScanOp::Matrix, 2, t, 7, 2, 1, &mut out);
+    }
+    for v in crate::scan::envelope::BLOCK_SIZES {
+        for t in [4, 5, 9, 17, 33] {
+            push(ScanOp::Affine, 2, t, 5, 8, v, &mut out);
+        }
+    }
     out
 }
 

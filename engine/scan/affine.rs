@@ -110,7 +110,8 @@ const fn affine8_kernel(entry: &'static str) -> KernelDef {
 
 /// k = 8, any v: one invocation per value column holding it in two vec4s, each workgroup
 /// staging its lanes' transitions in workgroup memory (`shaders/scan/affine8.wgsl`). Columns
-/// come in slots of max(v, 4) invocations (the reduce: v + 8 rounded up to 16 or 32).
+/// come in slots of max(v, 4) invocations (the reduce: v + 8 rounded up to 16 or 32); dA one
+/// invocation per row of a step.
 const AFFINE8: Kernels = Kernels {
     passes: [
         affine8_kernel("scan_lanes"),
@@ -118,14 +119,18 @@ const AFFINE8: Kernels = Kernels {
         affine8_kernel("scan_carries"),
         affine8_kernel("scan_chunk_fixup"),
     ],
-    grad_a: GENERIC.grad_a,
+    grad_a: KernelDef::new(
+        "scan/affine8_backward",
+        shader!("scan/affine8_backward.wgsl"),
+        "scan_backward_da",
+    ),
     columns: |d| Columns {
         walk: d.v.max(4),
         reduce: if d.v > 8 { 32 } else { 16 },
     },
-    grad_a_per_step: GENERIC.grad_a_per_step,
+    grad_a_per_step: |_| 8,
     scan_sizes: &["V"],
-    grad_a_sizes: GENERIC.grad_a_sizes,
+    grad_a_sizes: &["V"],
 };
 
 /// `names`' values for `d` ("K" = k, "V" = v).

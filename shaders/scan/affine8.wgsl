@@ -9,7 +9,7 @@
 //     memory (64 matrices, 16 KiB, 16 dense vec4 loads an invocation, all in flight before
 //     one barrier) and every column reads them from there; A is fetched from memory once,
 //     not V times;
-//   - the columns' B loads are issued 4 steps at a time before the 4 dependent updates.
+//   - the columns' B loads run 4 steps ahead of the dependent updates.
 //
 // Geometry. An item's SLOT consecutive invocations are its columns; SLOT = max(V, 4) in the
 // walking passes (lanes, carries, fix-up; columns >= V idle) and 16 or 32 >= V + 8 in the
@@ -237,11 +237,38 @@ fn write_dh0(lane: u32, j: u32, s: Col) {
     dh0[b + 7u * V] = g.hi.w;
 }
 
+// Four consecutive steps of one column: their x columns and their element offsets.
+struct Quad {
+    x0: Col,
+    x1: Col,
+    x2: Col,
+    x3: Col,
+    o0: u32,
+    o1: u32,
+    o2: u32,
+    o3: u32,
+}
+
+// Steps q .. q + 3 (in scan order, clamped to the item's last step) of column j of item `it`.
+fn load_quad(it: Item, q: u32, j: u32) -> Quad {
+    let last = it.end - it.start - 1u;
+    let o0 = step_index(it.lane, time_at(it.start, it.end, min(q, last), REVERSE)) * K * V;
+    let o1 = step_index(it.lane, time_at(it.start, it.end, min(q + 1u, last), REVERSE)) * K * V;
+    let o2 = step_index(it.lane, time_at(it.start, it.end, min(q + 2u, last), REVERSE)) * K * V;
+    let o3 = step_index(it.lane, time_at(it.start, it.end, min(q + 3u, last), REVERSE)) * K * V;
+    return Quad(load_x(o0, j), load_x(o1, j), load_x(o2, j), load_x(o3, j), o0, o1, o2, o3);
+}
+
 // The walk every staged pass shares: the workgroup's items (`items` of them in the pass, SLOT
 // invocations each) walk their ranges block by block from their states s; column j adds
 // x with weight `inject` (0 for a transition-product column) and stores into out when
 // `store`. Every invocation of the workgroup runs the loop (the barriers), the idle ones
 // (`busy` false) without touching memory. Returns the last state.
+//
+// Loads in flight: a block's transitions are staged with 16 independent loads an
+// invocation, and x is software-pipelined 4 steps ahead of the updates (the first quad
+// before the first staging, each next one before the updates of the current), so the
+// dependent chain never waits on a load issued just before it.
 fn walk_staged(lid: u32, wg: u32, items: u32, slot: u32, chunked: bool, s0: Col, busy: bool, inject: f32,
                store: bool) -> Col {
     var s = s0;
@@ -249,55 +276,48 @@ fn walk_staged(lid: u32, wg: u32, items: u32, slot: u32, chunked: bool, s0: Col,
     let first = wg * per_wg;
     let k = lid / slot;
     let j = min(lid % slot, V - 1u); // the x column read (weight 0 for the others)
-    let it = item_at(first + k, chunked);
+    let it = item_at(min(first + k, items - 1u), chunked);
     let len = it.end - it.start;
+    let mbase = k * slot * 16u;
     // Every item's length is at most this, uniform across the workgroup.
     let longest = select(p.launch.t_end - p.launch.t_begin, p.launch.chunk, chunked);
+    var cur = Quad(zero(), zero(), zero(), zero(), 0u, 0u, 0u, 0u);
+    if busy {
+        cur = load_quad(it, 0u, j);
+    }
     for (var q0 = 0u; q0 < longest; q0 += slot) {
         stage(lid, first, items, q0, slot, chunked);
         workgroupBarrier();
         if busy {
-            let mbase = k * slot * 16u;
-            // 4 steps a trip: their 32 x loads in flight before the updates.
             for (var u = 0u; u < slot; u += 4u) {
                 let q = q0 + u;
-                let last = len - 1u;
-                let t0 = time_at(it.start, it.end, min(q, last), REVERSE);
-                let t1 = time_at(it.start, it.end, min(q + 1u, last), REVERSE);
-                let t2 = time_at(it.start, it.end, min(q + 2u, last), REVERSE);
-                let t3 = time_at(it.start, it.end, min(q + 3u, last), REVERSE);
-                let o0 = step_index(it.lane, t0) * K * V;
-                let o1 = step_index(it.lane, t1) * K * V;
-                let o2 = step_index(it.lane, t2) * K * V;
-                let o3 = step_index(it.lane, t3) * K * V;
-                let x0 = load_x(o0, j);
-                let x1 = load_x(o1, j);
-                let x2 = load_x(o2, j);
-                let x3 = load_x(o3, j);
+                let next = load_quad(it, q + 4u, j);
+                let m = mbase + u * 16u;
                 if q < len {
-                    s = add(apply_staged(mbase + u * 16u, s), x0, inject);
+                    s = add(apply_staged(m, s), cur.x0, inject);
                     if store {
-                        store_out(o0, j, s);
+                        store_out(cur.o0, j, s);
                     }
                 }
                 if q + 1u < len {
-                    s = add(apply_staged(mbase + (u + 1u) * 16u, s), x1, inject);
+                    s = add(apply_staged(m + 16u, s), cur.x1, inject);
                     if store {
-                        store_out(o1, j, s);
+                        store_out(cur.o1, j, s);
                     }
                 }
                 if q + 2u < len {
-                    s = add(apply_staged(mbase + (u + 2u) * 16u, s), x2, inject);
+                    s = add(apply_staged(m + 32u, s), cur.x2, inject);
                     if store {
-                        store_out(o2, j, s);
+                        store_out(cur.o2, j, s);
                     }
                 }
                 if q + 3u < len {
-                    s = add(apply_staged(mbase + (u + 3u) * 16u, s), x3, inject);
+                    s = add(apply_staged(m + 48u, s), cur.x3, inject);
                     if store {
-                        store_out(o3, j, s);
+                        store_out(cur.o3, j, s);
                     }
                 }
+                cur = next;
             }
         }
         workgroupBarrier();
