@@ -201,7 +201,7 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
 }
 
 /// Cases at the boundaries of the specialised kernels (`scan::affine`'s `kernels`):
-/// `matrix_scan` (k = 2, v = 1) at T around its 8-step unroll, and k = 8 with every v at T
+/// `matrix_scan` (k = 2, v = 1) at T around its 16-step unroll, and k = 8 with every v at T
 /// around its 4-step x pipeline and its staged blocks (max(v, 4) steps; 16 or 32 in the chunk
 /// reduce), with more lanes than a workgroup holds and odd N, h0 on odd T, both strategies,
 /// forward and backward. Seeds continue from `seed`.
@@ -226,7 +226,7 @@ pub fn specialised_cases(seed: &mut u64) -> Vec<ScanCase> {
             }
         }
     };
-    for t in [8, 9, 17] {
+    for t in [9, 16, 17, 33] {
         push(ScanOp::Matrix, 2, t, 7, 2, 1, &mut out);
     }
     for v in crate::scan::envelope::BLOCK_SIZES {

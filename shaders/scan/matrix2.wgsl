@@ -5,7 +5,7 @@
 // the hardware instead of for every K:
 //   - the state is a vec2 and A_t one vec4 load, b_t one vec2 load: no indexed arrays, which
 //     NVIDIA's compiler places in local memory;
-//   - the T walk is unrolled 8 steps a trip, every load of the 8 steps issued before the
+//   - the T walk is unrolled 16 steps a trip, every load of the 16 steps issued before the
 //     dependent chain of updates: a lane walk is latency-bound otherwise (one step's loads in
 //     flight per invocation);
 //   - a chunk reduce carries the chunk's local state and its whole 2 x 2 transition product in
@@ -71,10 +71,11 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
     let len = end - start;
     let n = p.n;
     var q = 0u;
-    // Why 8 steps a trip: the 16 loads below do not depend on s, so all of them are in
+    // Why 16 steps a trip: the 32 loads below do not depend on s, so all of them are in
     // flight before the first update waits on one; a step at a time exposes the full memory
-    // latency on every step.
-    for (; q + 8u <= len; q += 8u) {
+    // latency on every step (and with few lanes, as at B16 N1024, 8 steps are not enough
+    // bytes in flight to cover it).
+    for (; q + 16u <= len; q += 16u) {
         let t0 = time_at(start, end, q, REVERSE);
         let t1 = time_at(start, end, q + 1u, REVERSE);
         let t2 = time_at(start, end, q + 2u, REVERSE);
@@ -83,6 +84,14 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
         let t5 = time_at(start, end, q + 5u, REVERSE);
         let t6 = time_at(start, end, q + 6u, REVERSE);
         let t7 = time_at(start, end, q + 7u, REVERSE);
+        let t8 = time_at(start, end, q + 8u, REVERSE);
+        let t9 = time_at(start, end, q + 9u, REVERSE);
+        let t10 = time_at(start, end, q + 10u, REVERSE);
+        let t11 = time_at(start, end, q + 11u, REVERSE);
+        let t12 = time_at(start, end, q + 12u, REVERSE);
+        let t13 = time_at(start, end, q + 13u, REVERSE);
+        let t14 = time_at(start, end, q + 14u, REVERSE);
+        let t15 = time_at(start, end, q + 15u, REVERSE);
         let m0 = transition(base, t0);
         let m1 = transition(base, t1);
         let m2 = transition(base, t2);
@@ -91,6 +100,14 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
         let m5 = transition(base, t5);
         let m6 = transition(base, t6);
         let m7 = transition(base, t7);
+        let m8 = transition(base, t8);
+        let m9 = transition(base, t9);
+        let m10 = transition(base, t10);
+        let m11 = transition(base, t11);
+        let m12 = transition(base, t12);
+        let m13 = transition(base, t13);
+        let m14 = transition(base, t14);
+        let m15 = transition(base, t15);
         let x0 = x[base + t0 * n];
         let x1 = x[base + t1 * n];
         let x2 = x[base + t2 * n];
@@ -99,6 +116,14 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
         let x5 = x[base + t5 * n];
         let x6 = x[base + t6 * n];
         let x7 = x[base + t7 * n];
+        let x8 = x[base + t8 * n];
+        let x9 = x[base + t9 * n];
+        let x10 = x[base + t10 * n];
+        let x11 = x[base + t11 * n];
+        let x12 = x[base + t12 * n];
+        let x13 = x[base + t13 * n];
+        let x14 = x[base + t14 * n];
+        let x15 = x[base + t15 * n];
         s = apply(m0, s) + x0;
         out[base + t0 * n] = s;
         s = apply(m1, s) + x1;
@@ -115,6 +140,22 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
         out[base + t6 * n] = s;
         s = apply(m7, s) + x7;
         out[base + t7 * n] = s;
+        s = apply(m8, s) + x8;
+        out[base + t8 * n] = s;
+        s = apply(m9, s) + x9;
+        out[base + t9 * n] = s;
+        s = apply(m10, s) + x10;
+        out[base + t10 * n] = s;
+        s = apply(m11, s) + x11;
+        out[base + t11 * n] = s;
+        s = apply(m12, s) + x12;
+        out[base + t12 * n] = s;
+        s = apply(m13, s) + x13;
+        out[base + t13 * n] = s;
+        s = apply(m14, s) + x14;
+        out[base + t14 * n] = s;
+        s = apply(m15, s) + x15;
+        out[base + t15 * n] = s;
     }
     for (; q < len; q++) {
         let t = time_at(start, end, q, REVERSE);
