@@ -11,7 +11,7 @@ use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
 use super::linear_gpu;
 use super::strategy::Cost;
-use crate::context::Gpu;
+use crate::context::{Context, Gpu};
 use crate::error::Result;
 use crate::kernel::{shader, Binding, KernelDef, Params};
 use crate::reference;
@@ -141,14 +141,18 @@ fn sizes(names: &[&'static str], d: &AffineDims) -> Vec<(&'static str, f64)> {
         .collect()
 }
 
-/// The specialisation that runs `d`. k = 8 with v < 4 stays on the generic kernel: the k = 8
-/// kernel groups columns by max(v, 4), so at v = 1 three of four invocations idle (the Givens
-/// k = 8 mixer's materialised scan, v = 1, measured 1.60 ms forward+backward on the H200
-/// against 1.41 ms on the generic kernel).
-fn kernels(d: &AffineDims) -> &'static Kernels {
+/// The specialisation that runs `d` on `ctx`. k = 8 with v < 4 stays on the generic kernel:
+/// the k = 8 kernel groups columns by max(v, 4), so at v = 1 three of four invocations idle
+/// (the Givens k = 8 mixer's materialised scan, v = 1, measured 1.60 ms forward+backward on
+/// the H200 against 1.41 ms on the generic kernel). In a browser k = 8 stays generic too:
+/// Chromium's SwiftShader ran the k = 8 kernel's staged walk (two barriers a block of steps)
+/// for 107 s on one parity row (B 2, T 65, v 4) and lost the device, and a page cannot
+/// count on the adapter's name to tell a CPU adapter apart.
+fn kernels(ctx: &Context, d: &AffineDims) -> &'static Kernels {
+    let browser = ctx.info().backend == "BrowserWebGpu";
     match (d.k, d.v) {
         (2, 1) => &MATRIX2,
-        (8, v) if v >= 4 => &AFFINE8,
+        (8, v) if v >= 4 && !browser => &AFFINE8,
         _ => &GENERIC,
     }
 }
@@ -410,7 +414,7 @@ fn scan_gpu(
     } else {
         Tensor::uninit(ctx, &[1], op)?
     };
-    let kernels = kernels(d);
+    let kernels = kernels(ctx, d);
     let mut constants = sizes(kernels.scan_sizes, d);
     constants.push(("REVERSE", if reverse { 1.0 } else { 0.0 }));
     let lanes = d.lanes();
@@ -451,7 +455,7 @@ fn backward_da_gpu(
     let h = h.contiguous()?;
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
     let da = Tensor::uninit(ctx, &d.a_shape(), op)?;
-    let kernels = kernels(d);
+    let kernels = kernels(ctx, d);
     let total = d.b * d.t * d.n * (kernels.grad_a_per_step)(d);
     let params = Params::new()
         .usize(total)
