@@ -1,30 +1,7 @@
 // prelude: scan/launch.wgsl
 // prelude: scan/log_walk.wgsl
+// prelude: scan/channel_entries.wgsl
 // parallel_scan_log, one channel per invocation (any D): the walks and
-// bindings are scan/log_walk.wgsl's, over F values.
+// bindings are scan/log_walk.wgsl's, over F values; the entry points scan/channel_entries.wgsl's.
 
 alias F = f32;
-
-@compute @workgroup_size(WG)
-fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-              @builtin(local_invocation_index) lid: u32) {
-    lanes(invocation(wid, nwg, lid));
-}
-
-@compute @workgroup_size(WG)
-fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                     @builtin(local_invocation_index) lid: u32) {
-    chunk_reduce(invocation(wid, nwg, lid));
-}
-
-@compute @workgroup_size(WG)
-fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                @builtin(local_invocation_index) lid: u32) {
-    carries(invocation(wid, nwg, lid));
-}
-
-@compute @workgroup_size(WG)
-fn scan_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                    @builtin(local_invocation_index) lid: u32) {
-    chunk_fixup(invocation(wid, nwg, lid));
-}

@@ -1,0 +1,29 @@
+// The four entry points of a channel scan (prelude of scan/linear.wgsl, linear_scalar.wgsl,
+// parallel_scan_log.wgsl and parallel_scan_log_scalar.wgsl): each hands its invocation index
+// (scan/launch.wgsl) to the walk prelude's lanes / chunk_reduce / carries / chunk_fixup. The
+// walk (scan/linear_walk.wgsl or scan/log_walk.wgsl) and the width alias F come from the
+// including file. Not a kernel on its own: tests/shaders.rs checks it inside those four.
+
+@compute @workgroup_size(WG)
+fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    lanes(invocation(wid, nwg, lid));
+}
+
+@compute @workgroup_size(WG)
+fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                     @builtin(local_invocation_index) lid: u32) {
+    chunk_reduce(invocation(wid, nwg, lid));
+}
+
+@compute @workgroup_size(WG)
+fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    carries(invocation(wid, nwg, lid));
+}
+
+@compute @workgroup_size(WG)
+fn scan_chunk_fixup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) lid: u32) {
+    chunk_fixup(invocation(wid, nwg, lid));
+}
