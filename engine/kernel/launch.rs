@@ -39,6 +39,14 @@ impl Params {
         self.words.extend_from_slice(&more.words);
         self
     }
+    /// A `vec4<u32>` field: zero words first up to its 16-byte alignment (as WGSL lays the
+    /// struct out), then the four values.
+    pub fn vec4(mut self, v: [usize; 4]) -> Self {
+        while !self.words.len().is_multiple_of(4) {
+            self.words.push(0);
+        }
+        v.iter().fold(self, |p, &x| p.usize(x))
+    }
     pub fn i32(self, v: i32) -> Self {
         self.u32(v as u32)
     }

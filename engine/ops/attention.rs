@@ -92,11 +92,10 @@ fn fused(q: &Tensor, k: &Tensor, v: &Tensor, past: usize, scale: f32) -> Result<
         .f32(scale)
         .usize(q.layout().offset)
         .usize(k.layout().offset)
-        .usize(v.layout().offset)
-        .u32(0); // the strides are vec4s: 16-byte aligned
+        .usize(v.layout().offset);
     for t in [q, k, v] {
         let s = &t.layout().strides;
-        params = params.usize(s[0]).usize(s[1]).usize(s[2]).u32(0);
+        params = params.vec4([s[0], s[1], s[2], 0]);
     }
     let kernel = gpu.kernel(&ATTENTION_FUSED, &[("D", d as f64)])?;
     let buffers = [
