@@ -2,7 +2,7 @@
 //! the minGRU mixers (time and peak device memory of the angle-fused vs the materialising
 //! path), fp32 matmul, a GPT-2 124M-shaped prefill and per-token decode, and the bandwidth
 //! ceiling measured in the same run: the engine's dense copy next to a plain vec4
-//! grid-stride WGSL copy written for the bench alone (`examples/common/copy_peer.rs`).
+//! grid-stride WGSL copy written for the bench alone (`examples/common/peer.rs`).
 //!
 //!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked] [--json out.json]
 //!
@@ -17,8 +17,8 @@
 //! clock around a full wait. Prints a markdown table: time, GB/s or TFLOP/s, and the ratio
 //! to the ceiling.
 
-#[path = "common/copy_peer.rs"]
-mod copy_peer;
+#[path = "common/peer.rs"]
+mod peer;
 
 use std::time::Instant;
 
@@ -160,7 +160,7 @@ fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Vec<Row>)> {
     let (s, _) = median(ctx, 5, 15, |_| ops::unary(ops::Unary::Identity, &x).map(drop))?;
     let gbps = bytes / s / 1e9;
     figure("copy_gbps", gbps);
-    let peer = copy_peer::CopyPeer::new(ctx, n).and_then(|p| {
+    let peer = peer::CopyPeer::new(ctx, n).and_then(|p| {
         let mut best: Option<(f64, u32)> = None;
         for g in p.grids() {
             let t = p.median(g, 5, 15)?;
@@ -335,6 +335,13 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
             scan_forward_backward(c.op, &sets[i % ROTATE], &opts)
         })?;
         let gbps = scan_bytes(&c) / fwd / 1e9;
+        let peer_rows = match c.label {
+            "large" => walk_peer(ctx, &c).unwrap_or_else(|e| {
+                eprintln!("the {} walk peer could not run ({e})", c.op);
+                vec![]
+            }),
+            _ => vec![],
+        };
         let key = format!("{}_{}", c.op, c.label.replace("long-T", "longT"));
         figure(format!("scan_{key}_fwd_ms"), fwd * 1e3);
         figure(format!("scan_{key}_fwdbwd_ms"), fb * 1e3);
@@ -352,6 +359,80 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
             shape: format!("{:?}", c.dims),
             fwd_ms: fwd * 1e3,
             fwd_bwd_ms: Some(fb * 1e3),
+            rate: format!("{gbps:.0} GB/s"),
+            ratio: format!("{:.0}%", 100.0 * gbps / ceiling),
+        });
+        rows.extend(peer_rows.into_iter().map(|row| row(ceiling)));
+    }
+    Ok(rows)
+}
+
+/// The bench-only one-pass lane walks of `c`'s op at its shape (`shaders/bench/walk_*.wgsl`
+/// on a peer device), where one is written: the recurrence, and the same loads and stores in
+/// the same order without it (`CARRY` off: every step from a zero state, so no load waits on
+/// a previous step). Their inputs hold data: never-written buffers read much faster on the
+/// H200 (the linear walk measured 0.94 ms on them against 2.61 ms on data). Returns the rows,
+/// rated against the ceiling they are given, after printing their figures
+/// `scan_<op>_large_walk_peer_ms` and `scan_<op>_large_walk_order_ms`.
+fn walk_peer(ctx: &Context, c: &ScanCase) -> peer::Result<Vec<impl FnOnce(f64) -> Row>> {
+    let d = &c.dims;
+    let (wgsl, entry, a, x, h, per_lane) = match c.op {
+        "linear_scan" => (
+            include_str!("../shaders/bench/walk_linear.wgsl"),
+            "walk_linear",
+            1,
+            1,
+            1,
+            1,
+        ),
+        "matrix_scan" => (
+            include_str!("../shaders/bench/walk_matrix2.wgsl"),
+            "walk_matrix2",
+            4,
+            2,
+            2,
+            1,
+        ),
+        "matrix_affine_scan" if d[3] == 8 && d[4] == 8 => (
+            include_str!("../shaders/bench/walk_affine8.wgsl"),
+            "walk_affine8",
+            64,
+            64,
+            64,
+            8,
+        ),
+        _ => return Ok(vec![]),
+    };
+    let (lanes, steps) = (d[0] * d[2], d[1]);
+    let peer = peer::Peer::new(ctx)?;
+    let elements = (lanes * steps) as u64 * 4;
+    let buffers = [
+        peer.buffer("walk a", elements * a),
+        peer.buffer("walk x", elements * x),
+        peer.buffer("walk h", elements * h),
+    ];
+    let mut rng = Rng::new(11);
+    for b in &buffers {
+        peer.fill(b, &mut rng);
+    }
+    let params = [lanes as u32, d[2] as u32, steps as u32];
+    let mut rows = vec![];
+    for (carry, key, what) in [
+        (true, "walk_peer", "one-pass lane walk"),
+        (false, "walk_order", "the same loads and stores without the recurrence"),
+    ] {
+        let constants = [("WG", 64.0), ("CARRY", if carry { 1.0 } else { 0.0 })];
+        let kernel = peer.kernel_with(&format!("bench/{entry}"), wgsl, entry, 64, &constants, None);
+        let groups = ((lanes * per_lane) as u32).div_ceil(kernel.workgroup);
+        let t = peer.median(&kernel, &params, &[&buffers[0], &buffers[1], &buffers[2]], groups, 3, 7)?;
+        figure(format!("scan_{}_large_{key}_ms", c.op), t * 1e3);
+        let gbps = scan_bytes(c) / t / 1e9;
+        let (op, dims) = (c.op, format!("{:?}", c.dims));
+        rows.push(move |ceiling: f64| Row {
+            case: format!("{op} large, bench-only peer: {what} ({entry})"),
+            shape: dims,
+            fwd_ms: t * 1e3,
+            fwd_bwd_ms: None,
             rate: format!("{gbps:.0} GB/s"),
             ratio: format!("{:.0}%", 100.0 * gbps / ceiling),
         });

@@ -12,7 +12,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;       // (n4,)
 @group(0) @binding(2) var<storage, read_write> dst: array<vec4<f32>>; // (n4,)
 
-@compute @workgroup_size(256)
+override WG: u32 = 256u;
+
+@compute @workgroup_size(WG)
 fn copy_vec4(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var i = gid.x; i < p.n4; i += p.stride) {
         dst[i] = src[i];
