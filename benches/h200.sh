@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark script of ../shared/BENCH.md, run from the repo root on the device machine
 # with binaries built on the development machine and carried in .h200/ (see README):
-#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe,coop_probe} .h200/
+#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe,coop_probe,gpt2_logits} .h200/ && strip .h200/*
 # Writes $OUT/engine.json, $OUT/torch.json, raw outputs, and $OUT/h200.json (merged).
 set -uo pipefail
 OUT=${OUT:-benches/results/raw}
@@ -30,6 +30,11 @@ if [ -x .h200/coop_probe ]; then
 fi
 python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"
+# The engine's tokens and logits against transformers on the same files, per weights dtype.
+if [ -x .h200/gpt2_logits ]; then
+  python3 benches/gpt2_h200.py --engine .h200/gpt2_logits --out "$OUT" > "$OUT/gpt2_h200.md" 2>&1
+  echo "gpt2 vs transformers rc $?"
+fi
 python3 - "$OUT" <<'PY'
 import json, sys, os
 out = sys.argv[1]

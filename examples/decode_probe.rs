@@ -6,7 +6,8 @@
 //! Prints, for the eager path: host time to record one step (split into recording and
 //! submit), the wait for the token readback, and for the compiled path: host time to record
 //! one replay, and device time per kernel of the decode plan (each kernel's dispatches timed
-//! alone with GPU timestamps, summed over the step), then the end-to-end ms per token of both.
+//! alone with GPU timestamps, summed over the step), the same for the plan with f16 weights,
+//! then the end-to-end ms per token of both.
 
 use std::time::Instant;
 
@@ -101,6 +102,23 @@ fn main() -> Result<()> {
         t.clock
     );
     print!("{}", per_kernel(&ctx, plan)?);
+
+    // The same plan with f16 weights (activations and sums stay f32): where halving the weight
+    // bytes shows, kernel by kernel.
+    let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?;
+    let model16 = Gpt2::with_dtype(&ctx, &weights, wgsl_compute::DType::F16)?;
+    let mut g16 = Generator::new(&model16)?;
+    g16.generate(&prompt, 2, Sampling::Greedy, |_| {})?;
+    let plan16 = g16.decode_plan();
+    let (_, t16) = ctx.time(|| (0..steps).try_for_each(|_| plan16.replay(&ctx)))?;
+    println!(
+        "f16 weights: plan device time {:.4} ms per replay, {:.2}x the f32 plan",
+        t16.seconds / steps as f64 * 1e3,
+        t16.seconds / t.seconds
+    );
+    print!("{}", per_kernel(&ctx, plan16)?);
+    drop(g16);
+    drop(model16);
 
     let t = prefill_len.min(config.n_positions / 2);
     let prefill = g.prefill_plan(t)?;

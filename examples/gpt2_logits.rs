@@ -1,20 +1,23 @@
 //! Runs a GPT-2 checkpoint greedily and writes what a peer needs to check it: the token ids,
 //! every step's logits (f32, little-endian, steps x vocab) and the timings.
 //!
-//!     cargo run --release --example gpt2_logits -- --model DIR --prompt TEXT --tokens N --out PREFIX
+//!     cargo run --release --example gpt2_logits -- --model DIR --prompt TEXT --tokens N --out PREFIX [--dtype D]
 //!
-//! Writes PREFIX.json ({prompt_ids, generated, prefill_ms, decode_ms_median, adapter}) and
+//! The weights run in the dtype the checkpoint stores them in unless `--dtype f16|bf16|f32`
+//! converts them on the device (activations and accumulation stay f32 either way).
+//! Writes PREFIX.json ({prompt_ids, generated, prefill_ms, decode_ms_median, adapter, dtype}) and
 //! PREFIX.logits.f32. `benches/gpt2_h200.py` compares both with transformers on the same file.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use wgsl_compute::models::gpt2::{argmax, Gpt2, StepOptions, Tokenizer, Weights};
-use wgsl_compute::{Context, Error, Result};
+use wgsl_compute::{Context, DType, Error, Result};
 
-const USAGE: &str = "usage: gpt2_logits --model DIR --prompt TEXT [--tokens N] [--out PREFIX]
-Runs the checkpoint in DIR greedily for N tokens (default 20) and writes PREFIX.json (ids and
-timings) and PREFIX.logits.f32 (every step's logits, f32 little-endian); default PREFIX gpt2_logits.";
+const USAGE: &str = "usage: gpt2_logits --model DIR --prompt TEXT [--tokens N] [--out PREFIX] [--dtype f16|bf16|f32]
+Runs the checkpoint in DIR greedily for N tokens (default 20), its weights in D (default: as
+stored), and writes PREFIX.json (ids, timings, dtype) and PREFIX.logits.f32 (every step's
+logits, f32 little-endian); default PREFIX gpt2_logits.";
 
 fn main() -> Result<()> {
     if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
@@ -22,6 +25,7 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let (mut model_dir, mut prompt, mut tokens, mut out) = (None, String::new(), 20usize, String::from("gpt2_logits"));
+    let mut dtype = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let v = it.next().unwrap_or_default();
@@ -34,11 +38,16 @@ fn main() -> Result<()> {
                     .map_err(|_| Error::value("gpt2_logits", "--tokens", "a count", &v))?
             }
             "--out" => out = v,
+            "--dtype" => {
+                dtype = Some(
+                    DType::parse(&v).ok_or_else(|| Error::value("gpt2_logits", "--dtype", "f16, bf16 or f32", &v))?,
+                )
+            }
             _ => {
                 return Err(Error::value(
                     "gpt2_logits",
                     "argument",
-                    "--model/--prompt/--tokens/--out",
+                    "--model/--prompt/--tokens/--out/--dtype",
                     a,
                 ))
             }
@@ -46,7 +55,9 @@ fn main() -> Result<()> {
     }
     let dir = model_dir.ok_or_else(|| Error::value("gpt2_logits", "--model", "a model directory", "nothing"))?;
     let ctx = Context::new()?;
-    let model = Gpt2::new(&ctx, &Weights::load(&dir)?)?;
+    let weights = Weights::load(&dir)?;
+    let dtype = dtype.unwrap_or(weights.dtype);
+    let model = Gpt2::with_dtype(&ctx, &weights, dtype)?;
     let ids = Tokenizer::gpt2()?.encode(&prompt);
     let mut cache = model.new_cache()?;
     let opts = StepOptions::default();
@@ -69,7 +80,7 @@ fn main() -> Result<()> {
     steps.sort_by(|a, b| a.total_cmp(b));
     let decode = steps.get(steps.len() / 2).copied().unwrap_or(f64::NAN);
     let json = format!(
-        "{{\"adapter\": {:?}, \"prompt_ids\": {:?}, \"generated\": {:?}, \"prefill_ms\": {prefill_ms:.4}, \"decode_ms_median\": {decode:.4}}}\n",
+        "{{\"adapter\": {:?}, \"dtype\": \"{dtype}\", \"prompt_ids\": {:?}, \"generated\": {:?}, \"prefill_ms\": {prefill_ms:.4}, \"decode_ms_median\": {decode:.4}}}\n",
         ctx.info().name,
         ids,
         generated
