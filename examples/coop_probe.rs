@@ -16,10 +16,11 @@
 //! stores, two barriers a slice (19.4). What is left to try: larger blocks a subgroup, the
 //! 16 x 8 x 16 shape, stores into workgroup memory as wide as the loads.
 //!
-//! Six staged variants follow (`coop_staged_*`, not yet measured): 16-byte words stored into
-//! workgroup memory as they were loaded, cooperative loads through that vec4<u32> (or u32)
-//! pointer, rows padded against bank conflicts, double buffers with one barrier a slice, and
-//! tiles of 64 x 128 to 256 x 128. The 16 x 8 x 16 shape cannot be written: naga 30's WGSL
+//! Eight variants follow, not yet measured: `coop_matmul_2x2_k32` (direct loads, K unrolled
+//! by 2) and seven staged ones (`coop_staged_*`): 16-byte words stored into workgroup memory
+//! as they were loaded, cooperative loads through that vec4<u32> (or u32) pointer, rows
+//! padded against bank conflicts, double buffers with one barrier a slice, 16- or 32-wide K
+//! slices, and tiles of 64 x 128 to 256 x 128. The 16 x 8 x 16 shape cannot be written: naga 30's WGSL
 //! has only `coop_mat8x8` and `coop_mat16x16`. Each variant is checked against the f64
 //! product at 128^3 (256^3 for the 256-wide tiles) before it is timed; one that fails or
 //! whose pipeline the driver rejects is reported and skipped. `--json` writes every timed
@@ -139,14 +140,16 @@ fn main() -> Result<()> {
 }
 
 /// The kernel's entry points and the output tile (rows, columns) each workgroup covers.
-const ENTRIES: [(&str, usize, usize); 8] = [
+const ENTRIES: [(&str, usize, usize); 10] = [
     ("coop_matmul", 64, 64),
     ("coop_matmul_2x2", 128, 128),
+    ("coop_matmul_2x2_k32", 128, 128),
     ("coop_staged_v4", 128, 128),
     ("coop_staged_u32", 128, 128),
     ("coop_staged_v4_nopad", 128, 128),
     ("coop_staged_v4_256x128", 256, 128),
     ("coop_staged_v4_128x256", 128, 256),
+    ("coop_staged_v4_k16", 128, 128),
     ("coop_staged_v4_64x128", 64, 128),
 ];
 

@@ -8,7 +8,7 @@
 // store's offset is a `let` of its own: naga 30's SPIR-V writer panics ("expression is not
 // cached") on a coopStore whose pointer index is computed inline.
 //
-// The staged variants (after `block`) share one shape: a workgroup of 32-wide subgroups, each
+// The staged variants (after `block_k32`) share one shape: a workgroup of 32-wide subgroups, each
 // computing a 64 x 64 block as 16 named f32 accumulators, the workgroup's A and B slices
 // staged in workgroup memory. Each invocation loads whole 16-byte words of 8 halves (`a8`,
 // `b8`) and stores them as they came (one vec4<u32>, or four u32s in coop_staged_u32); the
@@ -104,6 +104,118 @@ fn block(r: u32, q: u32) {
         c31 = coopMultiplyAdd(a3, b1, c31);
         c32 = coopMultiplyAdd(a3, b2, c32);
         c33 = coopMultiplyAdd(a3, b3, c33);
+    }
+    let o00 = r * n + q;
+    coopStoreT(c00, &c[o00], n);
+    let o01 = r * n + q + 16u;
+    coopStoreT(c01, &c[o01], n);
+    let o02 = r * n + q + 32u;
+    coopStoreT(c02, &c[o02], n);
+    let o03 = r * n + q + 48u;
+    coopStoreT(c03, &c[o03], n);
+    let o10 = (r + 16u) * n + q;
+    coopStoreT(c10, &c[o10], n);
+    let o11 = (r + 16u) * n + q + 16u;
+    coopStoreT(c11, &c[o11], n);
+    let o12 = (r + 16u) * n + q + 32u;
+    coopStoreT(c12, &c[o12], n);
+    let o13 = (r + 16u) * n + q + 48u;
+    coopStoreT(c13, &c[o13], n);
+    let o20 = (r + 32u) * n + q;
+    coopStoreT(c20, &c[o20], n);
+    let o21 = (r + 32u) * n + q + 16u;
+    coopStoreT(c21, &c[o21], n);
+    let o22 = (r + 32u) * n + q + 32u;
+    coopStoreT(c22, &c[o22], n);
+    let o23 = (r + 32u) * n + q + 48u;
+    coopStoreT(c23, &c[o23], n);
+    let o30 = (r + 48u) * n + q;
+    coopStoreT(c30, &c[o30], n);
+    let o31 = (r + 48u) * n + q + 16u;
+    coopStoreT(c31, &c[o31], n);
+    let o32 = (r + 48u) * n + q + 32u;
+    coopStoreT(c32, &c[o32], n);
+    let o33 = (r + 48u) * n + q + 48u;
+    coopStoreT(c33, &c[o33], n);
+}
+
+// coop_matmul_2x2 with K unrolled by 2: all sixteen tiles of two K steps are loaded before
+// their 32 multiply-adds, so twice the loads are in flight per wait. Grid: (N / 128, M / 128);
+// K a multiple of 32.
+@compute @workgroup_size(128)
+fn coop_matmul_2x2_k32(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let s = lid / 32u;
+    block_k32(wid.y * 128u + (s / 2u) * 64u, wid.x * 128u + (s % 2u) * 64u);
+}
+
+// The 64 x 64 block of c at row r, column q, 32 K a trip.
+fn block_k32(r: u32, q: u32) {
+    let n = p.n;
+    var c00 = coopLoadT<TileC>(&c[r * n + q], n);
+    var c01 = coopLoadT<TileC>(&c[r * n + q + 16u], n);
+    var c02 = coopLoadT<TileC>(&c[r * n + q + 32u], n);
+    var c03 = coopLoadT<TileC>(&c[r * n + q + 48u], n);
+    var c10 = coopLoadT<TileC>(&c[(r + 16u) * n + q], n);
+    var c11 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 16u], n);
+    var c12 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 32u], n);
+    var c13 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 48u], n);
+    var c20 = coopLoadT<TileC>(&c[(r + 32u) * n + q], n);
+    var c21 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 16u], n);
+    var c22 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 32u], n);
+    var c23 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 48u], n);
+    var c30 = coopLoadT<TileC>(&c[(r + 48u) * n + q], n);
+    var c31 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 16u], n);
+    var c32 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 32u], n);
+    var c33 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 48u], n);
+    for (var k = 0u; k < p.k; k += 32u) {
+        let a0_0 = coopLoadT<TileA>(&a[r * p.k + k], p.k);
+        let a1_0 = coopLoadT<TileA>(&a[(r + 16u) * p.k + k], p.k);
+        let a2_0 = coopLoadT<TileA>(&a[(r + 32u) * p.k + k], p.k);
+        let a3_0 = coopLoadT<TileA>(&a[(r + 48u) * p.k + k], p.k);
+        let b0_0 = coopLoadT<TileB>(&b[k * n + q], n);
+        let b1_0 = coopLoadT<TileB>(&b[k * n + q + 16u], n);
+        let b2_0 = coopLoadT<TileB>(&b[k * n + q + 32u], n);
+        let b3_0 = coopLoadT<TileB>(&b[k * n + q + 48u], n);
+        let a0_16 = coopLoadT<TileA>(&a[r * p.k + k + 16u], p.k);
+        let a1_16 = coopLoadT<TileA>(&a[(r + 16u) * p.k + k + 16u], p.k);
+        let a2_16 = coopLoadT<TileA>(&a[(r + 32u) * p.k + k + 16u], p.k);
+        let a3_16 = coopLoadT<TileA>(&a[(r + 48u) * p.k + k + 16u], p.k);
+        let b0_16 = coopLoadT<TileB>(&b[(k + 16u) * n + q], n);
+        let b1_16 = coopLoadT<TileB>(&b[(k + 16u) * n + q + 16u], n);
+        let b2_16 = coopLoadT<TileB>(&b[(k + 16u) * n + q + 32u], n);
+        let b3_16 = coopLoadT<TileB>(&b[(k + 16u) * n + q + 48u], n);
+        c00 = coopMultiplyAdd(a0_0, b0_0, c00);
+        c01 = coopMultiplyAdd(a0_0, b1_0, c01);
+        c02 = coopMultiplyAdd(a0_0, b2_0, c02);
+        c03 = coopMultiplyAdd(a0_0, b3_0, c03);
+        c10 = coopMultiplyAdd(a1_0, b0_0, c10);
+        c11 = coopMultiplyAdd(a1_0, b1_0, c11);
+        c12 = coopMultiplyAdd(a1_0, b2_0, c12);
+        c13 = coopMultiplyAdd(a1_0, b3_0, c13);
+        c20 = coopMultiplyAdd(a2_0, b0_0, c20);
+        c21 = coopMultiplyAdd(a2_0, b1_0, c21);
+        c22 = coopMultiplyAdd(a2_0, b2_0, c22);
+        c23 = coopMultiplyAdd(a2_0, b3_0, c23);
+        c30 = coopMultiplyAdd(a3_0, b0_0, c30);
+        c31 = coopMultiplyAdd(a3_0, b1_0, c31);
+        c32 = coopMultiplyAdd(a3_0, b2_0, c32);
+        c33 = coopMultiplyAdd(a3_0, b3_0, c33);
+        c00 = coopMultiplyAdd(a0_16, b0_16, c00);
+        c01 = coopMultiplyAdd(a0_16, b1_16, c01);
+        c02 = coopMultiplyAdd(a0_16, b2_16, c02);
+        c03 = coopMultiplyAdd(a0_16, b3_16, c03);
+        c10 = coopMultiplyAdd(a1_16, b0_16, c10);
+        c11 = coopMultiplyAdd(a1_16, b1_16, c11);
+        c12 = coopMultiplyAdd(a1_16, b2_16, c12);
+        c13 = coopMultiplyAdd(a1_16, b3_16, c13);
+        c20 = coopMultiplyAdd(a2_16, b0_16, c20);
+        c21 = coopMultiplyAdd(a2_16, b1_16, c21);
+        c22 = coopMultiplyAdd(a2_16, b2_16, c22);
+        c23 = coopMultiplyAdd(a2_16, b3_16, c23);
+        c30 = coopMultiplyAdd(a3_16, b0_16, c30);
+        c31 = coopMultiplyAdd(a3_16, b1_16, c31);
+        c32 = coopMultiplyAdd(a3_16, b2_16, c32);
+        c33 = coopMultiplyAdd(a3_16, b3_16, c33);
     }
     let o00 = r * n + q;
     coopStoreT(c00, &c[o00], n);
@@ -1046,6 +1158,152 @@ fn coop_staged_v4_128x256(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
             staged_v4_128x256_a[nao + sa0] = va0;
             staged_v4_128x256_b[nbo + sb0] = vb0;
             staged_v4_128x256_b[nbo + sb1] = vb1;
+        }
+        workgroupBarrier();
+    }
+    let o00 = r * n + q;
+    coopStoreT(c00, &c[o00], n);
+    let o01 = r * n + q + 16u;
+    coopStoreT(c01, &c[o01], n);
+    let o02 = r * n + q + 32u;
+    coopStoreT(c02, &c[o02], n);
+    let o03 = r * n + q + 48u;
+    coopStoreT(c03, &c[o03], n);
+    let o10 = (r + 16u) * n + q;
+    coopStoreT(c10, &c[o10], n);
+    let o11 = (r + 16u) * n + q + 16u;
+    coopStoreT(c11, &c[o11], n);
+    let o12 = (r + 16u) * n + q + 32u;
+    coopStoreT(c12, &c[o12], n);
+    let o13 = (r + 16u) * n + q + 48u;
+    coopStoreT(c13, &c[o13], n);
+    let o20 = (r + 32u) * n + q;
+    coopStoreT(c20, &c[o20], n);
+    let o21 = (r + 32u) * n + q + 16u;
+    coopStoreT(c21, &c[o21], n);
+    let o22 = (r + 32u) * n + q + 32u;
+    coopStoreT(c22, &c[o22], n);
+    let o23 = (r + 32u) * n + q + 48u;
+    coopStoreT(c23, &c[o23], n);
+    let o30 = (r + 48u) * n + q;
+    coopStoreT(c30, &c[o30], n);
+    let o31 = (r + 48u) * n + q + 16u;
+    coopStoreT(c31, &c[o31], n);
+    let o32 = (r + 48u) * n + q + 32u;
+    coopStoreT(c32, &c[o32], n);
+    let o33 = (r + 48u) * n + q + 48u;
+    coopStoreT(c33, &c[o33], n);
+}
+
+// coop_staged_v4 with 16-wide K slices: half the workgroup memory (21 KiB), so more workgroups fit a multiprocessor, at a barrier every 16 multiply-adds.
+// Workgroup memory: two buffers of A (128 x 16) and B (16 x 128), 20992 bytes.
+var<workgroup> staged_v4_k16_a: array<vec4<u32>, 768>; // 2 x 128 rows, stride 3 (16 halves + 8 of padding)
+var<workgroup> staged_v4_k16_b: array<vec4<u32>, 544>; // 2 x 16 rows, stride 17 (128 halves + 8 of padding)
+
+// Grid: (N / 128, M / 128); K a multiple of 16; subgroups 32 wide.
+@compute @workgroup_size(128)
+fn coop_staged_v4_k16(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let s = lid / 32u;
+    let r0 = wid.y * 128u;
+    let q0 = wid.x * 128u;
+    let br = (s / 2u) * 64u; // this subgroup's 64 x 64 block within the tile
+    let bq = (s % 2u) * 64u;
+    let n = p.n;
+    let k8 = p.k / 8u; // vec4<u32> words in a row of a
+    let n8 = n / 8u;   // and of b
+    let r = r0 + br;
+    let q = q0 + bq;
+    var c00 = coopLoadT<TileC>(&c[r * n + q], n);
+    var c01 = coopLoadT<TileC>(&c[r * n + q + 16u], n);
+    var c02 = coopLoadT<TileC>(&c[r * n + q + 32u], n);
+    var c03 = coopLoadT<TileC>(&c[r * n + q + 48u], n);
+    var c10 = coopLoadT<TileC>(&c[(r + 16u) * n + q], n);
+    var c11 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 16u], n);
+    var c12 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 32u], n);
+    var c13 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 48u], n);
+    var c20 = coopLoadT<TileC>(&c[(r + 32u) * n + q], n);
+    var c21 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 16u], n);
+    var c22 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 32u], n);
+    var c23 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 48u], n);
+    var c30 = coopLoadT<TileC>(&c[(r + 48u) * n + q], n);
+    var c31 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 16u], n);
+    var c32 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 32u], n);
+    var c33 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 48u], n);
+    // This invocation's words of each slice: A 128 rows x 2 words, B 16 rows x 16 words.
+    let ea0 = lid + 0u;
+    let ga0 = (r0 + ea0 / 2u) * k8 + ea0 % 2u;
+    let sa0 = (ea0 / 2u) * 3u + (ea0 % 2u) * 1u;
+    let ea1 = lid + 128u;
+    let ga1 = (r0 + ea1 / 2u) * k8 + ea1 % 2u;
+    let sa1 = (ea1 / 2u) * 3u + (ea1 % 2u) * 1u;
+    let eb0 = lid + 0u;
+    let gb0 = (eb0 / 16u) * n8 + q0 / 8u + eb0 % 16u;
+    let sb0 = (eb0 / 16u) * 17u + (eb0 % 16u) * 1u;
+    let eb1 = lid + 128u;
+    let gb1 = (eb1 / 16u) * n8 + q0 / 8u + eb1 % 16u;
+    let sb1 = (eb1 / 16u) * 17u + (eb1 % 16u) * 1u;
+    // Slice 0 into buffer 0.
+    var va0 = a8[ga0];
+    var va1 = a8[ga1];
+    var vb0 = b8[gb0];
+    var vb1 = b8[gb1];
+    staged_v4_k16_a[sa0] = va0;
+    staged_v4_k16_a[sa1] = va1;
+    staged_v4_k16_b[sb0] = vb0;
+    staged_v4_k16_b[sb1] = vb1;
+    workgroupBarrier();
+    for (var k0 = 0u; k0 < p.k; k0 += 16u) {
+        let cur = (k0 / 16u) % 2u;
+        let more = k0 + 16u < p.k;
+        // The next slice's words are loaded into registers before this slice's multiply-adds
+        // and stored into the other buffer after them: one barrier a slice.
+        if more {
+            va0 = a8[ga0 + (k0 + 16u) / 8u];
+            va1 = a8[ga1 + (k0 + 16u) / 8u];
+            vb0 = b8[gb0 + (k0 + 16u) * n8];
+            vb1 = b8[gb1 + (k0 + 16u) * n8];
+        }
+        let ao = cur * 384u;
+        let bo = cur * 272u;
+        let ia0_0 = ao + (br + 0u) * 3u + 0u;
+        let ia1_0 = ao + (br + 16u) * 3u + 0u;
+        let ia2_0 = ao + (br + 32u) * 3u + 0u;
+        let ia3_0 = ao + (br + 48u) * 3u + 0u;
+        let ib0_0 = bo + 0u + (bq + 0u) / 8u;
+        let ib1_0 = bo + 0u + (bq + 16u) / 8u;
+        let ib2_0 = bo + 0u + (bq + 32u) / 8u;
+        let ib3_0 = bo + 0u + (bq + 48u) / 8u;
+        let a0 = coopLoadT<TileA>(&staged_v4_k16_a[ia0_0], 3u);
+        let a1 = coopLoadT<TileA>(&staged_v4_k16_a[ia1_0], 3u);
+        let a2 = coopLoadT<TileA>(&staged_v4_k16_a[ia2_0], 3u);
+        let a3 = coopLoadT<TileA>(&staged_v4_k16_a[ia3_0], 3u);
+        let b0 = coopLoadT<TileB>(&staged_v4_k16_b[ib0_0], 17u);
+        let b1 = coopLoadT<TileB>(&staged_v4_k16_b[ib1_0], 17u);
+        let b2 = coopLoadT<TileB>(&staged_v4_k16_b[ib2_0], 17u);
+        let b3 = coopLoadT<TileB>(&staged_v4_k16_b[ib3_0], 17u);
+        c00 = coopMultiplyAdd(a0, b0, c00);
+        c01 = coopMultiplyAdd(a0, b1, c01);
+        c02 = coopMultiplyAdd(a0, b2, c02);
+        c03 = coopMultiplyAdd(a0, b3, c03);
+        c10 = coopMultiplyAdd(a1, b0, c10);
+        c11 = coopMultiplyAdd(a1, b1, c11);
+        c12 = coopMultiplyAdd(a1, b2, c12);
+        c13 = coopMultiplyAdd(a1, b3, c13);
+        c20 = coopMultiplyAdd(a2, b0, c20);
+        c21 = coopMultiplyAdd(a2, b1, c21);
+        c22 = coopMultiplyAdd(a2, b2, c22);
+        c23 = coopMultiplyAdd(a2, b3, c23);
+        c30 = coopMultiplyAdd(a3, b0, c30);
+        c31 = coopMultiplyAdd(a3, b1, c31);
+        c32 = coopMultiplyAdd(a3, b2, c32);
+        c33 = coopMultiplyAdd(a3, b3, c33);
+        if more {
+            let nao = (1u - cur) * 384u;
+            let nbo = (1u - cur) * 272u;
+            staged_v4_k16_a[nao + sa0] = va0;
+            staged_v4_k16_a[nao + sa1] = va1;
+            staged_v4_k16_b[nbo + sb0] = vb0;
+            staged_v4_k16_b[nbo + sb1] = vb1;
         }
         workgroupBarrier();
     }
