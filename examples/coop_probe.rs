@@ -16,18 +16,27 @@
 //! stores, two barriers a slice (19.4). What is left to try: larger blocks a subgroup, the
 //! 16 x 8 x 16 shape, stores into workgroup memory as wide as the loads.
 //!
-//! Eight variants follow, not yet measured: `coop_matmul_2x2_k32` (direct loads, K unrolled
-//! by 2) and seven staged ones (`coop_staged_*`): 16-byte words stored into workgroup memory
-//! as they were loaded, cooperative loads through that vec4<u32> (or u32) pointer, rows
-//! padded against bank conflicts, double buffers with one barrier a slice, 16- or 32-wide K
-//! slices, and tiles of 64 x 128 to 256 x 128. The 16 x 8 x 16 shape cannot be written: naga 30's WGSL
-//! has only `coop_mat8x8` and `coop_mat16x16`. Each variant is checked against the f64
-//! product at 128^3 (256^3 for the 256-wide tiles) before it is timed; one that fails or
-//! whose pipeline the driver rejects is reported and skipped. `--json` writes every timed
-//! variant's `coop_probe_<entry>_4096_tflops` and the best as `coop_probe_f16_4096_tflops`.
+//! Eight more variants, measured on the H200 on 2026-12-01 (each in a process of its own):
+//! - `coop_matmul_2x2_k32` (direct loads, K unrolled by 2): 74.5 TFLOP/s, no better.
+//! - seven staged ones (`coop_staged_*`: 16-byte words stored into workgroup memory as they
+//!   were loaded, cooperative loads through that vec4<u32> (or u32) pointer, rows padded
+//!   against bank conflicts, double buffers with one barrier a slice, 16- or 32-wide K
+//!   slices, tiles of 64 x 128 to 256 x 128): every one fails in the driver's compiler
+//!   ("NVVM compilation failed: 1" at pipeline creation), which loses the device. naga
+//!   accepts them and writes SPIR-V, so a cooperative load of f16 matrices through a pointer
+//!   to other element types is where the driver stops. With f16 workgroup arrays stored one
+//!   half at a time (the only store WGSL has for them) staging measured 19.4 (commit
+//!   6406cc0), so direct loads at ~75 TFLOP/s are the best this toolchain gives.
+//!
+//! The 16 x 8 x 16 shape cannot be written: naga 30's WGSL has only `coop_mat8x8` and
+//! `coop_mat16x16`. Each variant is checked against the f64 product at 128^3 (256^3 for the
+//! 256-wide tiles) before it is timed; one that fails or whose pipeline the driver rejects
+//! with a validation error is reported and skipped (a compiler failure that loses the device
+//! ends the process: `--only` runs chosen entries). `--json` writes every timed variant's
+//! `coop_probe_<entry>_4096_tflops` and the best as `coop_probe_f16_4096_tflops`.
 //! `tests/shaders.rs` checks that naga validates the WGSL and writes its SPIR-V.
 //!
-//!     cargo run --release --example coop_probe [-- --json out.json]
+//!     cargo run --release --example coop_probe [-- --only ENTRY,ENTRY] [--json out.json]
 
 use std::time::Instant;
 
@@ -42,7 +51,7 @@ const WGSL: &str = include_str!("coop_probe.wgsl");
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("usage: coop_probe [--json out.json]\n(the adapters come from ENGINE_BACKEND, as for every example)");
+        println!("usage: coop_probe [--only entry,entry] [--json out.json]\n(the adapters come from ENGINE_BACKEND, as for every example)");
         return Ok(());
     }
     let json = args
@@ -50,6 +59,13 @@ fn main() -> Result<()> {
         .position(|a| a == "--json")
         .and_then(|i| args.get(i + 1))
         .cloned();
+    // --only a,b: just those entry points (a driver that fails to compile one can lose the
+    // device, so each variant can run in a process of its own).
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.split(',').map(str::to_string).collect());
     let backends = match BackendChoice::from_env()? {
         BackendChoice::Only(b) => b,
         _ => wgpu::Backends::all(),
@@ -100,7 +116,7 @@ fn main() -> Result<()> {
         println!("no adapter offers f16 x f16 -> f32 16x16x16 cooperative matrices through wgpu: nothing to run");
         return Ok(());
     };
-    let probe = Probe::new(&adapter)?;
+    let probe = Probe::new(&adapter, only.as_deref())?;
     let n = 4096;
     let mut best: f64 = 0.0;
     let mut keys = vec![];
@@ -171,7 +187,7 @@ struct Operands {
 }
 
 impl Probe {
-    fn new(adapter: &wgpu::Adapter) -> Result<Self> {
+    fn new(adapter: &wgpu::Adapter, only: Option<&[String]>) -> Result<Self> {
         let stamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
         let features = wgpu::Features::SHADER_F16
             | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
@@ -193,6 +209,9 @@ impl Probe {
         // SPIR-V costs that variant only.
         let mut pipelines = vec![];
         for &(entry, _, _) in &ENTRIES {
+            if only.is_some_and(|o| !o.iter().any(|e| e == entry)) {
+                continue;
+            }
             let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
