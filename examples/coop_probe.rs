@@ -16,7 +16,27 @@
 //! stores, two barriers a slice (19.4). What is left to try: larger blocks a subgroup, the
 //! 16 x 8 x 16 shape, stores into workgroup memory as wide as the loads.
 //!
-//!     cargo run --release --example coop_probe [-- --json out.json]
+//! Eight more variants, measured on the H200 on 2026-12-01 (each in a process of its own):
+//! - `coop_matmul_2x2_k32` (direct loads, K unrolled by 2): 74.5 TFLOP/s, no better.
+//! - seven staged ones (`coop_staged_*`: 16-byte words stored into workgroup memory as they
+//!   were loaded, cooperative loads through that vec4<u32> (or u32) pointer, rows padded
+//!   against bank conflicts, double buffers with one barrier a slice, 16- or 32-wide K
+//!   slices, tiles of 64 x 128 to 256 x 128): every one fails in the driver's compiler
+//!   ("NVVM compilation failed: 1" at pipeline creation), which loses the device. naga
+//!   accepts them and writes SPIR-V, so a cooperative load of f16 matrices through a pointer
+//!   to other element types is where the driver stops. With f16 workgroup arrays stored one
+//!   half at a time (the only store WGSL has for them) staging measured 19.4 (commit
+//!   6406cc0), so direct loads at ~75 TFLOP/s are the best this toolchain gives.
+//!
+//! The 16 x 8 x 16 shape cannot be written: naga 30's WGSL has only `coop_mat8x8` and
+//! `coop_mat16x16`. Each variant is checked against the f64 product at 128^3 (256^3 for the
+//! 256-wide tiles) before it is timed; one that fails or whose pipeline the driver rejects
+//! with a validation error is reported and skipped (a compiler failure that loses the device
+//! ends the process: `--only` runs chosen entries). `--json` writes every timed variant's
+//! `coop_probe_<entry>_4096_tflops` and the best as `coop_probe_f16_4096_tflops`.
+//! `tests/shaders.rs` checks that naga validates the WGSL and writes its SPIR-V.
+//!
+//!     cargo run --release --example coop_probe [-- --only ENTRY,ENTRY] [--json out.json]
 
 use std::time::Instant;
 
@@ -31,7 +51,7 @@ const WGSL: &str = include_str!("coop_probe.wgsl");
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("usage: coop_probe [--json out.json]\n(the adapters come from ENGINE_BACKEND, as for every example)");
+        println!("usage: coop_probe [--only entry,entry] [--json out.json]\n(the adapters come from ENGINE_BACKEND, as for every example)");
         return Ok(());
     }
     let json = args
@@ -39,6 +59,13 @@ fn main() -> Result<()> {
         .position(|a| a == "--json")
         .and_then(|i| args.get(i + 1))
         .cloned();
+    // --only a,b: just those entry points (a driver that fails to compile one can lose the
+    // device, so each variant can run in a process of its own).
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.split(',').map(str::to_string).collect());
     let backends = match BackendChoice::from_env()? {
         BackendChoice::Only(b) => b,
         _ => wgpu::Backends::all(),
@@ -89,31 +116,58 @@ fn main() -> Result<()> {
         println!("no adapter offers f16 x f16 -> f32 16x16x16 cooperative matrices through wgpu: nothing to run");
         return Ok(());
     };
-    let probe = Probe::new(&adapter)?;
+    let probe = Probe::new(&adapter, only.as_deref())?;
     let n = 4096;
     let mut best: f64 = 0.0;
-    for (entry, tile) in ENTRIES {
-        let err = probe.check(entry, tile, 128)?;
-        if err > 1e-3 {
-            return Err(format!("{entry}: the cooperative-matrix product is wrong (relative error {err:.2e})").into());
+    let mut keys = vec![];
+    // A variant that fails (its pipeline rejected, its product wrong) is reported and skipped:
+    // the others still run, and only verified ones count.
+    for (entry, tm, tn) in ENTRIES {
+        if !probe.pipelines.iter().any(|(e, _)| *e == entry) {
+            continue;
         }
-        let s = probe.median(entry, tile, n, 3, 10)?;
+        let size = tm.max(tn).max(128);
+        let err = match probe.check(entry, tm, tn, size) {
+            Ok(err) if err <= 1e-3 => err,
+            Ok(err) => {
+                println!("{entry}: WRONG at {size}^3, max |err| / sum |a||b| = {err:.2e}; not timed");
+                continue;
+            }
+            Err(e) => {
+                println!("{entry}: FAILED at {size}^3: {e}; not timed");
+                continue;
+            }
+        };
+        let s = probe.median(entry, tm, tn, n, 3, 10)?;
         let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
         best = best.max(tflops);
+        keys.push(format!("  \"coop_probe_{entry}_{n}_tflops\": {tflops}"));
         println!(
-            "{entry}: check at 128^3 against the f64 product of the same f16 values, max |err| / sum |a||b| = {err:.2e}; \
+            "{entry}: check at {size}^3 against the f64 product of the same f16 values, max |err| / sum |a||b| = {err:.2e}; \
              {n}^3 in {:.3} ms, {tflops:.1} TFLOP/s (f16 inputs, f32 accumulation)",
             s * 1e3
         );
     }
     if let Some(path) = json {
-        std::fs::write(path, format!("{{\n  \"coop_probe_f16_{n}_tflops\": {best}\n}}\n"))?;
+        keys.push(format!("  \"coop_probe_f16_{n}_tflops\": {best}"));
+        std::fs::write(path, format!("{{\n{}\n}}\n", keys.join(",\n")))?;
     }
     Ok(())
 }
 
-/// The kernel's entry points and the output tile each workgroup covers.
-const ENTRIES: [(&str, usize); 2] = [("coop_matmul", 64), ("coop_matmul_2x2", 128)];
+/// The kernel's entry points and the output tile (rows, columns) each workgroup covers.
+const ENTRIES: [(&str, usize, usize); 10] = [
+    ("coop_matmul", 64, 64),
+    ("coop_matmul_2x2", 128, 128),
+    ("coop_matmul_2x2_k32", 128, 128),
+    ("coop_staged_v4", 128, 128),
+    ("coop_staged_u32", 128, 128),
+    ("coop_staged_v4_nopad", 128, 128),
+    ("coop_staged_v4_256x128", 256, 128),
+    ("coop_staged_v4_128x256", 128, 256),
+    ("coop_staged_v4_k16", 128, 128),
+    ("coop_staged_v4_64x128", 64, 128),
+];
 
 /// The probe's device, pipeline and timestamp support.
 struct Probe {
@@ -133,7 +187,7 @@ struct Operands {
 }
 
 impl Probe {
-    fn new(adapter: &wgpu::Adapter) -> Result<Self> {
+    fn new(adapter: &wgpu::Adapter, only: Option<&[String]>) -> Result<Self> {
         let stamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
         let features = wgpu::Features::SHADER_F16
             | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
@@ -151,20 +205,27 @@ impl Probe {
             label: Some("coop_probe"),
             source: wgpu::ShaderSource::Wgsl(WGSL.into()),
         });
-        let pipelines = ENTRIES
-            .iter()
-            .map(|&(entry, _)| {
-                let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                });
-                (entry, pipeline)
-            })
-            .collect();
+        // Each pipeline in an error scope of its own: a driver that rejects one variant's
+        // SPIR-V costs that variant only.
+        let mut pipelines = vec![];
+        for &(entry, _, _) in &ENTRIES {
+            if only.is_some_and(|o| !o.iter().any(|e| e == entry)) {
+                continue;
+            }
+            let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            match pollster::block_on(scope.pop()) {
+                None => pipelines.push((entry, pipeline)),
+                Some(e) => println!("{entry}: the pipeline was rejected: {e}"),
+            }
+        }
         Ok(Probe {
             timestamps: features.contains(stamps),
             device,
@@ -173,7 +234,7 @@ impl Probe {
         })
     }
 
-    /// Random f16 operands of n x n (n a multiple of 64) and their f16 values as f64.
+    /// Random f16 operands of n x n (n a multiple of every tile) and their f16 values as f64.
     fn operands(&self, n: usize, seed: u64) -> (Operands, Vec<f64>, Vec<f64>) {
         let mut rng = Rng::new(seed);
         let a: Vec<f16> = rng
@@ -215,7 +276,7 @@ impl Probe {
     }
 
     /// Records one product into `encoder` (c must be zero: the kernel accumulates into it).
-    fn record(&self, entry: &str, tile: usize, ops: &Operands, encoder: &mut wgpu::CommandEncoder) {
+    fn record(&self, entry: &str, tm: usize, tn: usize, ops: &Operands, encoder: &mut wgpu::CommandEncoder) {
         let Some((_, pipeline)) = self.pipelines.iter().find(|(e, _)| *e == entry) else {
             return;
         };
@@ -247,12 +308,11 @@ impl Probe {
         });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, &bind_group, &[]);
-        let g = (ops.n / tile) as u32;
-        pass.dispatch_workgroups(g, g, 1);
+        pass.dispatch_workgroups((ops.n / tn) as u32, (ops.n / tm) as u32, 1);
     }
 
     /// The largest |c - a @ b| over sum_k |a||b| of its row and column, at n x n.
-    fn check(&self, entry: &str, tile: usize, n: usize) -> Result<f64> {
+    fn check(&self, entry: &str, tm: usize, tn: usize, n: usize) -> Result<f64> {
         let (ops, a, b) = self.operands(n, 19);
         let read = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("coop read"),
@@ -262,7 +322,7 @@ impl Probe {
         });
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.clear_buffer(&ops.c, 0, None);
-        self.record(entry, tile, &ops, &mut encoder);
+        self.record(entry, tm, tn, &ops, &mut encoder);
         encoder.copy_buffer_to_buffer(&ops.c, 0, &read, 0, (n * n * 4) as u64);
         self.queue.submit([encoder.finish()]);
         read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
@@ -283,11 +343,11 @@ impl Probe {
     }
 
     /// Median seconds of one n x n x n product over `repeat` runs after `warmup`.
-    fn median(&self, entry: &str, tile: usize, n: usize, warmup: usize, repeat: usize) -> Result<f64> {
+    fn median(&self, entry: &str, tm: usize, tn: usize, n: usize, warmup: usize, repeat: usize) -> Result<f64> {
         let (ops, _, _) = self.operands(n, 23);
         let mut times = vec![];
         for i in 0..warmup + repeat {
-            let t = self.time(entry, tile, &ops)?;
+            let t = self.time(entry, tm, tn, &ops)?;
             if i >= warmup {
                 times.push(t);
             }
@@ -298,7 +358,7 @@ impl Probe {
 
     /// Seconds of one product: timestamps around its pass where the adapter has them inside
     /// encoders, else the wall clock around a full wait.
-    fn time(&self, entry: &str, tile: usize, ops: &Operands) -> Result<f64> {
+    fn time(&self, entry: &str, tm: usize, tn: usize, ops: &Operands) -> Result<f64> {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let queries = self.timestamps.then(|| {
             let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -323,7 +383,7 @@ impl Probe {
         if let Some((set, _, _)) = &queries {
             encoder.write_timestamp(set, 0);
         }
-        self.record(entry, tile, ops, &mut encoder);
+        self.record(entry, tm, tn, ops, &mut encoder);
         if let Some((set, resolved, read)) = &queries {
             encoder.write_timestamp(set, 1);
             encoder.resolve_query_set(set, 0..2, resolved, 0);

@@ -228,3 +228,68 @@ fn generated_fused_kernels_translate_to_every_backend() {
         }
     }
 }
+
+/// `examples/coop_probe.wgsl` (cooperative matrices, f16) parses, validates and translates to
+/// SPIR-V, and passes `spirv-val` where one that knows cooperative matrices is installed: no adapter here has cooperative matrices,
+/// so this is the check that catches a broken probe kernel before it reaches the H200.
+#[test]
+fn the_cooperative_matrix_probe_translates_to_spirv() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/coop_probe.wgsl");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let module = naga::front::wgsl::parse_str(&src)
+        .map_err(|e| e.emit_to_string(&src))
+        .unwrap();
+    let caps = naga::valid::Capabilities::SHADER_FLOAT16 | naga::valid::Capabilities::COOPERATIVE_MATRIX;
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+        .validate(&module)
+        .map_err(|e| e.emit_to_string(&src))
+        .unwrap();
+    // Every kernel is one the probe's harness runs (its ENTRIES table names it).
+    let harness = std::fs::read_to_string(path.with_extension("rs")).unwrap();
+    assert!(
+        module.entry_points.len() >= 10,
+        "{} entry points",
+        module.entry_points.len()
+    );
+    for ep in &module.entry_points {
+        assert!(
+            harness.contains(&format!("(\"{}\",", ep.name)),
+            "{} is not in coop_probe.rs's ENTRIES",
+            ep.name
+        );
+    }
+    // SPIR-V 1.6 (Vulkan 1.3, as wgpu writes for the H200) with the index clamping wgpu asks
+    // for when runtime checks are on: the path the probe's kernels take there.
+    let restrict = naga::proc::BoundsCheckPolicy::Restrict;
+    let spv_options = naga::back::spv::Options {
+        lang_version: (1, 6),
+        bounds_check_policies: naga::proc::BoundsCheckPolicies {
+            index: restrict,
+            buffer: restrict,
+            image_load: restrict,
+            binding_array: naga::proc::BoundsCheckPolicy::Unchecked,
+        },
+        ..Default::default()
+    };
+    let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None).unwrap();
+    let Ok(tool) = which("spirv-val") else { return };
+    let file = std::env::temp_dir().join(format!("engine-{}-coop_probe.spv", std::process::id()));
+    std::fs::write(&file, bytemuck_words(&spv)).unwrap();
+    let out = std::process::Command::new(tool)
+        .args(["--target-env", "vulkan1.3"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    // An older spirv-val (this machine's) does not know CooperativeMatrixKHR (capability 6022).
+    if said.contains("Invalid capability operand: 6022") {
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "spirv-val: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
