@@ -24,9 +24,16 @@ done
 .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
 echo "decode probe rc $?"
 # Issue #19's cooperative-matrix probe (f16 inputs, f32 accumulation) where the binary was carried.
+# The kernels that load their tiles directly are timed together; each workgroup-staged one runs
+# in a process of its own, because the driver's compiler rejects them and loses the device
+# (examples/coop_probe.rs).
 if [ -x .h200/coop_probe ]; then
-  .h200/coop_probe --json "$OUT/coop.json" > "$OUT/coop_probe.md" 2>&1
+  .h200/coop_probe --only coop_matmul,coop_matmul_2x2,coop_matmul_2x2_k32 --json "$OUT/coop.json" > "$OUT/coop_probe.md" 2>&1
   echo "coop probe rc $?"
+  for v in coop_staged_v4 coop_staged_u32 coop_staged_v4_nopad coop_staged_v4_256x128 coop_staged_v4_128x256 coop_staged_v4_k16 coop_staged_v4_64x128; do
+    echo "--only $v:" >> "$OUT/coop_probe.md"
+    timeout 60 .h200/coop_probe --only $v 2>&1 | grep -v "^  M \|^NVIDIA\|^ \+[0-9]\+:\|^ \+at \|^note:\|^stack" >> "$OUT/coop_probe.md"
+  done
 fi
 python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"
