@@ -18,7 +18,8 @@ timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
 : > "$OUT/engine_bench.md"; : > "$OUT/engine_bench.err"
 for suite in matmul gpt2 copy,scans mixers; do
   case ",$ONLY," in *",${suite%%,*},"*|*",${suite##*,},"*) ;; *) continue ;; esac
-  .h200/bench --only "$suite" --json "$OUT/engine_${suite/,/_}.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
+  # The matmul suite opts into cooperative matrices for its f16 rows (MatmulPath::Cooperative).
+  ENGINE_EXPERIMENTAL=$([ "$suite" = matmul ] && echo cooperative-matrix) .h200/bench --only "$suite" --json "$OUT/engine_${suite/,/_}.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
   echo "engine bench $suite rc $?"
 done
 .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1

@@ -179,6 +179,15 @@ def run_matmul(dev, rows):
         tflops = 2 * n**3 / ms / 1e9
         rows.append(dict(case=f"matmul fp32 {n}", n=n, ms=ms, tflops=tflops))
         print(f"| matmul fp32 {n} | {ms:.3f} ms | {tflops:.2f} TFLOP/s |", flush=True)
+    # fp16 inputs (cuBLAS accumulates fp16 GEMMs in fp32 by default): the peer of the engine's
+    # f16 matmul.
+    for n in (4096,):
+        sets = [(torch.randn(n, n, device=dev, dtype=torch.float16), torch.randn(n, n, device=dev, dtype=torch.float16))
+                for _ in range(ROTATE)]
+        ms = median_ms(torch.matmul, sets, warmup=3, repeat=20)
+        tflops = 2 * n**3 / ms / 1e9
+        rows.append(dict(case=f"matmul f16 {n}", n=n, ms=ms, tflops=tflops))
+        print(f"| matmul f16 {n} | {ms:.3f} ms | {tflops:.2f} TFLOP/s |", flush=True)
 
 
 def run_gpt2(dev, rows):
@@ -240,6 +249,8 @@ def main():
             figures["transformers_decode_ms"] = r["ms"]
         elif case == "copy (torch clone)":
             figures["torch_copy_gbps"] = r["gbps"]
+        elif case.startswith("matmul f16") and "tflops" in r:
+            figures[f"torch_f16_{r['n']}_tflops"] = r["tflops"]
         elif case.startswith("matmul") and "tflops" in r:
             figures[f"cublas_{r['n']}_tflops"] = r["tflops"]
         elif case.split(" ")[0] in ("linear_scan", "parallel_scan_log", "matrix_scan", "matrix_affine_scan"):

@@ -28,7 +28,7 @@ use wgsl_compute::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, 
 use wgsl_compute::models::gpt2;
 use wgsl_compute::ops::{self, MatmulPath};
 use wgsl_compute::scan::{self, ScanOptions};
-use wgsl_compute::{Context, Result, Tensor};
+use wgsl_compute::{Context, DType, Result, Tensor};
 
 const ROTATE: usize = 3;
 
@@ -417,12 +417,34 @@ fn walk_peer(ctx: &Context, c: &ScanCase) -> peer::Result<Vec<impl FnOnce(f64) -
     }
     let params = [lanes as u32, d[2] as u32, steps as u32];
     let mut rows = vec![];
-    for (carry, key, what) in [
-        (true, "walk_peer", "one-pass lane walk"),
-        (false, "walk_order", "the same loads and stores without the recurrence"),
-    ] {
-        let constants = [("WG", 64.0), ("CARRY", if carry { 1.0 } else { 0.0 })];
-        let kernel = peer.kernel_with(&format!("bench/{entry}"), wgsl, entry, 64, &constants, None);
+    let tiled = (c.op == "linear_scan" && d[2].is_multiple_of(256)).then_some((
+        include_str!("../shaders/bench/walk_linear_tiled.wgsl"),
+        "walk_linear_tiled",
+    ));
+    let mut walks = vec![
+        (wgsl, entry, 64, true, "walk_peer", "one-pass lane walk"),
+        (
+            wgsl,
+            entry,
+            64,
+            false,
+            "walk_order",
+            "the same loads and stores without the recurrence",
+        ),
+    ];
+    if let Some((w, e)) = tiled {
+        walks.push((
+            w,
+            e,
+            256,
+            true,
+            "walk_tiled",
+            "lane walk, loads staged through workgroup memory",
+        ));
+    }
+    for (wgsl, entry, wg, carry, key, what) in walks {
+        let constants = [("WG", wg as f64), ("CARRY", if carry { 1.0 } else { 0.0 })];
+        let kernel = peer.kernel_with(&format!("bench/{entry}"), wgsl, entry, wg, &constants, None);
         let groups = ((lanes * per_lane) as u32).div_ceil(kernel.workgroup);
         let t = peer.median(&kernel, &params, &[&buffers[0], &buffers[1], &buffers[2]], groups, 3, 7)?;
         figure(format!("scan_{}_large_{key}_ms", c.op), t * 1e3);
@@ -551,6 +573,37 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
             }
             rows.push(Row {
                 case: format!("matmul fp32 {path:?}"),
+                shape: format!("{n}^3"),
+                fwd_ms: s * 1e3,
+                fwd_bwd_ms: None,
+                rate: format!("{tflops:.2} TFLOP/s"),
+                ratio: String::new(),
+            });
+        }
+        // f16 operands, f32 accumulation: the large tile (halves widened to f32 FMAs) and
+        // Auto, which takes the cooperative-matrix kernel where the context has it
+        // (ENGINE_EXPERIMENTAL=cooperative-matrix).
+        let halves: Vec<(Tensor, Tensor)> = sets
+            .iter()
+            .map(|(a, b)| Ok((a.to_dtype(DType::F16)?, b.to_dtype(DType::F16)?)))
+            .collect::<Result<_>>()?;
+        let auto_name = if ctx.info().cooperative_matrix {
+            "Auto = Cooperative"
+        } else {
+            "Auto (no cooperative matrices)"
+        };
+        for (path, name) in [(MatmulPath::LargeTile, "LargeTile"), (MatmulPath::Auto, auto_name)] {
+            let (s, _) = median(ctx, 2, 10, |i| {
+                ops::matmul_with(&halves[i % ROTATE].0, &halves[i % ROTATE].1, path).map(drop)
+            })?;
+            let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
+            eprintln!("  matmul f16 {n} {name}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
+            match path {
+                MatmulPath::Auto => figure(format!("matmul_f16_{n}_tflops"), tflops),
+                p => figure(format!("matmul_f16_{n}_{p:?}_tflops").to_lowercase(), tflops),
+            }
+            rows.push(Row {
+                case: format!("matmul f16 inputs {name}"),
                 shape: format!("{n}^3"),
                 fwd_ms: s * 1e3,
                 fwd_bwd_ms: None,

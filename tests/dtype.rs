@@ -209,6 +209,85 @@ fn dtype_half_matmul_every_path_matches_the_reference() {
     });
 }
 
+/// `MatmulPath::Cooperative` (f16 operands on the matrix units) against the f64 reference
+/// where the context has cooperative matrices (run with ENGINE_EXPERIMENTAL=cooperative-matrix
+/// on an adapter that offers them: the H200): block and step edges, a batch, a narrowed view,
+/// the fused epilogues, and `Auto` picking it. Everywhere: the refusals name their reason.
+#[test]
+fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(23);
+        let half = |rng: &mut Rng, shape: &[usize]| {
+            Tensor::from_slice_as(ctx, shape, &random(rng, shape), DType::F16).unwrap()
+        };
+        let refused = |a: &Tensor, b: &Tensor, why: &str| match ops::matmul_with(a, b, MatmulPath::Cooperative) {
+            Err(Error::Fallback { reason, .. }) => assert!(reason.contains(why), "{why}: {reason}"),
+            other => panic!(
+                "expected a refusal naming `{why}`, got {:?}",
+                other.map(|t| t.shape().to_vec())
+            ),
+        };
+        if !ctx.info().cooperative_matrix {
+            let (a, b) = (half(&mut rng, &[64, 16]), half(&mut rng, &[16, 64]));
+            refused(&a, &b, "no cooperative matrices");
+            return;
+        }
+        for (m, k, n) in [(64, 16, 64), (128, 48, 192), (192, 160, 64), (64, 512, 128)] {
+            let (a, b) = (half(&mut rng, &[m, k]), half(&mut rng, &[k, n]));
+            let want = reference_matmul(&a, &b);
+            for path in [MatmulPath::Cooperative, MatmulPath::Auto] {
+                let case = format!("({m}x{k}) @ ({k}x{n}) {path:?}");
+                let got = ops::matmul_with(&a, &b, path).unwrap_or_else(|e| panic!("{case}: {e}"));
+                assert_close(ctx, &case, &got.to_vec().unwrap(), &want, GATE);
+            }
+        }
+        // A batch, and a view narrowed to rows 8.. (offset 8 x K, a multiple of 8).
+        let (a, b) = (half(&mut rng, &[3, 64, 32]), half(&mut rng, &[3, 32, 128]));
+        let got = ops::matmul_with(&a, &b, MatmulPath::Cooperative).unwrap();
+        assert_close(ctx, "batched", &got.to_vec().unwrap(), &reference_matmul(&a, &b), GATE);
+        let a = half(&mut rng, &[72, 32]).narrow(0, 8, 72).unwrap();
+        let b0 = b.narrow(0, 0, 1).unwrap().reshape(&[32, 128]).unwrap();
+        let got = ops::matmul_with(&a, &b0, MatmulPath::Cooperative).unwrap();
+        assert_close(
+            ctx,
+            "narrowed a",
+            &got.to_vec().unwrap(),
+            &reference_matmul(&a, &b0),
+            GATE,
+        );
+        // The epilogues, through linear with f16 x and w.
+        let (m, k, n) = (128, 64, 192);
+        let (x, w) = (half(&mut rng, &[m, k]), half(&mut rng, &[k, n]));
+        let bias = Tensor::from_slice(ctx, &[n], &random(&mut rng, &[n])).unwrap();
+        let res = Tensor::from_slice(ctx, &[m, n], &random(&mut rng, &[m, n])).unwrap();
+        let prod = reference_matmul(&x, &w);
+        let (bv, rv) = (bias.to_vec().unwrap(), res.to_vec().unwrap());
+        let biased: Vec<f32> = prod.iter().enumerate().map(|(i, &p)| p + bv[i % n]).collect();
+        let got = ops::linear(&x, &w, Some(&bias)).unwrap().to_vec().unwrap();
+        assert_close(ctx, "linear", &got, &biased, GATE);
+        let gelu: Vec<f32> = biased
+            .iter()
+            .map(|&v| reference::nn::gelu_scalar(v as f64) as f32)
+            .collect();
+        let got = ops::linear_gelu(&x, &w, &bias).unwrap().to_vec().unwrap();
+        assert_close(ctx, "linear_gelu", &got, &gelu, GATE);
+        let summed: Vec<f32> = biased.iter().zip(&rv).map(|(a, b)| a + b).collect();
+        let got = ops::linear_residual(&x, &w, &bias, &res).unwrap().to_vec().unwrap();
+        assert_close(ctx, "linear_residual", &got, &summed, GATE);
+        // What it refuses, and why.
+        refused(
+            &half(&mut rng, &[65, 16]),
+            &half(&mut rng, &[16, 64]),
+            "multiples of 64",
+        );
+        refused(&half(&mut rng, &[64, 24]), &half(&mut rng, &[24, 64]), "K of 16");
+        let b16 = Tensor::from_slice_as(ctx, &[16, 64], &random(&mut rng, &[16, 64]), DType::BF16).unwrap();
+        refused(&half(&mut rng, &[64, 16]), &b16, "F16 operands");
+        let bt = half(&mut rng, &[64, 16]).transpose(0, 1).unwrap();
+        refused(&half(&mut rng, &[64, 16]), &bt, "inner axis dense");
+    });
+}
+
 #[test]
 fn dtype_half_linear_embedding_layer_norm_match_the_reference() {
     on_every_context(|ctx| {

@@ -109,25 +109,103 @@ pub(crate) fn filter_by_name(list: Vec<wgpu::Adapter>) -> Result<Vec<wgpu::Adapt
     Ok(kept)
 }
 
-/// The optional features the engine uses, where the adapter has them.
-pub(crate) fn wanted_features(adapter: &wgpu::Adapter) -> wgpu::Features {
-    let mut wanted = wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F16 | wgpu::Features::TIMESTAMP_QUERY;
-    if !cfg!(target_arch = "wasm32") {
-        wanted |= wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+/// The value of `ENGINE_EXPERIMENTAL` that opts into wgpu's experimental cooperative matrices.
+pub const COOPERATIVE_MATRIX: &str = "cooperative-matrix";
+
+#[cfg(not(target_arch = "wasm32"))]
+/// Whether `ENGINE_EXPERIMENTAL` (a comma-separated list) names `feature`. Unset is none; an
+/// unknown name is an error, never ignored.
+pub(crate) fn experimental(feature: &str) -> Result<bool> {
+    match std::env::var("ENGINE_EXPERIMENTAL") {
+        Ok(v) => Ok(experimental_names(&v)?.contains(&feature)),
+        Err(_) => Ok(false),
     }
-    adapter.features() & wanted
+}
+
+/// The names in a value of `ENGINE_EXPERIMENTAL`; an unknown one is an error.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+fn experimental_names(v: &str) -> Result<Vec<&str>> {
+    let names: Vec<&str> = v.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+    match names.iter().find(|n| **n != COOPERATIVE_MATRIX) {
+        Some(bad) => Err(Error::value(
+            "Context::new",
+            "ENGINE_EXPERIMENTAL",
+            COOPERATIVE_MATRIX,
+            bad,
+        )),
+        None => Ok(names),
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+/// Whether the adapter offers the one cooperative-matrix configuration the engine's f16
+/// matmul uses: 16 x 16 x 16, f16 inputs, f32 accumulator.
+fn has_f16_coop_16(adapter: &wgpu::Adapter) -> bool {
+    adapter
+        .features()
+        .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16)
+        && adapter.cooperative_matrix_properties().iter().any(|c| {
+            (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+                && c.ab_type == wgpu::CooperativeScalarType::F16
+                && c.cr_type == wgpu::CooperativeScalarType::F32
+        })
+}
+
+/// The optional features the engine uses, where the adapter has them; cooperative matrices
+/// only when `ENGINE_EXPERIMENTAL` asks for them (native only).
+pub(crate) fn wanted_features(adapter: &wgpu::Adapter) -> Result<wgpu::Features> {
+    #[allow(unused_mut)]
+    let mut wanted = wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F16 | wgpu::Features::TIMESTAMP_QUERY;
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        wanted |= wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        if experimental(COOPERATIVE_MATRIX)? && has_f16_coop_16(adapter) {
+            wanted |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+        }
+    }
+    Ok(adapter.features() & wanted)
 }
 
 /// Opens a device with the adapter's real limits and the wanted features.
 pub(crate) async fn open(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu::Queue)> {
+    let required_features = wanted_features(adapter)?;
+    let coop = required_features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
     let desc = wgpu::DeviceDescriptor {
         label: Some("engine device"),
-        required_features: wanted_features(adapter),
+        required_features,
         required_limits: adapter.limits(),
+        experimental_features: if coop {
+            // SAFETY: wgpu marks its experimental features unsafe because their validation is
+            // incomplete. The engine asks for them only when the user opts in
+            // (ENGINE_EXPERIMENTAL=cooperative-matrix), and its one kernel that uses them
+            // (shaders/matmul/cooperative.wgsl) loads and stores whole 16 x 16 tiles that the
+            // host has checked lie inside the operands (engine/ops/matmul.rs).
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        },
         ..Default::default()
     };
     adapter.request_device(&desc).await.map_err(|e| Error::RequestDevice {
         adapter: adapter.get_info().name,
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn experimental_names_parse_and_unknown_ones_are_errors() {
+        assert_eq!(experimental_names("").unwrap(), Vec::<&str>::new());
+        assert_eq!(
+            experimental_names(" cooperative-matrix ,").unwrap(),
+            vec![COOPERATIVE_MATRIX]
+        );
+        let e = experimental_names("cooperative-matrix,warp-drive")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ENGINE_EXPERIMENTAL") && e.contains("warp-drive"), "{e}");
+    }
 }

@@ -50,6 +50,10 @@ pub struct DeviceInfo {
     pub subgroup_size: (u32, u32),
     /// `SHADER_F16` was granted.
     pub shader_f16: bool,
+    /// wgpu's `EXPERIMENTAL_COOPERATIVE_MATRIX` was granted (with `SHADER_F16`): the f16
+    /// matmul may run on the matrix units (`MatmulPath::Cooperative`). Only on request:
+    /// `ENGINE_EXPERIMENTAL=cooperative-matrix`, on an adapter with 16 x 16 x 16 f16 -> f32.
+    pub cooperative_matrix: bool,
     /// `TIMESTAMP_QUERY` was granted (and inside passes, natively).
     pub timestamps: bool,
     /// `TIMESTAMP_QUERY_INSIDE_PASSES` was granted (native only).
@@ -84,6 +88,7 @@ impl DeviceInfo {
             subgroups: false,
             subgroup_size: (0, 0),
             shader_f16: false,
+            cooperative_matrix: false,
             timestamps: false,
             timestamps_inside_passes: false,
             max_storage_binding: u64::MAX,
@@ -128,6 +133,8 @@ impl DeviceInfo {
             subgroups: features.contains(wgpu::Features::SUBGROUP),
             subgroup_size,
             shader_f16: features.contains(wgpu::Features::SHADER_F16),
+            cooperative_matrix: features
+                .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16),
             timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
             timestamps_inside_passes: features.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
             max_storage_binding: limits.max_storage_buffer_binding_size,

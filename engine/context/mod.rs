@@ -19,7 +19,7 @@ mod timing;
 
 use std::sync::{Arc, Once};
 
-pub use adapter::BackendChoice;
+pub use adapter::{BackendChoice, COOPERATIVE_MATRIX};
 pub use dispatch::check_wgsl;
 pub(crate) use gpu::Gpu;
 pub use info::{DeviceInfo, DeviceKind};

@@ -32,6 +32,54 @@ const LARGE_TILE: KernelDef = KernelDef::new("matmul/large_tile", shader!("matmu
 /// GPU's multiprocessors idle, where the 64 x 64 kernel's four times as many tiles fill it.
 const LARGE_TILE_MIN_TILES: usize = 256;
 
+const COOPERATIVE: KernelDef = KernelDef::new("matmul/cooperative", shader!("matmul/cooperative.wgsl"), "cooperative");
+
+/// Why the cooperative-matrix kernel cannot take this product (`None`: it can). `strides` are
+/// a's and b's (row, column) strides, `batch` their strides over the collapsed batch axes.
+fn cooperative_refusal(
+    gpu_has_it: bool,
+    a: &Tensor,
+    b: &Tensor,
+    s: &MatmulShape,
+    strides: [(usize, usize); 2],
+    batch: [&[usize]; 2],
+) -> Option<String> {
+    if !gpu_has_it {
+        return Some(format!(
+            "this context has no cooperative matrices (they need ENGINE_EXPERIMENTAL={} and an adapter with 16x16x16 f16 -> f32)",
+            crate::context::COOPERATIVE_MATRIX
+        ));
+    }
+    if a.dtype() != DType::F16 || b.dtype() != DType::F16 {
+        return Some(format!(
+            "a {} and b {}: the kernel takes F16 operands",
+            a.dtype(),
+            b.dtype()
+        ));
+    }
+    if !s.m.is_multiple_of(64) || !s.n.is_multiple_of(64) || !s.k.is_multiple_of(16) {
+        return Some(format!(
+            "M {}, N {}, K {}: the kernel takes M and N multiples of 64, K of 16",
+            s.m, s.n, s.k
+        ));
+    }
+    let offsets = [a.layout().offset, b.layout().offset];
+    for (i, name) in ["a", "b"].into_iter().enumerate() {
+        let (rs, cs) = strides[i];
+        if cs != 1
+            || !rs.is_multiple_of(8)
+            || !offsets[i].is_multiple_of(8)
+            || batch[i].iter().any(|v| !v.is_multiple_of(8))
+        {
+            return Some(format!(
+                "{name}: strides ({rs}, {cs}), offset {}, batch strides {:?}: the kernel loads 16-byte rows (inner axis dense, the rest multiples of 8 elements)",
+                offsets[i], batch[i]
+            ));
+        }
+    }
+    None
+}
+
 const MATVEC: KernelDef = KernelDef::new("matmul/matvec", shader!("matmul/matvec.wgsl"), "matvec");
 
 const SPLIT_K_SUM: KernelDef = KernelDef::new("matmul/split_k_sum", shader!("matmul/split_k_sum.wgsl"), "split_k_sum");
@@ -65,6 +113,13 @@ pub enum MatmulPath {
     LargeTile,
     /// Row times matrix; only for M = 1.
     Vector,
+    /// F16 `a` and `b` on the adapter's matrix units through wgpu's experimental cooperative
+    /// matrices (16 x 16 x 16 tiles, f32 accumulation, `shaders/matmul/cooperative.wgsl`),
+    /// where the context has them ([`crate::context::DeviceInfo::cooperative_matrix`], on
+    /// request: `ENGINE_EXPERIMENTAL=cooperative-matrix`). M and N multiples of 64, K of 16;
+    /// both inner axes dense; offsets, row and batch strides multiples of 8 elements. `Auto`
+    /// picks it for operands that qualify; forced on others: `Error::Fallback`.
+    Cooperative,
 }
 
 impl MatmulPath {
@@ -464,8 +519,25 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     let vec_a = aligned(a_rs, a_cs, al.offset, &strides[0], s.k, s.m);
     let vec_b = aligned(b_rs, b_cs, bl.offset, &strides[1], s.n, s.k);
     let large_tiles = s.m.div_ceil(128) * s.n.div_ceil(128) * batch;
+    let coop_refusal = || {
+        cooperative_refusal(
+            gpu.info.cooperative_matrix,
+            a,
+            b,
+            &s,
+            [(a_rs, a_cs), (b_rs, b_cs)],
+            [&strides[0], &strides[1]],
+        )
+    };
     let path = match path {
         MatmulPath::Auto if s.m == 1 => MatmulPath::Vector,
+        MatmulPath::Auto if gpu.info.cooperative_matrix && coop_refusal().is_none() => MatmulPath::Cooperative,
+        MatmulPath::Cooperative => {
+            if let Some(reason) = coop_refusal() {
+                return Err(Error::Fallback { op, reason });
+            }
+            MatmulPath::Cooperative
+        }
         MatmulPath::Auto if vec_a && vec_b && large_tiles >= LARGE_TILE_MIN_TILES => MatmulPath::LargeTile,
         MatmulPath::Auto if s.m >= 64 && s.n >= 64 => MatmulPath::RegisterTiled,
         MatmulPath::Auto => MatmulPath::Tiled16,
@@ -504,6 +576,10 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
             gpu.typed_kernel(&LARGE_TILE, &slots, &[ep])?,
             [s.n.div_ceil(128) as u32, s.m.div_ceil(128) as u32, batch as u32],
         ),
+        MatmulPath::Cooperative => (
+            gpu.kernel(&COOPERATIVE, &[ep])?,
+            [(s.n / 64) as u32, (s.m / 64) as u32, batch as u32],
+        ),
         MatmulPath::Vector | MatmulPath::Auto => {
             // A dense K axis in b turns each column into one coalesced dot product.
             let dot = b_rs == 1 && b_cs != 1;
@@ -529,13 +605,21 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
         Some(t) => t.gpu_buffer(op)?,
         None => a.typed_buffer(op)?,
     };
-    let buffers = [
+    let mut buffers = vec![
         a.typed_buffer(op)?,
         b.typed_buffer(op)?,
         bias_buffer,
         out.gpu_buffer(op)?,
         residual_buffer,
     ];
+    // The cooperative kernel starts its accumulators from a 16 x 16 tile of zeros.
+    let zeros = match path {
+        MatmulPath::Cooperative => Some(Tensor::zeros(ctx, &[256])?),
+        _ => None,
+    };
+    if let Some(z) = &zeros {
+        buffers.push(z.gpu_buffer(op)?);
+    }
     gpu.dispatch(&kernel, &params, &buffers, groups)?;
     Ok(out)
 }
