@@ -281,8 +281,9 @@ fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {
             "multiples of 64",
         );
         refused(&half(&mut rng, &[64, 24]), &half(&mut rng, &[24, 64]), "K of 16");
-        let b16 = Tensor::from_slice_as(ctx, &[16, 64], &random(&mut rng, &[16, 64]), DType::BF16).unwrap();
-        refused(&half(&mut rng, &[64, 16]), &b16, "F16 operands");
+        // An f32 a with f16 b is a product the other kernels take, not this one.
+        let a32 = Tensor::from_slice(ctx, &[64, 16], &random(&mut rng, &[64, 16])).unwrap();
+        refused(&a32, &half(&mut rng, &[16, 64]), "F16 operands");
         let bt = half(&mut rng, &[64, 16]).transpose(0, 1).unwrap();
         refused(&half(&mut rng, &[64, 16]), &bt, "inner axis dense");
     });
