@@ -63,13 +63,15 @@ fn matmul_every_path_at_awkward_sizes() {
 #[test]
 fn matmul_large_tile_across_its_tile_and_step_edges() {
     // M and N around the 128 tile, K around the 16 step (K and N multiples of 4: the kernel
-    // reads both operands as vec4s), a batch, and an epilogue through linear.
+    // reads both operands as vec4s), K over many steps ending in a partial one of 8, 16 or
+    // 32 (520 = 16 * 32 + 8), a batch, and an epilogue through linear.
     let sizes = [
         (1, 4, 4),
         (127, 16, 128),
         (129, 20, 132),
         (200, 68, 260),
         (256, 36, 128),
+        (256, 520, 384),
     ];
     each_adapter(|ctx| {
         let mut rng = Rng::new(64);
