@@ -16,6 +16,11 @@
 // 29.3 vs 32.9 TFLOP/s), twice the workgroup memory costing more occupancy than it saves.
 // The accumulators are 16 named vec4s, never an array: NVIDIA's compiler keeps an indexed
 // array in local memory (0.38 vs 22.5 TFLOP/s for the 64x64 kernel).
+// Six more variants were measured on the H200 against this kernel's 32.9 TFLOP/s at 4096^3
+// (2026-12-01, branch `mm`, one bench run each) and dropped: warp tiles, each subgroup owning
+// a 32x64 region (32.7); BK = 8 (29.8); A transposed by warps 0-3 with vec4 stores, B loaded
+// by warps 4-7 (29.5); BK = 32 with those stores (26.5); warp tiles with those stores (32.3);
+// the same without register prefetch, loads straight into the shared tiles (29.9).
 // Grid: (ceil(N/128), ceil(M/128), batch).
 
 // a and b are F32, F16 or BF16 (dtype slots: a_at4(q) reads elements 4q .. 4q + 3 widened to
