@@ -130,20 +130,21 @@ impl Peer {
         PeerKernel { pipeline, workgroup }
     }
 
-    /// Fills `buffer` with uniform values in [0.05, 0.95) (one random 16 MiB block, repeated):
-    /// a buffer that was never written reads much faster on the H200 than one holding data
-    /// (the bench's linear walk peer: 0.94 against 2.61 ms), so a peer that timed one would
-    /// flatter itself.
+    /// Fills `buffer` with uniform values in [0.05, 0.95), fresh all through. Why: on the H200
+    /// a buffer that was never written reads far faster than one holding data (the bench's
+    /// linear walk peer: 0.94 against 2.61 ms), and so did one holding a 16 MiB random block
+    /// repeated (0.94 ms again; the same loads without the recurrence ran at 115% of the copy
+    /// ceiling), so a peer that timed either would flatter itself. The engine's inputs are
+    /// fresh random values too.
     pub fn fill(&self, buffer: &wgpu::Buffer, rng: &mut wgsl_compute::check::Rng) {
         const BLOCK: u64 = 16 << 20;
-        let words: Vec<f32> = (0..BLOCK / 4).map(|_| (0.05 + 0.9 * rng.uniform()) as f32).collect();
-        let bytes: &[u8] = bytemuck::cast_slice(&words);
         let mut offset = 0;
         while offset < buffer.size() {
-            let n = BLOCK.min(buffer.size() - offset) as usize;
-            self.queue.write_buffer(buffer, offset, &bytes[..n]);
+            let n = BLOCK.min(buffer.size() - offset);
+            let words: Vec<f32> = (0..n / 4).map(|_| (0.05 + 0.9 * rng.uniform()) as f32).collect();
+            self.queue.write_buffer(buffer, offset, bytemuck::cast_slice(&words));
             self.queue.submit([]);
-            offset += n as u64;
+            offset += n;
         }
     }
 
