@@ -556,30 +556,6 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
                 ))
             })
             .collect::<Result<_>>()?;
-        for path in [
-            MatmulPath::Tiled16,
-            MatmulPath::RegisterTiled,
-            MatmulPath::LargeTile,
-            MatmulPath::Auto,
-        ] {
-            let (s, _) = median(ctx, 2, 10, |i| {
-                ops::matmul_with(&sets[i % ROTATE].0, &sets[i % ROTATE].1, path).map(drop)
-            })?;
-            let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
-            eprintln!("  matmul {n} {path:?}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
-            match path {
-                MatmulPath::Auto => figure(format!("matmul_{n}_tflops"), tflops),
-                p => figure(format!("matmul_{n}_{p:?}_tflops").to_lowercase(), tflops),
-            }
-            rows.push(Row {
-                case: format!("matmul fp32 {path:?}"),
-                shape: format!("{n}^3"),
-                fwd_ms: s * 1e3,
-                fwd_bwd_ms: None,
-                rate: format!("{tflops:.2} TFLOP/s"),
-                ratio: String::new(),
-            });
-        }
         // f16 operands, f32 accumulation: the large tile (halves widened to f32 FMAs) and
         // Auto, which takes the cooperative-matrix kernel where the context has it
         // (ENGINE_EXPERIMENTAL=cooperative-matrix).
@@ -587,23 +563,31 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
             .iter()
             .map(|(a, b)| Ok((a.to_dtype(DType::F16)?, b.to_dtype(DType::F16)?)))
             .collect::<Result<_>>()?;
-        let auto_name = if ctx.info().cooperative_matrix {
+        let auto_f16 = if ctx.info().cooperative_matrix {
             "Auto = Cooperative"
         } else {
             "Auto (no cooperative matrices)"
         };
-        for (path, name) in [(MatmulPath::LargeTile, "LargeTile"), (MatmulPath::Auto, auto_name)] {
+        let cases = [
+            (&sets, "fp32", "", MatmulPath::Tiled16, "Tiled16"),
+            (&sets, "fp32", "", MatmulPath::RegisterTiled, "RegisterTiled"),
+            (&sets, "fp32", "", MatmulPath::LargeTile, "LargeTile"),
+            (&sets, "fp32", "", MatmulPath::Auto, "Auto"),
+            (&halves, "f16 inputs", "f16_", MatmulPath::LargeTile, "LargeTile"),
+            (&halves, "f16 inputs", "f16_", MatmulPath::Auto, auto_f16),
+        ];
+        for (operands, dtype, key, path, name) in cases {
             let (s, _) = median(ctx, 2, 10, |i| {
-                ops::matmul_with(&halves[i % ROTATE].0, &halves[i % ROTATE].1, path).map(drop)
+                ops::matmul_with(&operands[i % ROTATE].0, &operands[i % ROTATE].1, path).map(drop)
             })?;
             let tflops = 2.0 * (n as f64).powi(3) / s / 1e12;
-            eprintln!("  matmul f16 {n} {name}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
+            eprintln!("  matmul {dtype} {n} {name}: {:.3} ms, {tflops:.2} TFLOP/s", s * 1e3);
             match path {
-                MatmulPath::Auto => figure(format!("matmul_f16_{n}_tflops"), tflops),
-                p => figure(format!("matmul_f16_{n}_{p:?}_tflops").to_lowercase(), tflops),
+                MatmulPath::Auto => figure(format!("matmul_{key}{n}_tflops"), tflops),
+                p => figure(format!("matmul_{key}{n}_{p:?}_tflops").to_lowercase(), tflops),
             }
             rows.push(Row {
-                case: format!("matmul f16 inputs {name}"),
+                case: format!("matmul {dtype} {name}"),
                 shape: format!("{n}^3"),
                 fwd_ms: s * 1e3,
                 fwd_bwd_ms: None,

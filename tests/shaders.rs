@@ -58,18 +58,7 @@ fn translate_source(src: &str, path: &Path) -> Result<(), String> {
         return translate_cooperative(src, path).map(drop);
     }
     let src = src.to_string();
-    let module = naga::front::wgsl::parse_str(&src).map_err(|e| e.emit_to_string(&src))?;
-    let mut validator =
-        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
-    let info = validator.validate(&module).map_err(|e| e.emit_to_string(&src))?;
-    // Overrides take their defaults, as a pipeline without constants would.
-    let (module, info) = naga::back::pipeline_constants::process_overrides(
-        &module,
-        &info,
-        None,
-        &naga::back::PipelineConstants::default(),
-    )
-    .map_err(|e| format!("overrides: {e}"))?;
+    let (module, info) = validate(&src, naga::valid::Capabilities::all())?;
 
     // Subgroup operations need SPIR-V 1.3 (Vulkan 1.1), which wgpu targets when it has them.
     let mut spv_options = naga::back::spv::Options::default();
@@ -114,17 +103,10 @@ fn translate_source(src: &str, path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The directive that marks a cooperative-matrix source.
-const COOPERATIVE: &str = "enable wgpu_cooperative_matrix;";
-
-/// Validates a cooperative-matrix source (f16 and cooperative matrices allowed) and writes
-/// SPIR-V 1.6 (Vulkan 1.3) with the index clamping wgpu asks for when runtime checks are on:
-/// the path such a kernel takes on the one backend that has them. `spirv-val` checks it where
-/// the installed one knows cooperative matrices. No adapter here has them, so this is what
-/// catches a broken kernel before it reaches the H200. Returns the module.
-fn translate_cooperative(src: &str, path: &Path) -> Result<naga::Module, String> {
+/// Parses and validates `src` with `caps`, then gives every override its default, as a
+/// pipeline created without constants would.
+fn validate(src: &str, caps: naga::valid::Capabilities) -> Result<(naga::Module, naga::valid::ModuleInfo), String> {
     let module = naga::front::wgsl::parse_str(src).map_err(|e| e.emit_to_string(src))?;
-    let caps = naga::valid::Capabilities::SHADER_FLOAT16 | naga::valid::Capabilities::COOPERATIVE_MATRIX;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
         .validate(&module)
         .map_err(|e| e.emit_to_string(src))?;
@@ -135,6 +117,20 @@ fn translate_cooperative(src: &str, path: &Path) -> Result<naga::Module, String>
         &naga::back::PipelineConstants::default(),
     )
     .map_err(|e| format!("overrides: {e}"))?;
+    Ok((module.into_owned(), info.into_owned()))
+}
+
+/// The directive that marks a cooperative-matrix source.
+const COOPERATIVE: &str = "enable wgpu_cooperative_matrix;";
+
+/// Validates a cooperative-matrix source (f16 and cooperative matrices allowed) and writes
+/// SPIR-V 1.6 (Vulkan 1.3) with the index clamping wgpu asks for when runtime checks are on:
+/// the path such a kernel takes on the one backend that has them. `spirv-val` checks it where
+/// the installed one knows cooperative matrices. No adapter here has them, so this is what
+/// catches a broken kernel before it reaches the H200. Returns the module.
+fn translate_cooperative(src: &str, path: &Path) -> Result<naga::Module, String> {
+    let caps = naga::valid::Capabilities::SHADER_FLOAT16 | naga::valid::Capabilities::COOPERATIVE_MATRIX;
+    let (module, info) = validate(src, caps)?;
     let restrict = naga::proc::BoundsCheckPolicy::Restrict;
     let spv_options = naga::back::spv::Options {
         lang_version: (1, 6),
@@ -148,7 +144,7 @@ fn translate_cooperative(src: &str, path: &Path) -> Result<naga::Module, String>
     };
     let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None).map_err(|e| format!("SPIR-V: {e}"))?;
     spirv_val_env(path, &spv, "vulkan1.3")?;
-    Ok(module.into_owned())
+    Ok(module)
 }
 
 fn spirv_val(path: &Path, words: &[u32]) -> Result<(), String> {
