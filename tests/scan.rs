@@ -80,6 +80,7 @@ fn scan_automatic_strategy_at_long_t_and_few_lanes() {
                     h0: true,
                     strategy: Strategy::Auto,
                     seed: 77,
+                    dtype: wgsl_compute::DType::F32,
                 };
                 let row = pollster::block_on(parity::scan::run_case(ctx, &case));
                 assert!(row.passed, "{}", parity::markdown_row(&row));
@@ -115,6 +116,7 @@ fn scan_long_lane_walks_resume_across_segments() {
                     h0: true,
                     strategy,
                     seed: 78,
+                    dtype: wgsl_compute::DType::F32,
                 };
                 let row = pollster::block_on(parity::scan::run_case(ctx, &case));
                 assert!(row.passed, "{}", parity::markdown_row(&row));
@@ -548,4 +550,22 @@ fn scan_reference_gradients_match_finite_differences() {
             }
         }
     }
+}
+
+#[test]
+fn scan_half_channel_scans_pass_their_parity_rows() {
+    // F16 and BF16: odd D (f32 outputs narrowed after), even D (one packed word per step),
+    // T = 1, past a chunk, past the unroll blocks, both strategies and directions.
+    let cases = parity::scan::half_cases(false);
+    assert!(cases.iter().any(|c| c.n % 2 == 1 && c.backward));
+    assert!(cases.iter().any(|c| c.t == 1));
+    each_adapter(|ctx| {
+        let failed: Vec<String> = cases
+            .iter()
+            .map(|c| pollster::block_on(parity::scan::run_case(ctx, c)))
+            .filter(|row| !row.passed)
+            .map(|row| parity::markdown_row(&row))
+            .collect();
+        assert!(failed.is_empty(), "on {}:\n{}", ctx.info().name, failed.join("\n"));
+    });
 }

@@ -6,7 +6,7 @@
 //! (2, 1) holds its state in a vec2, k = 8 two vec4s a column) with the same passes and side
 //! layout.
 
-use super::dispatch::{self, host, host_opt, ScanOptions};
+use super::dispatch::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
 use super::linear_gpu;
@@ -203,11 +203,12 @@ pub(crate) fn forward_op(
     h0: Option<&Tensor>,
     opts: &ScanOptions,
 ) -> Result<Tensor> {
-    a.expect_dtype(s.op, if s.b_name == "b" { "a" } else { "A" }, &[crate::DType::F32])?;
-    b.expect_dtype(s.op, s.b_name, &[crate::DType::F32])?;
-    if let Some(h0) = h0 {
-        h0.expect_dtype(s.op, "h0", &[crate::DType::F32])?;
-    }
+    let a_name = if s.b_name == "b" { "a" } else { "A" };
+    envelope::one_dtype(
+        s.op,
+        &[(a_name, Some(a)), (s.b_name, Some(b)), ("h0", h0)],
+        &crate::DType::ALL,
+    )?;
     let d = (s.dims)(s.op, a, s.b_name, b)?;
     b.expect_context(a.context(), s.op, s.b_name)?;
     if let Some(h0) = h0 {
@@ -236,6 +237,17 @@ pub(crate) fn backward_op(
     grad_h: &Tensor,
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
+    let a_name = if s.b_name == "b" { "a" } else { "A" };
+    envelope::one_dtype(
+        s.op_backward,
+        &[
+            (a_name, Some(a)),
+            (s.h_name, Some(h)),
+            ("grad_h", Some(grad_h)),
+            ("h0", h0),
+        ],
+        &crate::DType::ALL,
+    )?;
     let d = (s.dims)(s.op_backward, a, s.h_name, h)?;
     let h0_shape = (s.h0_shape)(&d);
     envelope::backward_args(
@@ -338,13 +350,14 @@ pub(crate) fn forward(
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {
                 (1, 1) => linear_gpu::forward(gpu, op, &d, a, b, h0, opts),
-                _ => Ok(scan_gpu(gpu, op, &d, a, b, h0, false, opts)?.0),
+                _ => narrowed(scan_gpu(gpu, op, &d, a, b, h0, false, opts)?.0, a.dtype()),
             }
         },
         || {
-            let (a, b, h0) = (host(a, op)?, host(b, op)?, host_opt(h0, op)?);
+            let dtype = a.dtype();
+            let (a, b, h0) = (host_widened(a, op)?, host_widened(b, op)?, host_widened_opt(h0, op)?);
             let h = reference::scan::matrix_affine_scan(&a.view(), &b.view(), h0.as_ref().map(|x| x.view()).as_ref());
-            Tensor::from_host(ctx, h)
+            from_host_as(ctx, h, dtype)
         },
     )
 }
@@ -371,12 +384,23 @@ pub(crate) fn backward(
                 _ => {
                     let (db, dh0) = scan_gpu(gpu, op, &d, a, grad, None, true, opts)?;
                     let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
-                    Ok(ScanGrads { da, db, dh0 })
+                    let dtype = a.dtype();
+                    Ok(ScanGrads {
+                        da: narrowed(da, dtype)?,
+                        db: narrowed(db, dtype)?,
+                        dh0: narrowed(dh0, dtype)?,
+                    })
                 }
             }
         },
         || {
-            let (a, h0, h, g) = (host(a, op)?, host_opt(h0, op)?, host(h, op)?, host(grad, op)?);
+            let dtype = a.dtype();
+            let (a, h0, h, g) = (
+                host_widened(a, op)?,
+                host_widened_opt(h0, op)?,
+                host_widened(h, op)?,
+                host_widened(grad, op)?,
+            );
             let (da, db, dh0) = reference::scan::matrix_affine_scan_backward(
                 &a.view(),
                 h0.as_ref().map(|x| x.view()).as_ref(),
@@ -384,12 +408,23 @@ pub(crate) fn backward(
                 &g.view(),
             );
             Ok(ScanGrads {
-                da: Tensor::from_host(ctx, da)?,
-                db: Tensor::from_host(ctx, db)?,
-                dh0: Tensor::from_host(ctx, dh0)?,
+                da: from_host_as(ctx, da, dtype)?,
+                db: from_host_as(ctx, db, dtype)?,
+                dh0: from_host_as(ctx, dh0, dtype)?,
             })
         },
     )
+}
+
+/// A k x v kernel's f32 output in the call's `dtype`: the kernels read half inputs through
+/// their dtype slots but write f32 (invocations own value columns, and a column's elements
+/// share packed words with the neighbouring columns'), so a half call's outputs are rounded
+/// here, once, by the conversion that writes whole words (`Tensor::to_dtype`).
+fn narrowed(t: Tensor, dtype: crate::DType) -> Result<Tensor> {
+    match dtype {
+        crate::DType::F32 => Ok(t),
+        d => t.to_dtype(d),
+    }
 }
 
 /// One scan over `x` (B forward, dH in reverse) with the strategy the options and the device
@@ -426,19 +461,21 @@ fn scan_gpu(
     };
     // An absent h0 binds A again: both are read-only, and the kernel does not read it.
     let h0_buf = match &h0 {
-        Some(t) => t.gpu_buffer(op)?,
-        None => a.gpu_buffer(op)?,
+        Some(t) => t.typed_buffer(op)?,
+        None => a.typed_buffer(op)?,
     };
     let buffers = [
-        a.gpu_buffer(op)?,
-        x.gpu_buffer(op)?,
+        a.typed_buffer(op)?,
+        x.typed_buffer(op)?,
         h0_buf,
         out.gpu_buffer(op)?,
         side.gpu_buffer(op)?,
         dh0.gpu_buffer(op)?,
     ];
     let tail = Params::new().usize(d.n).u32(h0.is_some() as u32);
-    launch.run_passes(gpu, &kernels.passes, &constants, &tail, &buffers)?;
+    let dtype = a.dtype();
+    let slots = [("a", dtype), ("x", dtype), ("h0", dtype)];
+    launch.run_typed_passes(gpu, &kernels.passes, &slots, &constants, &tail, &buffers)?;
     Ok((out, dh0))
 }
 
@@ -463,14 +500,15 @@ fn backward_da_gpu(
         .usize(d.t)
         .u32(h0.is_some() as u32);
     let h0_buf = match &h0 {
-        Some(t) => t.gpu_buffer(op)?,
-        None => h.gpu_buffer(op)?,
+        Some(t) => t.typed_buffer(op)?,
+        None => h.typed_buffer(op)?,
     };
-    let kernel = gpu.kernel(&kernels.grad_a, &sizes(kernels.grad_a_sizes, d))?;
+    let slots = [("h", h.dtype()), ("h0", h.dtype())];
+    let kernel = gpu.typed_kernel(&kernels.grad_a, &slots, &sizes(kernels.grad_a_sizes, d))?;
     gpu.dispatch(
         &kernel,
         &params,
-        &[g.gpu_buffer(op)?, h.gpu_buffer(op)?, h0_buf, da.gpu_buffer(op)?],
+        &[g.gpu_buffer(op)?, h.typed_buffer(op)?, h0_buf, da.gpu_buffer(op)?],
         groups(total),
     )?;
     Ok(da)
