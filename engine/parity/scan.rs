@@ -118,8 +118,9 @@ pub fn strategies(t: usize) -> [Strategy; 2] {
     ]
 }
 
-/// The scan cases: `full` covers the whole envelope (1120 rows); otherwise a quick subset
-/// that still covers every op, every (k, v), odd T, both strategies and both directions.
+/// The scan cases: `full` covers the whole envelope (1120 f32 rows and the [`half_cases`]);
+/// otherwise a quick subset that still covers every op, every (k, v), odd T, both strategies
+/// and both directions, and a few half rows.
 pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut seed = 1000;
@@ -211,6 +212,19 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     if full {
         out.extend(specialised_cases(&mut seed));
         out.extend(half_cases(true));
+    } else {
+        // A few half rows (the page runs this subset on SwiftShader): each op, both dtypes,
+        // odd and even D, both strategies.
+        out.extend(half_cases(false).into_iter().filter(|c| {
+            let chunked = c.strategy != Strategy::Lanes;
+            match (c.op, c.dtype) {
+                (ScanOp::Linear, DType::F16) => c.n == 5 && c.t == 10 && !chunked,
+                (ScanOp::Log, DType::BF16) => c.n == 6 && c.t == 17 && chunked,
+                (ScanOp::Matrix, DType::F16) => c.t == 1,
+                (ScanOp::Affine, DType::BF16) => c.k == 4,
+                _ => false,
+            }
+        }));
     }
     out
 }
