@@ -229,6 +229,23 @@ mod tests {
         assert!(dtype_prelude(src, &[("v", DType::F16)]).unwrap_err().contains("v"));
         assert!(dtype_prelude("// dtype: w\n", &[]).is_err());
         assert_eq!(typed_name("k", &[("w", DType::F32)]), "k");
+        // Width-generic accessors; stores only for `store` slots, rounding helpers only then.
+        let src = "// dtype: a pair\n// dtype: o pair store\n// dtype: q quad store\n";
+        let p = dtype_prelude(src, &[("a", DType::BF16), ("o", DType::F16), ("q", DType::BF16)]).unwrap();
+        assert!(p.contains("alias a_t = u32;") && p.contains("fn a_ld(u: u32) -> vec2<f32>"));
+        assert!(!p.contains("fn a_st("));
+        assert!(p.contains("fn o_st(u: u32, v: vec2<f32>)") && p.contains("f32_bits_to_f16(bitcast<u32>(v.y)) << 16u"));
+        assert!(p.contains("alias q_t = vec2<u32>;") && p.contains("f32_bits_to_bf16(bitcast<u32>(v.w))"));
+        assert_eq!(p.matches("fn f32_bits_to_f16(").count(), 1);
+        let f32s = dtype_prelude(src, &[]).unwrap();
+        assert!(f32s.contains("alias o_t = vec2<f32>;") && f32s.contains("fn o_st(u: u32, v: vec2<f32>) { o[u] = v; }"));
+        assert!(!f32s.contains("f32_bits_to_f16"));
+        // A half scalar store would share its word with a neighbour's: refused, by name.
+        let racy = "// dtype: out scalar store\n";
+        assert!(dtype_prelude(racy, &[]).is_ok());
+        let e = dtype_prelude(racy, &[("out", DType::F16)]).unwrap_err();
+        assert!(e.contains("out") && e.contains("race"), "{e}");
+        assert!(dtype_prelude("// dtype: w pair stored\n", &[]).is_err());
         assert_eq!(typed_name("k", &[("w", DType::BF16)]), "k[w=BF16]");
     }
 }
