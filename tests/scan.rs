@@ -94,15 +94,21 @@ fn scan_long_lane_walks_resume_across_segments() {
     // Software adapters split a long lane walk into dispatches (their loop limiter would cut
     // it short otherwise): k = 16 at T = 1000, and the channel scans (four channels per
     // invocation and one) at T = 8000 cross a boundary, and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
+    // Half walks resume from their f32 state, not from the rounded output: the channel scans
+    // at two channels and one, and matrix_scan (segments of 5000 steps), which writes halves.
+    use wgsl_compute::DType::{BF16, F16, F32};
     each_adapter(|ctx| {
         let one_step = Strategy::Chunked { chunk: Some(1) };
-        for (op, t, n, k, v, strategy) in [
-            (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes),
-            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes),
-            (ScanOp::Log, 8000, 4, 1, 1, Strategy::Lanes),
-            (ScanOp::Linear, 8001, 8, 1, 1, Strategy::Lanes),
-            (ScanOp::Linear, 8001, 3, 1, 1, Strategy::Lanes),
-            (ScanOp::Affine, 1500, 1, 16, 1, one_step),
+        for (op, t, n, k, v, strategy, dtype) in [
+            (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes, F32),
+            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Log, 8000, 4, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Linear, 8001, 8, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Linear, 8001, 3, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Affine, 1500, 1, 16, 1, one_step, F32),
+            (ScanOp::Linear, 8001, 2, 1, 1, Strategy::Lanes, F16),
+            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes, BF16),
+            (ScanOp::Matrix, 5003, 1, 2, 1, Strategy::Lanes, BF16),
         ] {
             for backward in [false, true] {
                 let case = ScanCase {
@@ -116,7 +122,7 @@ fn scan_long_lane_walks_resume_across_segments() {
                     h0: true,
                     strategy,
                     seed: 78,
-                    dtype: wgsl_compute::DType::F32,
+                    dtype,
                 };
                 let row = pollster::block_on(parity::scan::run_case(ctx, &case));
                 assert!(row.passed, "{}", parity::markdown_row(&row));

@@ -238,7 +238,9 @@ mod tests {
         assert!(p.contains("alias q_t = vec2<u32>;") && p.contains("f32_bits_to_bf16(bitcast<u32>(v.w))"));
         assert_eq!(p.matches("fn f32_bits_to_f16(").count(), 1);
         let f32s = dtype_prelude(src, &[]).unwrap();
-        assert!(f32s.contains("alias o_t = vec2<f32>;") && f32s.contains("fn o_st(u: u32, v: vec2<f32>) { o[u] = v; }"));
+        assert!(
+            f32s.contains("alias o_t = vec2<f32>;") && f32s.contains("fn o_st(u: u32, v: vec2<f32>) { o[u] = v; }")
+        );
         assert!(!f32s.contains("f32_bits_to_f16"));
         // A half scalar store would share its word with a neighbour's: refused, by name.
         let racy = "// dtype: out scalar store\n";

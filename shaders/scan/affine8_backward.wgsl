@@ -23,7 +23,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> g: array<f32>;              // (B, T, N, 8, V): G = dB
 @group(0) @binding(2) var<storage, read> h: array<h_t>;              // (B, T, N, 8, V): forward output H
-@group(0) @binding(3) var<storage, read> h0: array<h0_t>;             // (B, N, 8, V), read when has_h0
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;            // (B, N, 8, V), read when has_h0
 @group(0) @binding(4) var<storage, read_write> da: array<vec4<f32>>; // (B, T, N, 8, 8) as 16 vec4s a step
 
 @compute @workgroup_size(WG)

@@ -2,8 +2,12 @@
 // dtype: a quad
 // dtype: x pair
 // dtype: h0 pair
-// The inputs a, x, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;
-// the outputs stay f32 (the engine narrows a half call's outputs afterwards, one word each).
+// dtype: out pair store
+// dtype: dh0 pair store
+// Every input and output is a dtype slot (engine/kernel/dtype.rs): F32, F16 or BF16 storage,
+// f32 values and state. A step's output is one vec2, so in a half it is one whole packed word
+// that only its lane's invocation writes, rounded once when stored; a segmented lane walk
+// resumes from the f32 state it left in side, never from the rounded output.
 // matrix2: the affine scan's (K, V) = (2, 1) case, `matrix_scan`: h_t = A_t h_{t-1} + b_t with
 // 2 x 2 transitions, one invocation per lane (b, n) (per (lane, chunk) in the chunk passes).
 // The same entries, bindings and side layout contract as matrix_affine_scan.wgsl, written for
@@ -21,7 +25,7 @@
 //
 // Entries (the launch and its header: scan/launch.wgsl):
 //   scan_lanes          one invocation per lane walks [t_begin, t_end) of T; a later segment
-//                       resumes from out.
+//                       resumes from the state this one leaves in side[lane].
 //   scan_chunk_reduce   per (lane, chunk): the chunk's local state from zero and its transition
 //                       product P (the chunk's steps applied to the identity).
 //   scan_carries        per lane: walks the chunks in scan order, carry = P_c carry + S_c,
@@ -38,12 +42,12 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<a_t>;          // (B, T, N) x (a00, a01, a10, a11)
-@group(0) @binding(2) var<storage, read> x: array<x_t>;          // (B, T, N) x 2: b, or dh when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<h0_t>;         // (B, N) x 2, read when has_h0 and not REVERSE
-@group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;  // (B, T, N) x 2: h, or g = db when REVERSE
-@group(0) @binding(5) var<storage, read_write> side: array<vec2<f32>>; // chunked: (lanes, chunks, 3) x 2: S (then the carry), P e_0, P e_1
-@group(0) @binding(6) var<storage, read_write> dh0: array<vec2<f32>>;  // (B, N) x 2, written when REVERSE
+@group(0) @binding(1) var<storage, read> a: array<a_t>;                // (B, T, N) x (a00, a01, a10, a11)
+@group(0) @binding(2) var<storage, read> x: array<x_t>;                // (B, T, N) x 2: b, or dh when REVERSE
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;              // (B, N) x 2, read when has_h0 and not REVERSE
+@group(0) @binding(4) var<storage, read_write> out: array<out_t>;      // (B, T, N) x 2: h, or g = db when REVERSE
+@group(0) @binding(5) var<storage, read_write> side: array<vec2<f32>>; // f32: chunked (lanes, chunks, 3) x 2: S (then the carry), P e_0, P e_1; segmented lanes (lanes,) x 2 state
+@group(0) @binding(6) var<storage, read_write> dh0: array<dh0_t>;      // (B, N) x 2, written when REVERSE
 
 // step(b, 0, n): the lane's first step; step t is base + t * N.
 fn lane_base(lane: u32) -> u32 {
@@ -130,42 +134,42 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
         let x14 = x_ld(base + t14 * n);
         let x15 = x_ld(base + t15 * n);
         s = apply(m0, s) + x0;
-        out[base + t0 * n] = s;
+        out_st(base + t0 * n, s);
         s = apply(m1, s) + x1;
-        out[base + t1 * n] = s;
+        out_st(base + t1 * n, s);
         s = apply(m2, s) + x2;
-        out[base + t2 * n] = s;
+        out_st(base + t2 * n, s);
         s = apply(m3, s) + x3;
-        out[base + t3 * n] = s;
+        out_st(base + t3 * n, s);
         s = apply(m4, s) + x4;
-        out[base + t4 * n] = s;
+        out_st(base + t4 * n, s);
         s = apply(m5, s) + x5;
-        out[base + t5 * n] = s;
+        out_st(base + t5 * n, s);
         s = apply(m6, s) + x6;
-        out[base + t6 * n] = s;
+        out_st(base + t6 * n, s);
         s = apply(m7, s) + x7;
-        out[base + t7 * n] = s;
+        out_st(base + t7 * n, s);
         s = apply(m8, s) + x8;
-        out[base + t8 * n] = s;
+        out_st(base + t8 * n, s);
         s = apply(m9, s) + x9;
-        out[base + t9 * n] = s;
+        out_st(base + t9 * n, s);
         s = apply(m10, s) + x10;
-        out[base + t10 * n] = s;
+        out_st(base + t10 * n, s);
         s = apply(m11, s) + x11;
-        out[base + t11 * n] = s;
+        out_st(base + t11 * n, s);
         s = apply(m12, s) + x12;
-        out[base + t12 * n] = s;
+        out_st(base + t12 * n, s);
         s = apply(m13, s) + x13;
-        out[base + t13 * n] = s;
+        out_st(base + t13 * n, s);
         s = apply(m14, s) + x14;
-        out[base + t14 * n] = s;
+        out_st(base + t14 * n, s);
         s = apply(m15, s) + x15;
-        out[base + t15 * n] = s;
+        out_st(base + t15 * n, s);
     }
     for (; q < len; q++) {
         let t = time_at(start, end, q, REVERSE);
         s = apply(transition(base, t), s) + x_ld(base + t * n);
-        out[base + t * n] = s;
+        out_st(base + t * n, s);
     }
     return s;
 }
@@ -187,14 +191,16 @@ fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let base = lane_base(lane);
     var s = initial(lane);
-    // Resume from the previous segment's last state (out at t_begin - 1 forward, at t_end in
-    // reverse) unless this segment starts the walk.
+    // Resume from the previous segment's last state unless this segment starts the walk.
     if launch_resumes(p.launch, REVERSE) {
-        s = out[base + select(p.launch.t_begin - 1u, p.launch.t_end, REVERSE) * p.n];
+        s = side[lane];
     }
     s = walk(base, p.launch.t_begin, p.launch.t_end, s);
+    if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
+        side[lane] = s;
+    }
     if REVERSE && p.launch.t_begin == 0u {
-        dh0[lane] = apply(a_ld(base), s);
+        dh0_st(lane, apply(a_ld(base), s));
     }
 }
 
@@ -272,7 +278,7 @@ fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         carry = next;
     }
     if REVERSE {
-        dh0[lane] = apply(a_ld(lane_base(lane)), carry);
+        dh0_st(lane, apply(a_ld(lane_base(lane)), carry));
     }
 }
 

@@ -20,7 +20,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> g: array<f32>;        // (B, T, N, K, V): G = dB
 @group(0) @binding(2) var<storage, read> h: array<h_t>;        // (B, T, N, K, V): forward output H
-@group(0) @binding(3) var<storage, read> h0: array<h0_t>;       // (B, N, K, V), read when has_h0
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;      // (B, N, K, V), read when has_h0
 @group(0) @binding(4) var<storage, read_write> da: array<f32>; // (B, T, N, K, K)
 
 @compute @workgroup_size(WG)
