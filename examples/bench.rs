@@ -208,6 +208,8 @@ struct ScanCase {
     op: &'static str,
     label: &'static str,
     dims: Vec<usize>,
+    /// Every input's and output's dtype (F16 rows: keys `scan_<op>_<case>_f16_*`).
+    dtype: DType,
 }
 
 fn scan_cases(quick: bool) -> Vec<ScanCase> {
@@ -217,21 +219,25 @@ fn scan_cases(quick: bool) -> Vec<ScanCase> {
             op: "linear_scan",
             label,
             dims: vec![b, t, 256],
+            dtype: DType::F32,
         });
         v.push(ScanCase {
             op: "parallel_scan_log",
             label,
             dims: vec![b, t, 256],
+            dtype: DType::F32,
         });
         v.push(ScanCase {
             op: "matrix_scan",
             label,
             dims: vec![b, t, 64],
+            dtype: DType::F32,
         });
         v.push(ScanCase {
             op: "matrix_affine_scan",
             label,
             dims: vec![b, t, 32, 8, 8],
+            dtype: DType::F32,
         });
     }
     if !quick {
@@ -239,41 +245,56 @@ fn scan_cases(quick: bool) -> Vec<ScanCase> {
             op: "linear_scan",
             label: "large",
             dims: vec![16, 4096, 4096],
+            dtype: DType::F32,
         });
         v.push(ScanCase {
             op: "parallel_scan_log",
             label: "large",
             dims: vec![16, 4096, 4096],
+            dtype: DType::F32,
         });
         v.push(ScanCase {
             op: "matrix_scan",
             label: "large",
             dims: vec![16, 4096, 1024],
+            dtype: DType::F32,
         });
         v.push(ScanCase {
             op: "matrix_affine_scan",
             label: "large",
             dims: vec![8, 1024, 256, 8, 8],
+            dtype: DType::F32,
         });
     }
+    // The same shapes with F16 inputs and outputs (f32 state): half the bytes to move.
+    let halves: Vec<ScanCase> = v
+        .iter()
+        .map(|c| ScanCase {
+            dims: c.dims.clone(),
+            dtype: DType::F16,
+            ..*c
+        })
+        .collect();
+    v.extend(halves);
     v
 }
 
 /// Fewest bytes a forward moves: each input read once, the output written once.
 fn scan_bytes(c: &ScanCase) -> f64 {
     let d = &c.dims;
-    4.0 * match c.op {
-        "linear_scan" => 3 * d[0] * d[1] * d[2] + d[0] * d[2],
-        "parallel_scan_log" => d[0] * d[1] * d[2] + 2 * d[0] * (d[1] + 1) * d[2],
-        "matrix_scan" => d[0] * d[1] * d[2] * 8,
-        _ => d[0] * d[1] * d[2] * (d[3] * d[3] + 2 * d[3] * d[4]),
-    } as f64
+    c.dtype.size() as f64
+        * match c.op {
+            "linear_scan" => 3 * d[0] * d[1] * d[2] + d[0] * d[2],
+            "parallel_scan_log" => d[0] * d[1] * d[2] + 2 * d[0] * (d[1] + 1) * d[2],
+            "matrix_scan" => d[0] * d[1] * d[2] * 8,
+            _ => d[0] * d[1] * d[2] * (d[3] * d[3] + 2 * d[3] * d[4]),
+        } as f64
 }
 
 /// One input set: the op's arguments and an upstream gradient of the output's shape.
 fn scan_inputs(ctx: &Context, rng: &mut Rng, c: &ScanCase) -> Result<Vec<Tensor>> {
     let d = &c.dims;
-    Ok(match c.op {
+    let f32s = match c.op {
         "linear_scan" => vec![
             random(ctx, rng, d, 0.05, 0.95)?,
             random(ctx, rng, d, -1.0, 1.0)?,
@@ -297,7 +318,8 @@ fn scan_inputs(ctx: &Context, rng: &mut Rng, c: &ScanCase) -> Result<Vec<Tensor>
                 random(ctx, rng, &[d[0], d[1], d[2], d[3], d[4]], -1.0, 1.0)?,
             ]
         }
-    })
+    };
+    f32s.into_iter().map(|t| t.to_dtype(c.dtype)).collect()
 }
 
 fn scan_forward(op: &str, x: &[Tensor], opts: &ScanOptions) -> Result<Tensor> {
@@ -335,27 +357,30 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
             scan_forward_backward(c.op, &sets[i % ROTATE], &opts)
         })?;
         let gbps = scan_bytes(&c) / fwd / 1e9;
+        // The walk peers are f32 kernels: they run once, beside the f32 rows.
         let peer_rows = match c.label {
-            "large" => walk_peer(ctx, &c).unwrap_or_else(|e| {
+            "large" if c.dtype == DType::F32 => walk_peer(ctx, &c).unwrap_or_else(|e| {
                 eprintln!("the {} walk peer could not run ({e})", c.op);
                 vec![]
             }),
             _ => vec![],
         };
-        let key = format!("{}_{}", c.op, c.label.replace("long-T", "longT"));
+        let half = if c.dtype == DType::F32 { "" } else { "_f16" };
+        let key = format!("{}_{}{half}", c.op, c.label.replace("long-T", "longT"));
         figure(format!("scan_{key}_fwd_ms"), fwd * 1e3);
         figure(format!("scan_{key}_fwdbwd_ms"), fb * 1e3);
         figure(format!("scan_{key}_fwd_gbps"), gbps);
         eprintln!(
-            "  {} {} {:?}: fwd {:.4} ms, fwd+bwd {:.4} ms",
+            "  {} {} {:?} {}: fwd {:.4} ms, fwd+bwd {:.4} ms",
             c.op,
             c.label,
             c.dims,
+            c.dtype,
             fwd * 1e3,
             fb * 1e3
         );
         rows.push(Row {
-            case: format!("{} {}", c.op, c.label),
+            case: format!("{} {}{half}", c.op, c.label),
             shape: format!("{:?}", c.dims),
             fwd_ms: fwd * 1e3,
             fwd_bwd_ms: Some(fb * 1e3),

@@ -80,6 +80,7 @@ fn scan_automatic_strategy_at_long_t_and_few_lanes() {
                     h0: true,
                     strategy: Strategy::Auto,
                     seed: 77,
+                    dtype: wgsl_compute::DType::F32,
                 };
                 let row = pollster::block_on(parity::scan::run_case(ctx, &case));
                 assert!(row.passed, "{}", parity::markdown_row(&row));
@@ -93,15 +94,21 @@ fn scan_long_lane_walks_resume_across_segments() {
     // Software adapters split a long lane walk into dispatches (their loop limiter would cut
     // it short otherwise): k = 16 at T = 1000, and the channel scans (four channels per
     // invocation and one) at T = 8000 cross a boundary, and one-step chunks at T = 1500 are lengthened so the carry walk stays within budget.
+    // Half walks resume from their f32 state, not from the rounded output: the channel scans
+    // at two channels and one, and matrix_scan (segments of 5000 steps), which writes halves.
+    use wgsl_compute::DType::{BF16, F16, F32};
     each_adapter(|ctx| {
         let one_step = Strategy::Chunked { chunk: Some(1) };
-        for (op, t, n, k, v, strategy) in [
-            (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes),
-            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes),
-            (ScanOp::Log, 8000, 4, 1, 1, Strategy::Lanes),
-            (ScanOp::Linear, 8001, 8, 1, 1, Strategy::Lanes),
-            (ScanOp::Linear, 8001, 3, 1, 1, Strategy::Lanes),
-            (ScanOp::Affine, 1500, 1, 16, 1, one_step),
+        for (op, t, n, k, v, strategy, dtype) in [
+            (ScanOp::Affine, 1000, 1, 16, 2, Strategy::Lanes, F32),
+            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Log, 8000, 4, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Linear, 8001, 8, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Linear, 8001, 3, 1, 1, Strategy::Lanes, F32),
+            (ScanOp::Affine, 1500, 1, 16, 1, one_step, F32),
+            (ScanOp::Linear, 8001, 2, 1, 1, Strategy::Lanes, F16),
+            (ScanOp::Log, 8000, 3, 1, 1, Strategy::Lanes, BF16),
+            (ScanOp::Matrix, 5003, 1, 2, 1, Strategy::Lanes, BF16),
         ] {
             for backward in [false, true] {
                 let case = ScanCase {
@@ -115,6 +122,7 @@ fn scan_long_lane_walks_resume_across_segments() {
                     h0: true,
                     strategy,
                     seed: 78,
+                    dtype,
                 };
                 let row = pollster::block_on(parity::scan::run_case(ctx, &case));
                 assert!(row.passed, "{}", parity::markdown_row(&row));
@@ -548,4 +556,105 @@ fn scan_reference_gradients_match_finite_differences() {
             }
         }
     }
+}
+
+#[test]
+fn scan_half_channel_scans_pass_their_parity_rows() {
+    // F16 and BF16: odd D (f32 outputs narrowed after), even D (one packed word per step),
+    // T = 1, past a chunk, past the unroll blocks, both strategies and directions.
+    let cases = parity::scan::half_cases(false);
+    assert!(cases.iter().any(|c| c.n % 2 == 1 && c.backward));
+    assert!(cases.iter().any(|c| c.t == 1));
+    each_adapter(|ctx| {
+        let failed: Vec<String> = cases
+            .iter()
+            .map(|c| pollster::block_on(parity::scan::run_case(ctx, c)))
+            .filter(|row| !row.passed)
+            .map(|row| parity::markdown_row(&row))
+            .collect();
+        assert!(failed.is_empty(), "on {}:\n{}", ctx.info().name, failed.join("\n"));
+    });
+}
+
+#[test]
+fn scan_half_views_at_odd_offsets_read_like_dense_inputs() {
+    // A half view at an odd element offset starts in the middle of a packed word: the scans
+    // take it through a dense copy, so the result equals the one from dense inputs, bit for bit.
+    each_adapter(|ctx| {
+        let opts = ScanOptions::dispatch(Dispatch::Gpu);
+        for dtype in [wgsl_compute::DType::F16, wgsl_compute::DType::BF16] {
+            let (b, t, d) = (2, 9, 6);
+            let mut rng = Rng::new(31);
+            // (B, T, D + 1) narrowed to channels 1..=D: offset 1, rows of D + 1 elements.
+            let wide = |rng: &mut Rng, lo: f64, hi: f64| {
+                Tensor::from_slice_as(ctx, &[b, t, d + 1], &rng.vec_range(b * t * (d + 1), lo, hi), dtype)
+                    .unwrap()
+                    .narrow(2, 1, d + 1)
+                    .unwrap()
+            };
+            let a = wide(&mut rng, -0.9, 0.9);
+            let x = wide(&mut rng, -1.0, 1.0);
+            let h0 = Tensor::from_slice_as(ctx, &[b * d + 1], &rng.vec_range(b * d + 1, -1.0, 1.0), dtype)
+                .unwrap()
+                .narrow(0, 1, b * d + 1)
+                .unwrap()
+                .reshape(&[b, d])
+                .unwrap();
+            let dense = |t: &Tensor| t.to_dtype(dtype).unwrap();
+            let got = scan::linear_scan_with(&a, &x, Some(&h0), &opts).unwrap();
+            let want = scan::linear_scan_with(&dense(&a), &dense(&x), Some(&dense(&h0)), &opts).unwrap();
+            assert_eq!(got.dtype(), dtype);
+            assert_eq!(got.to_vec().unwrap(), want.to_vec().unwrap(), "{dtype} linear_scan");
+            let g = scan::linear_scan_backward_with(&a, Some(&h0), &got, &x, &opts).unwrap();
+            let w = scan::linear_scan_backward_with(&dense(&a), Some(&dense(&h0)), &want, &dense(&x), &opts).unwrap();
+            for (name, got, want) in [("da", &g.da, &w.da), ("db", &g.db, &w.db), ("dh0", &g.dh0, &w.dh0)] {
+                assert_eq!(got.dtype(), dtype, "{name}");
+                assert_eq!(got.to_vec().unwrap(), want.to_vec().unwrap(), "{dtype} {name}");
+            }
+            let lv = Tensor::from_slice_as(ctx, &[b, t + 2, d], &rng.vec_normal(b * (t + 2) * d, 0.5), dtype)
+                .unwrap()
+                .narrow(1, 1, t + 2)
+                .unwrap();
+            let got = scan::parallel_scan_log_with(&a, &lv, &opts);
+            // log_coeffs must be negative for minGRU, but any finite values scan the same way.
+            let want = scan::parallel_scan_log_with(&dense(&a), &dense(&lv), &opts);
+            assert_eq!(
+                got.unwrap().to_vec().unwrap(),
+                want.unwrap().to_vec().unwrap(),
+                "{dtype} parallel_scan_log"
+            );
+        }
+    });
+}
+
+#[test]
+fn scan_half_inputs_of_mixed_dtypes_are_refused_by_name() {
+    use wgsl_compute::DType;
+    each_adapter_alone(|ctx| {
+        let f32s = Tensor::from_slice(ctx, &[1, 2, 2], &[0.5, 0.5, 0.5, 0.5]).unwrap();
+        let f16 = f32s.to_dtype(DType::F16).unwrap();
+        let bf16 = f32s.to_dtype(DType::BF16).unwrap();
+        let arg = |e: Error| match e {
+            Error::DType {
+                op,
+                arg,
+                expected,
+                actual,
+            } => format!("{op}/{arg}: {actual} for {expected}"),
+            e => panic!("expected a dtype error, got {e}"),
+        };
+        let e = arg(scan::linear_scan(&f16, &bf16, None).unwrap_err());
+        assert!(e.starts_with("linear_scan/b: BF16") && e.contains("F16"), "{e}");
+        let e = arg(scan::linear_scan(&f16, &f16, Some(&f32s.reshape(&[2, 2]).unwrap())).unwrap_err());
+        assert!(e.starts_with("linear_scan/h0: F32"), "{e}");
+        let lv = Tensor::from_slice(ctx, &[1, 3, 2], &[0.0; 6]).unwrap();
+        let e = arg(scan::parallel_scan_log(&bf16, &lv).unwrap_err());
+        assert!(e.starts_with("parallel_scan_log/log_values: F32"), "{e}");
+        let e = arg(scan::linear_scan_backward(&f16, None, &f16, &f32s).unwrap_err());
+        assert!(e.starts_with("linear_scan_backward/grad_h: F32"), "{e}");
+        let a = Tensor::from_slice(ctx, &[1, 1, 1, 2, 2], &[0.5; 4]).unwrap();
+        let b = Tensor::from_slice(ctx, &[1, 1, 1, 2], &[0.5; 2]).unwrap();
+        let e = arg(scan::matrix_scan(&a, &b.to_dtype(DType::F16).unwrap(), None).unwrap_err());
+        assert!(e.starts_with("matrix_scan/b: F16"), "{e}");
+    });
 }

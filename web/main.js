@@ -16,6 +16,7 @@ const DEFAULT_MODELS = ['../assets/models/shakespeare/', '../assets/models/tiny-
 let wasm = null;   // the wasm-bindgen module (web/pkg/engine_web.js)
 let engine = null; // wasm.Engine
 let model = null;  // wasm.Gpt2
+let source = null; // the loaded model's { name, configJson, weights }, for a change of dtype
 let busy = false;
 
 // ---- messages ---------------------------------------------------------------------------
@@ -205,23 +206,44 @@ async function fetchText(url) {
   return new TextDecoder().decode(await fetchBytes(url));
 }
 
-// Loads a model; on failure the previous model (if any) stays loaded and usable.
+// Loads a model with its weights in the dtype the Weights control picks ('' = as stored); on
+// failure the previous model (if any) stays loaded and usable. The source is kept so that a
+// change of dtype reloads it.
 async function load(name, configJson, weights) {
   const label = $('model-name');
   const previous = label.textContent;
+  const dtype = $('gpt2-dtype').value;
   label.textContent = `${name} (loading...)`;
   let loaded;
   try {
-    loaded = await engine.loadGpt2(configJson, weights);
+    loaded = await engine.loadGpt2(configJson, weights, dtype);
   } catch (err) {
     label.textContent = previous;
     throw err;
   }
   if (model) model.free();
   model = loaded;
+  source = { name, configJson, weights };
   label.textContent = `${name}: ${model.describe()}`;
   label.dataset.url = name;
+  label.dataset.dtype = dtype;
   $('generate').disabled = false;
+}
+
+// The Weights control: reloads the current model in the chosen dtype.
+async function reloadDtype() {
+  if (!source) return;
+  if (busy) {
+    // Not while generating: the control shows the dtype that stays loaded.
+    $('gpt2-dtype').value = $('model-name').dataset.dtype || '';
+    throw new Error('the weights dtype changes after the generation in progress ends');
+  }
+  try {
+    await load(source.name, source.configJson, source.weights);
+  } catch (err) {
+    $('gpt2-dtype').value = $('model-name').dataset.dtype || '';
+    throw err;
+  }
 }
 
 async function loadFolder(url) {
@@ -409,5 +431,6 @@ $('load-url').addEventListener('click', guarded('GPT-2 from URL', loadUrl));
 $('model-files').addEventListener('change', guarded('GPT-2 from files', loadFiles));
 $('generate').addEventListener('click', guarded('GPT-2 generate', generate));
 $('greedy').addEventListener('change', syncSampling);
+$('gpt2-dtype').addEventListener('change', guarded('GPT-2 weights dtype', reloadDtype));
 $('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter') $('generate').click(); });
 guarded('start', start)().finally(() => { document.body.dataset.ready = '1'; });

@@ -34,3 +34,22 @@ pub const LOGITS: Gate = Gate::new(1e-4, 1e-4);
 /// values: the inputs are exact, so only f32 accumulation remains, as for f32 products of
 /// O(1) values over K <= 1000.
 pub const HALF_MATMUL: Gate = Gate::new(1e-4, 1e-4);
+
+/// Unit roundoff of F16 (10 stored mantissa bits): a value rounded to nearest even is within
+/// 2^-11 of itself, relatively (normal range; O(1) scan values are far from the subnormals).
+pub const F16_ROUNDING: f64 = 1.0 / 2048.0;
+/// Unit roundoff of BF16 (7 stored mantissa bits): 2^-8.
+pub const BF16_ROUNDING: f64 = 1.0 / 256.0;
+
+/// The gate of a scan whose inputs and outputs are halves with unit roundoff `u`
+/// ([`F16_ROUNDING`], [`BF16_ROUNDING`]), from `f32`, its gate in f32 (e.g. [`SCAN_AFFINE`]).
+///
+/// Why: the reference runs in f64 on the widened half inputs (exactly the values the kernel
+/// reads, the backward's h and dL/dh included), so the f32 walk differs from it by what `f32`
+/// already bounds, e = atol + rtol |want|; the output is then rounded once on store, which
+/// moves it by at most u |y| <= u (|want| + e). In all: e (1 + u) + u |want|, i.e.
+/// atol (1 + u) + (rtol (1 + u) + u) |want|. The state is never rounded to a half inside the
+/// walk, so the rounding does not grow with T.
+pub const fn half_scan(f32: Gate, u: f64) -> Gate {
+    Gate::new(f32.atol * (1.0 + u), f32.rtol * (1.0 + u) + u)
+}

@@ -1,12 +1,23 @@
 //! Dtype slots: how one kernel source reads an operand stored as F32, F16 or BF16.
 //!
-//! A kernel names each such binding once in a `// dtype: NAME scalar` or
-//! `// dtype: NAME quad` line and declares it `array<NAME_word>` (scalar) or
-//! `array<NAME_quad>` (quad: four elements per array element, read as a vec4). The engine
-//! prepends a generated prelude, per dtype of each slot, defining those element types and
-//! the accessors the kernel reads through:
-//! - `NAME_at(i) -> f32`: element i (any slot);
-//! - `NAME_at4(q) -> vec4<f32>`: elements 4q .. 4q + 3 (quad slots).
+//! A kernel names each such binding once in a `// dtype: NAME scalar`, `// dtype: NAME pair`
+//! or `// dtype: NAME quad` line and declares it `array<NAME_t>` (or, for the older spelling,
+//! `array<NAME_word>` (scalar) / `array<NAME_quad>` (quad)): one, two or four elements per
+//! array element. The engine prepends a generated prelude, per dtype of each slot, defining
+//! that element type and the accessors the kernel reads and writes through:
+//! - `NAME_at(i) -> f32`: element i (scalar and quad slots);
+//! - `NAME_at4(q) -> vec4<f32>`: elements 4q .. 4q + 3 (quad slots);
+//! - `NAME_ld(u) -> W`: array element u as W = f32, `vec2<f32>` or `vec4<f32>` (scalar,
+//!   pair, quad), and for a slot declared `// dtype: NAME pair store` (a read_write binding)
+//!   `NAME_st(u, v: W)`: a kernel written over a width alias reads and writes every width and
+//!   dtype with the same calls.
+//!
+//! Stores round to nearest even with the integer conversions of `shaders/tensor/dtype.wgsl`
+//! (WGSL leaves the rounding of `pack2x16float` to the implementation). A half is half of a
+//! packed word, so a store of one half would be a read-modify-write that races with the
+//! invocation writing the word's other half: a half **scalar** store slot is refused (the
+//! prelude is an error naming the slot). Pair and quad stores write whole words,
+//! so a kernel whose invocations own distinct array elements never shares a word.
 //!
 //! F32 slots read `array<f32>` / `array<vec4<f32>>` exactly as a kernel written for f32
 //! would; F16 and BF16 slots read the packed words (`u32` / `vec2<u32>`) and widen them in
@@ -19,20 +30,39 @@ use crate::shape::DType;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Access {
     Scalar,
+    Pair,
     Quad,
 }
 
-/// The slots a kernel source declares, `(name, access)` in order, from its `// dtype:` lines.
-fn slots(wgsl: &str) -> Result<Vec<(&str, Access)>, String> {
+/// One `// dtype:` line: the binding's name, its access and whether the kernel stores to it.
+struct Slot<'a> {
+    name: &'a str,
+    access: Access,
+    store: bool,
+}
+
+/// The slots a kernel source declares, in order, from its `// dtype:` lines.
+fn slots(wgsl: &str) -> Result<Vec<Slot<'_>>, String> {
     wgsl.lines()
         .filter_map(|l| l.strip_prefix("// dtype: "))
         .map(|rest| {
             let mut words = rest.split_whitespace();
-            match (words.next(), words.next()) {
-                (Some(name), Some("scalar")) => Ok((name, Access::Scalar)),
-                (Some(name), Some("quad")) => Ok((name, Access::Quad)),
-                _ => Err(format!("`// dtype: {rest}`: expected `// dtype: NAME scalar|quad`")),
-            }
+            let (name, access) = match (words.next(), words.next()) {
+                (Some(name), Some("scalar")) => (name, Access::Scalar),
+                (Some(name), Some("pair")) => (name, Access::Pair),
+                (Some(name), Some("quad")) => (name, Access::Quad),
+                _ => {
+                    return Err(format!(
+                        "`// dtype: {rest}`: expected `// dtype: NAME scalar|pair|quad [store]`"
+                    ))
+                }
+            };
+            let store = match words.next() {
+                None => false,
+                Some("store") => true,
+                Some(w) => return Err(format!("`// dtype: {rest}`: `{w}` is not `store`")),
+            };
+            Ok(Slot { name, access, store })
         })
         .collect()
 }
@@ -47,25 +77,107 @@ pub fn has_dtype_slots(wgsl: &str) -> bool {
 /// `// dtype:` line or a listed name the source does not declare.
 pub fn dtype_prelude(wgsl: &str, dtypes: &[(&str, DType)]) -> Result<String, String> {
     let slots = slots(wgsl)?;
-    if let Some((name, _)) = dtypes.iter().find(|(n, _)| !slots.iter().any(|(s, _)| s == n)) {
+    if let Some((name, _)) = dtypes.iter().find(|(n, _)| !slots.iter().any(|s| s.name == *n)) {
         return Err(format!("no `// dtype: {name} ...` slot in the kernel"));
     }
     let mut out = String::from("// Generated dtype slots (kernel::dtype).\n");
-    for (name, access) in slots {
-        let dtype = dtypes.iter().find(|(n, _)| *n == name).map_or(DType::F32, |&(_, d)| d);
-        out.push_str(&slot(name, access, dtype));
+    let mut rounding = false;
+    for s in slots {
+        let dtype = dtypes
+            .iter()
+            .find(|(n, _)| *n == s.name)
+            .map_or(DType::F32, |&(_, d)| d);
+        if s.store && dtype.is_half() && s.access == Access::Scalar {
+            return Err(format!(
+                "`// dtype: {} scalar store` as {dtype}: a half is half a word, and a store of one races \
+                 with the invocation storing the other half; store {dtype} through pair or quad slots",
+                s.name
+            ));
+        }
+        rounding |= s.store && dtype.is_half();
+        out.push_str(&slot(s.name, s.access, dtype));
+        out.push_str(&unit_accessors(s.name, s.access, s.store, dtype));
+    }
+    // Half stores round with the element conversions, once per kernel (unless it has them).
+    if rounding && !wgsl.contains("fn f32_bits_to_f16(") {
+        out.push_str(ROUNDING);
     }
     Ok(out)
 }
 
-fn slot(x: &str, access: Access, dtype: DType) -> String {
-    // Widen one packed word's two halves: F16 by the builtin, BF16 by moving each half to
-    // the top of an f32 (a bfloat16 is an f32 with its low 16 bits zero).
-    let pair = |w: &str| match dtype {
+/// The integer element conversions (`shaders/tensor/dtype.wgsl`) that half stores round with.
+const ROUNDING: &str = include_str!("../../shaders/tensor/dtype.wgsl");
+
+/// W (f32, vec2, vec4) of an access.
+fn width(access: Access) -> &'static str {
+    match access {
+        Access::Scalar => "f32",
+        Access::Pair => "vec2<f32>",
+        Access::Quad => "vec4<f32>",
+    }
+}
+
+/// `NAME_t`, `NAME_ld` and, for a store slot, `NAME_st` (see the module docs).
+fn unit_accessors(x: &str, access: Access, store: bool, dtype: DType) -> String {
+    let w = width(access);
+    let mut out = unit_loads(x, access, dtype);
+    if store {
+        out.push_str(&match (dtype, access) {
+            (DType::F32, _) => format!("fn {x}_st(u: u32, v: {w}) {{ {x}[u] = v; }}\n"),
+            (_, Access::Scalar) => String::new(), // refused by dtype_prelude
+            (_, Access::Pair) => format!(
+                "fn {x}_st(u: u32, v: vec2<f32>) {{ {x}[u] = {}; }}\n",
+                word(dtype, "v.x", "v.y")
+            ),
+            (_, Access::Quad) => format!(
+                "fn {x}_st(u: u32, v: vec4<f32>) {{ {x}[u] = vec2<u32>({}, {}); }}\n",
+                word(dtype, "v.x", "v.y"),
+                word(dtype, "v.z", "v.w")
+            ),
+        });
+    }
+    out
+}
+
+/// One packed word of `dtype` from two f32 expressions, each rounded to nearest even.
+fn word(dtype: DType, lo: &str, hi: &str) -> String {
+    let round = if dtype == DType::BF16 {
+        "f32_bits_to_bf16"
+    } else {
+        "f32_bits_to_f16"
+    };
+    format!("({round}(bitcast<u32>({lo})) | ({round}(bitcast<u32>({hi})) << 16u))")
+}
+
+/// `NAME_t` and `NAME_ld` of a slot.
+fn unit_loads(x: &str, access: Access, dtype: DType) -> String {
+    let w = width(access);
+    if dtype == DType::F32 {
+        return format!("alias {x}_t = {w};\nfn {x}_ld(u: u32) -> {w} {{ return {x}[u]; }}\n");
+    }
+    match access {
+        Access::Scalar => format!("alias {x}_t = u32;\nfn {x}_ld(u: u32) -> f32 {{ return {x}_at(u); }}\n"),
+        Access::Pair => format!(
+            "alias {x}_t = u32;\nfn {x}_ld(u: u32) -> vec2<f32> {{ let w = {x}[u]; return {}; }}\n",
+            pair(dtype, "w")
+        ),
+        Access::Quad => format!("alias {x}_t = vec2<u32>;\nfn {x}_ld(u: u32) -> vec4<f32> {{ return {x}_at4(u); }}\n"),
+    }
+}
+
+/// Widens one packed word's two halves: F16 by the builtin, BF16 by moving each half to the
+/// top of an f32 (a bfloat16 is an f32 with its low 16 bits zero).
+fn pair(dtype: DType, w: &str) -> String {
+    match dtype {
         DType::BF16 => format!("vec2<f32>(bitcast<f32>({w} << 16u), bitcast<f32>({w} & 0xffff0000u))"),
         _ => format!("unpack2x16float({w})"),
-    };
+    }
+}
+
+fn slot(x: &str, access: Access, dtype: DType) -> String {
+    let pair = |w: &str| pair(dtype, w);
     match (access, dtype) {
+        (Access::Pair, _) => String::new(),
         (Access::Scalar, DType::F32) => {
             format!("alias {x}_word = f32;\nfn {x}_at(i: u32) -> f32 {{ return {x}[i]; }}\n")
         }
@@ -117,6 +229,25 @@ mod tests {
         assert!(dtype_prelude(src, &[("v", DType::F16)]).unwrap_err().contains("v"));
         assert!(dtype_prelude("// dtype: w\n", &[]).is_err());
         assert_eq!(typed_name("k", &[("w", DType::F32)]), "k");
+        // Width-generic accessors; stores only for `store` slots, rounding helpers only then.
+        let src = "// dtype: a pair\n// dtype: o pair store\n// dtype: q quad store\n";
+        let p = dtype_prelude(src, &[("a", DType::BF16), ("o", DType::F16), ("q", DType::BF16)]).unwrap();
+        assert!(p.contains("alias a_t = u32;") && p.contains("fn a_ld(u: u32) -> vec2<f32>"));
+        assert!(!p.contains("fn a_st("));
+        assert!(p.contains("fn o_st(u: u32, v: vec2<f32>)") && p.contains("f32_bits_to_f16(bitcast<u32>(v.y)) << 16u"));
+        assert!(p.contains("alias q_t = vec2<u32>;") && p.contains("f32_bits_to_bf16(bitcast<u32>(v.w))"));
+        assert_eq!(p.matches("fn f32_bits_to_f16(").count(), 1);
+        let f32s = dtype_prelude(src, &[]).unwrap();
+        assert!(
+            f32s.contains("alias o_t = vec2<f32>;") && f32s.contains("fn o_st(u: u32, v: vec2<f32>) { o[u] = v; }")
+        );
+        assert!(!f32s.contains("f32_bits_to_f16"));
+        // A half scalar store would share its word with a neighbour's: refused, by name.
+        let racy = "// dtype: out scalar store\n";
+        assert!(dtype_prelude(racy, &[]).is_ok());
+        let e = dtype_prelude(racy, &[("out", DType::F16)]).unwrap_err();
+        assert!(e.contains("out") && e.contains("race"), "{e}");
+        assert!(dtype_prelude("// dtype: w pair stored\n", &[]).is_err());
         assert_eq!(typed_name("k", &[("w", DType::BF16)]), "k[w=BF16]");
     }
 }

@@ -3,6 +3,12 @@
 //! both strategies. Inputs are drawn so values stay O(1): transitions contract (spectral norm
 //! below about 0.7 for the matrices, |a| < 0.9 for the channels, minGRU-style log coefficients
 //! -softplus(x)), so a long T neither explodes nor vanishes into the gate.
+//!
+//! Half rows ([`half_cases`]): the channel scans with F16 and BF16 inputs and outputs. Their
+//! inputs are the same draws rounded to the dtype on the host, the reference runs in f64 on
+//! those widened values, and a backward row feeds both sides the reference forward output
+//! rounded to the dtype as h (the value a caller would pass), so the two compute from the
+//! same inputs and the gate ([`gates::half_scan`]) is the f32 gate plus one output rounding.
 
 use super::Row;
 use crate::check::{compare, gates, Rng};
@@ -10,6 +16,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::reference::scan::{self as reference, AffineShape};
 use crate::scan::{self, Dispatch, ScanOptions, Strategy};
+use crate::shape::DType;
 use crate::tensor::Tensor;
 
 /// Which scan.
@@ -60,15 +67,21 @@ pub struct ScanCase {
     pub strategy: Strategy,
     /// Seed of the inputs.
     pub seed: u64,
+    /// The dtype of every input and output (F16 and BF16: the channel scans).
+    pub dtype: DType,
 }
 
 impl ScanCase {
     /// The case's dimensions as the parity table prints them.
     pub fn shape(&self) -> String {
-        match self.op {
+        let dims = match self.op {
             ScanOp::Linear | ScanOp::Log => format!("B={} T={} D={}", self.b, self.t, self.n),
             ScanOp::Matrix => format!("B={} T={} N={}", self.b, self.t, self.n),
             ScanOp::Affine => format!("B={} T={} N={} k={} v={}", self.b, self.t, self.n, self.k, self.v),
+        };
+        match self.dtype {
+            DType::F32 => dims,
+            d => format!("{dims} {d}"),
         }
     }
 
@@ -105,8 +118,9 @@ pub fn strategies(t: usize) -> [Strategy; 2] {
     ]
 }
 
-/// The scan cases: `full` covers the whole envelope (1120 rows); otherwise a quick subset
-/// that still covers every op, every (k, v), odd T, both strategies and both directions.
+/// The scan cases: `full` covers the whole envelope (1120 f32 rows and the [`half_cases`]);
+/// otherwise a quick subset that still covers every op, every (k, v), odd T, both strategies
+/// and both directions, and a few half rows.
 pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut seed = 1000;
@@ -124,6 +138,7 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
                 h0,
                 strategy,
                 seed,
+                dtype: DType::F32,
             });
         }
     };
@@ -196,8 +211,98 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     }
     if full {
         out.extend(specialised_cases(&mut seed));
+        out.extend(half_cases(true));
+    } else {
+        // A few half rows (the page runs this subset on SwiftShader): each op, both dtypes,
+        // odd and even D, both strategies.
+        out.extend(half_cases(false).into_iter().filter(|c| {
+            let chunked = c.strategy != Strategy::Lanes;
+            match (c.op, c.dtype) {
+                (ScanOp::Linear, DType::F16) => c.n == 5 && c.t == 10 && !chunked,
+                (ScanOp::Log, DType::BF16) => c.n == 6 && c.t == 17 && chunked,
+                (ScanOp::Matrix, DType::F16) => c.t == 1,
+                (ScanOp::Affine, DType::BF16) => c.k == 4,
+                _ => false,
+            }
+        }));
     }
     out
+}
+
+/// Half-precision rows of the four scans, both dtypes, both strategies, both directions. The
+/// channel scans at their kernels' word boundaries: odd D (one channel per invocation, f32
+/// outputs narrowed after), even D (two channels: one packed word per step), D = `VEC4_WALKS`
+/// (four); T = 1, one step past a chunk of 9 (10), past the unroll blocks (17), and 4099 in
+/// lane walks (split into segments on the software adapters, resumed from f32 state). The
+/// matrix scans on each of their kernels. `full` adds the large and long rows; the quick
+/// subset is what the test suite runs on every adapter.
+pub fn half_cases(full: bool) -> Vec<ScanCase> {
+    let mut out = vec![];
+    let mut seed = 9000;
+    let mut push = |op, b, t, n, (k, v), h0, strategy, dtype| {
+        for backward in [false, true] {
+            seed += 1;
+            out.push(ScanCase {
+                op,
+                backward,
+                b,
+                t,
+                n,
+                k,
+                v,
+                h0,
+                strategy,
+                seed,
+                dtype,
+            });
+        }
+    };
+    let both = [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }];
+    for dtype in [DType::F16, DType::BF16] {
+        for op in [ScanOp::Linear, ScanOp::Log] {
+            for (i, n) in [1, 5, 6, 12].into_iter().enumerate() {
+                for t in [1, 10, 17] {
+                    for s in both {
+                        push(op, 1 + i % 2, t, n, (1, 1), (t + i) % 2 == 1, s, dtype);
+                    }
+                }
+            }
+            if full {
+                push(op, 1, 4099, 3, (1, 1), true, Strategy::Lanes, dtype);
+                push(op, 2, 4099, 2, (1, 1), false, Strategy::Lanes, dtype);
+                let wide = crate::scan::launch::VEC4_WALKS;
+                for s in both {
+                    push(op, 1, 10, wide, (1, 1), true, s, dtype);
+                }
+            }
+        }
+        // The matrix kernels (matrix2, generic, k = 8) read halves and narrow f32 outputs: odd N
+        // (odd element counts at v = 1), T = 1 and past a chunk.
+        for (op, kv) in [
+            (ScanOp::Matrix, (2, 1)),
+            (ScanOp::Affine, (4, 1)),
+            (ScanOp::Affine, (8, 4)),
+        ] {
+            let ts: &[usize] = if full { &[1, 10, 17] } else { &[1, 10] };
+            for &t in ts {
+                for s in both {
+                    push(op, 2, t, 3, kv, t != 10, s, dtype);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `x` rounded to `dtype` and widened back (exact): the values a kernel reads.
+fn rounded(dtype: DType, x: &[f32]) -> Vec<f32> {
+    match dtype {
+        DType::F32 => x.to_vec(),
+        d => x
+            .iter()
+            .map(|&v| crate::tensor::widen(d, crate::tensor::narrow(d, v)))
+            .collect(),
+    }
 }
 
 /// Cases at the boundaries of the specialised kernels (`scan::affine`'s `kernels`):
@@ -222,6 +327,7 @@ pub fn specialised_cases(seed: &mut u64) -> Vec<ScanCase> {
                     h0: t % 2 == 1,
                     strategy,
                     seed: *seed,
+                    dtype: DType::F32,
                 });
             }
         }
@@ -278,11 +384,16 @@ fn f32s(x: &[f64]) -> Vec<f32> {
 
 /// Runs one scan case on `ctx` (the GPU kernel, demanded; the reference on the CPU context).
 pub async fn run_case(ctx: &Context, c: &ScanCase) -> Row {
-    let gate = match (c.op, c.backward) {
+    let f32_gate = match (c.op, c.backward) {
         (ScanOp::Log, false) => gates::SCAN_LOG,
         (ScanOp::Log, true) => gates::SCAN_LOG_BACKWARD,
         (_, false) => gates::SCAN_AFFINE,
         (_, true) => gates::SCAN_AFFINE_BACKWARD,
+    };
+    let gate = match c.dtype {
+        DType::F32 => f32_gate,
+        DType::F16 => gates::half_scan(f32_gate, gates::F16_ROUNDING),
+        DType::BF16 => gates::half_scan(f32_gate, gates::BF16_ROUNDING),
     };
     let mut row = Row::pending(
         c.op.name().to_string(),
@@ -313,17 +424,30 @@ async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)
         dispatch: Some(dispatch),
         strategy: c.strategy,
     };
+    let dtype = c.dtype;
     let (x, y, h0) = inputs(c);
+    let (x, y, h0) = (rounded(dtype, &x), rounded(dtype, &y), h0.map(|h| rounded(dtype, &h)));
     let (b, t, n, k, v) = (c.b, c.t, c.n, c.k, c.v);
-    let g = Rng::new(c.seed ^ 0x5eed).vec_normal(b * t * n * k * v, 1.0);
-    let up = |shape: &[usize], data: &[f32]| Tensor::from_slice(ctx, shape, data);
+    let g = rounded(dtype, &Rng::new(c.seed ^ 0x5eed).vec_normal(b * t * n * k * v, 1.0));
+    let up = |shape: &[usize], data: &[f32]| Tensor::from_slice_as(ctx, shape, data, dtype);
+    // A half backward row takes h = the reference forward rounded (see the module docs);
+    // the reference then reads the same values.
+    let h_input = |h: Tensor, want: &mut Vec<f64>, shape: &[usize]| -> Result<Tensor> {
+        if dtype == DType::F32 {
+            return Ok(h);
+        }
+        let r = rounded(dtype, &f32s(want));
+        *want = f64s(&r);
+        up(shape, &r)
+    };
     if c.op == ScanOp::Log {
         let (lc, lv) = (up(&[b, t, n], &x)?, up(&[b, t + 1, n], &y)?);
-        let want_h = reference::log_forward_f64(b, t, n, &f64s(&x), &f64s(&y));
+        let mut want_h = reference::log_forward_f64(b, t, n, &f64s(&x), &f64s(&y));
         let h = scan::parallel_scan_log_with(&lc, &lv, &opts)?;
         if !c.backward {
             return Ok(vec![(h.to_vec_async().await?, want_h)]);
         }
+        let h = h_input(h, &mut want_h, &[b, t, n])?;
         let gr = scan::parallel_scan_log_backward_with(&lc, &lv, &h, &up(&[b, t, n], &g)?, &opts)?;
         let (dlc, dlv) = reference::log_backward_f64(b, t, n, &f64s(&x), &f64s(&y), &want_h, &f64s(&g));
         return Ok(vec![
@@ -332,7 +456,7 @@ async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)
         ]);
     }
     let s = c.affine_shape();
-    let want_h = reference::affine_forward_f64(&s, &f64s(&x), &f64s(&y), h0.as_deref().map(f64s).as_deref());
+    let mut want_h = reference::affine_forward_f64(&s, &f64s(&x), &f64s(&y), h0.as_deref().map(f64s).as_deref());
     let (a_shape, b_shape, h0_shape): (Vec<usize>, Vec<usize>, Vec<usize>) = match c.op {
         ScanOp::Linear => (vec![b, t, n], vec![b, t, n], vec![b, n]),
         ScanOp::Matrix => (vec![b, t, n, 2, 2], vec![b, t, n, 2], vec![b, n, 2]),
@@ -350,6 +474,7 @@ async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)
     if !c.backward {
         return Ok(vec![(h.to_vec_async().await?, want_h)]);
     }
+    let h = h_input(h, &mut want_h, &b_shape)?;
     let gt = up(&b_shape, &g)?;
     let gr = match c.op {
         ScanOp::Linear => scan::linear_scan_backward_with(&a, h0r, &h, &gt, &opts)?,

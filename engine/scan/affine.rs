@@ -6,7 +6,7 @@
 //! (2, 1) holds its state in a vec2, k = 8 two vec4s a column) with the same passes and side
 //! layout.
 
-use super::dispatch::{self, host, host_opt, ScanOptions};
+use super::dispatch::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
 use super::linear_gpu;
@@ -53,7 +53,18 @@ struct Kernels {
     /// constants (REVERSE every scan pass takes).
     scan_sizes: &'static [&'static str],
     grad_a_sizes: &'static [&'static str],
+    /// The dtype slots (`kernel::dtype`) of the scan passes and of the dA kernel: the inputs,
+    /// and where the kernel writes the call's dtype itself, the outputs.
+    scan_slots: &'static [&'static str],
+    grad_a_slots: &'static [&'static str],
+    /// Whether H and dA are written in the call's dtype (else f32, narrowed after).
+    writes_dtype: bool,
 }
+
+/// The slots of kernels that read the call's dtype and write f32 (their invocations own
+/// value columns, whose elements share packed words with the neighbouring columns').
+const READ_SLOTS: &[&str] = &["a", "x", "h0"];
+const READ_GRAD_A_SLOTS: &[&str] = &["h", "h0"];
 
 /// Every (k, v): one invocation per value column, k + v per chunk in the reduce.
 const GENERIC: Kernels = Kernels {
@@ -82,6 +93,9 @@ const GENERIC: Kernels = Kernels {
     grad_a_per_step: |d| d.k * d.k,
     scan_sizes: &["K", "V"],
     grad_a_sizes: &["K", "V"],
+    scan_slots: READ_SLOTS,
+    grad_a_slots: READ_GRAD_A_SLOTS,
+    writes_dtype: false,
 };
 
 /// (k, v) = (2, 1), `matrix_scan`: one invocation per lane (per chunk in the reduce) holding
@@ -102,6 +116,12 @@ const MATRIX2: Kernels = Kernels {
     grad_a_per_step: |_| 1,
     scan_sizes: &[],
     grad_a_sizes: &[],
+    // A step's h is one vec2 (one packed word of halves) and its dA one vec4 (two), each
+    // written by one invocation: the kernels write the call's dtype themselves (the reverse
+    // scan's G stays f32 for dA; see `scan_gpu`).
+    scan_slots: &["a", "x", "h0", "out", "dh0"],
+    grad_a_slots: &["g", "h", "h0", "da"],
+    writes_dtype: true,
 };
 
 const fn affine8_kernel(entry: &'static str) -> KernelDef {
@@ -131,6 +151,9 @@ const AFFINE8: Kernels = Kernels {
     grad_a_per_step: |_| 8,
     scan_sizes: &["V"],
     grad_a_sizes: &["V"],
+    scan_slots: READ_SLOTS,
+    grad_a_slots: READ_GRAD_A_SLOTS,
+    writes_dtype: false,
 };
 
 /// `names`' values for `d` ("K" = k, "V" = v).
@@ -203,11 +226,12 @@ pub(crate) fn forward_op(
     h0: Option<&Tensor>,
     opts: &ScanOptions,
 ) -> Result<Tensor> {
-    a.expect_dtype(s.op, if s.b_name == "b" { "a" } else { "A" }, &[crate::DType::F32])?;
-    b.expect_dtype(s.op, s.b_name, &[crate::DType::F32])?;
-    if let Some(h0) = h0 {
-        h0.expect_dtype(s.op, "h0", &[crate::DType::F32])?;
-    }
+    let a_name = if s.b_name == "b" { "a" } else { "A" };
+    envelope::one_dtype(
+        s.op,
+        &[(a_name, Some(a)), (s.b_name, Some(b)), ("h0", h0)],
+        &crate::DType::ALL,
+    )?;
     let d = (s.dims)(s.op, a, s.b_name, b)?;
     b.expect_context(a.context(), s.op, s.b_name)?;
     if let Some(h0) = h0 {
@@ -236,6 +260,17 @@ pub(crate) fn backward_op(
     grad_h: &Tensor,
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
+    let a_name = if s.b_name == "b" { "a" } else { "A" };
+    envelope::one_dtype(
+        s.op_backward,
+        &[
+            (a_name, Some(a)),
+            (s.h_name, Some(h)),
+            ("grad_h", Some(grad_h)),
+            ("h0", h0),
+        ],
+        &crate::DType::ALL,
+    )?;
     let d = (s.dims)(s.op_backward, a, s.h_name, h)?;
     let h0_shape = (s.h0_shape)(&d);
     envelope::backward_args(
@@ -338,13 +373,14 @@ pub(crate) fn forward(
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {
                 (1, 1) => linear_gpu::forward(gpu, op, &d, a, b, h0, opts),
-                _ => Ok(scan_gpu(gpu, op, &d, a, b, h0, false, opts)?.0),
+                _ => narrowed(scan_gpu(gpu, op, &d, a, b, h0, false, opts)?.0, a.dtype()),
             }
         },
         || {
-            let (a, b, h0) = (host(a, op)?, host(b, op)?, host_opt(h0, op)?);
+            let dtype = a.dtype();
+            let (a, b, h0) = (host_widened(a, op)?, host_widened(b, op)?, host_widened_opt(h0, op)?);
             let h = reference::scan::matrix_affine_scan(&a.view(), &b.view(), h0.as_ref().map(|x| x.view()).as_ref());
-            Tensor::from_host(ctx, h)
+            from_host_as(ctx, h, dtype)
         },
     )
 }
@@ -371,12 +407,23 @@ pub(crate) fn backward(
                 _ => {
                     let (db, dh0) = scan_gpu(gpu, op, &d, a, grad, None, true, opts)?;
                     let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
-                    Ok(ScanGrads { da, db, dh0 })
+                    let dtype = a.dtype();
+                    Ok(ScanGrads {
+                        da: narrowed(da, dtype)?,
+                        db: narrowed(db, dtype)?,
+                        dh0: narrowed(dh0, dtype)?,
+                    })
                 }
             }
         },
         || {
-            let (a, h0, h, g) = (host(a, op)?, host_opt(h0, op)?, host(h, op)?, host(grad, op)?);
+            let dtype = a.dtype();
+            let (a, h0, h, g) = (
+                host_widened(a, op)?,
+                host_widened_opt(h0, op)?,
+                host_widened(h, op)?,
+                host_widened(grad, op)?,
+            );
             let (da, db, dh0) = reference::scan::matrix_affine_scan_backward(
                 &a.view(),
                 h0.as_ref().map(|x| x.view()).as_ref(),
@@ -384,12 +431,24 @@ pub(crate) fn backward(
                 &g.view(),
             );
             Ok(ScanGrads {
-                da: Tensor::from_host(ctx, da)?,
-                db: Tensor::from_host(ctx, db)?,
-                dh0: Tensor::from_host(ctx, dh0)?,
+                da: from_host_as(ctx, da, dtype)?,
+                db: from_host_as(ctx, db, dtype)?,
+                dh0: from_host_as(ctx, dh0, dtype)?,
             })
         },
     )
+}
+
+/// A kernel's output in the call's `dtype`: as it is where the kernel wrote that dtype
+/// (matrix2); else the kernel read half inputs through its dtype slots but wrote f32
+/// (invocations own value columns, and a column's elements share packed words with the
+/// neighbouring columns'), and a half call's output is rounded here, once, by the conversion
+/// that writes whole words (`Tensor::to_dtype`).
+fn narrowed(t: Tensor, dtype: crate::DType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        return Ok(t);
+    }
+    t.to_dtype(dtype)
 }
 
 /// One scan over `x` (B forward, dH in reverse) with the strategy the options and the device
@@ -408,37 +467,53 @@ fn scan_gpu(
     let ctx = a.context();
     let (a, x) = (a.contiguous()?, x.contiguous()?);
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
-    let out = Tensor::uninit(ctx, &d.h_shape(), op)?;
+    let kernels = kernels(ctx, d);
+    let dtype = a.dtype();
+    // The adjoint G = dB stays f32 when dA is computed from it (rounding it first would round
+    // dA twice); it is narrowed after, with dh0.
+    let out_dtype = if kernels.writes_dtype && !reverse {
+        dtype
+    } else {
+        crate::DType::F32
+    };
+    let out = Tensor::uninit_dtype(ctx, &d.h_shape(), out_dtype, op)?;
     let dh0 = if reverse {
-        Tensor::uninit(ctx, &d.h0_shape(), op)?
+        Tensor::uninit_dtype(ctx, &d.h0_shape(), out_dtype, op)?
     } else {
         Tensor::uninit(ctx, &[1], op)?
     };
-    let kernels = kernels(ctx, d);
     let mut constants = sizes(kernels.scan_sizes, d);
     constants.push(("REVERSE", if reverse { 1.0 } else { 0.0 }));
     let lanes = d.lanes();
     let columns = (kernels.columns)(d);
     let launch = Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(d.k));
+    // f32 scratch: the chunks' values, or a segmented lane walk's state (matrix2 resumes from
+    // it; the f32-output kernels resume from out).
     let side = match launch.chunks() {
+        None if launch.segmented() => Tensor::uninit(ctx, &[lanes * d.k * d.v], op)?,
         None => Tensor::uninit(ctx, &[1], op)?,
         Some((_, chunks)) => Tensor::uninit(ctx, &[lanes * chunks * d.k * (d.v + d.k)], op)?,
     };
     // An absent h0 binds A again: both are read-only, and the kernel does not read it.
     let h0_buf = match &h0 {
-        Some(t) => t.gpu_buffer(op)?,
-        None => a.gpu_buffer(op)?,
+        Some(t) => t.typed_buffer(op)?,
+        None => a.typed_buffer(op)?,
     };
     let buffers = [
-        a.gpu_buffer(op)?,
-        x.gpu_buffer(op)?,
+        a.typed_buffer(op)?,
+        x.typed_buffer(op)?,
         h0_buf,
-        out.gpu_buffer(op)?,
+        out.typed_buffer(op)?,
         side.gpu_buffer(op)?,
-        dh0.gpu_buffer(op)?,
+        dh0.typed_buffer(op)?,
     ];
     let tail = Params::new().usize(d.n).u32(h0.is_some() as u32);
-    launch.run_passes(gpu, &kernels.passes, &constants, &tail, &buffers)?;
+    let slots: Vec<(&str, crate::DType)> = kernels
+        .scan_slots
+        .iter()
+        .map(|&s| (s, if ["out", "dh0"].contains(&s) { out_dtype } else { dtype }))
+        .collect();
+    launch.run_typed_passes(gpu, &kernels.passes, &slots, &constants, &tail, &buffers)?;
     Ok((out, dh0))
 }
 
@@ -454,8 +529,10 @@ fn backward_da_gpu(
     let ctx = g.context();
     let h = h.contiguous()?;
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
-    let da = Tensor::uninit(ctx, &d.a_shape(), op)?;
     let kernels = kernels(ctx, d);
+    let dtype = h.dtype();
+    let da_dtype = if kernels.writes_dtype { dtype } else { crate::DType::F32 };
+    let da = Tensor::uninit_dtype(ctx, &d.a_shape(), da_dtype, op)?;
     let total = d.b * d.t * d.n * (kernels.grad_a_per_step)(d);
     let params = Params::new()
         .usize(total)
@@ -463,14 +540,23 @@ fn backward_da_gpu(
         .usize(d.t)
         .u32(h0.is_some() as u32);
     let h0_buf = match &h0 {
-        Some(t) => t.gpu_buffer(op)?,
-        None => h.gpu_buffer(op)?,
+        Some(t) => t.typed_buffer(op)?,
+        None => h.typed_buffer(op)?,
     };
-    let kernel = gpu.kernel(&kernels.grad_a, &sizes(kernels.grad_a_sizes, d))?;
+    let slots: Vec<(&str, crate::DType)> = kernels
+        .grad_a_slots
+        .iter()
+        .map(|&s| match s {
+            "g" => (s, g.dtype()),
+            "da" => (s, da_dtype),
+            _ => (s, dtype),
+        })
+        .collect();
+    let kernel = gpu.typed_kernel(&kernels.grad_a, &slots, &sizes(kernels.grad_a_sizes, d))?;
     gpu.dispatch(
         &kernel,
         &params,
-        &[g.gpu_buffer(op)?, h.gpu_buffer(op)?, h0_buf, da.gpu_buffer(op)?],
+        &[g.typed_buffer(op)?, h.typed_buffer(op)?, h0_buf, da.typed_buffer(op)?],
         groups(total),
     )?;
     Ok(da)

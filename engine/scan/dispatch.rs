@@ -142,7 +142,29 @@ pub(crate) fn host(t: &Tensor, op: &'static str) -> Result<ArrayD<f32>> {
     })
 }
 
-/// `host` of an optional tensor.
-pub(crate) fn host_opt(t: Option<&Tensor>, op: &'static str) -> Result<Option<ArrayD<f32>>> {
-    t.map(|t| host(t, op)).transpose()
+/// [`host`] of a tensor of any dtype, widened to f32 (exact): the reference of a half scan
+/// computes on the values the kernel reads.
+pub(crate) fn host_widened(t: &Tensor, op: &'static str) -> Result<ArrayD<f32>> {
+    match t.dtype() {
+        crate::DType::F32 => host(t, op),
+        _ if t.host_array().is_some() => t.host_widened(op),
+        _ => host(&t.to_dtype(crate::DType::F32)?, op),
+    }
+}
+
+/// [`host_widened`] of an optional tensor.
+pub(crate) fn host_widened_opt(t: Option<&Tensor>, op: &'static str) -> Result<Option<ArrayD<f32>>> {
+    t.map(|t| host_widened(t, op)).transpose()
+}
+
+/// A reference result as a tensor of `ctx` in `dtype` (rounded to nearest even once).
+pub(crate) fn from_host_as(ctx: &Context, a: ArrayD<f32>, dtype: crate::DType) -> Result<Tensor> {
+    match dtype {
+        crate::DType::F32 => Tensor::from_host(ctx, a),
+        _ => {
+            let shape = a.shape().to_vec();
+            let data: Vec<f32> = a.iter().copied().collect();
+            Tensor::from_slice_as(ctx, &shape, &data, dtype)
+        }
+    }
 }

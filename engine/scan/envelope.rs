@@ -3,7 +3,36 @@
 //! argument; a valid shape outside what the GPU kernels support is an [`Error::Fallback`].
 
 use crate::error::{Error, Result};
+use crate::shape::DType;
 use crate::tensor::Tensor;
+
+/// The dtype of one scan call: the first of `args` (`(name, tensor)`, absent ones skipped)
+/// must be one of `accepted`, and every other one must have its dtype (a scan reads all its
+/// inputs in one dtype and returns its outputs in it). An [`Error::DType`] names the
+/// argument, what it got and what it could have been.
+pub(crate) fn one_dtype(
+    op: &'static str,
+    args: &[(&'static str, Option<&Tensor>)],
+    accepted: &[DType],
+) -> Result<DType> {
+    let mut args = args.iter().filter_map(|&(name, t)| t.map(|t| (name, t)));
+    let Some((first, t)) = args.next() else {
+        return Ok(DType::F32);
+    };
+    t.expect_dtype(op, first, accepted)?;
+    let dtype = t.dtype();
+    for (name, t) in args {
+        if t.dtype() != dtype {
+            return Err(Error::DType {
+                op,
+                arg: name,
+                expected: format!("{dtype} (the dtype of `{first}`: one dtype for every input of a call)"),
+                actual: t.dtype().to_string(),
+            });
+        }
+    }
+    Ok(dtype)
+}
 
 /// The block sizes the GPU kernels are specialised for (k and v each).
 pub const BLOCK_SIZES: [usize; 5] = [1, 2, 4, 8, 16];

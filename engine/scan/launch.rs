@@ -234,6 +234,35 @@ impl Launch {
     ) -> Result<()> {
         self.run(gpu, |pass| gpu.kernel(&passes[pass as usize], constants), tail, buffers)
     }
+
+    /// [`Launch::run_passes`] over passes with dtype slots (`kernel::dtype`) set to `dtypes`.
+    pub fn run_typed_passes(
+        &self,
+        gpu: &Gpu,
+        passes: &Passes,
+        dtypes: &[(&str, crate::shape::DType)],
+        constants: &[(&'static str, f64)],
+        tail: &Params,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<()> {
+        self.run(
+            gpu,
+            |pass| gpu.typed_kernel(&passes[pass as usize], dtypes, constants),
+            tail,
+            buffers,
+        )
+    }
+}
+
+/// Channels one invocation of a channel-wise scan over `dtype` storage carries: f32 as
+/// [`vector_width`] says; a half 4 or 2 (whole packed words per step, so no two invocations
+/// write one word) when the channels divide so, else 1, whose outputs the kernel keeps in
+/// f32 and the caller narrows afterwards (a word-owning conversion).
+pub(crate) fn dtype_width(dtype: crate::shape::DType, channels: usize, walks: usize) -> usize {
+    match vector_width(channels, walks) {
+        1 if dtype.is_half() && channels.is_multiple_of(2) => 2,
+        w => w,
+    }
 }
 
 #[cfg(test)]

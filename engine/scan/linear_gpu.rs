@@ -3,15 +3,22 @@
 //!
 //! One invocation carries one channel (`shaders/scan/linear_scalar.wgsl`), or four adjacent
 //! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
-//! that a quarter of them still fill the device (`launch::vector_width`); both walk
+//! that a quarter of them still fill the device (`launch::vector_width`); all walk
 //! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
-//! of their dependent updates (software pipelined). The backward is one reverse launch that also writes dA = G_t h_{t-1} and dh0, so
-//! the adjoint is never read back for a separate dA pass.
+//! of their dependent updates (software pipelined). The backward is one reverse launch that
+//! also writes dA = G_t h_{t-1} and dh0, so the adjoint is never read back for a separate dA
+//! pass.
+//!
+//! F16 and BF16 (every tensor of a call in one dtype): the same kernels read through dtype
+//! slots and keep the state in f32. An invocation writes whole packed words: four channels,
+//! or two (`linear_pair.wgsl`) when N is even (`launch::dtype_width`). At odd N the
+//! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
+//! invocation per output word), so each output is rounded once either way.
 
 use super::affine::ScanGrads;
 use super::dispatch::ScanOptions;
 use super::envelope::AffineDims;
-use super::launch::{passes, vector_width, Columns, Launch, Passes};
+use super::launch::{dtype_width, passes, Columns, Launch, Passes};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::Result;
@@ -19,7 +26,12 @@ use crate::kernel::Params;
 use crate::tensor::Tensor;
 
 const PASSES_VEC4: Passes = passes!("scan/linear", "scan/linear.wgsl");
+const PASSES_PAIR: Passes = passes!("scan/linear_pair", "scan/linear_pair.wgsl");
 const PASSES_SCALAR: Passes = passes!("scan/linear_scalar", "scan/linear_scalar.wgsl");
+
+/// The slots of the kernels: inputs (every width), outputs (pair and quad widths).
+const INPUTS: [&str; 4] = ["a", "x", "h0", "h"];
+const OUTPUTS: [&str; 3] = ["out", "da", "dh0"];
 
 /// H (B, T, N, 1, 1) from A, B (B, T, N, 1, 1) and h0 (B, N, 1, 1) or zeros.
 pub(crate) fn forward(
@@ -68,39 +80,61 @@ fn launch(
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
     let h = h.map(|t| t.contiguous()).transpose()?;
     let reverse = h.is_some();
-    let w = vector_width(d.n, d.lanes());
+    let dtype = a.dtype();
+    let w = dtype_width(dtype, d.n, d.lanes());
     let lanes = d.lanes() / w;
-    let out = Tensor::uninit(ctx, &d.h_shape(), op)?;
+    // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
+    let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
+    let out = Tensor::uninit_dtype(ctx, &d.h_shape(), out_dtype, op)?;
     // Bindings a direction does not use get a scratch of one F value.
     let (da, dh0) = if reverse {
         (
-            Tensor::uninit(ctx, &d.a_shape(), op)?,
-            Tensor::uninit(ctx, &d.h0_shape(), op)?,
+            Tensor::uninit_dtype(ctx, &d.a_shape(), out_dtype, op)?,
+            Tensor::uninit_dtype(ctx, &d.h0_shape(), out_dtype, op)?,
         )
     } else {
         (Tensor::uninit(ctx, &[w], op)?, Tensor::uninit(ctx, &[w], op)?)
     };
     let columns = Columns { walk: 1, reduce: 1 };
     let launch = Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(1));
+    // Chunks keep their two values in side, a segmented lane walk its state (f32 either way).
     let side = match launch.chunks() {
         Some((_, chunks)) => Tensor::uninit(ctx, &[chunks * 2 * lanes * w], op)?,
+        None if launch.segmented() => Tensor::uninit(ctx, &[lanes * w], op)?,
         None => Tensor::uninit(ctx, &[w], op)?,
     };
     // An absent h0, and H in the forward, bind A again: read-only aliases the kernel ignores.
-    let a_buf = a.gpu_buffer(op)?;
+    let a_buf = a.typed_buffer(op)?;
     let buffers = [
         a_buf,
-        x.gpu_buffer(op)?,
-        h0.as_ref().map(|t| t.gpu_buffer(op)).transpose()?.unwrap_or(a_buf),
-        h.as_ref().map(|t| t.gpu_buffer(op)).transpose()?.unwrap_or(a_buf),
-        out.gpu_buffer(op)?,
-        da.gpu_buffer(op)?,
+        x.typed_buffer(op)?,
+        h0.as_ref().map(|t| t.typed_buffer(op)).transpose()?.unwrap_or(a_buf),
+        h.as_ref().map(|t| t.typed_buffer(op)).transpose()?.unwrap_or(a_buf),
+        out.typed_buffer(op)?,
+        da.typed_buffer(op)?,
         side.gpu_buffer(op)?,
-        dh0.gpu_buffer(op)?,
+        dh0.typed_buffer(op)?,
     ];
     let tail = Params::new().usize(d.n / w).u32(h0.is_some() as u32);
-    let passes = if w == 4 { &PASSES_VEC4 } else { &PASSES_SCALAR };
+    let passes = match w {
+        4 => &PASSES_VEC4,
+        2 => &PASSES_PAIR,
+        _ => &PASSES_SCALAR,
+    };
+    let slots: Vec<(&str, crate::DType)> = match w {
+        1 => INPUTS.iter().map(|&s| (s, dtype)).collect(),
+        _ => INPUTS.iter().chain(&OUTPUTS).map(|&s| (s, dtype)).collect(),
+    };
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    launch.run_passes(gpu, passes, &constants, &tail, &buffers)?;
-    Ok((out, da, dh0))
+    launch.run_typed_passes(gpu, passes, &slots, &constants, &tail, &buffers)?;
+    if out_dtype == dtype {
+        return Ok((out, da, dh0));
+    }
+    // Odd N in a half: narrow the f32 outputs (the forward's scratch stays as it is).
+    let narrow = |t: Tensor| t.to_dtype(dtype);
+    if reverse {
+        Ok((narrow(out)?, narrow(da)?, narrow(dh0)?))
+    } else {
+        Ok((narrow(out)?, da, dh0))
+    }
 }

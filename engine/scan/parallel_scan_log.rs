@@ -2,10 +2,14 @@
 //! z_t = logaddexp(lc_t + z_{t-1}, lv_{t+1}) and z_{-1} = lv_0; equivalently
 //! exp(a* + logcumsumexp(log_values - a*))[:, 1:] with a* the zero-padded cumsum of the log
 //! coefficients. The backward is its own adjoint kernel (no recompute through the reference).
+//!
+//! F16 and BF16 as in `linear_gpu`: every tensor of a call in one dtype, read through the
+//! kernels' dtype slots, f32 state, outputs in the inputs' dtype written as whole packed words
+//! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
-use super::dispatch::{self, host, ScanOptions};
+use super::dispatch::{self, from_host_as, host_widened, ScanOptions};
 use super::envelope;
-use super::launch::{passes, vector_width, Columns, Launch, Passes};
+use super::launch::{dtype_width, passes, Columns, Launch, Passes};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::{Error, Result};
@@ -20,7 +24,12 @@ const OP_BACKWARD: &str = "parallel_scan_log_backward";
 /// and B x D walks are enough that a quarter of them fill the device (`launch::vector_width`);
 /// both walk the same WGSL (`shaders/scan/log_walk.wgsl`).
 const PASSES_VEC4: Passes = passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl");
+const PASSES_PAIR: Passes = passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl");
 const PASSES_SCALAR: Passes = passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl");
+
+/// The slots of the kernels: inputs (every width), outputs (pair and quad widths).
+const INPUTS: [&str; 4] = ["lc", "lv", "g", "h"];
+const OUTPUTS: [&str; 2] = ["out", "out2"];
 
 /// Gradients of [`parallel_scan_log`].
 #[derive(Clone, Debug)]
@@ -47,8 +56,11 @@ fn dims(op: &'static str, lc: &Tensor, lv: &Tensor) -> Result<(usize, usize, usi
     }
     envelope::nonempty_time(op, "log_coeffs", lc, t)?;
     lv.expect_context(lc.context(), op, "log_values")?;
-    lc.expect_dtype(op, "log_coeffs", &[crate::DType::F32])?;
-    lv.expect_dtype(op, "log_values", &[crate::DType::F32])?;
+    envelope::one_dtype(
+        op,
+        &[("log_coeffs", Some(lc)), ("log_values", Some(lv))],
+        &crate::DType::ALL,
+    )?;
     Ok((b, t, d))
 }
 
@@ -67,8 +79,9 @@ pub fn parallel_scan_log_with(log_coeffs: &Tensor, log_values: &Tensor, opts: &S
         opts,
         |gpu| Ok(launch(gpu, OP, dims, log_coeffs, log_values, None, opts)?.0),
         || {
-            let (lc, lv) = (host(log_coeffs, OP)?, host(log_values, OP)?);
-            Tensor::from_host(ctx, reference::scan::parallel_scan_log(&lc.view(), &lv.view()))
+            let (lc, lv) = (host_widened(log_coeffs, OP)?, host_widened(log_values, OP)?);
+            let h = reference::scan::parallel_scan_log(&lc.view(), &lv.view());
+            from_host_as(ctx, h, log_coeffs.dtype())
         },
     )
 }
@@ -99,6 +112,15 @@ pub fn parallel_scan_log_backward_with(
     envelope::exact(op, "grad_h", grad_h, shape, "(B, T, D), the shape of h")?;
     h.expect_context(log_coeffs.context(), op, "h")?;
     grad_h.expect_context(log_coeffs.context(), op, "grad_h")?;
+    let dtype = envelope::one_dtype(
+        op,
+        &[
+            ("log_coeffs", Some(log_coeffs)),
+            ("h", Some(h)),
+            ("grad_h", Some(grad_h)),
+        ],
+        &crate::DType::ALL,
+    )?;
     let ctx = log_coeffs.context();
     dispatch::run(
         op,
@@ -113,15 +135,15 @@ pub fn parallel_scan_log_backward_with(
         },
         || {
             let (lc, lv, h, g) = (
-                host(log_coeffs, op)?,
-                host(log_values, op)?,
-                host(h, op)?,
-                host(grad_h, op)?,
+                host_widened(log_coeffs, op)?,
+                host_widened(log_values, op)?,
+                host_widened(h, op)?,
+                host_widened(grad_h, op)?,
             );
             let (dlc, dlv) = reference::scan::parallel_scan_log_backward(&lc.view(), &lv.view(), &h.view(), &g.view());
             Ok(LogScanGrads {
-                d_log_coeffs: Tensor::from_host(ctx, dlc)?,
-                d_log_values: Tensor::from_host(ctx, dlv)?,
+                d_log_coeffs: from_host_as(ctx, dlc, dtype)?,
+                d_log_values: from_host_as(ctx, dlv, dtype)?,
             })
         },
     )
@@ -145,11 +167,16 @@ fn launch(
         Some((h, g)) => (Some(h.contiguous()?), Some(g.contiguous()?)),
         None => (None, None),
     };
-    let out = Tensor::uninit(ctx, &[b, t, d], op)?;
+    let dtype = lc.dtype();
+    let w = dtype_width(dtype, d, b * d);
+    // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
+    let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
+    let out = Tensor::uninit_dtype(ctx, &[b, t, d], out_dtype, op)?;
     // A scratch of at least one F value where a binding goes unused.
-    let w = vector_width(d, b * d);
-    let out2_shape = if reverse { vec![b, t + 1, d] } else { vec![w] };
-    let out2 = Tensor::uninit(ctx, &out2_shape, op)?;
+    let out2 = match reverse {
+        true => Tensor::uninit_dtype(ctx, &[b, t + 1, d], out_dtype, op)?,
+        false => Tensor::uninit(ctx, &[w], op)?,
+    };
     let lanes = b * d / w;
     let columns = Columns { walk: 1, reduce: 1 };
     let launch = Launch::new(gpu, opts.strategy, lanes, t, reverse, columns, Cost::block(1));
@@ -160,18 +187,33 @@ fn launch(
         None => Tensor::uninit(ctx, &[w], op)?,
     };
     // The forward does not read g and h: it binds log_coeffs there (read-only aliases).
-    let lc_buf = lc.gpu_buffer(op)?;
+    let lc_buf = lc.typed_buffer(op)?;
     let buffers = [
         lc_buf,
-        lv.gpu_buffer(op)?,
-        g.as_ref().map(|x| x.gpu_buffer(op)).transpose()?.unwrap_or(lc_buf),
-        h.as_ref().map(|x| x.gpu_buffer(op)).transpose()?.unwrap_or(lc_buf),
-        out.gpu_buffer(op)?,
-        out2.gpu_buffer(op)?,
+        lv.typed_buffer(op)?,
+        g.as_ref().map(|x| x.typed_buffer(op)).transpose()?.unwrap_or(lc_buf),
+        h.as_ref().map(|x| x.typed_buffer(op)).transpose()?.unwrap_or(lc_buf),
+        out.typed_buffer(op)?,
+        out2.typed_buffer(op)?,
         side.gpu_buffer(op)?,
     ];
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    let passes = if w == 4 { &PASSES_VEC4 } else { &PASSES_SCALAR };
-    launch.run_passes(gpu, passes, &constants, &Params::new().usize(d / w), &buffers)?;
-    Ok((out, out2))
+    let passes = match w {
+        4 => &PASSES_VEC4,
+        2 => &PASSES_PAIR,
+        _ => &PASSES_SCALAR,
+    };
+    let slots: Vec<(&str, crate::DType)> = match w {
+        1 => INPUTS.iter().map(|&s| (s, dtype)).collect(),
+        _ => INPUTS.iter().chain(&OUTPUTS).map(|&s| (s, dtype)).collect(),
+    };
+    launch.run_typed_passes(gpu, passes, &slots, &constants, &Params::new().usize(d / w), &buffers)?;
+    if out_dtype == dtype {
+        return Ok((out, out2));
+    }
+    // Odd D in a half: narrow the f32 outputs (the forward's scratch stays as it is).
+    match reverse {
+        true => Ok((out.to_dtype(dtype)?, out2.to_dtype(dtype)?)),
+        false => Ok((out.to_dtype(dtype)?, out2)),
+    }
 }

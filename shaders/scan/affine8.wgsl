@@ -1,4 +1,9 @@
 // prelude: scan/launch.wgsl
+// dtype: a quad
+// dtype: x scalar
+// dtype: h0 scalar
+// The inputs a, x, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;
+// the outputs stay f32 (the engine narrows a half call's outputs afterwards, one word each).
 // affine8: the affine scan's k = 8 case, H_t = A_t H_{t-1} + B_t with 8 x 8 transitions and
 // 8 x V states (V in {1, 2, 4, 8, 16}): the same entries, side layout and contract as
 // matrix_affine_scan.wgsl, written for the hardware instead of for every K:
@@ -36,9 +41,9 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;    // (B, T, N, 8, 8) as 16 vec4s a step (row i: 2i, 2i + 1)
-@group(0) @binding(2) var<storage, read> x: array<f32>;          // (B, T, N, 8, V): B, or dH when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<f32>;         // (B, N, 8, V), read when has_h0 and not REVERSE
+@group(0) @binding(1) var<storage, read> a: array<a_t>;          // (B, T, N, 8, 8) as 16 vec4s a step (row i: 2i, 2i + 1)
+@group(0) @binding(2) var<storage, read> x: array<x_t>;          // (B, T, N, 8, V): B, or dH when REVERSE
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;        // (B, N, 8, V), read when has_h0 and not REVERSE
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (B, T, N, 8, V): H, or G = dB when REVERSE
 @group(0) @binding(5) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, 8, V + 8) scratch
 @group(0) @binding(6) var<storage, read_write> dh0: array<f32>;  // (B, N, 8, V), written when REVERSE
@@ -99,7 +104,7 @@ fn fetch(f: u32, first: u32, items: u32, q0: u32, slot: u32, chunked: bool) -> v
     let ta = transition_time(t);
     let ok = first + k < items && q < it.end - it.start && ta < p.launch.t_len;
     let lane = min(it.lane, p.launch.lanes - 1u);
-    let v = a[step_index(lane, min(ta, p.launch.t_len - 1u)) * 16u + r];
+    let v = a_ld(step_index(lane, min(ta, p.launch.t_len - 1u)) * 16u + r);
     return select(vec4<f32>(0.0), v, ok);
 }
 
@@ -150,8 +155,8 @@ fn apply_staged(m: u32, s: Col) -> Col {
 // M s for the transition of step `step` read from memory (dh0's A_0).
 fn apply_global(step: u32, s: Col) -> Col {
     let m = step * 16u;
-    return apply(a[m], a[m + 1u], a[m + 2u], a[m + 3u], a[m + 4u], a[m + 5u], a[m + 6u], a[m + 7u], a[m + 8u],
-                 a[m + 9u], a[m + 10u], a[m + 11u], a[m + 12u], a[m + 13u], a[m + 14u], a[m + 15u], s);
+    return apply(a_ld(m), a_ld(m + 1u), a_ld(m + 2u), a_ld(m + 3u), a_ld(m + 4u), a_ld(m + 5u), a_ld(m + 6u), a_ld(m + 7u), a_ld(m + 8u),
+                 a_ld(m + 9u), a_ld(m + 10u), a_ld(m + 11u), a_ld(m + 12u), a_ld(m + 13u), a_ld(m + 14u), a_ld(m + 15u), s);
 }
 
 // M s with A's rows i = (ri_lo, ri_hi): forward A s (row dot products), reverse A^T s (the
@@ -176,8 +181,8 @@ fn apply(r0l: vec4<f32>, r0h: vec4<f32>, r1l: vec4<f32>, r1h: vec4<f32>, r2l: ve
 // Column j of the (8, V) block at element offset o of x.
 fn load_x(o: u32, j: u32) -> Col {
     let b = o + j;
-    return Col(vec4<f32>(x[b], x[b + V], x[b + 2u * V], x[b + 3u * V]),
-               vec4<f32>(x[b + 4u * V], x[b + 5u * V], x[b + 6u * V], x[b + 7u * V]));
+    return Col(vec4<f32>(x_ld(b), x_ld(b + V), x_ld(b + 2u * V), x_ld(b + 3u * V)),
+               vec4<f32>(x_ld(b + 4u * V), x_ld(b + 5u * V), x_ld(b + 6u * V), x_ld(b + 7u * V)));
 }
 
 fn load_out(o: u32, j: u32) -> Col {
@@ -217,8 +222,8 @@ fn unit(c: u32) -> Col {
 fn initial(lane: u32, j: u32) -> Col {
     if !REVERSE && p.has_h0 == 1u {
         let b = lane * K * V + j;
-        return Col(vec4<f32>(h0[b], h0[b + V], h0[b + 2u * V], h0[b + 3u * V]),
-                   vec4<f32>(h0[b + 4u * V], h0[b + 5u * V], h0[b + 6u * V], h0[b + 7u * V]));
+        return Col(vec4<f32>(h0_ld(b), h0_ld(b + V), h0_ld(b + 2u * V), h0_ld(b + 3u * V)),
+                   vec4<f32>(h0_ld(b + 4u * V), h0_ld(b + 5u * V), h0_ld(b + 6u * V), h0_ld(b + 7u * V)));
     }
     return zero();
 }

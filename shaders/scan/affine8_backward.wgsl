@@ -1,4 +1,8 @@
 // prelude: scan/launch.wgsl
+// dtype: h scalar
+// dtype: h0 scalar
+// The inputs h, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;
+// the outputs stay f32 (the engine narrows a half call's outputs afterwards, one word each).
 // affine8 gradient of the transitions (the k = 8 case of matrix_affine_scan_backward.wgsl),
 // after the reverse scan has produced G = dB: dA_t = G_t H_{t-1}^T with H_{-1} = h0 (zero
 // when absent). One invocation per (step, row i) accumulates row i of dA_t, two vec4s, over
@@ -18,8 +22,8 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> g: array<f32>;              // (B, T, N, 8, V): G = dB
-@group(0) @binding(2) var<storage, read> h: array<f32>;              // (B, T, N, 8, V): forward output H
-@group(0) @binding(3) var<storage, read> h0: array<f32>;             // (B, N, 8, V), read when has_h0
+@group(0) @binding(2) var<storage, read> h: array<h_t>;              // (B, T, N, 8, V): forward output H
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;            // (B, N, 8, V), read when has_h0
 @group(0) @binding(4) var<storage, read_write> da: array<vec4<f32>>; // (B, T, N, 8, 8) as 16 vec4s a step
 
 @compute @workgroup_size(WG)
@@ -47,11 +51,11 @@ fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
             var c0: vec4<f32>;
             var c1: vec4<f32>;
             if t > 0u {
-                c0 = vec4<f32>(h[o], h[o + V], h[o + 2u * V], h[o + 3u * V]);
-                c1 = vec4<f32>(h[o + 4u * V], h[o + 5u * V], h[o + 6u * V], h[o + 7u * V]);
+                c0 = vec4<f32>(h_ld(o), h_ld(o + V), h_ld(o + 2u * V), h_ld(o + 3u * V));
+                c1 = vec4<f32>(h_ld(o + 4u * V), h_ld(o + 5u * V), h_ld(o + 6u * V), h_ld(o + 7u * V));
             } else {
-                c0 = vec4<f32>(h0[o], h0[o + V], h0[o + 2u * V], h0[o + 3u * V]);
-                c1 = vec4<f32>(h0[o + 4u * V], h0[o + 5u * V], h0[o + 6u * V], h0[o + 7u * V]);
+                c0 = vec4<f32>(h0_ld(o), h0_ld(o + V), h0_ld(o + 2u * V), h0_ld(o + 3u * V));
+                c1 = vec4<f32>(h0_ld(o + 4u * V), h0_ld(o + 5u * V), h0_ld(o + 6u * V), h0_ld(o + 7u * V));
             }
             lo += gv * c0;
             hi += gv * c1;

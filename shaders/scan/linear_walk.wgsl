@@ -1,8 +1,14 @@
 // prelude: scan/launch.wgsl
 // The K = V = 1 affine scan (linear_scan; matrix_affine_scan at k = v = 1): the walks shared by
-// scan/linear.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation, N % 4 == 0)
-// and scan/linear_scalar.wgsl (`alias F = f32`), which declare F and the entry points. Every
-// index below counts F values: a time step's row holds p.n = N / 4 (or N) of them.
+// scan/linear.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation, N % 4 == 0),
+// scan/linear_pair.wgsl (`alias F = vec2<f32>`, N % 2 == 0) and scan/linear_scalar.wgsl
+// (`alias F = f32`), which declare F, the dtype slots (engine/kernel/dtype.rs) of the bindings
+// and the entry points. Every index below counts F values: a time step's row holds
+// p.n = N / 4 (N / 2, N) of them. Inputs and outputs go through the slots' NAME_ld / NAME_st
+// (F32, F16 or BF16 storage, f32 values): the state is f32 whatever the storage, and a half
+// output is rounded once, when it is stored. An invocation owns whole words of every output
+// (a pair or quad of halves), so no two invocations share a packed word; the scalar width
+// keeps f32 outputs (scan/linear_scalar.wgsl).
 //
 // Forward: h_t = a_t h_{t-1} + b_t, h_{-1} = h0 (or zero).
 // REVERSE = true: the adjoint over dL/dh = x, fused with the transitions' gradient:
@@ -39,14 +45,14 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<F>;             // (B, T, N) transitions
-@group(0) @binding(2) var<storage, read> x: array<F>;             // (B, T, N): b, or dL/dh when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<F>;            // (B, N), read when has_h0
-@group(0) @binding(4) var<storage, read> h: array<F>;             // (B, T, N) forward output, read when REVERSE
-@group(0) @binding(5) var<storage, read_write> out: array<F>;     // (B, T, N): h, or G = dB when REVERSE
-@group(0) @binding(6) var<storage, read_write> da: array<F>;      // (B, T, N) dA, written when REVERSE
-@group(0) @binding(7) var<storage, read_write> side: array<F>;    // chunked: (chunks, 2, lanes) P and S
-@group(0) @binding(8) var<storage, read_write> dh0: array<F>;     // (B, N), written when REVERSE
+@group(0) @binding(1) var<storage, read> a: array<a_t>;           // (B, T, N) transitions
+@group(0) @binding(2) var<storage, read> x: array<x_t>;           // (B, T, N): b, or dL/dh when REVERSE
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;         // (B, N), read when has_h0
+@group(0) @binding(4) var<storage, read> h: array<h_t>;           // (B, T, N) forward output, read when REVERSE
+@group(0) @binding(5) var<storage, read_write> out: array<out_t>; // (B, T, N): h, or G = dB when REVERSE
+@group(0) @binding(6) var<storage, read_write> da: array<da_t>;   // (B, T, N) dA, written when REVERSE
+@group(0) @binding(7) var<storage, read_write> side: array<F>;    // f32: chunked (chunks, 2, lanes) P and S; segmented lanes (lanes,) state
+@group(0) @binding(8) var<storage, read_write> dh0: array<dh0_t>; // (B, N), written when REVERSE
 
 // A walk in progress.
 struct Walk {
@@ -68,7 +74,7 @@ fn next(t: u32) -> u32 {
 
 fn initial_h(lane: u32) -> F {
     if p.has_h0 == 1u {
-        return h0[lane];
+        return h0_ld(lane);
     }
     return F(0.0);
 }
@@ -78,7 +84,7 @@ fn begin(lane: u32, base: u32, end: u32, s: F) -> Walk {
     var w = Walk(s, F(1.0), F(0.0), F(0.0));
     if REVERSE {
         if end < p.launch.t_len {
-            w.f = a[base + end * p.n];
+            w.f = a_ld(base + end * p.n);
         }
         w.init = initial_h(lane);
     }
@@ -91,7 +97,7 @@ fn h_prev(base: u32, t: u32, init: F, write: bool) -> F {
     if !REVERSE || !write {
         return F(0.0);
     }
-    let v = h[base + (max(t, 1u) - 1u) * p.n];
+    let v = h_ld(base + (max(t, 1u) - 1u) * p.n);
     return select(v, init, t == 0u);
 }
 
@@ -105,9 +111,9 @@ fn update(w: ptr<function, Walk>, av: F, xt: F, hp: F, i: u32, write: bool) {
     (*w).s = fma(f, (*w).s, xt);
     (*w).prod *= f;
     if write {
-        out[i] = (*w).s;
+        out_st(i, (*w).s);
         if REVERSE {
-            da[i] = (*w).s * hp;
+            da_st(i, (*w).s * hp);
         }
     }
 }
@@ -137,8 +143,8 @@ fn load(base: u32, t0: u32, init: F, write: bool) -> Block {
     let i6 = base + t6 * p.n;
     let i7 = base + t7 * p.n;
     return Block(
-        a[i0], a[i1], a[i2], a[i3], a[i4], a[i5], a[i6], a[i7],
-        x[i0], x[i1], x[i2], x[i3], x[i4], x[i5], x[i6], x[i7],
+        a_ld(i0), a_ld(i1), a_ld(i2), a_ld(i3), a_ld(i4), a_ld(i5), a_ld(i6), a_ld(i7),
+        x_ld(i0), x_ld(i1), x_ld(i2), x_ld(i3), x_ld(i4), x_ld(i5), x_ld(i6), x_ld(i7),
         h_prev(base, t0, init, write), h_prev(base, t1, init, write), h_prev(base, t2, init, write),
         h_prev(base, t3, init, write), h_prev(base, t4, init, write), h_prev(base, t5, init, write),
         h_prev(base, t6, init, write), h_prev(base, t7, init, write)
@@ -184,7 +190,7 @@ fn walk(w: ptr<function, Walk>, base: u32, start: u32, end: u32, write: bool) {
     for (; q < steps; q++) {
         let t = time_at(start, end, q, REVERSE);
         let i = base + t * p.n;
-        update(w, a[i], x[i], h_prev(base, t, init, write), i, write);
+        update(w, a_ld(i), x_ld(i), h_prev(base, t, init, write), i, write);
     }
 }
 
@@ -193,19 +199,22 @@ fn lanes(lane: u32) {
         return;
     }
     let base = row(lane);
-    // Resume from the previous segment's last state (out at t_begin - 1 forward, at t_end in
-    // reverse) unless this segment starts the walk.
+    // Resume from the previous segment's last state (in side: out holds it rounded when the
+    // output is a half) unless this segment starts the walk.
     var s = F(0.0);
     if launch_resumes(p.launch, REVERSE) {
-        s = out[base + select(p.launch.t_begin - 1u, p.launch.t_end, REVERSE) * p.n];
+        s = side[lane];
     } else if !REVERSE {
         s = initial_h(lane);
     }
     var w = begin(lane, base, p.launch.t_end, s);
     walk(&w, base, p.launch.t_begin, p.launch.t_end, true);
+    if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
+        side[lane] = w.s;
+    }
     if REVERSE && p.launch.t_begin == 0u {
         // The walk ended at t = 0: s = G_0 and f = a_0.
-        dh0[lane] = w.f * w.s;
+        dh0_st(lane, w.f * w.s);
     }
 }
 
@@ -274,7 +283,7 @@ fn carries(lane: u32) {
         carry = fma(pc, carry, sc);
     }
     if REVERSE {
-        dh0[lane] = a[row(lane)] * carry;
+        dh0_st(lane, a_ld(row(lane)) * carry);
     }
 }
 

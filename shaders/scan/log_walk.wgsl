@@ -1,8 +1,12 @@
 // prelude: scan/launch.wgsl
 // parallel_scan_log, the minGRU scan in log space: the walks shared by
 // scan/parallel_scan_log.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation,
-// D % 4 == 0) and scan/parallel_scan_log_scalar.wgsl (`alias F = f32`), which declare F and the
-// entry points. Every index counts F values: a time step's row holds p.d = D / 4 (or D).
+// D % 4 == 0), scan/parallel_scan_log_pair.wgsl (`alias F = vec2<f32>`, D % 2 == 0) and
+// scan/parallel_scan_log_scalar.wgsl (`alias F = f32`), which declare F, the bindings' dtype
+// slots (engine/kernel/dtype.rs) and the entry points. Every index counts F values: a time
+// step's row holds p.d = D / 4 (D / 2, D). Reads and writes go through the slots' NAME_ld /
+// NAME_st: F32, F16 or BF16 storage, f32 state, a half output rounded once when stored, and an
+// invocation owns whole packed words of its outputs (the scalar width writes f32).
 //
 // Forward: with z_{-1} = lv_0 (the log initial state), for t = 0..T-1
 //   z_t = logaddexp(lc_t + z_{t-1}, lv_{t+1}),  h_t = exp(z_t),
@@ -42,12 +46,12 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> lc: array<F>;         // (B, T, D) log coefficients
-@group(0) @binding(2) var<storage, read> lv: array<F>;         // (B, T + 1, D) log values, lv_0 = log h0
-@group(0) @binding(3) var<storage, read> g: array<F>;          // (B, T, D) dL/dh, read when REVERSE
-@group(0) @binding(4) var<storage, read> h: array<F>;          // (B, T, D) forward output, read when REVERSE
-@group(0) @binding(5) var<storage, read_write> out: array<F>;  // (B, T, D): h, or d lc when REVERSE
-@group(0) @binding(6) var<storage, read_write> out2: array<F>; // (B, T + 1, D): d lv when REVERSE
+@group(0) @binding(1) var<storage, read> lc: array<lc_t>;          // (B, T, D) log coefficients
+@group(0) @binding(2) var<storage, read> lv: array<lv_t>;          // (B, T + 1, D) log values, lv_0 = log h0
+@group(0) @binding(3) var<storage, read> g: array<g_t>;            // (B, T, D) dL/dh, read when REVERSE
+@group(0) @binding(4) var<storage, read> h: array<h_t>;            // (B, T, D) forward output, read when REVERSE
+@group(0) @binding(5) var<storage, read_write> out: array<out_t>;  // (B, T, D): h, or d lc when REVERSE
+@group(0) @binding(6) var<storage, read_write> out2: array<out2_t>; // (B, T + 1, D): d lv when REVERSE
 @group(0) @binding(7) var<storage, read_write> side: array<F>; // chunked: (chunks, 2, lanes); segmented lanes: (lanes,) state
 
 // A walk in progress; `base` and `base_lv` index (lane, t = 0) of lc and lv.
@@ -83,9 +87,9 @@ fn begin(lane: u32, end: u32, s: F) -> Walk {
     if REVERSE {
         w.prod = F(1.0);
         if end < p.launch.t_len {
-            w.f = exp(lc[w.base + end * p.d]);
+            w.f = exp(lc_ld(w.base + end * p.d));
         }
-        w.init = exp(lv[w.base_lv]);
+        w.init = exp(lv_ld(w.base_lv));
     }
     return w;
 }
@@ -95,7 +99,7 @@ fn grad_at(w: ptr<function, Walk>, t: u32) -> F {
     if !REVERSE {
         return F(0.0);
     }
-    return g[(*w).base + t * p.d];
+    return g_ld((*w).base + t * p.d);
 }
 
 // lv_{t+1}: the forward always reads it, the reverse only for d lv (`write`), so a chunk
@@ -104,7 +108,7 @@ fn value_at(w: ptr<function, Walk>, t: u32, write: bool) -> F {
     if REVERSE && !write {
         return F(0.0);
     }
-    return lv[(*w).base_lv + (t + 1u) * p.d];
+    return lv_ld((*w).base_lv + (t + 1u) * p.d);
 }
 
 // h_{t-1} (REVERSE and `write`; unused otherwise): the forward output, or exp(lv_0) at t = 0.
@@ -112,7 +116,7 @@ fn h_prev(w: ptr<function, Walk>, t: u32, write: bool) -> F {
     if !REVERSE || !write {
         return F(0.0);
     }
-    let v = h[(*w).base + (max(t, 1u) - 1u) * p.d];
+    let v = h_ld((*w).base + (max(t, 1u) - 1u) * p.d);
     return select(v, (*w).init, t == 0u);
 }
 
@@ -123,7 +127,7 @@ fn update(w: ptr<function, Walk>, t: u32, lct: F, lvt: F, gt: F, hp: F, write: b
         (*w).s = logaddexp(lct + (*w).s, lvt);
         (*w).prod += lct;
         if write {
-            out[i] = exp((*w).s);
+            out_st(i, exp((*w).s));
         }
         return;
     }
@@ -134,10 +138,10 @@ fn update(w: ptr<function, Walk>, t: u32, lct: F, lvt: F, gt: F, hp: F, write: b
     (*w).prod *= f;
     if write {
         let s = (*w).s;
-        out[i] = s * c * hp;
-        out2[(*w).base_lv + (t + 1u) * p.d] = s * exp(lvt);
+        out_st(i, s * c * hp);
+        out2_st((*w).base_lv + (t + 1u) * p.d, s * exp(lvt));
         if t == 0u {
-            out2[(*w).base_lv] = c * s * hp;
+            out2_st((*w).base_lv, c * s * hp);
         }
     }
 }
@@ -162,8 +166,8 @@ fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
     let t7 = next(t6);
     let b = (*w).base;
     return Block(
-        lc[b + t0 * p.d], lc[b + t1 * p.d], lc[b + t2 * p.d], lc[b + t3 * p.d],
-        lc[b + t4 * p.d], lc[b + t5 * p.d], lc[b + t6 * p.d], lc[b + t7 * p.d],
+        lc_ld(b + t0 * p.d), lc_ld(b + t1 * p.d), lc_ld(b + t2 * p.d), lc_ld(b + t3 * p.d),
+        lc_ld(b + t4 * p.d), lc_ld(b + t5 * p.d), lc_ld(b + t6 * p.d), lc_ld(b + t7 * p.d),
         value_at(w, t0, write), value_at(w, t1, write), value_at(w, t2, write), value_at(w, t3, write),
         value_at(w, t4, write), value_at(w, t5, write), value_at(w, t6, write), value_at(w, t7, write),
         grad_at(w, t0), grad_at(w, t1), grad_at(w, t2), grad_at(w, t3),
@@ -210,7 +214,7 @@ fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
     }
     for (; q < steps; q++) {
         let t = time_at(start, end, q, REVERSE);
-        let lct = lc[(*w).base + t * p.d];
+        let lct = lc_ld((*w).base + t * p.d);
         update(w, t, lct, value_at(w, t, write), grad_at(w, t), h_prev(w, t, write), write);
     }
 }
@@ -223,7 +227,7 @@ fn lanes(lane: u32) {
     if launch_resumes(p.launch, REVERSE) {
         w.s = side[lane];
     } else if !REVERSE {
-        w.s = lv[w.base_lv];
+        w.s = lv_ld(w.base_lv);
     }
     walk(&w, p.launch.t_begin, p.launch.t_end, true);
     if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
@@ -250,8 +254,8 @@ fn chunk_reduce(id: u32) {
         walk(&w, start, end, false);
     } else {
         // From empty: the first step's state is its log value alone.
-        w.s = lv[w.base_lv + (start + 1u) * p.d];
-        w.prod = lc[w.base + start * p.d];
+        w.s = lv_ld(w.base_lv + (start + 1u) * p.d);
+        w.prod = lc_ld(w.base + start * p.d);
         walk(&w, start + 1u, end, false);
     }
     side[slot(c, 0u, lane)] = w.prod;
@@ -277,7 +281,7 @@ fn carries(lane: u32) {
     }
     var carry = F(0.0);
     if !REVERSE {
-        carry = lv[row_lv(lane)];
+        carry = lv_ld(row_lv(lane));
     }
     // Four chunks at a time, loads first; the incoming carry replaces the local state (only
     // this invocation touches this lane's slots).

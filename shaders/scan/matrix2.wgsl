@@ -1,4 +1,13 @@
 // prelude: scan/launch.wgsl
+// dtype: a quad
+// dtype: x pair
+// dtype: h0 pair
+// dtype: out pair store
+// dtype: dh0 pair store
+// Every input and output is a dtype slot (engine/kernel/dtype.rs): F32, F16 or BF16 storage,
+// f32 values and state. A step's output is one vec2, so in a half it is one whole packed word
+// that only its lane's invocation writes, rounded once when stored; a segmented lane walk
+// resumes from the f32 state it left in side, never from the rounded output.
 // matrix2: the affine scan's (K, V) = (2, 1) case, `matrix_scan`: h_t = A_t h_{t-1} + b_t with
 // 2 x 2 transitions, one invocation per lane (b, n) (per (lane, chunk) in the chunk passes).
 // The same entries, bindings and side layout contract as matrix_affine_scan.wgsl, written for
@@ -16,7 +25,7 @@
 //
 // Entries (the launch and its header: scan/launch.wgsl):
 //   scan_lanes          one invocation per lane walks [t_begin, t_end) of T; a later segment
-//                       resumes from out.
+//                       resumes from the state this one leaves in side[lane].
 //   scan_chunk_reduce   per (lane, chunk): the chunk's local state from zero and its transition
 //                       product P (the chunk's steps applied to the identity).
 //   scan_carries        per lane: walks the chunks in scan order, carry = P_c carry + S_c,
@@ -33,12 +42,12 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<f32>>;          // (B, T, N) x (a00, a01, a10, a11)
-@group(0) @binding(2) var<storage, read> x: array<vec2<f32>>;          // (B, T, N) x 2: b, or dh when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<vec2<f32>>;         // (B, N) x 2, read when has_h0 and not REVERSE
-@group(0) @binding(4) var<storage, read_write> out: array<vec2<f32>>;  // (B, T, N) x 2: h, or g = db when REVERSE
-@group(0) @binding(5) var<storage, read_write> side: array<vec2<f32>>; // chunked: (lanes, chunks, 3) x 2: S (then the carry), P e_0, P e_1
-@group(0) @binding(6) var<storage, read_write> dh0: array<vec2<f32>>;  // (B, N) x 2, written when REVERSE
+@group(0) @binding(1) var<storage, read> a: array<a_t>;                // (B, T, N) x (a00, a01, a10, a11)
+@group(0) @binding(2) var<storage, read> x: array<x_t>;                // (B, T, N) x 2: b, or dh when REVERSE
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;              // (B, N) x 2, read when has_h0 and not REVERSE
+@group(0) @binding(4) var<storage, read_write> out: array<out_t>;      // (B, T, N) x 2: h, or g = db when REVERSE
+@group(0) @binding(5) var<storage, read_write> side: array<vec2<f32>>; // f32: chunked (lanes, chunks, 3) x 2: S (then the carry), P e_0, P e_1; segmented lanes (lanes,) x 2 state
+@group(0) @binding(6) var<storage, read_write> dh0: array<dh0_t>;      // (B, N) x 2, written when REVERSE
 
 // step(b, 0, n): the lane's first step; step t is base + t * N.
 fn lane_base(lane: u32) -> u32 {
@@ -51,9 +60,9 @@ fn lane_base(lane: u32) -> u32 {
 fn transition(base: u32, t: u32) -> vec4<f32> {
     if REVERSE {
         let above = min(t + 1u, p.launch.t_len - 1u);
-        return select(vec4<f32>(0.0), a[base + above * p.n], t + 1u < p.launch.t_len);
+        return select(vec4<f32>(0.0), a_ld(base + above * p.n), t + 1u < p.launch.t_len);
     }
-    return a[base + t * p.n];
+    return a_ld(base + t * p.n);
 }
 
 // M s with M = A (forward) or A^T (reverse), A = (m.x m.y; m.z m.w).
@@ -108,59 +117,59 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
         let m13 = transition(base, t13);
         let m14 = transition(base, t14);
         let m15 = transition(base, t15);
-        let x0 = x[base + t0 * n];
-        let x1 = x[base + t1 * n];
-        let x2 = x[base + t2 * n];
-        let x3 = x[base + t3 * n];
-        let x4 = x[base + t4 * n];
-        let x5 = x[base + t5 * n];
-        let x6 = x[base + t6 * n];
-        let x7 = x[base + t7 * n];
-        let x8 = x[base + t8 * n];
-        let x9 = x[base + t9 * n];
-        let x10 = x[base + t10 * n];
-        let x11 = x[base + t11 * n];
-        let x12 = x[base + t12 * n];
-        let x13 = x[base + t13 * n];
-        let x14 = x[base + t14 * n];
-        let x15 = x[base + t15 * n];
+        let x0 = x_ld(base + t0 * n);
+        let x1 = x_ld(base + t1 * n);
+        let x2 = x_ld(base + t2 * n);
+        let x3 = x_ld(base + t3 * n);
+        let x4 = x_ld(base + t4 * n);
+        let x5 = x_ld(base + t5 * n);
+        let x6 = x_ld(base + t6 * n);
+        let x7 = x_ld(base + t7 * n);
+        let x8 = x_ld(base + t8 * n);
+        let x9 = x_ld(base + t9 * n);
+        let x10 = x_ld(base + t10 * n);
+        let x11 = x_ld(base + t11 * n);
+        let x12 = x_ld(base + t12 * n);
+        let x13 = x_ld(base + t13 * n);
+        let x14 = x_ld(base + t14 * n);
+        let x15 = x_ld(base + t15 * n);
         s = apply(m0, s) + x0;
-        out[base + t0 * n] = s;
+        out_st(base + t0 * n, s);
         s = apply(m1, s) + x1;
-        out[base + t1 * n] = s;
+        out_st(base + t1 * n, s);
         s = apply(m2, s) + x2;
-        out[base + t2 * n] = s;
+        out_st(base + t2 * n, s);
         s = apply(m3, s) + x3;
-        out[base + t3 * n] = s;
+        out_st(base + t3 * n, s);
         s = apply(m4, s) + x4;
-        out[base + t4 * n] = s;
+        out_st(base + t4 * n, s);
         s = apply(m5, s) + x5;
-        out[base + t5 * n] = s;
+        out_st(base + t5 * n, s);
         s = apply(m6, s) + x6;
-        out[base + t6 * n] = s;
+        out_st(base + t6 * n, s);
         s = apply(m7, s) + x7;
-        out[base + t7 * n] = s;
+        out_st(base + t7 * n, s);
         s = apply(m8, s) + x8;
-        out[base + t8 * n] = s;
+        out_st(base + t8 * n, s);
         s = apply(m9, s) + x9;
-        out[base + t9 * n] = s;
+        out_st(base + t9 * n, s);
         s = apply(m10, s) + x10;
-        out[base + t10 * n] = s;
+        out_st(base + t10 * n, s);
         s = apply(m11, s) + x11;
-        out[base + t11 * n] = s;
+        out_st(base + t11 * n, s);
         s = apply(m12, s) + x12;
-        out[base + t12 * n] = s;
+        out_st(base + t12 * n, s);
         s = apply(m13, s) + x13;
-        out[base + t13 * n] = s;
+        out_st(base + t13 * n, s);
         s = apply(m14, s) + x14;
-        out[base + t14 * n] = s;
+        out_st(base + t14 * n, s);
         s = apply(m15, s) + x15;
-        out[base + t15 * n] = s;
+        out_st(base + t15 * n, s);
     }
     for (; q < len; q++) {
         let t = time_at(start, end, q, REVERSE);
-        s = apply(transition(base, t), s) + x[base + t * n];
-        out[base + t * n] = s;
+        s = apply(transition(base, t), s) + x_ld(base + t * n);
+        out_st(base + t * n, s);
     }
     return s;
 }
@@ -168,7 +177,7 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
 // The state before the first step of the scan order: h0 (or zero) forward, zero in reverse.
 fn initial(lane: u32) -> vec2<f32> {
     if !REVERSE && p.has_h0 == 1u {
-        return h0[lane];
+        return h0_ld(lane);
     }
     return vec2<f32>(0.0);
 }
@@ -182,14 +191,16 @@ fn scan_lanes(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let base = lane_base(lane);
     var s = initial(lane);
-    // Resume from the previous segment's last state (out at t_begin - 1 forward, at t_end in
-    // reverse) unless this segment starts the walk.
+    // Resume from the previous segment's last state unless this segment starts the walk.
     if launch_resumes(p.launch, REVERSE) {
-        s = out[base + select(p.launch.t_begin - 1u, p.launch.t_end, REVERSE) * p.n];
+        s = side[lane];
     }
     s = walk(base, p.launch.t_begin, p.launch.t_end, s);
+    if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
+        side[lane] = s;
+    }
     if REVERSE && p.launch.t_begin == 0u {
-        dh0[lane] = apply(a[base], s);
+        dh0_st(lane, apply(a_ld(base), s));
     }
 }
 
@@ -220,10 +231,10 @@ fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         let m1 = transition(base, t1);
         let m2 = transition(base, t2);
         let m3 = transition(base, t3);
-        let x0 = x[base + t0 * n];
-        let x1 = x[base + t1 * n];
-        let x2 = x[base + t2 * n];
-        let x3 = x[base + t3 * n];
+        let x0 = x_ld(base + t0 * n);
+        let x1 = x_ld(base + t1 * n);
+        let x2 = x_ld(base + t2 * n);
+        let x3 = x_ld(base + t3 * n);
         s = apply(m0, s) + x0;
         p0 = apply(m0, p0);
         p1 = apply(m0, p1);
@@ -240,7 +251,7 @@ fn scan_chunk_reduce(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     for (; q < len; q++) {
         let t = time_at(start, end, q, REVERSE);
         let m = transition(base, t);
-        s = apply(m, s) + x[base + t * n];
+        s = apply(m, s) + x_ld(base + t * n);
         p0 = apply(m, p0);
         p1 = apply(m, p1);
     }
@@ -267,7 +278,7 @@ fn scan_carries(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         carry = next;
     }
     if REVERSE {
-        dh0[lane] = apply(a[lane_base(lane)], carry);
+        dh0_st(lane, apply(a_ld(lane_base(lane)), carry));
     }
 }
 

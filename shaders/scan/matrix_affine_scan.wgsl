@@ -1,4 +1,9 @@
 // prelude: scan/launch.wgsl
+// dtype: a scalar
+// dtype: x scalar
+// dtype: h0 scalar
+// The inputs a, x, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;
+// the outputs stay f32 (the engine narrows a half call's outputs afterwards, one word each).
 // matrix_affine_scan: the affine recurrence H_t = A_t H_{t-1} + B_t, t = 0..T-1, H_{-1} = h0,
 // per lane (b, n), specialised per (K, V) through override constants so every loop over K or
 // V has a constant bound and unrolls. matrix_scan is its (2, 1) case; (K, V) = (1, 1), which
@@ -37,9 +42,9 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<f32>;          // (B, T, N, K, K)
-@group(0) @binding(2) var<storage, read> x: array<f32>;          // (B, T, N, K, V): B, or dH when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<f32>;         // (B, N, K, V), read when has_h0 and not REVERSE
+@group(0) @binding(1) var<storage, read> a: array<a_t>;          // (B, T, N, K, K)
+@group(0) @binding(2) var<storage, read> x: array<x_t>;          // (B, T, N, K, V): B, or dH when REVERSE
+@group(0) @binding(3) var<storage, read> h0: array<h0_t>;        // (B, N, K, V), read when has_h0 and not REVERSE
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (B, T, N, K, V): H, or G = dB when REVERSE
 @group(0) @binding(5) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, K, V + K) scratch
 @group(0) @binding(6) var<storage, read_write> dh0: array<f32>;  // (B, N, K, V), written when REVERSE
@@ -59,9 +64,9 @@ fn transition(s: ptr<function, array<f32, KMAX>>, lane: u32, ta: u32) {
         for (var l = 0u; l < K; l++) {
             var m: f32;
             if REVERSE {
-                m = a[base + l * K + i];
+                m = a_ld(base + l * K + i);
             } else {
-                m = a[base + i * K + l];
+                m = a_ld(base + i * K + l);
             }
             acc += m * (*s)[l];
         }
@@ -87,7 +92,7 @@ fn step(s: ptr<function, array<f32, KMAX>>, lane: u32, t: u32, j: u32, inject: b
     if inject {
         let xb = step_index(lane, t) * K * V;
         for (var i = 0u; i < K; i++) {
-            (*s)[i] += x[xb + i * V + j];
+            (*s)[i] += x_ld(xb + i * V + j);
         }
     }
 }
@@ -104,7 +109,7 @@ fn initial(lane: u32, j: u32) -> array<f32, KMAX> {
     var s: array<f32, KMAX>;
     if !REVERSE && p.has_h0 == 1u {
         for (var i = 0u; i < K; i++) {
-            s[i] = h0[lane * K * V + i * V + j];
+            s[i] = h0_ld(lane * K * V + i * V + j);
         }
     }
     return s;

@@ -140,12 +140,21 @@ impl Engine {
         })
     }
 
-    /// Loads GPT-2 from `config.json` text and `model.safetensors` bytes (`Promise<Gpt2>`).
+    /// Loads GPT-2 from `config.json` text and `model.safetensors` bytes (`Promise<Gpt2>`),
+    /// its matrices in `dtype` (`f16`, `bf16`, `f32`; absent or empty: as the checkpoint
+    /// stores them, F16 for the shipped model). Another dtype name throws.
     #[wasm_bindgen(js_name = loadGpt2)]
-    pub fn load_gpt2(&self, config_json: String, weights: Vec<u8>) -> js_sys::Promise {
+    pub fn load_gpt2(&self, config_json: String, weights: Vec<u8>, dtype: Option<String>) -> js_sys::Promise {
         let ctx = self.ctx.clone();
         future_to_promise(async move {
-            let model = gpt2::Model::load(&ctx, &config_json, &weights).map_err(error)?;
+            let dtype = match dtype.as_deref().map(str::trim) {
+                None | Some("") => None,
+                Some(d) => Some(
+                    wgsl_compute::DType::parse(d)
+                        .ok_or_else(|| error(format!("dtype `{d}` is not f16, bf16 or f32")))?,
+                ),
+            };
+            let model = gpt2::Model::load(&ctx, &config_json, &weights, dtype).map_err(error)?;
             Ok(Gpt2 { model }.into())
         })
     }

@@ -8,7 +8,7 @@
 use std::rc::Rc;
 
 use wgsl_compute::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
-use wgsl_compute::{Context, Result};
+use wgsl_compute::{Context, DType, Result};
 
 /// The page's GPT-2 status line.
 pub const STATUS: &str =
@@ -18,26 +18,40 @@ pub const STATUS: &str =
 #[derive(Clone)]
 pub struct Model {
     gpt2: Rc<Gpt2>,
+    /// The matrices' dtype on the device, and the checkpoint's.
+    dtype: DType,
+    stored: DType,
 }
 
 impl Model {
     /// Loads a model from the Hugging Face `config.json` text and `model.safetensors` bytes
-    /// (F32, F16 or BF16 tensors, widened to f32). A file that is not a GPT-2 checkpoint is an
-    /// `Error::Io` naming the file or tensor.
-    pub fn load(ctx: &Context, config_json: &str, weights: &[u8]) -> Result<Model> {
+    /// (F32, F16 or BF16 tensors), its matrices in `dtype` on the device, or in the dtype the
+    /// checkpoint stores them in when `None` (the shipped model: F16), as the `gpt2` example's
+    /// `--dtype` does. A file that is not a GPT-2 checkpoint is an `Error::Io` naming the file
+    /// or tensor.
+    pub fn load(ctx: &Context, config_json: &str, weights: &[u8], dtype: Option<DType>) -> Result<Model> {
         let config = Config::from_json(config_json, "config.json")?;
         let weights = Weights::from_safetensors(config, weights, "model.safetensors")?;
+        let stored = weights.dtype;
+        let dtype = dtype.unwrap_or(stored);
         Ok(Model {
-            gpt2: Rc::new(Gpt2::new(ctx, &weights)?),
+            gpt2: Rc::new(Gpt2::with_dtype(ctx, &weights, dtype)?),
+            dtype,
+            stored,
         })
     }
 
-    /// One line on the model (layers, heads, width, context, vocabulary).
+    /// One line on the model (layers, heads, width, context, vocabulary, the weights' dtype).
     pub fn describe(&self) -> String {
         let c = self.gpt2.config();
+        let how = if self.dtype == self.stored {
+            "as stored".to_string()
+        } else {
+            format!("stored {}, converted on the device", self.stored)
+        };
         format!(
-            "{} layers, {} heads, width {}, context {}, vocabulary {}",
-            c.n_layer, c.n_head, c.n_embd, c.n_positions, c.vocab_size
+            "{} layers, {} heads, width {}, context {}, vocabulary {}, weights {} ({how})",
+            c.n_layer, c.n_head, c.n_embd, c.n_positions, c.vocab_size, self.dtype
         )
     }
 

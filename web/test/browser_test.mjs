@@ -8,7 +8,8 @@
 //   - GPT-2 opens on the default model and, greedy, generates the same token ids as the native
 //     CPU reference (`cargo run --release --example gpt2 -- PROMPT --greedy --cpu`) for the
 //     same prompt and model; sampled, the same seed repeats its text and another seed gives
-//     other text; it loads a model picked as local files,
+//     other text; it loads a model picked as local files, as stored (F16) by default, and the
+//     Weights control reloads it in bf16 with greedy ids equal to the reference's in bf16,
 //   - a character-level minGRU model (GivensMinGRU, angle-fused, width 16, batches of 4 rows:
 //     SwiftShader is slow) trains in the page: its loss falls over 30 steps, the live chart
 //     plots a point per step, and it writes a sample,
@@ -252,9 +253,9 @@ async function layoutChecks(page) {
 
 // The ids the native CPU reference generates greedily for `prompt` on the model in `dir`
 // (the GPT-2 example with --cpu: every op on the CPU context), parsed from its output.
-function referenceIds(dir, prompt, n) {
+function referenceIds(dir, prompt, n, dtype) {
   const args = ['run', '--release', '--quiet', '--example', 'gpt2', '--', prompt, '--tokens', String(n), '--greedy',
-    '--cpu', '--model', dir];
+    '--cpu', '--model', dir, ...(dtype ? ['--dtype', dtype] : [])];
   const out = execFileSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const line = out.split('\n').find((l) => l.startsWith('generated ids: '));
   if (!line) throw new Error(`no "generated ids:" line in the output of cargo ${args.join(' ')}`);
@@ -314,9 +315,27 @@ async function gpt2Checks(page, base) {
   await page.setInputFiles('#model-files', [path.join(tiny, 'config.json'), path.join(tiny, 'model.safetensors')]);
   await page.waitForFunction(() => document.getElementById('model-name').dataset.url === 'model.safetensors'
     || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
-  const picked = await page.textContent('#model-name');
+  let picked = await page.textContent('#model-name');
   check('GPT-2 loads a model from local files', (await page.getAttribute('#model-name', 'data-url')) === 'model.safetensors'
     && !(await page.isDisabled('#generate')), picked);
+  check('GPT-2 weights load as stored by default (F16)', (await page.inputValue('#gpt2-dtype')) === ''
+    && /weights F16 \(as stored\)/.test(picked), picked);
+
+  // The Weights control reloads the model in another dtype (the gpt2 example's --dtype): bf16
+  // on the tiny checkpoint, greedy ids equal to the native CPU reference with the same dtype.
+  await page.selectOption('#gpt2-dtype', 'bf16');
+  await page.waitForFunction(() => document.getElementById('model-name').dataset.dtype === 'bf16'
+    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
+  picked = await page.textContent('#model-name');
+  check('GPT-2 Weights bf16 reloads the model in BF16', /weights BF16 \(stored F16, converted on the device\)/.test(picked),
+    picked);
+  await page.check('#greedy');
+  await page.fill('#prompt', GPT2_PROMPT);
+  await page.fill('#n-tokens', '8');
+  const bf16 = (await generate()).ids;
+  const bf16Want = referenceIds('assets/models/tiny-random', GPT2_PROMPT, 8, 'bf16');
+  check('GPT-2 bf16 greedy tokens equal the native CPU reference in bf16',
+    JSON.stringify(bf16) === JSON.stringify(bf16Want), `got ${JSON.stringify(bf16)} want ${JSON.stringify(bf16Want)}`);
 
   // Bad input: a URL with no model, and a folder whose weights are not a checkpoint.
   for (const [what, url, pattern] of [
