@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The benchmark script of ../shared/BENCH.md, run from the repo root on the device machine
 # with binaries built on the development machine and carried in .h200/ (see README):
-#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe,coop_probe,gpt2_logits} .h200/ && strip .h200/*
+#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe,coop_probe,gpt2_logits} .h200/ && strip .h200/* && gzip -9 .h200/*
+# (gzipped, the binaries stay well under the device's 64 MiB carry; the script unpacks them).
 # Writes $OUT/engine.json, $OUT/torch.json, raw outputs, and $OUT/h200.json (merged).
 set -uo pipefail
 OUT=${OUT:-benches/results/raw}
 ONLY=${ONLY:-copy,matmul,gpt2}
 mkdir -p "$OUT"
+for f in .h200/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+chmod +x .h200/* 2>/dev/null
 export ENGINE_BACKEND=${ENGINE_BACKEND:-vulkan}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 # Warm-up: clocks idle low; a few seconds of work before the first timed case.
