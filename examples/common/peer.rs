@@ -289,7 +289,11 @@ impl CopyPeer {
             peer.buffer("copy src", n as u64 * 4),
             peer.buffer("copy dst", n as u64 * 4),
         );
-        peer.fill(&src, &mut wgsl_compute::check::Rng::new(5));
+        // The source is not filled, unlike the walk peers' inputs: on the H200 the copy moved
+        // the same bytes per second either way (4008 GB/s never written, 4006 filled), and
+        // filling 512 MiB through the queue before the scans left the chunked scans that
+        // follow in the same process 2.5-3x slow (parallel_scan_log long-T 0.128 against
+        // 0.050 ms; in a process without the copy both binaries measured 0.050).
         Ok(CopyPeer {
             n4: u32::try_from(n / 4)?,
             peer,
