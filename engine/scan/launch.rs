@@ -254,6 +254,30 @@ impl Launch {
     }
 }
 
+/// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation)
+/// and its dtype slots: the inputs (every width) and the outputs (the widths that write whole
+/// packed words; the one-channel kernel writes f32).
+pub(crate) struct ChannelKernels {
+    pub vec4: Passes,
+    pub pair: Passes,
+    pub scalar: Passes,
+    pub inputs: &'static [&'static str],
+    pub outputs: &'static [&'static str],
+}
+
+impl ChannelKernels {
+    /// The passes of width `w` and their slots set to `dtype`.
+    pub fn at(&self, w: usize, dtype: crate::shape::DType) -> (&Passes, Vec<(&'static str, crate::shape::DType)>) {
+        let passes = match w {
+            4 => &self.vec4,
+            2 => &self.pair,
+            _ => &self.scalar,
+        };
+        let outputs = if w == 1 { &[][..] } else { self.outputs };
+        (passes, self.inputs.iter().chain(outputs).map(|&s| (s, dtype)).collect())
+    }
+}
+
 /// Channels one invocation of a channel-wise scan over `dtype` storage carries: f32 as
 /// [`vector_width`] says; a half 4 or 2 (whole packed words per step, so no two invocations
 /// write one word) when the channels divide so, else 1, whose outputs the kernel keeps in

@@ -18,20 +18,21 @@
 use super::affine::ScanGrads;
 use super::dispatch::ScanOptions;
 use super::envelope::AffineDims;
-use super::launch::{dtype_width, passes, Columns, Launch, Passes};
+use super::launch::{dtype_width, passes, ChannelKernels, Columns, Launch};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Params;
 use crate::tensor::Tensor;
 
-const PASSES_VEC4: Passes = passes!("scan/linear", "scan/linear.wgsl");
-const PASSES_PAIR: Passes = passes!("scan/linear_pair", "scan/linear_pair.wgsl");
-const PASSES_SCALAR: Passes = passes!("scan/linear_scalar", "scan/linear_scalar.wgsl");
-
-/// The slots of the kernels: inputs (every width), outputs (pair and quad widths).
-const INPUTS: [&str; 4] = ["a", "x", "h0", "h"];
-const OUTPUTS: [&str; 3] = ["out", "da", "dh0"];
+/// The kernels by width and their dtype slots (`launch::ChannelKernels`).
+const KERNELS: ChannelKernels = ChannelKernels {
+    vec4: passes!("scan/linear", "scan/linear.wgsl"),
+    pair: passes!("scan/linear_pair", "scan/linear_pair.wgsl"),
+    scalar: passes!("scan/linear_scalar", "scan/linear_scalar.wgsl"),
+    inputs: &["a", "x", "h0", "h"],
+    outputs: &["out", "da", "dh0"],
+};
 
 /// H (B, T, N, 1, 1) from A, B (B, T, N, 1, 1) and h0 (B, N, 1, 1) or zeros.
 pub(crate) fn forward(
@@ -116,15 +117,7 @@ fn launch(
         dh0.typed_buffer(op)?,
     ];
     let tail = Params::new().usize(d.n / w).u32(h0.is_some() as u32);
-    let passes = match w {
-        4 => &PASSES_VEC4,
-        2 => &PASSES_PAIR,
-        _ => &PASSES_SCALAR,
-    };
-    let slots: Vec<(&str, crate::DType)> = match w {
-        1 => INPUTS.iter().map(|&s| (s, dtype)).collect(),
-        _ => INPUTS.iter().chain(&OUTPUTS).map(|&s| (s, dtype)).collect(),
-    };
+    let (passes, slots) = KERNELS.at(w, dtype);
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
     launch.run_typed_passes(gpu, passes, &slots, &constants, &tail, &buffers)?;
     if out_dtype == dtype {

@@ -9,7 +9,7 @@
 
 use super::dispatch::{self, from_host_as, host_widened, ScanOptions};
 use super::envelope;
-use super::launch::{dtype_width, passes, Columns, Launch, Passes};
+use super::launch::{dtype_width, passes, ChannelKernels, Columns, Launch};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::{Error, Result};
@@ -20,16 +20,16 @@ use crate::tensor::Tensor;
 const OP: &str = "parallel_scan_log";
 const OP_BACKWARD: &str = "parallel_scan_log_backward";
 
-/// The kernels: one channel per invocation, or four adjacent ones (vec4 loads) when D % 4 == 0
-/// and B x D walks are enough that a quarter of them fill the device (`launch::vector_width`);
-/// both walk the same WGSL (`shaders/scan/log_walk.wgsl`).
-const PASSES_VEC4: Passes = passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl");
-const PASSES_PAIR: Passes = passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl");
-const PASSES_SCALAR: Passes = passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl");
-
-/// The slots of the kernels: inputs (every width), outputs (pair and quad widths).
-const INPUTS: [&str; 4] = ["lc", "lv", "g", "h"];
-const OUTPUTS: [&str; 2] = ["out", "out2"];
+/// The kernels: one channel per invocation, four adjacent ones (vec4 loads) when D % 4 == 0
+/// and B x D walks are enough that a quarter of them fill the device, or two for a half
+/// dtype at even D (`launch::dtype_width`); all walk the same WGSL (`shaders/scan/log_walk.wgsl`).
+const KERNELS: ChannelKernels = ChannelKernels {
+    vec4: passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl"),
+    pair: passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl"),
+    scalar: passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl"),
+    inputs: &["lc", "lv", "g", "h"],
+    outputs: &["out", "out2"],
+};
 
 /// Gradients of [`parallel_scan_log`].
 #[derive(Clone, Debug)]
@@ -198,15 +198,7 @@ fn launch(
         side.gpu_buffer(op)?,
     ];
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    let passes = match w {
-        4 => &PASSES_VEC4,
-        2 => &PASSES_PAIR,
-        _ => &PASSES_SCALAR,
-    };
-    let slots: Vec<(&str, crate::DType)> = match w {
-        1 => INPUTS.iter().map(|&s| (s, dtype)).collect(),
-        _ => INPUTS.iter().chain(&OUTPUTS).map(|&s| (s, dtype)).collect(),
-    };
+    let (passes, slots) = KERNELS.at(w, dtype);
     launch.run_typed_passes(gpu, passes, &slots, &constants, &Params::new().usize(d / w), &buffers)?;
     if out_dtype == dtype {
         return Ok((out, out2));
