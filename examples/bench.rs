@@ -4,7 +4,7 @@
 //! ceiling measured in the same run: the engine's dense copy next to a plain vec4
 //! grid-stride WGSL copy written for the bench alone (`examples/common/peer.rs`).
 //!
-//!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked] [--json out.json]
+//!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback] [--json out.json]
 //!
 //! Each case: `ROTATE` input sets drawn at random and cycled (so caches do not flatter),
 //! warm-up runs, then the median of timed repeats. The timed runs reuse the buffers the
@@ -57,7 +57,7 @@ struct Args {
 }
 
 const USAGE: &str = "usage: bench [--quick] [--only copy,scans,mixers,matmul,gpt2] \
-[--strategy auto|lanes|chunked] [--json out.json] [--profile] [--trace trace.json]
+[--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
 --profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
@@ -84,6 +84,7 @@ fn args() -> Args {
                 a.strategy = match it.next().as_deref() {
                     Some("lanes") => scan::Strategy::Lanes,
                     Some("chunked") => scan::Strategy::Chunked { chunk: None },
+                    Some("lookback") => scan::Strategy::LookBack,
                     _ => scan::Strategy::Auto,
                 }
             }

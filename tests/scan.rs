@@ -6,7 +6,7 @@ use wgsl_compute::check::{compare, gates, Gate, Rng};
 use wgsl_compute::parity::{self, scan::ScanCase, scan::ScanOp};
 use wgsl_compute::reference::scan::{self as reference, AffineShape};
 use wgsl_compute::scan::{self, Dispatch, ScanOptions, Strategy};
-use wgsl_compute::{Context, Error, Tensor};
+use wgsl_compute::{Context, DeviceKind, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
@@ -175,6 +175,53 @@ fn scan_channel_kernels_carry_four_channels_only_when_the_walks_are_many() {
                 "B = {b}, D = {d}: only the channel kernels run: {p}"
             );
         }
+    });
+}
+
+#[test]
+fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
+    // Strategy::LookBack: on the adapters that offer it (hardware Vulkan, Metal and DX12, and
+    // the software adapters outside the browser) linear_scan
+    // is a clear and ONE look-back pass per direction; elsewhere it runs Auto's plan. Either
+    // way the rows pass, here at a look-back 129 chunks deep over 600 lanes (ten workgroups a
+    // chunk, the last one part full) and the ragged last chunk.
+    let opts = ScanOptions {
+        dispatch: Some(Dispatch::Gpu),
+        strategy: Strategy::LookBack,
+    };
+    each_adapter_alone(|ctx| {
+        let info = ctx.info();
+        let offered = match info.kind {
+            DeviceKind::Software => info.backend != "BrowserWebGpu",
+            _ => matches!(info.backend.as_str(), "Vulkan" | "Metal" | "Dx12"),
+        };
+        let (b, t, d) = (2, 4099, 300);
+        let mut rng = Rng::new(41);
+        let seq = |rng: &mut Rng| Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, -0.9, 0.9));
+        let (a, x) = (seq(&mut rng).unwrap(), seq(&mut rng).unwrap());
+        ctx.reset_profile().unwrap();
+        ctx.set_profiling(true);
+        let h = scan::linear_scan_with(&a, &x, None, &opts).unwrap();
+        let g = scan::linear_scan_backward_with(&a, None, &h, &x, &opts).unwrap();
+        let (hv, dav) = (h.to_vec().unwrap(), g.da.to_vec().unwrap());
+        let p = ctx.profile().unwrap();
+        ctx.set_profiling(false);
+        ctx.reset_profile().unwrap();
+        let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
+        let expected = if offered { 2 } else { 0 };
+        assert_eq!(calls("scan/linear_lookback::scan_lookback"), expected, "on {}: {p}", ctx.info().name);
+        assert_eq!(calls("scan/linear_lookback::scan_lookback_clear"), expected, "{p}");
+        if offered {
+            assert_eq!(p.kernels.len(), 2, "nothing but the look-back passes runs: {p}");
+        }
+        let shape = AffineShape { b, t, n: d, k: 1, v: 1 };
+        let (av, xv) = (a.to_vec().unwrap(), x.to_vec().unwrap());
+        let wide = |v: &[f32]| v.iter().map(|&e| f64::from(e)).collect::<Vec<f64>>();
+        let narrow = |v: &[f64]| v.iter().map(|&e| e as f32).collect::<Vec<f32>>();
+        let want = reference::affine_forward_f64(&shape, &wide(&av), &wide(&xv), None);
+        let (da, _, _) = reference::affine_backward_f64(&shape, &wide(&av), None, &want, &wide(&xv));
+        assert_close(ctx, "lookback forward", &hv, &narrow(&want), gates::SCAN_AFFINE);
+        assert_close(ctx, "lookback dA", &dav, &narrow(&da), gates::SCAN_AFFINE_BACKWARD);
     });
 }
 

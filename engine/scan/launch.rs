@@ -14,6 +14,8 @@
 //! | [`Pass::ChunkReduce`] | lanes x chunks x `reduce` | `chunk`, `chunks` |
 //! | [`Pass::Carries`] | lanes x `walk` | `chunk`, `chunks` |
 //! | [`Pass::ChunkFixup`] | lanes x chunks x `walk` | `chunk`, `chunks` |
+//! | [`Pass::LookBackClear`] | the `side` words | `chunk`, `chunks` |
+//! | [`Pass::LookBack`] | lanes (rounded up to workgroups) x chunks | `chunk`, `chunks` |
 //!
 //! `walk` and `reduce` ([`Columns`]) are the invocations a kernel spends per lane: one per
 //! value column for the affine scans, K + 1 product columns for a chunk reduce, and so on;
@@ -33,11 +35,11 @@ pub(crate) const PRELUDE: &str = include_str!("../../shaders/scan/launch.wgsl");
 
 /// Invocations per workgroup of every recurrence entry point: `WG` in [`PRELUDE`], read from
 /// there at compile time so the WGSL is the one place it is written.
-pub(crate) const WORKGROUP: usize = const_wg(PRELUDE.as_bytes());
+pub(crate) const WORKGROUP: usize = const_u32(PRELUDE.as_bytes(), b"const WG: u32 = ");
 
-/// The value of the line `const WG: u32 = <n>u;` in `src` (a compile error when absent).
-const fn const_wg(src: &[u8]) -> usize {
-    let key = b"const WG: u32 = ";
+/// The value `<n>` of the line `<key><n>u;` in the WGSL `src`, e.g. `const WG: u32 = 64u;` (a
+/// compile error when absent or not positive).
+pub(crate) const fn const_u32(src: &[u8], key: &[u8]) -> usize {
     let mut i = 0;
     while i + key.len() <= src.len() {
         let mut j = 0;
@@ -51,12 +53,12 @@ const fn const_wg(src: &[u8]) -> usize {
                 n = n * 10 + (src[k] - b'0') as usize;
                 k += 1;
             }
-            assert!(n > 0, "shaders/scan/launch.wgsl: WG is not a positive integer");
+            assert!(n > 0, "a WGSL constant read at compile time is not a positive integer");
             return n;
         }
         i += 1;
     }
-    panic!("shaders/scan/launch.wgsl declares no `const WG: u32 = ..`")
+    panic!("a WGSL constant read at compile time is not declared")
 }
 
 /// Workgroups for `invocations` invocations of a recurrence (or mixer gate) entry point.
@@ -84,6 +86,10 @@ pub(crate) enum Pass {
     Carries,
     /// Chunked pass 3: each chunk rerun from its incoming carry, writing the output.
     ChunkFixup,
+    /// Look-back pass 1: zeroes the ticket and flag words in `side`.
+    LookBackClear,
+    /// Look-back pass 2: every chunk of every lane in one pass.
+    LookBack,
 }
 
 /// `lanes` walks of `t` steps in one direction, planned for one device.
@@ -117,11 +123,33 @@ impl Launch {
         }
     }
 
+    /// The look-back launch of `lanes` walks of `t` steps, when `strategy` (or `Auto`) picks
+    /// one on `gpu`'s adapter ([`strategy::lookback`]); for kernels that have the passes.
+    pub fn lookback(gpu: &Gpu, strategy: Strategy, lanes: usize, t: usize, reverse: bool) -> Option<Self> {
+        let plan = strategy::lookback(strategy, lanes, t, &gpu.info)?;
+        Some(Launch {
+            lanes,
+            t,
+            reverse,
+            columns: Columns { walk: 1, reduce: 1 },
+            plan,
+        })
+    }
+
     /// `(chunk length, chunk count)` of a chunked plan.
     pub fn chunks(&self) -> Option<(usize, usize)> {
         match self.plan {
             Plan::Chunked { len, count } => Some((len, count)),
-            Plan::Lanes { .. } => None,
+            Plan::Lanes { .. } | Plan::LookBack { .. } => None,
+        }
+    }
+
+    /// The `side` words of a look-back plan: the ticket, then each chunk's P, S and inclusive
+    /// carry per lane (`shaders/scan/linear_lookback.wgsl`).
+    pub fn lookback_words(&self) -> Option<usize> {
+        match self.plan {
+            Plan::LookBack { count } => Some(1 + 3 * count * self.lanes),
+            _ => None,
         }
     }
 
@@ -132,7 +160,10 @@ impl Launch {
 
     /// The uniform header (`struct Launch` of the prelude) for one dispatch.
     fn header(&self, begin: usize, end: usize) -> Params {
-        let (chunk, chunks) = self.chunks().unwrap_or((self.t, 1));
+        let (chunk, chunks) = match self.plan {
+            Plan::LookBack { count } => (strategy::LOOKBACK_STEPS, count),
+            _ => self.chunks().unwrap_or((self.t, 1)),
+        };
         Params::new()
             .usize(self.lanes)
             .usize(self.t)
@@ -172,6 +203,13 @@ impl Launch {
                 for (pass, invocations) in passes {
                     gpu.dispatch(&kernel(pass)?, &params, buffers, groups(invocations))?;
                 }
+            }
+            Plan::LookBack { count } => {
+                let params = self.header(0, self.t).extend(tail);
+                let words = self.lookback_words().unwrap_or(1);
+                let tickets = walk.div_ceil(WORKGROUP) * WORKGROUP * count;
+                gpu.dispatch(&kernel(Pass::LookBackClear)?, &params, buffers, groups(words))?;
+                gpu.dispatch(&kernel(Pass::LookBack)?, &params, buffers, groups(tickets))?;
             }
         }
         Ok(())
@@ -232,7 +270,7 @@ impl Launch {
         tail: &Params,
         buffers: &[&wgpu::Buffer],
     ) -> Result<()> {
-        self.run(gpu, |pass| gpu.kernel(&passes[pass as usize], constants), tail, buffers)
+        self.run(gpu, |pass| gpu.kernel(pass_def(passes, pass)?, constants), tail, buffers)
     }
 
     /// [`Launch::run_passes`] over passes with dtype slots (`kernel::dtype`) set to `dtypes`.
@@ -247,11 +285,20 @@ impl Launch {
     ) -> Result<()> {
         self.run(
             gpu,
-            |pass| gpu.typed_kernel(&passes[pass as usize], dtypes, constants),
+            |pass| gpu.typed_kernel(pass_def(passes, pass)?, dtypes, constants),
             tail,
             buffers,
         )
     }
+}
+
+/// The entry point of `pass` among `passes`: the four passes every hand-written kernel has
+/// (a look-back plan is only made for kernels that bring their own look-back passes).
+fn pass_def(passes: &Passes, pass: Pass) -> Result<&KernelDef> {
+    passes.get(pass as usize).ok_or_else(|| crate::error::Error::Gpu {
+        context: passes[0].name.to_string(),
+        message: format!("{pass:?} is not one of this kernel's passes"),
+    })
 }
 
 /// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation)

@@ -18,12 +18,13 @@
 use super::affine::ScanGrads;
 use super::dispatch::ScanOptions;
 use super::envelope::AffineDims;
-use super::launch::{dtype_width, passes, ChannelKernels, Columns, Launch};
+use super::launch::{dtype_width, passes, ChannelKernels, Columns, Launch, Pass};
 use super::strategy::Cost;
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::Params;
+use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
+use crate::DType;
 
 /// The kernels by width and their dtype slots (`launch::ChannelKernels`).
 const KERNELS: ChannelKernels = ChannelKernels {
@@ -33,6 +34,12 @@ const KERNELS: ChannelKernels = ChannelKernels {
     inputs: &["a", "x", "h0", "h"],
     outputs: &["out", "da", "dh0"],
 };
+
+/// The look-back passes (f32, one channel an invocation): clear, then the one pass.
+const LOOKBACK: [KernelDef; 2] = [
+    KernelDef::new("scan/linear_lookback", shader!("scan/linear_lookback.wgsl"), "scan_lookback_clear"),
+    KernelDef::new("scan/linear_lookback", shader!("scan/linear_lookback.wgsl"), "scan_lookback"),
+];
 
 /// H (B, T, N, 1, 1) from A, B (B, T, N, 1, 1) and h0 (B, N, 1, 1) or zeros.
 pub(crate) fn forward(
@@ -82,7 +89,15 @@ fn launch(
     let h = h.map(|t| t.contiguous()).transpose()?;
     let reverse = h.is_some();
     let dtype = a.dtype();
-    let w = dtype_width(dtype, d.n, d.lanes());
+    // One pass by look-back when the strategy or Auto picks it (f32 only, a channel an
+    // invocation); else lane walks or chunked passes at the width the dtype and N allow.
+    let lookback = (dtype == DType::F32)
+        .then(|| Launch::lookback(gpu, opts.strategy, d.lanes(), d.t, reverse))
+        .flatten();
+    let w = match lookback {
+        Some(_) => 1,
+        None => dtype_width(dtype, d.n, d.lanes()),
+    };
     let lanes = d.lanes() / w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
@@ -97,12 +112,15 @@ fn launch(
         (Tensor::uninit(ctx, &[w], op)?, Tensor::uninit(ctx, &[w], op)?)
     };
     let columns = Columns { walk: 1, reduce: 1 };
-    let launch = Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(1));
-    // Chunks keep their two values in side, a segmented lane walk its state (f32 either way).
-    let side = match launch.chunks() {
-        Some((_, chunks)) => Tensor::uninit(ctx, &[chunks * 2 * lanes * w], op)?,
-        None if launch.segmented() => Tensor::uninit(ctx, &[lanes * w], op)?,
-        None => Tensor::uninit(ctx, &[w], op)?,
+    let launch =
+        lookback.unwrap_or_else(|| Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(1)));
+    // Chunks keep their two values in side, a segmented lane walk its state (f32 either way),
+    // a look-back its ticket and flag words.
+    let side = match (launch.chunks(), launch.lookback_words()) {
+        (Some((_, chunks)), _) => Tensor::uninit(ctx, &[chunks * 2 * lanes * w], op)?,
+        (None, Some(words)) => Tensor::uninit(ctx, &[words], op)?,
+        (None, None) if launch.segmented() => Tensor::uninit(ctx, &[lanes * w], op)?,
+        (None, None) => Tensor::uninit(ctx, &[w], op)?,
     };
     // An absent h0, and H in the forward, bind A again: read-only aliases the kernel ignores.
     let a_buf = a.typed_buffer(op)?;
@@ -119,7 +137,12 @@ fn launch(
     let tail = Params::new().usize(d.n / w).u32(h0.is_some() as u32);
     let (passes, slots) = KERNELS.at(w, dtype);
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    launch.run_typed_passes(gpu, passes, &slots, &constants, &tail, &buffers)?;
+    let kernel = |pass: Pass| match pass {
+        Pass::LookBackClear => gpu.kernel(&LOOKBACK[0], &constants),
+        Pass::LookBack => gpu.kernel(&LOOKBACK[1], &constants),
+        _ => gpu.typed_kernel(&passes[pass as usize], &slots, &constants),
+    };
+    launch.run(gpu, kernel, &tail, &buffers)?;
     if out_dtype == dtype {
         return Ok((out, da, dh0));
     }

@@ -3,7 +3,11 @@
 //!
 //! Lane-sequential reads each input once and keeps the prefix in registers: the right choice
 //! when the lanes alone fill the device. Chunked reads the inputs twice but multiplies the
-//! parallelism by the number of chunks: the right choice for few lanes and long T.
+//! parallelism by the number of chunks: the right choice for few lanes and long T. Look-back
+//! (kernels that have it: the f32 channel scans) is one pass over chunks of
+//! [`LOOKBACK_STEPS`], each chunk's carry passed on by decoupled look-back: the parallelism of
+//! chunks with one read of each input, where the adapter lets a workgroup spin on another
+//! ([`lookback_offered`]).
 //!
 //! On software adapters a walk also has a loop budget (`Cost`, `max_segment`): lane walks
 //! are split into segments and chunked carry walks capped. `super::launch` turns the plan
@@ -24,6 +28,10 @@ pub enum Strategy {
         /// Steps per chunk.
         chunk: Option<usize>,
     },
+    /// One pass, chunks of [`LOOKBACK_STEPS`] steps whose carries pass by decoupled
+    /// look-back. Kernels without a look-back pass, and adapters that do not offer it
+    /// ([`lookback_offered`]), run the plan `Auto` would.
+    LookBack,
 }
 
 impl std::fmt::Display for Strategy {
@@ -33,16 +41,54 @@ impl std::fmt::Display for Strategy {
             Strategy::Lanes => write!(f, "lanes"),
             Strategy::Chunked { chunk: None } => write!(f, "chunked"),
             Strategy::Chunked { chunk: Some(c) } => write!(f, "chunked/{c}"),
+            Strategy::LookBack => write!(f, "lookback"),
         }
     }
 }
 
 /// What a kernel launch does: walk whole lanes (in dispatches of at most `segment` steps),
-/// or chunks of `len` steps (`count` of them).
+/// chunks of `len` steps (`count` of them), or `count` chunks of [`LOOKBACK_STEPS`] in one
+/// look-back pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Plan {
     Lanes { segment: usize },
     Chunked { len: usize, count: usize },
+    LookBack { count: usize },
+}
+
+/// Steps per chunk of a look-back pass: `L` in `shaders/scan/linear_lookback.wgsl`, read from
+/// there at compile time.
+pub(crate) const LOOKBACK_STEPS: usize = super::launch::const_u32(
+    include_str!("../../shaders/scan/linear_lookback.wgsl").as_bytes(),
+    b"const L: u32 = ",
+);
+
+/// Whether `device` runs look-back passes: hardware adapters on Vulkan, Metal and DX12,
+/// whose running workgroups keep making progress while another spins on their results, and
+/// the software adapters (a thread per running workgroup). Not OpenGL, whose drivers promise
+/// nothing about it, nor WebGPU, which explicitly does not.
+pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
+    match device.kind {
+        crate::context::DeviceKind::Gpu => matches!(device.backend.as_str(), "Vulkan" | "Metal" | "Dx12"),
+        crate::context::DeviceKind::Software => device.backend != "BrowserWebGpu",
+        crate::context::DeviceKind::CpuReference => false,
+    }
+}
+
+/// The look-back plan for `lanes` walks of `t` steps, when `strategy` asks for one or `Auto`
+/// picks it, and `device` offers it; `None` otherwise (the caller plans with [`plan`]).
+///
+/// `Auto` picks it on hardware for walks of at least two chunks: ... (measured on the H200).
+pub(crate) fn lookback(strategy: Strategy, lanes: usize, t: usize, device: &DeviceInfo) -> Option<Plan> {
+    let _ = lanes;
+    let wanted = match strategy {
+        Strategy::LookBack => true,
+        Strategy::Auto => false,
+        Strategy::Lanes | Strategy::Chunked { .. } => false,
+    };
+    (wanted && t > 0 && lookback_offered(device)).then(|| Plan::LookBack {
+        count: t.div_ceil(LOOKBACK_STEPS),
+    })
 }
 
 /// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
@@ -141,7 +187,7 @@ fn plan_steps(strategy: Strategy, invocations: usize, t: usize, step: usize, dev
     match strategy {
         Strategy::Lanes => Plan::Lanes { segment },
         Strategy::Chunked { chunk } => chunked(chunk),
-        Strategy::Auto => {
+        Strategy::Auto | Strategy::LookBack => {
             let fill = if device.is_software() { 256 } else { 8192 };
             if invocations >= fill || t < 4 * auto_chunk(t) {
                 Plan::Lanes { segment }
