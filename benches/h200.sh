@@ -25,6 +25,12 @@ for suite in matmul gpt2 copy,scans mixers; do
   ENGINE_EXPERIMENTAL=$([ "$suite" = matmul ] && echo cooperative-matrix) .h200/bench --only "$suite" --json "$OUT/engine_${suite/,/_}.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
   echo "engine bench $suite rc $?"
 done
+# The scans again with the one-pass look-back forced (Strategy::LookBack: linear_scan and
+# k = v = 1 have it; the other scans run Auto's plan), keyed scan_<op>_<shape>_lookback_*.
+case ",$ONLY," in *,scans,*)
+  .h200/bench --only copy,scans --strategy lookback --json "$OUT/engine_scans_lookback.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
+  echo "engine bench scans lookback rc $?" ;;
+esac
 .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
 echo "decode probe rc $?"
 # Issue #19's cooperative-matrix probe (f16 inputs, f32 accumulation) where the binary was carried.
@@ -56,7 +62,11 @@ for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.e
         with open(path) as f:
             data = json.load(f)
         if isinstance(data, dict):
-            merged.update({k: v for k, v in data.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+            # The first file to give a key keeps it (the look-back run's own copy figure
+            # does not replace the first suite's).
+            for k, v in data.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    merged.setdefault(k, v)
 with open(os.path.join(out, "h200.json"), "w") as f:
     json.dump(merged, f, indent=2, sort_keys=True)
 print(json.dumps(merged, indent=1, sort_keys=True))

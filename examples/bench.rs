@@ -358,16 +358,23 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
             scan_forward_backward(c.op, &sets[i % ROTATE], &opts)
         })?;
         let gbps = scan_bytes(&c) / fwd / 1e9;
-        // The walk peers are f32 kernels: they run once, beside the f32 rows.
+        // The walk peers are f32 kernels: they run once, beside the f32 rows of Auto's run.
         let peer_rows = match c.label {
-            "large" if c.dtype == DType::F32 => walk_peer(ctx, &c).unwrap_or_else(|e| {
-                eprintln!("the {} walk peer could not run ({e})", c.op);
-                vec![]
-            }),
+            "large" if c.dtype == DType::F32 && strategy == scan::Strategy::Auto => {
+                walk_peer(ctx, &c).unwrap_or_else(|e| {
+                    eprintln!("the {} walk peer could not run ({e})", c.op);
+                    vec![]
+                })
+            }
             _ => vec![],
         };
         let half = if c.dtype == DType::F32 { "" } else { "_f16" };
-        let key = format!("{}_{}{half}", c.op, c.label.replace("long-T", "longT"));
+        // A forced strategy keys its figures apart from Auto's: scan_<op>_<shape>_lookback_..
+        let forced = match strategy {
+            scan::Strategy::Auto => String::new(),
+            s => format!("_{}", s.to_string().replace('/', "_")),
+        };
+        let key = format!("{}_{}{half}{forced}", c.op, c.label.replace("long-T", "longT"));
         figure(format!("scan_{key}_fwd_ms"), fwd * 1e3);
         figure(format!("scan_{key}_fwdbwd_ms"), fb * 1e3);
         figure(format!("scan_{key}_fwd_gbps"), gbps);

@@ -181,10 +181,10 @@ fn scan_channel_kernels_carry_four_channels_only_when_the_walks_are_many() {
 #[test]
 fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
     // Strategy::LookBack: on the adapters that offer it (hardware Vulkan, Metal and DX12, and
-    // the software adapters outside the browser) linear_scan
-    // is a clear and ONE look-back pass per direction; elsewhere it runs Auto's plan. Either
-    // way the rows pass, here at a look-back 129 chunks deep over 600 lanes (ten workgroups a
-    // chunk, the last one part full) and the ragged last chunk.
+    // the software adapters outside the browser) linear_scan and parallel_scan_log are a
+    // clear and ONE look-back pass per direction; elsewhere they run Auto's plan. Either way
+    // they match the reference, here at a look-back 129 chunks deep over 600 lanes (ten
+    // workgroups a chunk, the last one part full) and a ragged last chunk.
     let opts = ScanOptions {
         dispatch: Some(Dispatch::Gpu),
         strategy: Strategy::LookBack,
@@ -209,7 +209,12 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
         ctx.reset_profile().unwrap();
         let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
         let expected = if offered { 2 } else { 0 };
-        assert_eq!(calls("scan/linear_lookback::scan_lookback"), expected, "on {}: {p}", ctx.info().name);
+        assert_eq!(
+            calls("scan/linear_lookback::scan_lookback"),
+            expected,
+            "on {}: {p}",
+            ctx.info().name
+        );
         assert_eq!(calls("scan/linear_lookback::scan_lookback_clear"), expected, "{p}");
         if offered {
             assert_eq!(p.kernels.len(), 2, "nothing but the look-back passes runs: {p}");
@@ -222,6 +227,30 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
         let (da, _, _) = reference::affine_backward_f64(&shape, &wide(&av), None, &want, &wide(&xv));
         assert_close(ctx, "lookback forward", &hv, &narrow(&want), gates::SCAN_AFFINE);
         assert_close(ctx, "lookback dA", &dav, &narrow(&da), gates::SCAN_AFFINE_BACKWARD);
+
+        // parallel_scan_log: its own look-back passes, log-space forward, linear adjoint.
+        let lc = Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, -0.5, -0.001)).unwrap();
+        let lv = Tensor::from_slice(ctx, &[b, t + 1, d], &rng.vec_range(b * (t + 1) * d, -1.0, 1.0)).unwrap();
+        ctx.set_profiling(true);
+        let lh = scan::parallel_scan_log_with(&lc, &lv, &opts).unwrap();
+        let lg = scan::parallel_scan_log_backward_with(&lc, &lv, &lh, &x, &opts).unwrap();
+        let (lhv, dlcv) = (lh.to_vec().unwrap(), lg.d_log_coeffs.to_vec().unwrap());
+        let p = ctx.profile().unwrap();
+        ctx.set_profiling(false);
+        ctx.reset_profile().unwrap();
+        let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
+        assert_eq!(calls("scan/parallel_scan_log_lookback::scan_lookback"), expected, "{p}");
+        let (lca, lva) = (lc.to_array().unwrap(), lv.to_array().unwrap());
+        let want = reference::parallel_scan_log(&lca.view(), &lva.view());
+        let flat = |a: &ndarray::ArrayD<f32>| a.iter().copied().collect::<Vec<f32>>();
+        assert_close(ctx, "log lookback forward", &lhv, &flat(&want), gates::SCAN_LOG);
+        let (dlc, _) = reference::parallel_scan_log_backward(
+            &lca.view(),
+            &lva.view(),
+            &want.view(),
+            &x.to_array().unwrap().view(),
+        );
+        assert_close(ctx, "log lookback d lc", &dlcv, &flat(&dlc), gates::SCAN_LOG_BACKWARD);
     });
 }
 

@@ -179,16 +179,22 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
             }
         }
     }
-    // The look-back pass (linear_scan, and matrix_affine_scan at k = v = 1; adapters without
-    // it run Auto's plan): T = 1, one step short of a chunk of 32, one chunk, one step past,
-    // ragged chunks (100), look-backs 32 and 129 chunks deep; lanes that fill and overrun
-    // workgroups of 64 (68, 2 x 300).
-    let lookback_ts: &[usize] = if full { &[1, 31, 32, 33, 100, 1000, 4099] } else { &[33, 100] };
+    // The look-back passes (linear_scan, matrix_affine_scan at k = v = 1, parallel_scan_log;
+    // adapters without them run Auto's plan): T = 1, one step short of a chunk of 32, one
+    // chunk, one step past, ragged chunks (100), look-backs 32 and 129 chunks deep; lanes that
+    // fill and overrun workgroups of 64 (68, 2 x 300).
+    let lookback_ts: &[usize] = if full {
+        &[1, 31, 32, 33, 100, 1000, 4099]
+    } else {
+        &[33, 100]
+    };
     for (i, &t) in lookback_ts.iter().enumerate() {
         let ns: &[usize] = if full { &[3, 68, 300] } else { &[5] };
-        for &n in ns {
-            let b = if n == 300 { 2 } else { 1 + i % 2 };
-            push(ScanOp::Linear, b, t, n, 1, 1, i % 2 == 0, Strategy::LookBack, &mut out);
+        for op in [ScanOp::Linear, ScanOp::Log] {
+            for &n in ns {
+                let b = if n == 300 { 2 } else { 1 + i % 2 };
+                push(op, b, t, n, 1, 1, i % 2 == 0, Strategy::LookBack, &mut out);
+            }
         }
         push(ScanOp::Affine, 1, t, 7, 1, 1, i % 2 == 1, Strategy::LookBack, &mut out);
     }

@@ -270,7 +270,12 @@ impl Launch {
         tail: &Params,
         buffers: &[&wgpu::Buffer],
     ) -> Result<()> {
-        self.run(gpu, |pass| gpu.kernel(pass_def(passes, pass)?, constants), tail, buffers)
+        self.run(
+            gpu,
+            |pass| gpu.kernel(pass_def(passes, pass)?, constants),
+            tail,
+            buffers,
+        )
     }
 
     /// [`Launch::run_passes`] over passes with dtype slots (`kernel::dtype`) set to `dtypes`.
@@ -301,27 +306,88 @@ fn pass_def(passes: &Passes, pass: Pass) -> Result<&KernelDef> {
     })
 }
 
-/// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation)
-/// and its dtype slots: the inputs (every width) and the outputs (the widths that write whole
-/// packed words; the one-channel kernel writes f32).
+/// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation),
+/// its look-back passes (f32, one channel an invocation: clear, then the one pass) and its
+/// dtype slots: the inputs (every width) and the outputs (the widths that write whole packed
+/// words; the one-channel kernel writes f32).
 pub(crate) struct ChannelKernels {
     pub vec4: Passes,
     pub pair: Passes,
     pub scalar: Passes,
+    pub lookback: [KernelDef; 2],
     pub inputs: &'static [&'static str],
     pub outputs: &'static [&'static str],
 }
 
+/// A planned channel scan: the launch, the channels an invocation carries and the storage dtype.
+pub(crate) struct ChannelPlan {
+    pub launch: Launch,
+    pub w: usize,
+    pub dtype: crate::shape::DType,
+}
+
 impl ChannelKernels {
-    /// The passes of width `w` and their slots set to `dtype`.
-    pub fn at(&self, w: usize, dtype: crate::shape::DType) -> (&Passes, Vec<(&'static str, crate::shape::DType)>) {
-        let passes = match w {
+    /// Plans `walks` = B x `channels` channel walks of `t` steps over `dtype` storage: one
+    /// look-back pass when `strategy` (or `Auto`) picks it and the storage is f32, one
+    /// channel an invocation; else lane walks or chunked passes at the width
+    /// [`dtype_width`] gives.
+    pub fn plan(
+        &self,
+        gpu: &Gpu,
+        strategy: Strategy,
+        dtype: crate::shape::DType,
+        (channels, walks, t): (usize, usize, usize),
+        reverse: bool,
+    ) -> ChannelPlan {
+        let lookback = (dtype == crate::shape::DType::F32)
+            .then(|| Launch::lookback(gpu, strategy, walks, t, reverse))
+            .flatten();
+        if let Some(launch) = lookback {
+            return ChannelPlan { launch, w: 1, dtype };
+        }
+        let w = dtype_width(dtype, channels, walks);
+        let columns = Columns { walk: 1, reduce: 1 };
+        let launch = Launch::new(gpu, strategy, walks / w, t, reverse, columns, Cost::block(1));
+        ChannelPlan { launch, w, dtype }
+    }
+
+    /// Records `plan`'s dispatches, the kernels specialised by `constants`.
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        plan: &ChannelPlan,
+        constants: &[(&'static str, f64)],
+        tail: &Params,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<()> {
+        let passes = match plan.w {
             4 => &self.vec4,
             2 => &self.pair,
             _ => &self.scalar,
         };
-        let outputs = if w == 1 { &[][..] } else { self.outputs };
-        (passes, self.inputs.iter().chain(outputs).map(|&s| (s, dtype)).collect())
+        let outputs = if plan.w == 1 { &[][..] } else { self.outputs };
+        let slots: Vec<_> = self.inputs.iter().chain(outputs).map(|&s| (s, plan.dtype)).collect();
+        let kernel = |pass: Pass| match pass {
+            Pass::LookBackClear => gpu.kernel(&self.lookback[0], constants),
+            Pass::LookBack => gpu.kernel(&self.lookback[1], constants),
+            _ => gpu.typed_kernel(pass_def(passes, pass)?, &slots, constants),
+        };
+        plan.launch.run(gpu, kernel, tail, buffers)
+    }
+}
+
+impl ChannelPlan {
+    /// The kernels' `side` scratch (f32 words): the chunks' two values per lane, a segmented
+    /// walk's state, the look-back's ticket and flag words, or one F value where unused.
+    pub fn side(&self, ctx: &crate::Context, op: &'static str) -> Result<crate::tensor::Tensor> {
+        let (launch, w) = (&self.launch, self.w);
+        let words = match (launch.chunks(), launch.lookback_words()) {
+            (Some((_, chunks)), _) => chunks * 2 * launch.lanes * w,
+            (None, Some(words)) => words,
+            (None, None) if launch.segmented() => launch.lanes * w,
+            (None, None) => w,
+        };
+        crate::tensor::Tensor::uninit(ctx, &[words], op)
     }
 }
 

@@ -5,7 +5,8 @@
 //! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
 //! that a quarter of them still fill the device (`launch::vector_width`); all walk
 //! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
-//! of their dependent updates (software pipelined). The backward is one reverse launch that
+//! of their dependent updates (software pipelined). `Strategy::LookBack` (f32) is one pass
+//! over chunks of 32 steps, a chunk an invocation (`shaders/scan/linear_lookback.wgsl`). The backward is one reverse launch that
 //! also writes dA = G_t h_{t-1} and dh0, so the adjoint is never read back for a separate dA
 //! pass.
 //!
@@ -18,28 +19,32 @@
 use super::affine::ScanGrads;
 use super::dispatch::ScanOptions;
 use super::envelope::AffineDims;
-use super::launch::{dtype_width, passes, ChannelKernels, Columns, Launch, Pass};
-use super::strategy::Cost;
+use super::launch::{passes, ChannelKernels};
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
-use crate::DType;
 
-/// The kernels by width and their dtype slots (`launch::ChannelKernels`).
+/// The kernels by width, the look-back passes and the dtype slots (`launch::ChannelKernels`).
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/linear", "scan/linear.wgsl"),
     pair: passes!("scan/linear_pair", "scan/linear_pair.wgsl"),
     scalar: passes!("scan/linear_scalar", "scan/linear_scalar.wgsl"),
+    lookback: [
+        KernelDef::new(
+            "scan/linear_lookback",
+            shader!("scan/linear_lookback.wgsl"),
+            "scan_lookback_clear",
+        ),
+        KernelDef::new(
+            "scan/linear_lookback",
+            shader!("scan/linear_lookback.wgsl"),
+            "scan_lookback",
+        ),
+    ],
     inputs: &["a", "x", "h0", "h"],
     outputs: &["out", "da", "dh0"],
 };
-
-/// The look-back passes (f32, one channel an invocation): clear, then the one pass.
-const LOOKBACK: [KernelDef; 2] = [
-    KernelDef::new("scan/linear_lookback", shader!("scan/linear_lookback.wgsl"), "scan_lookback_clear"),
-    KernelDef::new("scan/linear_lookback", shader!("scan/linear_lookback.wgsl"), "scan_lookback"),
-];
 
 /// H (B, T, N, 1, 1) from A, B (B, T, N, 1, 1) and h0 (B, N, 1, 1) or zeros.
 pub(crate) fn forward(
@@ -89,16 +94,8 @@ fn launch(
     let h = h.map(|t| t.contiguous()).transpose()?;
     let reverse = h.is_some();
     let dtype = a.dtype();
-    // One pass by look-back when the strategy or Auto picks it (f32 only, a channel an
-    // invocation); else lane walks or chunked passes at the width the dtype and N allow.
-    let lookback = (dtype == DType::F32)
-        .then(|| Launch::lookback(gpu, opts.strategy, d.lanes(), d.t, reverse))
-        .flatten();
-    let w = match lookback {
-        Some(_) => 1,
-        None => dtype_width(dtype, d.n, d.lanes()),
-    };
-    let lanes = d.lanes() / w;
+    let plan = KERNELS.plan(gpu, opts.strategy, dtype, (d.n, d.lanes(), d.t), reverse);
+    let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
     let out = Tensor::uninit_dtype(ctx, &d.h_shape(), out_dtype, op)?;
@@ -111,17 +108,7 @@ fn launch(
     } else {
         (Tensor::uninit(ctx, &[w], op)?, Tensor::uninit(ctx, &[w], op)?)
     };
-    let columns = Columns { walk: 1, reduce: 1 };
-    let launch =
-        lookback.unwrap_or_else(|| Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(1)));
-    // Chunks keep their two values in side, a segmented lane walk its state (f32 either way),
-    // a look-back its ticket and flag words.
-    let side = match (launch.chunks(), launch.lookback_words()) {
-        (Some((_, chunks)), _) => Tensor::uninit(ctx, &[chunks * 2 * lanes * w], op)?,
-        (None, Some(words)) => Tensor::uninit(ctx, &[words], op)?,
-        (None, None) if launch.segmented() => Tensor::uninit(ctx, &[lanes * w], op)?,
-        (None, None) => Tensor::uninit(ctx, &[w], op)?,
-    };
+    let side = plan.side(ctx, op)?;
     // An absent h0, and H in the forward, bind A again: read-only aliases the kernel ignores.
     let a_buf = a.typed_buffer(op)?;
     let buffers = [
@@ -135,14 +122,8 @@ fn launch(
         dh0.typed_buffer(op)?,
     ];
     let tail = Params::new().usize(d.n / w).u32(h0.is_some() as u32);
-    let (passes, slots) = KERNELS.at(w, dtype);
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    let kernel = |pass: Pass| match pass {
-        Pass::LookBackClear => gpu.kernel(&LOOKBACK[0], &constants),
-        Pass::LookBack => gpu.kernel(&LOOKBACK[1], &constants),
-        _ => gpu.typed_kernel(&passes[pass as usize], &slots, &constants),
-    };
-    launch.run(gpu, kernel, &tail, &buffers)?;
+    KERNELS.run(gpu, &plan, &constants, &tail, &buffers)?;
     if out_dtype == dtype {
         return Ok((out, da, dh0));
     }

@@ -9,11 +9,10 @@
 
 use super::dispatch::{self, from_host_as, host_widened, ScanOptions};
 use super::envelope;
-use super::launch::{dtype_width, passes, ChannelKernels, Columns, Launch};
-use super::strategy::Cost;
+use super::launch::{passes, ChannelKernels};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
-use crate::kernel::Params;
+use crate::kernel::{shader, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -23,10 +22,23 @@ const OP_BACKWARD: &str = "parallel_scan_log_backward";
 /// The kernels: one channel per invocation, four adjacent ones (vec4 loads) when D % 4 == 0
 /// and B x D walks are enough that a quarter of them fill the device, or two for a half
 /// dtype at even D (`launch::dtype_width`); all walk the same WGSL (`shaders/scan/log_walk.wgsl`).
+/// `Strategy::LookBack` (f32): one pass over chunks of 32 steps, a chunk an invocation.
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl"),
     pair: passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl"),
     scalar: passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl"),
+    lookback: [
+        KernelDef::new(
+            "scan/parallel_scan_log_lookback",
+            shader!("scan/parallel_scan_log_lookback.wgsl"),
+            "scan_lookback_clear",
+        ),
+        KernelDef::new(
+            "scan/parallel_scan_log_lookback",
+            shader!("scan/parallel_scan_log_lookback.wgsl"),
+            "scan_lookback",
+        ),
+    ],
     inputs: &["lc", "lv", "g", "h"],
     outputs: &["out", "out2"],
 };
@@ -168,7 +180,8 @@ fn launch(
         None => (None, None),
     };
     let dtype = lc.dtype();
-    let w = dtype_width(dtype, d, b * d);
+    let plan = KERNELS.plan(gpu, opts.strategy, dtype, (d, b * d, t), reverse);
+    let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
     let out = Tensor::uninit_dtype(ctx, &[b, t, d], out_dtype, op)?;
@@ -177,15 +190,7 @@ fn launch(
         true => Tensor::uninit_dtype(ctx, &[b, t + 1, d], out_dtype, op)?,
         false => Tensor::uninit(ctx, &[w], op)?,
     };
-    let lanes = b * d / w;
-    let columns = Columns { walk: 1, reduce: 1 };
-    let launch = Launch::new(gpu, opts.strategy, lanes, t, reverse, columns, Cost::block(1));
-    // Lane walks split into segments carry the state through side; chunks their two values.
-    let side = match launch.chunks() {
-        Some((_, chunks)) => Tensor::uninit(ctx, &[chunks * 2 * lanes * w], op)?,
-        None if launch.segmented() => Tensor::uninit(ctx, &[lanes * w], op)?,
-        None => Tensor::uninit(ctx, &[w], op)?,
-    };
+    let side = plan.side(ctx, op)?;
     // The forward does not read g and h: it binds log_coeffs there (read-only aliases).
     let lc_buf = lc.typed_buffer(op)?;
     let buffers = [
@@ -198,8 +203,7 @@ fn launch(
         side.gpu_buffer(op)?,
     ];
     let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    let (passes, slots) = KERNELS.at(w, dtype);
-    launch.run_typed_passes(gpu, passes, &slots, &constants, &Params::new().usize(d / w), &buffers)?;
+    KERNELS.run(gpu, &plan, &constants, &Params::new().usize(d / w), &buffers)?;
     if out_dtype == dtype {
         return Ok((out, out2));
     }

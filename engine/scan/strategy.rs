@@ -56,10 +56,10 @@ pub(crate) enum Plan {
     LookBack { count: usize },
 }
 
-/// Steps per chunk of a look-back pass: `L` in `shaders/scan/linear_lookback.wgsl`, read from
-/// there at compile time.
+/// Steps per chunk of a look-back pass: `L` in `shaders/scan/lookback.wgsl`, read from there
+/// at compile time.
 pub(crate) const LOOKBACK_STEPS: usize = super::launch::const_u32(
-    include_str!("../../shaders/scan/linear_lookback.wgsl").as_bytes(),
+    include_str!("../../shaders/scan/lookback.wgsl").as_bytes(),
     b"const L: u32 = ",
 );
 
