@@ -118,7 +118,7 @@ pub fn strategies(t: usize) -> [Strategy; 2] {
     ]
 }
 
-/// The scan cases: `full` covers the whole envelope (1120 f32 rows and the [`half_cases`]);
+/// The scan cases: `full` covers the whole envelope (1334 f32 rows and the [`half_cases`]);
 /// otherwise a quick subset that still covers every op, every (k, v), odd T, both strategies
 /// and both directions, and a few half rows.
 pub fn scan_cases(full: bool) -> Vec<ScanCase> {
