@@ -180,7 +180,7 @@ fn scan_channel_kernels_carry_four_channels_only_when_the_walks_are_many() {
 
 #[test]
 fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
-    // Strategy::LookBack: on the adapters that offer it (hardware Vulkan, Metal and DX12, and
+    // Strategy::LookBack: on the adapters that offer it (hardware Vulkan and DX12, and
     // the software adapters outside the browser) linear_scan and parallel_scan_log are a
     // clear and ONE look-back pass per direction; elsewhere they run Auto's plan. Either way
     // they match the reference, here at a look-back 129 chunks deep over 600 lanes (ten
@@ -193,7 +193,7 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
         let info = ctx.info();
         let offered = match info.kind {
             DeviceKind::Software => info.backend != "BrowserWebGpu",
-            _ => matches!(info.backend.as_str(), "Vulkan" | "Metal" | "Dx12"),
+            _ => matches!(info.backend.as_str(), "Vulkan" | "Dx12"),
         };
         let (b, t, d) = (2, 4099, 300);
         let mut rng = Rng::new(41);

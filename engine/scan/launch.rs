@@ -126,7 +126,7 @@ impl Launch {
     /// The look-back launch of `lanes` walks of `t` steps, when `strategy` (or `Auto`) picks
     /// one on `gpu`'s adapter ([`strategy::lookback`]); for kernels that have the passes.
     pub fn lookback(gpu: &Gpu, strategy: Strategy, lanes: usize, t: usize, reverse: bool) -> Option<Self> {
-        let plan = strategy::lookback(strategy, lanes, t, &gpu.info)?;
+        let plan = strategy::lookback(strategy, t, &gpu.info)?;
         Some(Launch {
             lanes,
             t,

@@ -5,9 +5,9 @@
 //! when the lanes alone fill the device. Chunked reads the inputs twice but multiplies the
 //! parallelism by the number of chunks: the right choice for few lanes and long T. Look-back
 //! (kernels that have it: the f32 channel scans) is one pass over chunks of
-//! [`LOOKBACK_STEPS`], each chunk's carry passed on by decoupled look-back: the parallelism of
+//! `LOOKBACK_STEPS` (32), each chunk's carry passed on by decoupled look-back: the parallelism of
 //! chunks with one read of each input, where the adapter lets a workgroup spin on another
-//! ([`lookback_offered`]).
+//! (`lookback_offered`).
 //!
 //! On software adapters a walk also has a loop budget (`Cost`, `max_segment`): lane walks
 //! are split into segments and chunked carry walks capped. `super::launch` turns the plan
@@ -28,9 +28,9 @@ pub enum Strategy {
         /// Steps per chunk.
         chunk: Option<usize>,
     },
-    /// One pass, chunks of [`LOOKBACK_STEPS`] steps whose carries pass by decoupled
+    /// One pass, chunks of `LOOKBACK_STEPS` (32) steps whose carries pass by decoupled
     /// look-back. Kernels without a look-back pass, and adapters that do not offer it
-    /// ([`lookback_offered`]), run the plan `Auto` would.
+    /// (`lookback_offered`), run the plan `Auto` would.
     LookBack,
 }
 
@@ -47,7 +47,7 @@ impl std::fmt::Display for Strategy {
 }
 
 /// What a kernel launch does: walk whole lanes (in dispatches of at most `segment` steps),
-/// chunks of `len` steps (`count` of them), or `count` chunks of [`LOOKBACK_STEPS`] in one
+/// chunks of `len` steps (`count` of them), or `count` chunks of `LOOKBACK_STEPS` (32) in one
 /// look-back pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Plan {
@@ -63,30 +63,25 @@ pub(crate) const LOOKBACK_STEPS: usize = super::launch::const_u32(
     b"const L: u32 = ",
 );
 
-/// Whether `device` runs look-back passes: hardware adapters on Vulkan, Metal and DX12,
-/// whose running workgroups keep making progress while another spins on their results, and
-/// the software adapters (a thread per running workgroup). Not OpenGL, whose drivers promise
-/// nothing about it, nor WebGPU, which explicitly does not.
+/// Whether `device` runs look-back passes: hardware adapters on Vulkan and DX12 (desktop GPUs,
+/// whose running workgroups keep making progress while another spins on their results, as
+/// CUDA's and HIP's look-back scans rely on), and the software adapters (a thread per running
+/// workgroup; tested). Not OpenGL, whose drivers promise nothing about it, not Metal (Apple's
+/// GPUs do not document it), nor WebGPU, which explicitly does not promise it.
 pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
     match device.kind {
-        crate::context::DeviceKind::Gpu => matches!(device.backend.as_str(), "Vulkan" | "Metal" | "Dx12"),
+        crate::context::DeviceKind::Gpu => matches!(device.backend.as_str(), "Vulkan" | "Dx12"),
         crate::context::DeviceKind::Software => device.backend != "BrowserWebGpu",
         crate::context::DeviceKind::CpuReference => false,
     }
 }
 
-/// The look-back plan for `lanes` walks of `t` steps, when `strategy` asks for one or `Auto`
-/// picks it, and `device` offers it; `None` otherwise (the caller plans with [`plan`]).
-///
-/// `Auto` picks it on hardware for walks of at least two chunks: ... (measured on the H200).
-pub(crate) fn lookback(strategy: Strategy, lanes: usize, t: usize, device: &DeviceInfo) -> Option<Plan> {
-    let _ = lanes;
-    let wanted = match strategy {
-        Strategy::LookBack => true,
-        Strategy::Auto => false,
-        Strategy::Lanes | Strategy::Chunked { .. } => false,
-    };
-    (wanted && t > 0 && lookback_offered(device)).then(|| Plan::LookBack {
+/// The look-back plan for walks of `t` steps when `strategy` asks for one and `device`
+/// offers it; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it yet:
+/// the pass has not been timed on a GPU (its first H200 run is `benches/h200.sh`'s
+/// `--strategy lookback` suite), and the lane and chunked plans are measured there.
+pub(crate) fn lookback(strategy: Strategy, t: usize, device: &DeviceInfo) -> Option<Plan> {
+    (strategy == Strategy::LookBack && t > 0 && lookback_offered(device)).then(|| Plan::LookBack {
         count: t.div_ceil(LOOKBACK_STEPS),
     })
 }
