@@ -9,8 +9,6 @@
 // REVERSE = true: G_t = x_t + a_{t+1} G_{t+1} (a_T = 0), out = G, dA_t = G_t h_{t-1},
 // dh0 = a_0 G_0 (scan/linear_walk.wgsl's adjoint, walked the same way).
 
-override REVERSE: bool = false;
-
 struct Params {
     launch: Launch, // lanes = B * N; chunk = L, chunks = ceil(T / L)
     n: u32,         // N
@@ -28,8 +26,12 @@ struct Params {
 @group(0) @binding(8) var<storage, read_write> dh0: array<f32>;  // (B, N), written when REVERSE
 
 // Index of (lane, t = 0); step t adds t * p.n.
-fn row(lane: u32) -> u32 {
-    return (lane / p.n) * p.launch.t_len * p.n + lane % p.n;
+struct Rows {
+    base: u32,
+}
+
+fn rows(lane: u32) -> Rows {
+    return Rows((lane / p.n) * p.launch.t_len * p.n + lane % p.n);
 }
 
 // The transition of time step t: a_t forward, a_{t+1} in reverse (zero past the end).
@@ -44,23 +46,13 @@ fn transition(base: u32, t: u32) -> f32 {
 }
 
 // Step q (in scan order) of the chunk [start, end) from `l`: the identity past the chunk.
-fn step(base: u32, start: u32, end: u32, q: u32, l: Local) -> Local {
+fn step(r: Rows, start: u32, end: u32, q: u32, l: Local) -> Local {
     if q >= end - start {
         return l;
     }
     let t = time_at(start, end, q, REVERSE);
-    let f = transition(base, t);
-    return Local(fma(f, l.s, x[base + t * p.n]), l.p * f);
-}
-
-// Steps q .. q + 3 from *l, which is left at step q + 3's.
-fn quad(base: u32, start: u32, end: u32, q: u32, l: ptr<function, Local>) -> Quad {
-    let l0 = step(base, start, end, q, *l);
-    let l1 = step(base, start, end, q + 1u, l0);
-    let l2 = step(base, start, end, q + 2u, l1);
-    let l3 = step(base, start, end, q + 3u, l2);
-    *l = l3;
-    return Quad(vec4(l0.s, l1.s, l2.s, l3.s), vec4(l0.p, l1.p, l2.p, l3.p));
+    let f = transition(r.base, t);
+    return Local(fma(f, l.s, x[r.base + t * p.n]), l.p * f);
 }
 
 // The state after a chunk of transition pc and local state sc, entered with carry.
@@ -84,78 +76,30 @@ fn h_prev(lane: u32, base: u32, t: u32) -> f32 {
     return 0.0;
 }
 
+// The carry into the first chunk: h0 (or zero) forward, the zero adjoint in reverse.
+fn initial(r: Rows, lane: u32) -> f32 {
+    if !REVERSE && p.has_h0 == 1u {
+        return h0[lane];
+    }
+    return 0.0;
+}
+
 // Writes step q of the chunk (if inside it) from its local state and product.
-fn emit(lane: u32, base: u32, start: u32, end: u32, q: u32, s: f32, pr: f32, carry: f32) {
+fn emit(lane: u32, r: Rows, start: u32, end: u32, q: u32, s: f32, pr: f32, carry: f32) {
     if q >= end - start {
         return;
     }
     let t = time_at(start, end, q, REVERSE);
-    let v = fma(pr, carry, s);
-    out[base + t * p.n] = v;
+    let v = combine(carry, pr, s);
+    out[r.base + t * p.n] = v;
     if REVERSE {
-        da[base + t * p.n] = v * h_prev(lane, base, t);
+        da[r.base + t * p.n] = v * h_prev(lane, r.base, t);
     }
 }
 
-fn emit_quad(lane: u32, base: u32, start: u32, end: u32, q: u32, v: Quad, carry: f32) {
-    emit(lane, base, start, end, q, v.s.x, v.p.x, carry);
-    emit(lane, base, start, end, q + 1u, v.s.y, v.p.y, carry);
-    emit(lane, base, start, end, q + 2u, v.s.z, v.p.z, carry);
-    emit(lane, base, start, end, q + 3u, v.s.w, v.p.w, carry);
-}
-
-@compute @workgroup_size(WG)
-fn scan_lookback_clear(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                       @builtin(local_invocation_index) lid: u32) {
-    lookback_clear(invocation(wid, nwg, lid));
-}
-
-@compute @workgroup_size(WG)
-fn scan_lookback(@builtin(local_invocation_index) lid: u32) {
-    let id = lookback_ticket(lid);
-    let blocks = (p.launch.lanes + WG - 1u) / WG;
-    let q = id / blocks; // the chunk in scan order
-    let lane = (id % blocks) * WG + lid;
-    if q >= p.launch.chunks || lane >= p.launch.lanes {
-        return;
-    }
-    let c = select(q, p.launch.chunks - 1u - q, REVERSE);
-    let start = chunk_start(p.launch, c);
-    let end = chunk_end(p.launch, c);
-    let base = row(lane);
-    // 1. the chunk from zero: its 2 L loads do not wait on the dependent chain.
-    var l = Local(0.0, 1.0);
-    let q0 = quad(base, start, end, 0u, &l);
-    let q1 = quad(base, start, end, 4u, &l);
-    let q2 = quad(base, start, end, 8u, &l);
-    let q3 = quad(base, start, end, 12u, &l);
-    let q4 = quad(base, start, end, 16u, &l);
-    let q5 = quad(base, start, end, 20u, &l);
-    let q6 = quad(base, start, end, 24u, &l);
-    let q7 = quad(base, start, end, 28u, &l);
-    // 2. the carry in: the initial state for the first chunk, else the look-back.
-    var carry = 0.0;
-    if q == 0u {
-        if !REVERSE && p.has_h0 == 1u {
-            carry = h0[lane];
-        }
-    } else {
-        lookback_publish_aggregate(q, lane, l);
-        carry = lookback_carry(q, lane);
-    }
-    // 3. the inclusive carry for the chunks after, then the outputs.
-    let inclusive = combine(carry, l.p, l.s);
-    lookback_publish_inclusive(q, lane, inclusive);
-    emit_quad(lane, base, start, end, 0u, q0, carry);
-    emit_quad(lane, base, start, end, 4u, q1, carry);
-    emit_quad(lane, base, start, end, 8u, q2, carry);
-    emit_quad(lane, base, start, end, 12u, q3, carry);
-    emit_quad(lane, base, start, end, 16u, q4, carry);
-    emit_quad(lane, base, start, end, 20u, q5, carry);
-    emit_quad(lane, base, start, end, 24u, q6, carry);
-    emit_quad(lane, base, start, end, 28u, q7, carry);
+// The reverse walk's chunk at t = 0 ends with G_0 = inclusive: dh0 = a_0 G_0.
+fn finish(lane: u32, r: Rows, start: u32, inclusive: f32) {
     if REVERSE && start == 0u {
-        // The walk ended at t = 0: inclusive = G_0.
-        dh0[lane] = a[base] * inclusive;
+        dh0[lane] = a[r.base] * inclusive;
     }
 }

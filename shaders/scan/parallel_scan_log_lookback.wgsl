@@ -12,8 +12,6 @@
 // then d lc_t = G_t exp(lc_t) h_{t-1}, d lv_{t+1} = G_t exp(lv_{t+1}) and
 // d lv_0 = exp(lc_0) G_0 exp(lv_0), read again when the outputs are written.
 
-override REVERSE: bool = false;
-
 struct Params {
     launch: Launch, // lanes = B * D; chunk = L, chunks = ceil(T / L)
     d: u32,         // D
@@ -68,16 +66,6 @@ fn step(r: Rows, start: u32, end: u32, q: u32, l: Local) -> Local {
     return Local(logaddexp(c + l.s, v), l.p + c);
 }
 
-// Steps q .. q + 3 from *l, which is left at step q + 3's.
-fn quad(r: Rows, start: u32, end: u32, q: u32, l: ptr<function, Local>) -> Quad {
-    let l0 = step(r, start, end, q, *l);
-    let l1 = step(r, start, end, q + 1u, l0);
-    let l2 = step(r, start, end, q + 2u, l1);
-    let l3 = step(r, start, end, q + 3u, l2);
-    *l = l3;
-    return Quad(vec4(l0.s, l1.s, l2.s, l3.s), vec4(l0.p, l1.p, l2.p, l3.p));
-}
-
 // The state after a chunk of transition pc and local state sc, entered with carry.
 fn combine(carry: f32, pc: f32, sc: f32) -> f32 {
     if REVERSE {
@@ -114,60 +102,13 @@ fn emit(lane: u32, r: Rows, start: u32, end: u32, q: u32, s: f32, pr: f32, carry
     }
 }
 
-fn emit_quad(lane: u32, r: Rows, start: u32, end: u32, q: u32, v: Quad, carry: f32) {
-    emit(lane, r, start, end, q, v.s.x, v.p.x, carry);
-    emit(lane, r, start, end, q + 1u, v.s.y, v.p.y, carry);
-    emit(lane, r, start, end, q + 2u, v.s.z, v.p.z, carry);
-    emit(lane, r, start, end, q + 3u, v.s.w, v.p.w, carry);
+// The carry into the first chunk: lv_0 forward, the zero adjoint in reverse.
+fn initial(r: Rows, lane: u32) -> f32 {
+    if REVERSE {
+        return 0.0;
+    }
+    return lv[r.base_lv];
 }
 
-@compute @workgroup_size(WG)
-fn scan_lookback_clear(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                       @builtin(local_invocation_index) lid: u32) {
-    lookback_clear(invocation(wid, nwg, lid));
-}
-
-@compute @workgroup_size(WG)
-fn scan_lookback(@builtin(local_invocation_index) lid: u32) {
-    let id = lookback_ticket(lid);
-    let blocks = (p.launch.lanes + WG - 1u) / WG;
-    let q = id / blocks; // the chunk in scan order
-    let lane = (id % blocks) * WG + lid;
-    if q >= p.launch.chunks || lane >= p.launch.lanes {
-        return;
-    }
-    let c = select(q, p.launch.chunks - 1u - q, REVERSE);
-    let start = chunk_start(p.launch, c);
-    let end = chunk_end(p.launch, c);
-    let r = rows(lane);
-    // 1. the chunk from empty (forward) or the zero adjoint (reverse).
-    var l = Local(0.0, 1.0);
-    let q0 = quad(r, start, end, 0u, &l);
-    let q1 = quad(r, start, end, 4u, &l);
-    let q2 = quad(r, start, end, 8u, &l);
-    let q3 = quad(r, start, end, 12u, &l);
-    let q4 = quad(r, start, end, 16u, &l);
-    let q5 = quad(r, start, end, 20u, &l);
-    let q6 = quad(r, start, end, 24u, &l);
-    let q7 = quad(r, start, end, 28u, &l);
-    // 2. the carry in: the initial state (lv_0, or the zero adjoint) or the look-back.
-    var carry = 0.0;
-    if q == 0u {
-        if !REVERSE {
-            carry = lv[r.base_lv];
-        }
-    } else {
-        lookback_publish_aggregate(q, lane, l);
-        carry = lookback_carry(q, lane);
-    }
-    // 3. the inclusive carry for the chunks after, then the outputs.
-    lookback_publish_inclusive(q, lane, combine(carry, l.p, l.s));
-    emit_quad(lane, r, start, end, 0u, q0, carry);
-    emit_quad(lane, r, start, end, 4u, q1, carry);
-    emit_quad(lane, r, start, end, 8u, q2, carry);
-    emit_quad(lane, r, start, end, 12u, q3, carry);
-    emit_quad(lane, r, start, end, 16u, q4, carry);
-    emit_quad(lane, r, start, end, 20u, q5, carry);
-    emit_quad(lane, r, start, end, 24u, q6, carry);
-    emit_quad(lane, r, start, end, 28u, q7, carry);
-}
+// Nothing follows a chunk: d lv_0 is written with step t = 0.
+fn finish(lane: u32, r: Rows, start: u32, inclusive: f32) {}
