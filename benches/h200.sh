@@ -25,12 +25,14 @@ for suite in matmul gpt2 copy,scans mixers; do
   ENGINE_EXPERIMENTAL=$([ "$suite" = matmul ] && echo cooperative-matrix) .h200/bench --only "$suite" --json "$OUT/engine_${suite/,/_}.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
   echo "engine bench $suite rc $?"
 done
-# The scans again with the one-pass look-back forced (Strategy::LookBack: linear_scan and
-# k = v = 1 have it; the other scans run Auto's plan), keyed scan_<op>_<shape>_lookback_*.
-case ",$ONLY," in *,scans,*)
-  .h200/bench --only copy,scans --strategy lookback --json "$OUT/engine_scans_lookback.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
-  echo "engine bench scans lookback rc $?" ;;
-esac
+# The scans and the mixers again with the one-pass look-back forced (Strategy::LookBack:
+# linear_scan, parallel_scan_log and k = v = 1 have it; the other scans run Auto's plan), each
+# in a process of its own, keyed scan_<op>_<shape>_lookback_* and mixer_<name>_lookback_*.
+for suite in copy,scans mixers; do
+  case ",$ONLY," in *",${suite##*,},"*) ;; *) continue ;; esac
+  .h200/bench --only "$suite" --strategy lookback --json "$OUT/engine_${suite/,/_}_lookback.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
+  echo "engine bench $suite lookback rc $?"
+done
 .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
 echo "decode probe rc $?"
 # Issue #19's cooperative-matrix probe (f16 inputs, f32 accumulation) where the binary was carried.

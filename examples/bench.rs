@@ -342,6 +342,15 @@ fn scan_forward_backward(op: &str, x: &[Tensor], opts: &ScanOptions) -> Result<(
     }
 }
 
+/// A forced strategy keys its figures apart from Auto's: `scan_<op>_<shape>_lookback_..`,
+/// `mixer_<name>_lookback_..`; Auto's keys carry no tag.
+fn strategy_tag(strategy: scan::Strategy) -> String {
+    match strategy {
+        scan::Strategy::Auto => String::new(),
+        s => format!("_{}", s.to_string().replace('/', "_")),
+    }
+}
+
 fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strategy) -> Result<Vec<Row>> {
     let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
     let mut rows = vec![];
@@ -369,12 +378,12 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
             _ => vec![],
         };
         let half = if c.dtype == DType::F32 { "" } else { "_f16" };
-        // A forced strategy keys its figures apart from Auto's: scan_<op>_<shape>_lookback_..
-        let forced = match strategy {
-            scan::Strategy::Auto => String::new(),
-            s => format!("_{}", s.to_string().replace('/', "_")),
-        };
-        let key = format!("{}_{}{half}{forced}", c.op, c.label.replace("long-T", "longT"));
+        let key = format!(
+            "{}_{}{half}{}",
+            c.op,
+            c.label.replace("long-T", "longT"),
+            strategy_tag(strategy)
+        );
         figure(format!("scan_{key}_fwd_ms"), fwd * 1e3);
         figure(format!("scan_{key}_fwdbwd_ms"), fb * 1e3);
         figure(format!("scan_{key}_fwd_gbps"), gbps);
@@ -555,11 +564,12 @@ fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<
             MixerKind::RotationMinGru => "rotation".to_string(),
             MixerKind::GivensMinGru { k } => format!("givens{k}"),
         };
-        let suffix = if path == MixerPath::Materialized {
+        let path_tag = if path == MixerPath::Materialized {
             "_materialized"
         } else {
             ""
         };
+        let suffix = format!("{path_tag}{}", strategy_tag(strategy));
         figure(format!("mixer_{name}{suffix}_layer_fwdbwd_ms"), layer_s * 1e3);
         figure(format!("mixer_{name}{suffix}_peak_mb"), mb(peak));
         figure(format!("mixer_{name}{suffix}_scan_fwd_ms"), fwd * 1e3);
