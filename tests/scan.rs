@@ -486,14 +486,20 @@ fn scan_non_finite_inputs_do_not_crash() {
     // A NaN or an infinity poisons its own lane from the step it enters onwards; every other
     // lane is unaffected. (WGSL lets the compiler assume finite values, so what the poisoned
     // lane holds is unspecified: NaN, an infinity, or a finite garbage value.)
+    // T = 70: the look-back's three chunks pass a poisoned lane's flags on like any value.
     each_adapter(|ctx| {
-        let (b, t, d) = (1, 6, 4);
+        let (b, t, d) = (1, 70, 4);
         let mut rng = Rng::new(3);
         let a = rng.vec_range(b * t * d, -0.9, 0.9);
         let mut x = rng.vec_range(b * t * d, -1.0, 1.0);
         x[2 * d + 1] = f32::NAN; // (b 0, t 2, channel 1)
         x[3 * d + 2] = f32::INFINITY; // (b 0, t 3, channel 2)
-        for strategy in [Strategy::Lanes, Strategy::Chunked { chunk: Some(2) }] {
+        let strategies = [
+            Strategy::Lanes,
+            Strategy::Chunked { chunk: Some(2) },
+            Strategy::LookBack,
+        ];
+        for strategy in strategies {
             let opts = ScanOptions {
                 dispatch: Some(Dispatch::Gpu),
                 strategy,
