@@ -126,7 +126,7 @@ impl Launch {
     /// The look-back launch of `lanes` walks of `t` steps, when `strategy` (or `Auto`) picks
     /// one on `gpu`'s adapter ([`strategy::lookback`]); for kernels that have the passes.
     pub fn lookback(gpu: &Gpu, strategy: Strategy, lanes: usize, t: usize, reverse: bool) -> Option<Self> {
-        let plan = strategy::lookback(strategy, t, &gpu.info)?;
+        let plan = strategy::lookback(strategy, lanes, t, &gpu.info)?;
         Some(Launch {
             lanes,
             t,
@@ -144,11 +144,10 @@ impl Launch {
         }
     }
 
-    /// The `side` words of a look-back plan: the ticket, then each chunk's P, S and inclusive
-    /// carry per lane (`shaders/scan/linear_lookback.wgsl`).
+    /// The `side` words of a look-back plan ([`strategy::lookback_words`]).
     pub fn lookback_words(&self) -> Option<usize> {
         match self.plan {
-            Plan::LookBack { count } => Some(1 + 3 * count * self.lanes),
+            Plan::LookBack { count } => Some(strategy::lookback_words(self.lanes, count)),
             _ => None,
         }
     }

@@ -76,14 +76,22 @@ pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
     }
 }
 
-/// The look-back plan for walks of `t` steps when `strategy` asks for one and `device`
-/// offers it; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it yet:
-/// the pass has not been timed on a GPU (its first H200 run is `benches/h200.sh`'s
-/// `--strategy lookback` suite), and the lane and chunked plans are measured there.
-pub(crate) fn lookback(strategy: Strategy, t: usize, device: &DeviceInfo) -> Option<Plan> {
-    (strategy == Strategy::LookBack && t > 0 && lookback_offered(device)).then(|| Plan::LookBack {
-        count: t.div_ceil(LOOKBACK_STEPS),
-    })
+/// The `side` words of a look-back over `lanes` walks of `count` chunks: the ticket, then each
+/// chunk's P, S and inclusive carry per lane (`shaders/scan/lookback.wgsl`).
+pub(crate) fn lookback_words(lanes: usize, count: usize) -> usize {
+    1 + 3 * count * lanes
+}
+
+/// The look-back plan for `lanes` walks of `t` steps when `strategy` asks for one, `device`
+/// offers it and its flag words ([`lookback_words`]) fit one
+/// storage binding; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it
+/// yet: the pass has not been timed on a GPU (its first H200 run is `benches/h200.sh`'s
+/// `--strategy lookback` suites), and the lane and chunked plans are measured there.
+pub(crate) fn lookback(strategy: Strategy, lanes: usize, t: usize, device: &DeviceInfo) -> Option<Plan> {
+    let count = t.div_ceil(LOOKBACK_STEPS);
+    let bytes = lookback_words(lanes, count).saturating_mul(4) as u64;
+    let fits = bytes <= device.max_storage_binding;
+    (strategy == Strategy::LookBack && t > 0 && fits && lookback_offered(device)).then_some(Plan::LookBack { count })
 }
 
 /// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
@@ -203,4 +211,54 @@ pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize
         out.reverse();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::DeviceKind;
+
+    fn device(kind: DeviceKind, backend: &str, max_storage_binding: u64) -> DeviceInfo {
+        DeviceInfo {
+            kind,
+            backend: backend.into(),
+            max_storage_binding,
+            ..DeviceInfo::cpu()
+        }
+    }
+
+    #[test]
+    fn lookback_is_planned_only_when_asked_offered_and_its_words_fit() {
+        let gib = 1 << 30;
+        let vulkan = device(DeviceKind::Gpu, "Vulkan", gib);
+        let forced = Strategy::LookBack;
+        assert_eq!(
+            lookback(forced, 600, 4099, &vulkan),
+            Some(Plan::LookBack { count: 129 })
+        );
+        assert_eq!(lookback(forced, 1, 32, &vulkan), Some(Plan::LookBack { count: 1 }));
+        assert_eq!(lookback(forced, 1, 33, &vulkan), Some(Plan::LookBack { count: 2 }));
+        // Not picked by the other strategies (Auto included, until it is timed), nor at T = 0.
+        for s in [Strategy::Auto, Strategy::Lanes, Strategy::Chunked { chunk: None }] {
+            assert_eq!(lookback(s, 600, 4099, &vulkan), None);
+        }
+        assert_eq!(lookback(forced, 600, 0, &vulkan), None);
+        // Offered on hardware Vulkan and DX12 and on the software adapters outside the browser.
+        for (kind, backend, offered) in [
+            (DeviceKind::Gpu, "Dx12", true),
+            (DeviceKind::Gpu, "Gl", false),
+            (DeviceKind::Gpu, "Metal", false),
+            (DeviceKind::Gpu, "BrowserWebGpu", false),
+            (DeviceKind::Software, "Vulkan", true),
+            (DeviceKind::Software, "Gl", true),
+            (DeviceKind::Software, "BrowserWebGpu", false),
+            (DeviceKind::CpuReference, "Cpu", false),
+        ] {
+            let d = device(kind, backend, gib);
+            assert_eq!(lookback(forced, 64, 100, &d).is_some(), offered, "{kind:?} {backend}");
+        }
+        // The flag words must fit one binding: 1 + 3 x 4 chunks x 64 lanes = 769 words.
+        assert!(lookback(forced, 64, 100, &device(DeviceKind::Gpu, "Vulkan", 769 * 4)).is_some());
+        assert!(lookback(forced, 64, 100, &device(DeviceKind::Gpu, "Vulkan", 769 * 4 - 1)).is_none());
+    }
 }
