@@ -23,22 +23,24 @@ fn scan_parity_quick_cases_pass() {
     }
     assert!(cases.iter().any(|c| matches!(c.strategy, Strategy::Chunked { .. })));
     assert!(cases.iter().any(|c| c.strategy == Strategy::Lanes));
-    each_adapter(|ctx| {
-        let mut failed = vec![];
-        for case in &cases {
-            let row = pollster::block_on(parity::scan::run_case(ctx, case));
-            if !row.passed {
-                failed.push(parity::markdown_row(&row));
-            }
-        }
-        assert!(
-            failed.is_empty(),
-            "on {} ({}):\n{}",
-            ctx.info().name,
-            ctx.info().backend,
-            failed.join("\n")
-        );
-    });
+    each_adapter(|ctx| assert_rows_pass(ctx, &cases));
+}
+
+/// Runs every parity case on `ctx` and fails with the table rows of those that did not pass.
+fn assert_rows_pass(ctx: &Context, cases: &[ScanCase]) {
+    let failed: Vec<String> = cases
+        .iter()
+        .map(|c| pollster::block_on(parity::scan::run_case(ctx, c)))
+        .filter(|row| !row.passed)
+        .map(|row| parity::markdown_row(&row))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "on {} ({}):\n{}",
+        ctx.info().name,
+        ctx.info().backend,
+        failed.join("\n")
+    );
 }
 
 #[test]
@@ -52,15 +54,7 @@ fn scan_specialised_kernels_cross_their_unrolls_and_blocks() {
         .collect();
     assert!(cases.iter().any(|c| c.op == ScanOp::Matrix && c.backward));
     assert!(cases.iter().any(|c| c.k == 8 && c.v == 16 && c.t == 33 && c.backward));
-    each_adapter(|ctx| {
-        let failed: Vec<String> = cases
-            .iter()
-            .map(|c| pollster::block_on(parity::scan::run_case(ctx, c)))
-            .filter(|row| !row.passed)
-            .map(|row| parity::markdown_row(&row))
-            .collect();
-        assert!(failed.is_empty(), "on {}:\n{}", ctx.info().name, failed.join("\n"));
-    });
+    each_adapter(|ctx| assert_rows_pass(ctx, &cases));
 }
 
 #[test]
@@ -647,15 +641,7 @@ fn scan_half_channel_scans_pass_their_parity_rows() {
     let cases = parity::scan::half_cases(false);
     assert!(cases.iter().any(|c| c.n % 2 == 1 && c.backward));
     assert!(cases.iter().any(|c| c.t == 1));
-    each_adapter(|ctx| {
-        let failed: Vec<String> = cases
-            .iter()
-            .map(|c| pollster::block_on(parity::scan::run_case(ctx, c)))
-            .filter(|row| !row.passed)
-            .map(|row| parity::markdown_row(&row))
-            .collect();
-        assert!(failed.is_empty(), "on {}:\n{}", ctx.info().name, failed.join("\n"));
-    });
+    each_adapter(|ctx| assert_rows_pass(ctx, &cases));
 }
 
 #[test]

@@ -96,6 +96,18 @@ impl ScanCase {
     }
 }
 
+/// Pushes `case` forward and backward onto `out`, each with the next seed.
+fn both_directions(out: &mut Vec<ScanCase>, seed: &mut u64, case: ScanCase) {
+    for backward in [false, true] {
+        *seed += 1;
+        out.push(ScanCase {
+            backward,
+            seed: *seed,
+            ..case.clone()
+        });
+    }
+}
+
 /// T values of the envelope.
 pub const T_VALUES: [usize; 10] = [1, 2, 3, 7, 64, 65, 257, 1000, 1024, 4099];
 
@@ -125,22 +137,20 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut seed = 1000;
     let mut push = |op, b, t, n, k, v, h0, strategy, out: &mut Vec<ScanCase>| {
-        for backward in [false, true] {
-            seed += 1;
-            out.push(ScanCase {
-                op,
-                backward,
-                b,
-                t,
-                n,
-                k,
-                v,
-                h0,
-                strategy,
-                seed,
-                dtype: DType::F32,
-            });
-        }
+        let case = ScanCase {
+            op,
+            backward: false,
+            b,
+            t,
+            n,
+            k,
+            v,
+            h0,
+            strategy,
+            seed: 0,
+            dtype: DType::F32,
+        };
+        both_directions(out, &mut seed, case);
     };
     let channel_ts: &[usize] = if full { &T_VALUES } else { &[1, 7, 65] };
     for op in [ScanOp::Linear, ScanOp::Log, ScanOp::Matrix] {
@@ -259,22 +269,20 @@ pub fn half_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut seed = 9000;
     let mut push = |op, b, t, n, (k, v), h0, strategy, dtype| {
-        for backward in [false, true] {
-            seed += 1;
-            out.push(ScanCase {
-                op,
-                backward,
-                b,
-                t,
-                n,
-                k,
-                v,
-                h0,
-                strategy,
-                seed,
-                dtype,
-            });
-        }
+        let case = ScanCase {
+            op,
+            backward: false,
+            b,
+            t,
+            n,
+            k,
+            v,
+            h0,
+            strategy,
+            seed: 0,
+            dtype,
+        };
+        both_directions(&mut out, &mut seed, case);
     };
     let both = [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }];
     for dtype in [DType::F16, DType::BF16] {
@@ -333,22 +341,20 @@ pub fn specialised_cases(seed: &mut u64) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut push = |op, b, t, n, k, v, out: &mut Vec<ScanCase>| {
         for strategy in strategies(t) {
-            for backward in [false, true] {
-                *seed += 1;
-                out.push(ScanCase {
-                    op,
-                    backward,
-                    b,
-                    t,
-                    n,
-                    k,
-                    v,
-                    h0: t % 2 == 1,
-                    strategy,
-                    seed: *seed,
-                    dtype: DType::F32,
-                });
-            }
+            let case = ScanCase {
+                op,
+                backward: false,
+                b,
+                t,
+                n,
+                k,
+                v,
+                h0: t % 2 == 1,
+                strategy,
+                seed: 0,
+                dtype: DType::F32,
+            };
+            both_directions(out, seed, case);
         }
     };
     for t in [9, 16, 17, 33] {

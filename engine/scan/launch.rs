@@ -205,7 +205,7 @@ impl Launch {
             }
             Plan::LookBack { count } => {
                 let params = self.header(0, self.t).extend(tail);
-                let words = self.lookback_words().unwrap_or(1);
+                let words = strategy::lookback_words(self.lanes, count);
                 let tickets = walk.div_ceil(WORKGROUP) * WORKGROUP * count;
                 gpu.dispatch(&kernel(Pass::LookBackClear)?, &params, buffers, groups(words))?;
                 gpu.dispatch(&kernel(Pass::LookBack)?, &params, buffers, groups(tickets))?;
