@@ -248,6 +248,34 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
     });
 }
 
+#[test]
+fn scan_lookback_on_empty_inputs_returns_empty_outputs() {
+    // No lanes (B = 0 or D = 0): the forced look-back neither fails nor hangs. No steps
+    // (T = 0) is the scans' usual error, naming the op and the argument.
+    let opts = ScanOptions {
+        dispatch: Some(Dispatch::Gpu),
+        strategy: Strategy::LookBack,
+    };
+    each_adapter(|ctx| {
+        let empty_t = Tensor::zeros(ctx, &[2, 0, 3]).unwrap();
+        expect_error(
+            scan::linear_scan_with(&empty_t, &empty_t, None, &opts),
+            &["linear_scan", "T >= 1"],
+        );
+        for (b, t, d) in [(0, 40, 3), (2, 40, 0)] {
+            let a = Tensor::zeros(ctx, &[b, t, d]).unwrap();
+            let h = scan::linear_scan_with(&a, &a, None, &opts).unwrap();
+            assert_eq!(h.shape(), &[b, t, d]);
+            assert!(h.to_vec().unwrap().is_empty());
+            let lv = Tensor::zeros(ctx, &[b, t + 1, d]).unwrap();
+            let lh = scan::parallel_scan_log_with(&a, &lv, &opts).unwrap();
+            assert_eq!(lh.shape(), &[b, t, d]);
+            let g = scan::parallel_scan_log_backward_with(&a, &lv, &lh, &lh, &opts).unwrap();
+            assert_eq!(g.d_log_values.shape(), &[b, t + 1, d]);
+        }
+    });
+}
+
 fn affine_inputs(rng: &mut Rng, s: &AffineShape) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
     let steps = s.b * s.t * s.n;
     let scale = 0.6 / (s.k as f64).sqrt();
