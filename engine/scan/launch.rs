@@ -123,10 +123,11 @@ impl Launch {
         }
     }
 
-    /// The look-back launch of `lanes` walks of `t` steps, when `strategy` (or `Auto`) picks
-    /// one on `gpu`'s adapter ([`strategy::lookback`]); for kernels that have the passes.
-    pub fn lookback(gpu: &Gpu, strategy: Strategy, lanes: usize, t: usize, reverse: bool) -> Option<Self> {
-        let plan = strategy::lookback(strategy, lanes, t, &gpu.info)?;
+    /// The look-back launch of `lanes` walks of `t` steps, each `width` channels wide, when
+    /// `strategy` (or `Auto`) picks one on `gpu`'s adapter ([`strategy::lookback`]); for
+    /// kernels that have the passes.
+    pub fn lookback(gpu: &Gpu, strategy: Strategy, lanes: usize, width: usize, t: usize, reverse: bool) -> Option<Self> {
+        let plan = strategy::lookback(strategy, lanes, width, t, &gpu.info)?;
         Some(Launch {
             lanes,
             t,
@@ -147,7 +148,7 @@ impl Launch {
     /// The `side` words of a look-back plan ([`strategy::lookback_words`]).
     pub fn lookback_words(&self) -> Option<usize> {
         match self.plan {
-            Plan::LookBack { count } => Some(strategy::lookback_words(self.lanes, count)),
+            Plan::LookBack { count, width, .. } => Some(strategy::lookback_words(self.lanes * width, count)),
             _ => None,
         }
     }
@@ -160,7 +161,7 @@ impl Launch {
     /// The uniform header (`struct Launch` of the prelude) for one dispatch.
     fn header(&self, begin: usize, end: usize) -> Params {
         let (chunk, chunks) = match self.plan {
-            Plan::LookBack { count } => (strategy::LOOKBACK_STEPS, count),
+            Plan::LookBack { len, count, .. } => (len, count),
             _ => self.chunks().unwrap_or((self.t, 1)),
         };
         Params::new()
@@ -203,9 +204,9 @@ impl Launch {
                     gpu.dispatch(&kernel(pass)?, &params, buffers, groups(invocations))?;
                 }
             }
-            Plan::LookBack { count } => {
+            Plan::LookBack { count, width, .. } => {
                 let params = self.header(0, self.t).extend(tail);
-                let words = strategy::lookback_words(self.lanes, count);
+                let words = strategy::lookback_words(self.lanes * width, count);
                 let tickets = walk.div_ceil(WORKGROUP) * WORKGROUP * count;
                 gpu.dispatch(&kernel(Pass::LookBackClear)?, &params, buffers, groups(words))?;
                 gpu.dispatch(&kernel(Pass::LookBack)?, &params, buffers, groups(tickets))?;
@@ -232,6 +233,29 @@ macro_rules! passes {
     };
 }
 pub(crate) use passes;
+
+/// A channel scan's look-back passes (clear, then the one pass) by width: four, two and one
+/// channel an invocation.
+pub(crate) type LookBacks = [[KernelDef; 2]; 3];
+
+/// The [`LookBacks`] of the look-back kernels in the shader files `$quad`, `$pair` and
+/// `$scalar` (entry points `scan_lookback_clear` and `scan_lookback`).
+macro_rules! lookbacks {
+    ($quad:tt, $pair:tt, $scalar:tt) => {
+        [
+            $crate::scan::launch::lookbacks!(@one $quad),
+            $crate::scan::launch::lookbacks!(@one $pair),
+            $crate::scan::launch::lookbacks!(@one $scalar),
+        ]
+    };
+    (@one $file:tt) => {
+        [
+            $crate::kernel::KernelDef::new($file, $crate::kernel::shader!($file), "scan_lookback_clear"),
+            $crate::kernel::KernelDef::new($file, $crate::kernel::shader!($file), "scan_lookback"),
+        ]
+    };
+}
+pub(crate) use lookbacks;
 
 /// Channel walks (B x channels) from which a channel-wise scan carries four channels per
 /// invocation: the vec4 walks alone must still number 65536, about 16 warps on each of the
@@ -306,14 +330,14 @@ fn pass_def(passes: &Passes, pass: Pass) -> Result<&KernelDef> {
 }
 
 /// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation),
-/// its look-back passes (f32, one channel an invocation: clear, then the one pass) and its
-/// dtype slots: the inputs (every width) and the outputs (the widths that write whole packed
-/// words; the one-channel kernel writes f32).
+/// its look-back passes by width ([`LookBacks`]) and its dtype slots: the inputs (every
+/// width) and the outputs (the widths that write whole packed words; the one-channel kernels
+/// write f32).
 pub(crate) struct ChannelKernels {
     pub vec4: Passes,
     pub pair: Passes,
     pub scalar: Passes,
-    pub lookback: [KernelDef; 2],
+    pub lookback: LookBacks,
     pub inputs: &'static [&'static str],
     pub outputs: &'static [&'static str],
 }
@@ -327,9 +351,8 @@ pub(crate) struct ChannelPlan {
 
 impl ChannelKernels {
     /// Plans `walks` = B x `channels` channel walks of `t` steps over `dtype` storage: one
-    /// look-back pass when `strategy` (or `Auto`) picks it and the storage is f32, one
-    /// channel an invocation; else lane walks or chunked passes at the width
-    /// [`dtype_width`] gives.
+    /// look-back pass when `strategy` (or `Auto`) picks it, at the width [`lookback_width`]
+    /// gives; else lane walks or chunked passes at the width [`dtype_width`] gives.
     pub fn plan(
         &self,
         gpu: &Gpu,
@@ -338,11 +361,9 @@ impl ChannelKernels {
         (channels, walks, t): (usize, usize, usize),
         reverse: bool,
     ) -> ChannelPlan {
-        let lookback = (dtype == crate::shape::DType::F32)
-            .then(|| Launch::lookback(gpu, strategy, walks, t, reverse))
-            .flatten();
-        if let Some(launch) = lookback {
-            return ChannelPlan { launch, w: 1, dtype };
+        let w = lookback_width(channels);
+        if let Some(launch) = Launch::lookback(gpu, strategy, walks / w, w, t, reverse) {
+            return ChannelPlan { launch, w, dtype };
         }
         let w = dtype_width(dtype, channels, walks);
         let columns = Columns { walk: 1, reduce: 1 };
@@ -359,16 +380,16 @@ impl ChannelKernels {
         tail: &Params,
         buffers: &[&wgpu::Buffer],
     ) -> Result<()> {
-        let passes = match plan.w {
-            4 => &self.vec4,
-            2 => &self.pair,
-            _ => &self.scalar,
+        let (passes, lookback) = match plan.w {
+            4 => (&self.vec4, &self.lookback[0]),
+            2 => (&self.pair, &self.lookback[1]),
+            _ => (&self.scalar, &self.lookback[2]),
         };
         let outputs = if plan.w == 1 { &[][..] } else { self.outputs };
         let slots: Vec<_> = self.inputs.iter().chain(outputs).map(|&s| (s, plan.dtype)).collect();
         let kernel = |pass: Pass| match pass {
-            Pass::LookBackClear => gpu.kernel(&self.lookback[0], constants),
-            Pass::LookBack => gpu.kernel(&self.lookback[1], constants),
+            Pass::LookBackClear => gpu.typed_kernel(&lookback[0], &slots, constants),
+            Pass::LookBack => gpu.typed_kernel(&lookback[1], &slots, constants),
             _ => gpu.typed_kernel(pass_def(passes, pass)?, &slots, constants),
         };
         plan.launch.run(gpu, kernel, tail, buffers)
@@ -387,6 +408,20 @@ impl ChannelPlan {
             (None, None) => w,
         };
         crate::tensor::Tensor::uninit(ctx, &[words], op)
+    }
+}
+
+/// Channels one invocation of a look-back pass carries: four (vec4 loads) when the channels
+/// divide into fours, else two when they are even, else one (whose outputs the kernel keeps
+/// in f32 and a half caller narrows afterwards). The chunks give the parallelism, so unlike
+/// the lane walks no walk count is needed for the wide loads.
+pub(crate) fn lookback_width(channels: usize) -> usize {
+    if channels.is_multiple_of(4) {
+        4
+    } else if channels.is_multiple_of(2) {
+        2
+    } else {
+        1
     }
 }
 

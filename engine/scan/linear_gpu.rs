@@ -5,8 +5,9 @@
 //! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
 //! that a quarter of them still fill the device (`launch::vector_width`); all walk
 //! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
-//! of their dependent updates (software pipelined). `Strategy::LookBack` (f32) is one pass
-//! over chunks of 32 steps, a chunk an invocation (`shaders/scan/linear_lookback.wgsl`). The backward is one reverse launch that
+//! of their dependent updates (software pipelined). `Strategy::LookBack` is one pass over
+//! tiles of chunk steps x adjacent channels, a chunk an invocation, the carries passed on by
+//! decoupled look-back (`shaders/scan/lookback.wgsl`). The backward is one reverse launch that
 //! also writes dA = G_t h_{t-1} and dh0, so the adjoint is never read back for a separate dA
 //! pass.
 //!
@@ -19,10 +20,10 @@
 use super::affine::ScanGrads;
 use super::dispatch::ScanOptions;
 use super::envelope::AffineDims;
-use super::launch::{passes, ChannelKernels};
+use super::launch::{lookbacks, passes, ChannelKernels};
 use crate::context::Gpu;
 use crate::error::Result;
-use crate::kernel::{shader, KernelDef, Params};
+use crate::kernel::Params;
 use crate::tensor::Tensor;
 
 /// The kernels by width, the look-back passes and the dtype slots (`launch::ChannelKernels`).
@@ -30,18 +31,11 @@ const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/linear", "scan/linear.wgsl"),
     pair: passes!("scan/linear_pair", "scan/linear_pair.wgsl"),
     scalar: passes!("scan/linear_scalar", "scan/linear_scalar.wgsl"),
-    lookback: [
-        KernelDef::new(
-            "scan/linear_lookback",
-            shader!("scan/linear_lookback.wgsl"),
-            "scan_lookback_clear",
-        ),
-        KernelDef::new(
-            "scan/linear_lookback",
-            shader!("scan/linear_lookback.wgsl"),
-            "scan_lookback",
-        ),
-    ],
+    lookback: lookbacks!(
+        "scan/linear_lookback_quad.wgsl",
+        "scan/linear_lookback_pair.wgsl",
+        "scan/linear_lookback_scalar.wgsl"
+    ),
     inputs: &["a", "x", "h0", "h"],
     outputs: &["out", "da", "dh0"],
 };

@@ -9,10 +9,10 @@
 
 use super::dispatch::{self, from_host_as, host_widened, ScanOptions};
 use super::envelope;
-use super::launch::{passes, ChannelKernels};
+use super::launch::{lookbacks, passes, ChannelKernels};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
-use crate::kernel::{shader, KernelDef, Params};
+use crate::kernel::Params;
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -22,23 +22,17 @@ const OP_BACKWARD: &str = "parallel_scan_log_backward";
 /// The kernels: one channel per invocation, four adjacent ones (vec4 loads) when D % 4 == 0
 /// and B x D walks are enough that a quarter of them fill the device, or two for a half
 /// dtype at even D (`launch::dtype_width`); all walk the same WGSL (`shaders/scan/log_walk.wgsl`).
-/// `Strategy::LookBack` (f32): one pass over chunks of 32 steps, a chunk an invocation.
+/// `Strategy::LookBack`: one pass over tiles of chunk steps x adjacent channels
+/// (`shaders/scan/lookback.wgsl`).
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl"),
     pair: passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl"),
     scalar: passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl"),
-    lookback: [
-        KernelDef::new(
-            "scan/parallel_scan_log_lookback",
-            shader!("scan/parallel_scan_log_lookback.wgsl"),
-            "scan_lookback_clear",
-        ),
-        KernelDef::new(
-            "scan/parallel_scan_log_lookback",
-            shader!("scan/parallel_scan_log_lookback.wgsl"),
-            "scan_lookback",
-        ),
-    ],
+    lookback: lookbacks!(
+        "scan/parallel_scan_log_lookback_quad.wgsl",
+        "scan/parallel_scan_log_lookback_pair.wgsl",
+        "scan/parallel_scan_log_lookback_scalar.wgsl"
+    ),
     inputs: &["lc", "lv", "g", "h"],
     outputs: &["out", "out2"],
 };

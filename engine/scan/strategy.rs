@@ -4,10 +4,10 @@
 //! Lane-sequential reads each input once and keeps the prefix in registers: the right choice
 //! when the lanes alone fill the device. Chunked reads the inputs twice but multiplies the
 //! parallelism by the number of chunks: the right choice for few lanes and long T. Look-back
-//! (kernels that have it: the f32 channel scans) is one pass over chunks of
-//! `LOOKBACK_STEPS` (32), each chunk's carry passed on by decoupled look-back: the parallelism of
-//! chunks with one read of each input, where the adapter lets a workgroup spin on another
-//! (`lookback_offered`).
+//! (kernels that have it: the channel scans) is one pass over tiles of chunk steps x
+//! adjacent channels, each chunk's carry passed on by decoupled look-back with a fallback
+//! (`shaders/scan/lookback.wgsl`): the parallelism of chunks with one read of each input from
+//! memory, on every adapter (the fallback needs no forward-progress guarantee).
 //!
 //! On software adapters a walk also has a loop budget (`Cost`, `max_segment`): lane walks
 //! are split into segments and chunked carry walks capped. `super::launch` turns the plan
@@ -28,9 +28,9 @@ pub enum Strategy {
         /// Steps per chunk.
         chunk: Option<usize>,
     },
-    /// One pass, chunks of `LOOKBACK_STEPS` (32) steps whose carries pass by decoupled
-    /// look-back. Kernels without a look-back pass, and adapters that do not offer it
-    /// (`lookback_offered`), run the plan `Auto` would.
+    /// One pass over chunks of [`lookback_steps`] steps whose carries pass by decoupled
+    /// look-back. Kernels without a look-back pass, and the CPU context, run the plan `Auto`
+    /// would.
     LookBack,
 }
 
@@ -47,39 +47,50 @@ impl std::fmt::Display for Strategy {
 }
 
 /// What a kernel launch does: walk whole lanes (in dispatches of at most `segment` steps),
-/// chunks of `len` steps (`count` of them), or `count` chunks of `LOOKBACK_STEPS` (32) in one
-/// look-back pass.
+/// chunks of `len` steps (`count` of them), or `count` chunks of `len` steps, `width`
+/// channels an invocation, in one look-back pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Plan {
     Lanes { segment: usize },
     Chunked { len: usize, count: usize },
-    LookBack { count: usize },
+    LookBack { len: usize, count: usize, width: usize },
 }
 
-/// Steps per chunk of a look-back pass: `L` in `shaders/scan/lookback.wgsl`, read from there
-/// at compile time.
-pub(crate) const LOOKBACK_STEPS: usize = super::launch::const_u32(
-    include_str!("../../shaders/scan/lookback.wgsl").as_bytes(),
-    b"const L: u32 = ",
-);
-
-/// Whether `device` runs look-back passes: hardware adapters on Vulkan and DX12 (desktop GPUs,
-/// whose running workgroups keep making progress while another spins on their results, as
-/// CUDA's and HIP's look-back scans rely on), and the software adapters (a thread per running
-/// workgroup; tested). Not OpenGL, whose drivers promise nothing about it, not Metal (Apple's
-/// GPUs do not document it), nor WebGPU, which explicitly does not promise it.
+/// Whether `device` runs look-back passes: every GPU adapter, the browser's included, and
+/// the software adapters. The fallback of `shaders/scan/lookback.wgsl` (a look-back that
+/// waits too long computes the predecessor's aggregate itself) needs no promise that a
+/// running workgroup progresses while another spins, so Metal, OpenGL and WebGPU qualify
+/// as well as Vulkan and DX12. Not the CPU context, which has no kernels.
 pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
-    match device.kind {
-        crate::context::DeviceKind::Gpu => matches!(device.backend.as_str(), "Vulkan" | "Dx12"),
-        crate::context::DeviceKind::Software => device.backend != "BrowserWebGpu",
-        crate::context::DeviceKind::CpuReference => false,
-    }
+    device.kind != crate::context::DeviceKind::CpuReference
 }
 
-/// The `side` words of a look-back over `lanes` walks of `count` chunks: the ticket, then each
-/// chunk's P, S and inclusive carry per lane (`shaders/scan/lookback.wgsl`).
-pub(crate) fn lookback_words(lanes: usize, count: usize) -> usize {
-    1 + 3 * count * lanes
+/// The `side` words of a look-back over `channels` channel walks of `count` chunks: the
+/// ticket, then each chunk's P, S and inclusive carry per channel (`shaders/scan/lookback.wgsl`).
+pub(crate) fn lookback_words(channels: usize, count: usize) -> usize {
+    1 + 3 * count * channels
+}
+
+/// Invocations a look-back pass aims for: about 2^17, a wave of 64 warps on each of an
+/// H200's 132 SMs (fewer on smaller devices, which then run several waves).
+const LOOKBACK_FILL: usize = 1 << 17;
+
+/// Steps per chunk of a look-back pass over `lanes` invocation-wide walks of `t` steps: the
+/// power of two from 32 to 256 that brings the invocations (lanes x chunks) nearest
+/// [`LOOKBACK_FILL`] from above. Longer chunks cost fewer look-backs and flag words; shorter
+/// ones more parallelism. `ENGINE_LOOKBACK_STEPS` (a power of two from 8 to 1024) overrides
+/// it, for measuring.
+pub fn lookback_steps(lanes: usize, t: usize) -> usize {
+    if let Some(len) = std::env::var("ENGINE_LOOKBACK_STEPS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|v| v.is_power_of_two() && (8..=1024).contains(v))
+    {
+        return len;
+    }
+    let per_lane = LOOKBACK_FILL.div_ceil(lanes.max(1));
+    let len = t.div_ceil(per_lane).max(1).next_power_of_two();
+    len.clamp(32, 256)
 }
 
 /// The look-back plan for `lanes` walks of `t` steps when `strategy` asks for one, `device`
@@ -87,11 +98,19 @@ pub(crate) fn lookback_words(lanes: usize, count: usize) -> usize {
 /// storage binding; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it
 /// yet: the pass has not been timed on a GPU (its first H200 run is `benches/h200.sh`'s
 /// `--strategy lookback` suites), and the lane and chunked plans are measured there.
-pub(crate) fn lookback(strategy: Strategy, lanes: usize, t: usize, device: &DeviceInfo) -> Option<Plan> {
-    let count = t.div_ceil(LOOKBACK_STEPS);
-    let bytes = lookback_words(lanes, count).saturating_mul(4) as u64;
+pub(crate) fn lookback(
+    strategy: Strategy,
+    lanes: usize,
+    width: usize,
+    t: usize,
+    device: &DeviceInfo,
+) -> Option<Plan> {
+    let len = lookback_steps(lanes, t);
+    let count = t.div_ceil(len);
+    let bytes = lookback_words(lanes * width, count).saturating_mul(4) as u64;
     let fits = bytes <= device.max_storage_binding;
-    (strategy == Strategy::LookBack && t > 0 && fits && lookback_offered(device)).then_some(Plan::LookBack { count })
+    let plan = Plan::LookBack { len, count, width };
+    (strategy == Strategy::LookBack && t > 0 && fits && lookback_offered(device)).then_some(plan)
 }
 
 /// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
@@ -232,33 +251,42 @@ mod tests {
         let gib = 1 << 30;
         let vulkan = device(DeviceKind::Gpu, "Vulkan", gib);
         let forced = Strategy::LookBack;
+        // Chunks of 32 steps at few lanes; longer ones (to 256) as the lanes grow.
         assert_eq!(
-            lookback(forced, 600, 4099, &vulkan),
-            Some(Plan::LookBack { count: 129 })
+            lookback(forced, 600, 1, 4099, &vulkan),
+            Some(Plan::LookBack { len: 32, count: 129, width: 1 })
         );
-        assert_eq!(lookback(forced, 1, 32, &vulkan), Some(Plan::LookBack { count: 1 }));
-        assert_eq!(lookback(forced, 1, 33, &vulkan), Some(Plan::LookBack { count: 2 }));
-        // Not picked by the other strategies (Auto included, until it is timed), nor at T = 0.
+        assert_eq!(
+            lookback(forced, 1, 4, 32, &vulkan),
+            Some(Plan::LookBack { len: 32, count: 1, width: 4 })
+        );
+        assert_eq!(
+            lookback(forced, 16 * 1024, 4, 4096, &vulkan),
+            Some(Plan::LookBack { len: 256, count: 16, width: 4 })
+        );
+        // Not picked by the other strategies, nor at T = 0.
         for s in [Strategy::Auto, Strategy::Lanes, Strategy::Chunked { chunk: None }] {
-            assert_eq!(lookback(s, 600, 4099, &vulkan), None);
+            assert_eq!(lookback(s, 600, 1, 4099, &vulkan), None);
         }
-        assert_eq!(lookback(forced, 600, 0, &vulkan), None);
-        // Offered on hardware Vulkan and DX12 and on the software adapters outside the browser.
+        assert_eq!(lookback(forced, 600, 1, 0, &vulkan), None);
+        // Offered on every adapter (the fallback needs no forward-progress guarantee), not on
+        // the CPU context.
         for (kind, backend, offered) in [
             (DeviceKind::Gpu, "Dx12", true),
-            (DeviceKind::Gpu, "Gl", false),
-            (DeviceKind::Gpu, "Metal", false),
-            (DeviceKind::Gpu, "BrowserWebGpu", false),
+            (DeviceKind::Gpu, "Gl", true),
+            (DeviceKind::Gpu, "Metal", true),
+            (DeviceKind::Gpu, "BrowserWebGpu", true),
             (DeviceKind::Software, "Vulkan", true),
             (DeviceKind::Software, "Gl", true),
-            (DeviceKind::Software, "BrowserWebGpu", false),
+            (DeviceKind::Software, "BrowserWebGpu", true),
             (DeviceKind::CpuReference, "Cpu", false),
         ] {
             let d = device(kind, backend, gib);
-            assert_eq!(lookback(forced, 64, 100, &d).is_some(), offered, "{kind:?} {backend}");
+            assert_eq!(lookback(forced, 64, 1, 100, &d).is_some(), offered, "{kind:?} {backend}");
         }
-        // The flag words must fit one binding: 1 + 3 x 4 chunks x 64 lanes = 769 words.
-        assert!(lookback(forced, 64, 100, &device(DeviceKind::Gpu, "Vulkan", 769 * 4)).is_some());
-        assert!(lookback(forced, 64, 100, &device(DeviceKind::Gpu, "Vulkan", 769 * 4 - 1)).is_none());
+        // The flag words must fit one binding: 1 + 3 x 4 chunks x 64 lanes x 2 channels.
+        let words = 1 + 3 * 4 * 64 * 2;
+        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, "Vulkan", words * 4)).is_some());
+        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, "Vulkan", words * 4 - 1)).is_none());
     }
 }

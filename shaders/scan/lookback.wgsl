@@ -1,55 +1,68 @@
-// Decoupled look-back for the one-pass channel scans (prelude of scan/linear_lookback.wgsl and
-// scan/parallel_scan_log_lookback.wgsl; strategy LookBack, engine/scan/strategy.rs).
+// The one-pass channel scans' protocol (prelude of scan/linear_lookback.wgsl and
+// scan/parallel_scan_log_lookback.wgsl; strategy LookBack, engine/scan/strategy.rs): chunks
+// of p.launch.chunk steps of W adjacent channels, a chunk an invocation, the chunk carries
+// passed on by decoupled look-back with a fallback, so it needs no forward-progress guarantee.
 //
 // Why: a lane walk reads a step's row of channels at a time and the lanes alone (B x N) keep
 // too few loads in flight for HBM; the chunked passes give parallelism but read every input
-// twice. In a look-back pass every (chunk of L steps, channel) is an invocation, each input is
-// read once and each output written once:
-//   1. the invocation walks its chunk from the identity, keeping each step's local state S_q
-//      and transition P_q in registers (named vec4s, never an indexed array);
-//   2. it publishes the chunk's aggregate (P, S), then looks back over the earlier chunks (in
-//      scan order) of its channel: a chunk's inclusive carry ends the look-back, an aggregate
-//      is folded in and the look-back moves one chunk further;
-//   3. it publishes its own inclusive carry and writes each step from S_q, P_q and the carry.
-// This prelude holds the protocol and the entry points (scan_lookback_clear, scan_lookback).
-// The including file brings the bindings (`side: array<atomic<u32>>` among them) and the
+// twice from memory. Here every (chunk, W channels) is an invocation and a workgroup a tile
+// of chunk steps x WG * W adjacent channels, whose rows it reads as contiguous runs (vec4
+// loads at W = 4):
+//   1. the invocation walks its chunk from the identity, U steps' loads at a time, to the
+//      chunk's aggregate (transition P, local state S), and publishes it;
+//   2. it looks back over the earlier chunks (in scan order) of its channels: a chunk's
+//      inclusive carry ends the look-back, an aggregate is folded in and the look-back moves
+//      one chunk further; it publishes its own inclusive carry;
+//   3. it walks its chunk again from the carry, writing every output once. The tile was read
+//      moments before, so this second read is served by the cache, not by memory: memory
+//      sees each input once and each output once, and no step's state waits in registers.
+// Decoupled fallback (the method of Smith, Levien and Owens, SPAA 2025): a look-back that has
+// polled a predecessor SPIN times without finding its words reads that chunk's inputs and
+// computes its aggregate itself, then moves on. So no workgroup waits on one that is not
+// running: the pass finishes on adapters that promise no forward progress (WebGPU, Metal,
+// OpenGL), and where running workgroups do progress the fallback almost never runs.
+//
+// The including file brings F (f32, vec2<f32> or vec4<f32>), W (its channels), wide / narrow
+// (F to and from vec4<f32>), the bindings (`side: array<atomic<u32>>` among them) and the
 // recurrence:
-//   struct Rows                      a lane's row indices, from rows(lane)
-//   step(r, start, end, q, l)        step q (scan order) of the chunk [start, end) from l
+//   struct Rows, rows(lane)          a lane's row indices
+//   struct In, load(r, t)            step t's inputs (loads only, so U of them go out at once)
+//   local(l, i, first)               the chunk's aggregate after one more step from empty
+//   apply(s, i)                      the state after a step from the state s
 //   combine(carry, P, S)             the state after a chunk entered with carry
 //   fold(acc, P_j, S_j)              the chunks folded so far (nearest first) after chunk j
 //   initial(r, lane)                 the carry into the first chunk in scan order
-//   emit(lane, r, start, end, q, S_q, P_q, carry)   writes step q's outputs
+//   emit(lane, r, t, s, i)           writes step t's outputs from its state and inputs
 //   finish(lane, r, start, inclusive)               anything after the chunk's last step
 //
-// side: [ticket, (chunks in scan order, 3, lanes)]: P, S and the inclusive carry of each chunk.
-// Forward progress: workgroups take their chunk from a ticket (an atomic counter), chunks in
-// scan order, so a chunk's predecessor took its ticket earlier and is running or done; a
-// look-back waits only on running workgroups. The engine offers these passes only where running
-// workgroups progress while another spins (scan::strategy::lookback_offered); WebGPU does not
-// promise it. Memory order: WGSL atomics are relaxed, so each published word is its own flag:
-// side is zeroed first (scan_lookback_clear) and a value is stored with +0.0 as -0.0 (its bits
+// side: [ticket, (chunks in scan order, 3, lanes, W)]: P, S and the inclusive carry of each
+// chunk, a word per channel. Workgroups take their chunk from a ticket (an atomic counter),
+// chunks in scan order, so a predecessor usually took its ticket earlier and is running or
+// done. Memory order: WGSL atomics are relaxed, so each published word is its own flag: side
+// is zeroed first (scan_lookback_clear) and a value is stored with +0.0 as -0.0 (its bits
 // never 0). A word is read only once it is non-zero and is written once, so no order between
 // words is needed. The look-back polls with atomicOr(.., 0u), not atomicLoad: Mesa's software
-// adapters compiled an atomicLoad spin as if the word could not change (sporadic wrong carries,
-// never a hang, at two threads); a read-modify-write is never assumed so.
+// adapters compiled an atomicLoad spin as if the word could not change (sporadic wrong
+// carries at two threads); a read-modify-write is never assumed so.
 
 override REVERSE: bool = false;
 
-// Steps per chunk: one invocation holds L local states and transitions (2 L registers).
-// scan::strategy::LOOKBACK_STEPS reads it from here.
-const L: u32 = 32u;
+// Steps whose loads a walk issues before their dependent updates.
+const U: u32 = 8u;
 
-// A chunk's walk so far: local state and transition (also a fold of chunks).
+// Polls of a predecessor's words before the look-back computes its aggregate itself.
+const SPIN: u32 = 64u;
+
+// A chunk's walk from empty: local state and transition (also a fold of chunks).
 struct Local {
-    s: f32,
-    p: f32,
+    s: F,
+    p: F,
 }
 
-// Four steps' local states and transitions, in scan order.
-struct Quad {
-    s: vec4<f32>,
-    p: vec4<f32>,
+// The words of one published value: its bits per channel, and whether all W are there.
+struct Words {
+    v: vec4<f32>,
+    ready: bool,
 }
 
 // The ticket the workgroup drew.
@@ -63,87 +76,174 @@ fn lookback_ticket(lid: u32) -> u32 {
     return workgroupUniformLoad(&ticket);
 }
 
-// Invocation i of the clear pass zeroes word i.
-fn lookback_clear(i: u32) {
-    if i < arrayLength(&side) {
-        atomicStore(&side[i], 0u);
+// side word of channel 0 of value k (0: P, 1: S, 2: inclusive carry) of the q-th chunk in
+// scan order; its W channels follow.
+fn lookback_slot(q: u32, k: u32, lane: u32) -> u32 {
+    return 1u + ((q * 3u + k) * p.launch.lanes + lane) * W;
+}
+
+// A value as W flag words: never 0 (+0.0 is stored as -0.0).
+fn lookback_publish(q: u32, k: u32, lane: u32, v: F) {
+    let w = wide(v);
+    let i = lookback_slot(q, k, lane);
+    for (var c = 0u; c < W; c++) {
+        let bits = bitcast<u32>(w[c]);
+        atomicStore(&side[i + c], select(bits, 0x80000000u, bits == 0u));
     }
 }
 
-// side word of value k (0: P, 1: S, 2: inclusive carry) of the q-th chunk in scan order.
-fn lookback_slot(q: u32, k: u32, lane: u32) -> u32 {
-    return 1u + (q * 3u + k) * p.launch.lanes + lane;
+// Value k of chunk q, ready once all its W words are non-zero.
+fn lookback_poll(q: u32, k: u32, lane: u32) -> Words {
+    let i = lookback_slot(q, k, lane);
+    var out = Words(vec4(0.0), true);
+    for (var c = 0u; c < W; c++) {
+        let bits = atomicOr(&side[i + c], 0u);
+        out.v[c] = bitcast<f32>(bits);
+        out.ready = out.ready && bits != 0u;
+    }
+    return out;
 }
 
-// A value as a flag word: never 0 (+0.0 is stored as -0.0).
-fn lookback_publish(i: u32, v: f32) {
-    let bits = bitcast<u32>(v);
-    atomicStore(&side[i], select(bits, 0x80000000u, bits == 0u));
+// [start, end) of the q-th chunk in scan order.
+fn chunk_range(q: u32) -> vec2<u32> {
+    let c = select(q, p.launch.chunks - 1u - q, REVERSE);
+    return vec2(chunk_start(p.launch, c), chunk_end(p.launch, c));
 }
 
-fn lookback_publish_aggregate(q: u32, lane: u32, l: Local) {
-    lookback_publish(lookback_slot(q, 0u, lane), l.p);
-    lookback_publish(lookback_slot(q, 1u, lane), l.s);
+// The aggregate of the chunk [start, end) from its inputs: U steps' loads, then their updates.
+fn aggregate(r: Rows, range: vec2<u32>) -> Local {
+    let start = range.x;
+    let end = range.y;
+    let len = end - start;
+    let i0 = load(r, time_at(start, end, 0u, REVERSE));
+    var l = local(Local(F(0.0), F(1.0)), i0, true);
+    var q = 1u;
+    for (; q + U <= len; q += U) {
+        let j0 = load(r, time_at(start, end, q, REVERSE));
+        let j1 = load(r, time_at(start, end, q + 1u, REVERSE));
+        let j2 = load(r, time_at(start, end, q + 2u, REVERSE));
+        let j3 = load(r, time_at(start, end, q + 3u, REVERSE));
+        let j4 = load(r, time_at(start, end, q + 4u, REVERSE));
+        let j5 = load(r, time_at(start, end, q + 5u, REVERSE));
+        let j6 = load(r, time_at(start, end, q + 6u, REVERSE));
+        let j7 = load(r, time_at(start, end, q + 7u, REVERSE));
+        l = local(local(local(local(l, j0, false), j1, false), j2, false), j3, false);
+        l = local(local(local(local(l, j4, false), j5, false), j6, false), j7, false);
+    }
+    for (; q < len; q++) {
+        l = local(l, load(r, time_at(start, end, q, REVERSE)), false);
+    }
+    return l;
 }
 
-fn lookback_publish_inclusive(q: u32, lane: u32, v: f32) {
-    lookback_publish(lookback_slot(q, 2u, lane), v);
+// The chunk [start, end) walked from the state carry, writing every step; its last state.
+fn walk(lane: u32, r: Rows, range: vec2<u32>, carry: F) -> F {
+    let start = range.x;
+    let end = range.y;
+    let len = end - start;
+    var s = carry;
+    var q = 0u;
+    for (; q + U <= len; q += U) {
+        let t0 = time_at(start, end, q, REVERSE);
+        let t1 = time_at(start, end, q + 1u, REVERSE);
+        let t2 = time_at(start, end, q + 2u, REVERSE);
+        let t3 = time_at(start, end, q + 3u, REVERSE);
+        let t4 = time_at(start, end, q + 4u, REVERSE);
+        let t5 = time_at(start, end, q + 5u, REVERSE);
+        let t6 = time_at(start, end, q + 6u, REVERSE);
+        let t7 = time_at(start, end, q + 7u, REVERSE);
+        let j0 = load(r, t0);
+        let j1 = load(r, t1);
+        let j2 = load(r, t2);
+        let j3 = load(r, t3);
+        let j4 = load(r, t4);
+        let j5 = load(r, t5);
+        let j6 = load(r, t6);
+        let j7 = load(r, t7);
+        s = apply(s, j0);
+        emit(lane, r, t0, s, j0);
+        s = apply(s, j1);
+        emit(lane, r, t1, s, j1);
+        s = apply(s, j2);
+        emit(lane, r, t2, s, j2);
+        s = apply(s, j3);
+        emit(lane, r, t3, s, j3);
+        s = apply(s, j4);
+        emit(lane, r, t4, s, j4);
+        s = apply(s, j5);
+        emit(lane, r, t5, s, j5);
+        s = apply(s, j6);
+        emit(lane, r, t6, s, j6);
+        s = apply(s, j7);
+        emit(lane, r, t7, s, j7);
+    }
+    for (; q < len; q++) {
+        let t = time_at(start, end, q, REVERSE);
+        let j = load(r, t);
+        s = apply(s, j);
+        emit(lane, r, t, s, j);
+    }
+    return s;
 }
 
 // The carry into the q-th chunk (q > 0) of lane. Chunk 0 publishes only its inclusive carry,
-// so the look-back never passes it. NaN if the loop were ever left another way (Mesa's
-// software adapters end a loop after 65535 trips): a cut look-back must not pass for a value.
-fn lookback_carry(q: u32, lane: u32) -> f32 {
-    var acc = Local(0.0, 1.0);
+// so a look-back that reaches it waits for that carry or computes chunk 0 itself. NaN if the
+// loop were ever left another way (Mesa's software adapters end a loop after 65535 trips): a
+// cut look-back must not pass for a value.
+fn lookback_carry(r: Rows, q: u32, lane: u32) -> F {
+    var acc = Local(F(0.0), F(1.0));
     var folded = false;
-    var carry = bitcast<f32>(0x7fc00000u);
+    var carry = F(bitcast<f32>(0x7fc00000u));
     var j = q - 1u;
+    var spins = 0u;
     loop {
-        let inclusive = atomicOr(&side[lookback_slot(j, 2u, lane)], 0u);
-        if inclusive != 0u {
-            carry = bitcast<f32>(inclusive);
+        let inclusive = lookback_poll(j, 2u, lane);
+        if inclusive.ready {
+            carry = narrow(inclusive.v);
             if folded {
                 carry = combine(carry, acc.p, acc.s);
             }
             break;
         }
-        let pj = atomicOr(&side[lookback_slot(j, 0u, lane)], 0u);
-        let sj = atomicOr(&side[lookback_slot(j, 1u, lane)], 0u);
-        if pj != 0u && sj != 0u {
-            let chunk = Local(bitcast<f32>(sj), bitcast<f32>(pj));
+        var chunk = Local(F(0.0), F(1.0));
+        var found = false;
+        if j > 0u {
+            let pj = lookback_poll(j, 0u, lane);
+            let sj = lookback_poll(j, 1u, lane);
+            found = pj.ready && sj.ready;
+            chunk = Local(narrow(sj.v), narrow(pj.v));
+        }
+        spins += 1u;
+        if !found && spins >= SPIN {
+            chunk = aggregate(r, chunk_range(j));
+            found = true;
+        }
+        if found {
             if folded {
                 acc = fold(acc, chunk.p, chunk.s);
             } else {
                 acc = chunk;
             }
             folded = true;
+            spins = 0u;
+            if j == 0u {
+                // Chunk 0 computed here: the carry is the initial state through all of them.
+                carry = combine(initial(r, lane), acc.p, acc.s);
+                break;
+            }
             j -= 1u;
         }
     }
     return carry;
 }
 
-// Steps q .. q + 3 from *l, which is left at step q + 3's.
-fn quad(r: Rows, start: u32, end: u32, q: u32, l: ptr<function, Local>) -> Quad {
-    let l0 = step(r, start, end, q, *l);
-    let l1 = step(r, start, end, q + 1u, l0);
-    let l2 = step(r, start, end, q + 2u, l1);
-    let l3 = step(r, start, end, q + 3u, l2);
-    *l = l3;
-    return Quad(vec4(l0.s, l1.s, l2.s, l3.s), vec4(l0.p, l1.p, l2.p, l3.p));
-}
-
-fn emit_quad(lane: u32, r: Rows, start: u32, end: u32, q: u32, v: Quad, carry: f32) {
-    emit(lane, r, start, end, q, v.s.x, v.p.x, carry);
-    emit(lane, r, start, end, q + 1u, v.s.y, v.p.y, carry);
-    emit(lane, r, start, end, q + 2u, v.s.z, v.p.z, carry);
-    emit(lane, r, start, end, q + 3u, v.s.w, v.p.w, carry);
-}
-
 @compute @workgroup_size(WG)
 fn scan_lookback_clear(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                        @builtin(local_invocation_index) lid: u32) {
-    lookback_clear(invocation(wid, nwg, lid));
+    let i = invocation(wid, nwg, lid);
+    if i < arrayLength(&side) {
+        atomicStore(&side[i], 0u);
+    }
 }
 
 // One invocation per (chunk, lane), workgroups in ticket order, chunk-major.
@@ -156,38 +256,18 @@ fn scan_lookback(@builtin(local_invocation_index) lid: u32) {
     if q >= p.launch.chunks || lane >= p.launch.lanes {
         return;
     }
-    let c = select(q, p.launch.chunks - 1u - q, REVERSE);
-    let start = chunk_start(p.launch, c);
-    let end = chunk_end(p.launch, c);
     let r = rows(lane);
-    // 1. the chunk from the identity: its loads do not wait on the dependent chain.
-    var l = Local(0.0, 1.0);
-    let q0 = quad(r, start, end, 0u, &l);
-    let q1 = quad(r, start, end, 4u, &l);
-    let q2 = quad(r, start, end, 8u, &l);
-    let q3 = quad(r, start, end, 12u, &l);
-    let q4 = quad(r, start, end, 16u, &l);
-    let q5 = quad(r, start, end, 20u, &l);
-    let q6 = quad(r, start, end, 24u, &l);
-    let q7 = quad(r, start, end, 28u, &l);
-    // 2. the carry in: the initial state for the first chunk, else the look-back.
-    var carry = 0.0;
-    if q == 0u {
-        carry = initial(r, lane);
-    } else {
-        lookback_publish_aggregate(q, lane, l);
-        carry = lookback_carry(q, lane);
+    let range = chunk_range(q);
+    // 1. the aggregate; 2. the carry in: the initial state for the first chunk, else the
+    // look-back; 3. the chunk again from its carry.
+    let l = aggregate(r, range);
+    var carry = initial(r, lane);
+    if q > 0u {
+        lookback_publish(q, 0u, lane, l.p);
+        lookback_publish(q, 1u, lane, l.s);
+        carry = lookback_carry(r, q, lane);
     }
-    // 3. the inclusive carry for the chunks after, then the outputs.
-    let inclusive = combine(carry, l.p, l.s);
-    lookback_publish_inclusive(q, lane, inclusive);
-    emit_quad(lane, r, start, end, 0u, q0, carry);
-    emit_quad(lane, r, start, end, 4u, q1, carry);
-    emit_quad(lane, r, start, end, 8u, q2, carry);
-    emit_quad(lane, r, start, end, 12u, q3, carry);
-    emit_quad(lane, r, start, end, 16u, q4, carry);
-    emit_quad(lane, r, start, end, 20u, q5, carry);
-    emit_quad(lane, r, start, end, 24u, q6, carry);
-    emit_quad(lane, r, start, end, 28u, q7, carry);
-    finish(lane, r, start, inclusive);
+    lookback_publish(q, 2u, lane, combine(carry, l.p, l.s));
+    let last = walk(lane, r, range, carry);
+    finish(lane, r, range.x, last);
 }

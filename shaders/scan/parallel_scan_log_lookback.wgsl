@@ -1,9 +1,9 @@
-// prelude: scan/launch.wgsl
-// prelude: scan/lookback.wgsl
 // parallel_scan_log in ONE pass over the data: scan/log_walk.wgsl's recurrences (read its
-// header for the math) over chunks of L steps, a chunk an invocation, the chunk carries passed
-// on by decoupled look-back (scan/lookback.wgsl: tickets, flag words, why). f32 storage, one
-// channel per invocation (engine/scan/parallel_scan_log.rs; strategy LookBack).
+// header for the math) over scan/lookback.wgsl's chunks (tickets, flag words, the fallback,
+// why), shared by scan/parallel_scan_log_lookback_quad.wgsl, _pair.wgsl and _scalar.wgsl,
+// which declare F (W adjacent channels an invocation) and the dtype slots of the bindings
+// (engine/scan/parallel_scan_log.rs; strategy LookBack). Every index counts F values: a
+// time step's row holds p.d = D / W of them. The state is f32 whatever the storage.
 //
 // Forward, in log space: a chunk from empty has the local state S_q (its first step's state is
 // that step's log value alone) and the log transition P_q = the sum of its lc; the state after
@@ -13,21 +13,21 @@
 // d lv_0 = exp(lc_0) G_0 exp(lv_0), read again when the outputs are written.
 
 struct Params {
-    launch: Launch, // lanes = B * D; chunk = L, chunks = ceil(T / L)
-    d: u32,         // D
+    launch: Launch, // lanes = B * D / W; chunk = L, chunks = ceil(T / L)
+    d: u32,         // F values per time step: D / W
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> lc: array<f32>;          // (B, T, D) log coefficients
-@group(0) @binding(2) var<storage, read> lv: array<f32>;          // (B, T + 1, D) log values, lv_0 = log h0
-@group(0) @binding(3) var<storage, read> g: array<f32>;           // (B, T, D) dL/dh, read when REVERSE
-@group(0) @binding(4) var<storage, read> h: array<f32>;           // (B, T, D) forward output, read when REVERSE
-@group(0) @binding(5) var<storage, read_write> out: array<f32>;   // (B, T, D): h, or d lc when REVERSE
-@group(0) @binding(6) var<storage, read_write> out2: array<f32>;  // (B, T + 1, D): d lv when REVERSE
+@group(0) @binding(1) var<storage, read> lc: array<lc_t>;           // (B, T, D) log coefficients
+@group(0) @binding(2) var<storage, read> lv: array<lv_t>;           // (B, T + 1, D) log values, lv_0 = log h0
+@group(0) @binding(3) var<storage, read> g: array<g_t>;             // (B, T, D) dL/dh, read when REVERSE
+@group(0) @binding(4) var<storage, read> h: array<h_t>;             // (B, T, D) forward output, read when REVERSE
+@group(0) @binding(5) var<storage, read_write> out: array<out_t>;   // (B, T, D): h, or d lc when REVERSE
+@group(0) @binding(6) var<storage, read_write> out2: array<out2_t>; // (B, T + 1, D): d lv when REVERSE
 @group(0) @binding(7) var<storage, read_write> side: array<atomic<u32>>; // scan/lookback.wgsl's words
 
 // log(exp(u) + exp(w)), shifted by the larger (scan/log_walk.wgsl's).
-fn logaddexp(u: f32, w: f32) -> f32 {
+fn logaddexp(u: F, w: F) -> F {
     let m = max(u, w);
     return m + log(1.0 + exp(min(u, w) - m));
 }
@@ -44,30 +44,47 @@ fn rows(lane: u32) -> Rows {
     return Rows(b * p.launch.t_len * p.d + c, b * (p.launch.t_len + 1u) * p.d + c);
 }
 
-// Step q (in scan order) of the chunk [start, end) from `l`: the identity past the chunk.
-fn step(r: Rows, start: u32, end: u32, q: u32, l: Local) -> Local {
-    if q >= end - start {
-        return l;
-    }
-    let t = time_at(start, end, q, REVERSE);
+// Step t's inputs: forward lc_t and lv_{t+1}; in reverse the transition exp(lc_{t+1}) (zero
+// past the end) and g_t.
+struct In {
+    c: F,
+    v: F,
+}
+
+fn load(r: Rows, t: u32) -> In {
     if REVERSE {
-        var f = 0.0;
+        var f = F(0.0);
         if t + 1u < p.launch.t_len {
-            f = exp(lc[r.base + (t + 1u) * p.d]);
+            f = exp(lc_ld(r.base + (t + 1u) * p.d));
         }
-        return Local(fma(f, l.s, g[r.base + t * p.d]), l.p * f);
+        return In(f, g_ld(r.base + t * p.d));
     }
-    let c = lc[r.base + t * p.d];
-    let v = lv[r.base_lv + (t + 1u) * p.d];
-    if q == 0u {
-        // From empty: the first step's state is its log value alone.
-        return Local(v, c);
+    return In(lc_ld(r.base + t * p.d), lv_ld(r.base_lv + (t + 1u) * p.d));
+}
+
+// The aggregate after one more step (from empty when first: the step's log value alone).
+fn local(l: Local, i: In, first: bool) -> Local {
+    if REVERSE {
+        if first {
+            return Local(i.v, i.c);
+        }
+        return Local(fma(i.c, l.s, i.v), l.p * i.c);
     }
-    return Local(logaddexp(c + l.s, v), l.p + c);
+    if first {
+        return Local(i.v, i.c);
+    }
+    return Local(logaddexp(i.c + l.s, i.v), l.p + i.c);
+}
+
+fn apply(s: F, i: In) -> F {
+    if REVERSE {
+        return fma(i.c, s, i.v);
+    }
+    return logaddexp(i.c + s, i.v);
 }
 
 // The state after a chunk of transition pc and local state sc, entered with carry.
-fn combine(carry: f32, pc: f32, sc: f32) -> f32 {
+fn combine(carry: F, pc: F, sc: F) -> F {
     if REVERSE {
         return fma(pc, carry, sc);
     }
@@ -75,40 +92,40 @@ fn combine(carry: f32, pc: f32, sc: f32) -> f32 {
 }
 
 // (P, S) of the chunks folded so far, then chunk j's (pj, sj) before them.
-fn fold(acc: Local, pj: f32, sj: f32) -> Local {
+fn fold(acc: Local, pj: F, sj: F) -> Local {
     if REVERSE {
         return Local(fma(acc.p, sj, acc.s), acc.p * pj);
     }
     return Local(logaddexp(acc.p + sj, acc.s), acc.p + pj);
 }
 
-// Writes step q of the chunk (if inside it) from its local state and transition.
-fn emit(lane: u32, r: Rows, start: u32, end: u32, q: u32, s: f32, pr: f32, carry: f32) {
-    if q >= end - start {
-        return;
-    }
-    let t = time_at(start, end, q, REVERSE);
-    let v = combine(carry, pr, s);
+// Writes step t's outputs from its state s: h = exp(s) forward; the gradients in reverse.
+fn emit(lane: u32, r: Rows, t: u32, s: F, i: In) {
     if !REVERSE {
-        out[r.base + t * p.d] = exp(v);
+        out_st(r.base + t * p.d, exp(s));
         return;
     }
-    let c = exp(lc[r.base + t * p.d]);
-    let h_prev = select(h[r.base + (max(t, 1u) - 1u) * p.d], exp(lv[r.base_lv]), t == 0u);
-    out[r.base + t * p.d] = v * c * h_prev;
-    out2[r.base_lv + (t + 1u) * p.d] = v * exp(lv[r.base_lv + (t + 1u) * p.d]);
+    let c = exp(lc_ld(r.base + t * p.d));
+    var h_prev = F(0.0);
     if t == 0u {
-        out2[r.base_lv] = c * v * h_prev;
+        h_prev = exp(lv_ld(r.base_lv));
+    } else {
+        h_prev = h_ld(r.base + (t - 1u) * p.d);
+    }
+    out_st(r.base + t * p.d, s * c * h_prev);
+    out2_st(r.base_lv + (t + 1u) * p.d, s * exp(lv_ld(r.base_lv + (t + 1u) * p.d)));
+    if t == 0u {
+        out2_st(r.base_lv, c * s * h_prev);
     }
 }
 
 // The carry into the first chunk: lv_0 forward, the zero adjoint in reverse.
-fn initial(r: Rows, lane: u32) -> f32 {
+fn initial(r: Rows, lane: u32) -> F {
     if REVERSE {
-        return 0.0;
+        return F(0.0);
     }
-    return lv[r.base_lv];
+    return lv_ld(r.base_lv);
 }
 
 // Nothing follows a chunk: d lv_0 is written with step t = 0.
-fn finish(lane: u32, r: Rows, start: u32, inclusive: f32) {}
+fn finish(lane: u32, r: Rows, start: u32, last: F) {}

@@ -1,0 +1,23 @@
+// prelude: scan/launch.wgsl
+// prelude: scan/lookback.wgsl
+// prelude: scan/parallel_scan_log_lookback.wgsl
+// The one-pass log scan (scan/parallel_scan_log_lookback.wgsl), two adjacent channels an
+// invocation (D % 2 == 0): the path of half storage whose D does not divide into fours, each
+// step's pair of halves one whole packed word that only this invocation writes.
+// dtype: lc pair
+// dtype: lv pair
+// dtype: g pair
+// dtype: h pair
+// dtype: out pair store
+// dtype: out2 pair store
+
+alias F = vec2<f32>;
+const W: u32 = 2u;
+
+fn wide(v: F) -> vec4<f32> {
+    return vec4(v, 0.0, 0.0);
+}
+
+fn narrow(v: vec4<f32>) -> F {
+    return v.xy;
+}
