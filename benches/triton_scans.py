@@ -23,14 +23,21 @@ the median of REPEAT runs with CUDA events (torch_reference.median_ms, ROTATE in
 Gates (max abs error against the eager reference): 1e-5 for the affine scans, 1e-4 abs +
 1e-4 rel for parallel_scan_log. The walk adds in another order than the eager Hillis-Steele
 doubling, and the eager log form cancels a_star against the log-sum-exp (|a_star| grows ~0.8
-a step), so parallel_scan_log is also compared with the eager form in float64 ("f64 err").
+a step), so parallel_scan_log is also compared with the eager form in float64 ("f64 err"); its
+gate passes against either.
 
     python3 benches/triton_scans.py [--out FILE] [--quick] [--cases SUBSTR,...]
-    TRITON_INTERPRET=1 python3 benches/triton_scans.py --check --device cpu   # tiny shapes, CPU
+    python3 benches/triton_scans.py --check                # tiny odd shapes, every config, GPU
+    python3 benches/triton_scans.py --check --device cpu   # the same under TRITON_INTERPRET=1
 
-Keys: triton_<op>_<case>_{walk,assoc}_fwd_ms, triton_<op>_<case>_fwd_ms (the better one),
+Measured here (CPU, interpreter, B1 D64): at T = 4096 the eager fp32 form is itself 8e-3 off
+its float64 value, the walk (the seed's form) 1e-2, assoc (the log-space monoid) 2e-5.
+
+Keys: triton_<op>_<case>_{walk,assoc}_fwd_ms, triton_<op>_<case>_fwd_ms (the faster design
+within the gate),
 triton_<op>_<case>_design (1 = walk, 2 = assoc), triton_<op>_<case>_fwd_gbps,
-triton_<op>_<case>_max_err (the best design's max abs error against eager fp32).
+triton_<op>_<case>_max_err (the best design's max abs error against eager fp32),
+triton_<op>_<case>_{walk,assoc}_gate (1 = within the gate, 0 = not; the time is kept either way).
 """
 
 import argparse
@@ -41,7 +48,7 @@ import sys
 import tempfile
 import time
 
-if "--device" in sys.argv and sys.argv[sys.argv.index("--device") + 1] == "cpu":
+if "--device" in sys.argv and sys.argv[sys.argv.index("--device") + 1:][:1] == ["cpu"]:
     os.environ.setdefault("TRITON_INTERPRET", "1")  # before triton is imported
 
 import torch
@@ -377,11 +384,11 @@ def check(dev):
 
 # ---- bench --------------------------------------------------------------------------------
 
-def bench(quick, only_cases, rows):
+def bench(quick, only_cases, rows, dev="cuda"):
     for op, label, s in scan_cases(quick):
         if only_cases and not any(c in f"{op} {label}" for c in only_cases.split(",")):
             continue
-        sets = [make_scan_inputs(op, s, "cuda") for _ in range(ROTATE)]
+        sets = [make_scan_inputs(op, s, dev) for _ in range(ROTATE)]
         with torch.no_grad():
             ref = SCAN_FN[op](*sets[0])
             ref64 = SCAN_FN[op](*[x.double() for x in sets[0]]) if op == "parallel_scan_log" else None
@@ -402,8 +409,13 @@ def bench(quick, only_cases, rows):
                 continue
             cfg = best[1]
             fn = launch(op, design, cfg)
-            e, good = max_err(op, fn(*sets[0]), ref)
-            e64 = (fn(*sets[0]).double() - ref64).abs().max().item() if ref64 is not None else None
+            out = fn(*sets[0])
+            e, good = max_err(op, out, ref)
+            e64 = None
+            if ref64 is not None:  # parallel_scan_log: also the gate against the eager form in f64
+                e64, good64 = max_err(op, out.double(), ref64)
+                good = good or good64
+            del out
             warm, rep = (2, 10) if label == "large" else (3, 20)
             ms = median_ms(fn, sets, warmup=warm, repeat=rep)
             row[design] = dict(ms=ms, cfg=cfg, err=e, err64=e64, gate=good)
@@ -430,8 +442,10 @@ def figures(rows):
         done = {d: r[d] for d in DESIGNS if r.get(d)}
         for d, v in done.items():
             out[f"{key}_{d}_fwd_ms"] = v["ms"]
+            out[f"{key}_{d}_gate"] = int(v["gate"])
         if done:
-            d = min(done, key=lambda d: done[d]["ms"])
+            # the faster of the designs within the gate (of both, if neither is)
+            d = min(done, key=lambda d: (not done[d]["gate"], done[d]["ms"]))
             out[f"{key}_fwd_ms"] = done[d]["ms"]
             out[f"{key}_design"] = 1 + DESIGNS.index(d)
             out[f"{key}_fwd_gbps"] = scan_bytes(op, r["shape"]) / done[d]["ms"] / 1e6
