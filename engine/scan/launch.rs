@@ -387,9 +387,11 @@ impl ChannelKernels {
         };
         let outputs = if plan.w == 1 { &[][..] } else { self.outputs };
         let slots: Vec<_> = self.inputs.iter().chain(outputs).map(|&s| (s, plan.dtype)).collect();
+        let spin = [("SPIN", f64::from(strategy::lookback_spin(&gpu.info)))];
+        let lookback_constants: Vec<_> = constants.iter().chain(&spin).copied().collect();
         let kernel = |pass: Pass| match pass {
-            Pass::LookBackClear => gpu.typed_kernel(&lookback[0], &slots, constants),
-            Pass::LookBack => gpu.typed_kernel(&lookback[1], &slots, constants),
+            Pass::LookBackClear => gpu.typed_kernel(&lookback[0], &slots, &lookback_constants),
+            Pass::LookBack => gpu.typed_kernel(&lookback[1], &slots, &lookback_constants),
             _ => gpu.typed_kernel(pass_def(passes, pass)?, &slots, constants),
         };
         plan.launch.run(gpu, kernel, tail, buffers)

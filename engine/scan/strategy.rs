@@ -65,6 +65,20 @@ pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
     device.kind != crate::context::DeviceKind::CpuReference
 }
 
+/// Polls of a predecessor before a look-back computes that chunk itself (`SPIN` in
+/// `shaders/scan/lookback.wgsl`). Hardware Vulkan and DX12 adapters (desktop GPUs, whose
+/// running workgroups progress while another spins, as CUDA's look-back scans rely on): 2^20,
+/// the fallback for starvation only. Software adapters: 64, since Mesa ends an invocation's
+/// loops after 65535 trips in all. Elsewhere (Metal, OpenGL, WebGPU, which promise nothing):
+/// 1024, a few microseconds' wait before the work is done twice.
+pub(crate) fn lookback_spin(device: &DeviceInfo) -> u32 {
+    match device.kind {
+        crate::context::DeviceKind::Gpu if matches!(device.backend.as_str(), "Vulkan" | "Dx12") => 1 << 20,
+        crate::context::DeviceKind::Software => 64,
+        _ => 1024,
+    }
+}
+
 /// The `side` words of a look-back over `channels` channel walks of `count` chunks: the
 /// ticket, then each chunk's P, S and inclusive carry per channel (`shaders/scan/lookback.wgsl`).
 pub(crate) fn lookback_words(channels: usize, count: usize) -> usize {

@@ -50,8 +50,12 @@ override REVERSE: bool = false;
 // Steps whose loads a walk issues before their dependent updates.
 const U: u32 = 8u;
 
-// Polls of a predecessor's words before the look-back computes its aggregate itself.
-const SPIN: u32 = 64u;
+// Polls of a predecessor's words before the look-back computes its aggregate itself
+// (engine/scan/strategy.rs: lookback_spin). A predecessor publishes once it has read its chunk,
+// which takes far longer than a poll, so where running workgroups are known to progress the
+// engine sets it so high that the fallback is for starvation alone; recomputing chunks that
+// were merely slow measured several times slower on an H200.
+override SPIN: u32 = 64u;
 
 // A chunk's walk from empty: local state and transition (also a fold of chunks).
 struct Local {
