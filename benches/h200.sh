@@ -7,6 +7,8 @@
 set -uo pipefail
 OUT=${OUT:-benches/results/raw}
 ONLY=${ONLY:-copy,matmul,gpt2}
+# Each suite's process took 80-100 s on the H200 for copy,scans (2026-12-02): a device call of
+# the whole script needs most of the 10 minutes a call may run.
 mkdir -p "$OUT"
 for f in .h200/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 chmod +x .h200/* 2>/dev/null
@@ -19,7 +21,7 @@ timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
 # ms alone), which a fresh process does not show. The copy runs with the scans, whose table
 # reports it as the ceiling.
 : > "$OUT/engine_bench.md"; : > "$OUT/engine_bench.err"
-for suite in matmul gpt2 copy,scans mixers; do
+for suite in matmul gpt2 copy,scans copy,element_scans mixers; do
   case ",$ONLY," in *",${suite%%,*},"*|*",${suite##*,},"*) ;; *) continue ;; esac
   # The matmul suite opts into cooperative matrices for its f16 rows (MatmulPath::Cooperative).
   ENGINE_EXPERIMENTAL=$([ "$suite" = matmul ] && echo cooperative-matrix) .h200/bench --only "$suite" --json "$OUT/engine_${suite/,/_}.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
@@ -49,6 +51,19 @@ if [ -x .h200/coop_probe ]; then
 fi
 python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"
+# The scans' Triton peers (the seed's lane walk and a chunked tl.associative_scan) with the
+# scans, the element scans' jax.lax.scan peers with the element scans. The Triton large rows
+# compile and time several configurations each: give this step a few minutes.
+case ",$ONLY," in *",scans,"*)
+  PYTHONUNBUFFERED=1 python3 benches/triton_scans.py --out "$OUT/triton.json" > "$OUT/triton.md" 2>&1
+  echo "triton rc $?"
+  ;;
+esac
+case ",$ONLY," in *",element_scans,"*)
+  PYTHONUNBUFFERED=1 python3 benches/jax_element_scans.py --out "$OUT/jax.json" > "$OUT/jax.md" 2>&1
+  echo "jax rc $?"
+  ;;
+esac
 # The engine's tokens and logits against transformers on the same files, per weights dtype.
 if [ -x .h200/gpt2_logits ]; then
   python3 benches/gpt2_h200.py --engine .h200/gpt2_logits --out "$OUT" > "$OUT/gpt2_h200.md" 2>&1
@@ -58,7 +73,7 @@ python3 - "$OUT" <<'PY'
 import json, sys, os
 out = sys.argv[1]
 merged = {}
-for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "coop.json"]:
+for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "coop.json", "triton.json", "jax.json"]:
     path = os.path.join(out, name)
     if os.path.exists(path):
         with open(path) as f:

@@ -17,6 +17,8 @@
 //! clock around a full wait. Prints a markdown table: time, GB/s or TFLOP/s, and the ratio
 //! to the ceiling.
 
+#[path = "common/element_bench.rs"]
+mod element_bench;
 #[path = "common/peer.rs"]
 mod peer;
 
@@ -56,18 +58,26 @@ struct Args {
     trace: Option<String>,
 }
 
-const USAGE: &str = "usage: bench [--quick] [--only copy,scans,mixers,matmul,gpt2] \
+const USAGE: &str = "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2] \
 [--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
 --profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
 --trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.";
 
+impl Args {
+    /// Whether `--only` names `suite` (a whole comma-separated name: `scans` is not
+    /// `element_scans`).
+    fn suite(&self, suite: &str) -> bool {
+        self.only.split(',').any(|s| s.trim() == suite)
+    }
+}
+
 fn args() -> Args {
     let mut a = Args {
         quick: false,
         strategy: scan::Strategy::Auto,
-        only: "copy,scans,mixers,matmul,gpt2".into(),
+        only: "copy,scans,element_scans,mixers,matmul,gpt2".into(),
         json: None,
         profile: false,
         trace: None,
@@ -508,6 +518,42 @@ fn walk_peer(ctx: &Context, c: &ScanCase) -> peer::Result<Vec<impl FnOnce(f64) -
 /// alone (pre -> h and back) and a whole layer's forward + backward, whose peak device memory
 /// is the pool's largest in-use byte count with only the inputs, dy and weights allocated
 /// before (size classes included: up to 25% above the bytes asked for, 256 bytes at least).
+/// The element scans of `element_bench`: forward and forward+backward medians, GB/s of the
+/// forward against the copy ceiling.
+fn bench_element_scans(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
+    let mut rows = vec![];
+    for c in element_bench::cases(ctx, quick)? {
+        let repeat = if c.case == "large" { 5 } else { 20 };
+        let seed = element_bench::ones(ctx, &c)?;
+        let (fwd, _) = median(ctx, 2, repeat, |_| c.scan.run(ctx).map(drop))?;
+        let (fb, _) = median(ctx, 1, repeat, |_| {
+            c.scan.run(ctx)?;
+            c.scan.grad_tensor(ctx, &seed).map(drop)
+        })?;
+        let gbps = c.bytes / fwd / 1e9;
+        let key = format!("element_scan_{}_{}", c.body, c.case);
+        figure(format!("{key}_fwd_ms"), fwd * 1e3);
+        figure(format!("{key}_fwdbwd_ms"), fb * 1e3);
+        figure(format!("{key}_fwd_gbps"), gbps);
+        eprintln!(
+            "  element_scan {} {}: fwd {:.4} ms, fwd+bwd {:.4} ms",
+            c.body,
+            c.case,
+            fwd * 1e3,
+            fb * 1e3
+        );
+        rows.push(Row {
+            case: format!("element_scan {} {}", c.body, c.case),
+            shape: format!("{:?}", c.shape),
+            fwd_ms: fwd * 1e3,
+            fwd_bwd_ms: Some(fb * 1e3),
+            rate: format!("{gbps:.0} GB/s"),
+            ratio: format!("{:.0}%", 100.0 * gbps / ceiling),
+        });
+    }
+    Ok(rows)
+}
+
 fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<()> {
     let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
     let (b, t, dm, d) = if quick { (16, 64, 64, 64) } else { (128, 64, 64, 64) };
@@ -823,7 +869,7 @@ fn main() -> Result<()> {
     };
     println!("timing: {clock}; median of repeats after warm-up; {ROTATE} rotated input sets");
     let mut ceiling = 4130.0;
-    if a.only.contains("copy") {
+    if a.suite("copy") {
         let (c, rows) = copy_ceiling(&ctx, a.quick)?;
         ceiling = c;
         print_rows("bandwidth ceiling of this run", &rows);
@@ -832,20 +878,27 @@ fn main() -> Result<()> {
     // Matmul and GPT-2 first: after the large scans (buffers of up to 1 GiB) the 1024 and 2048
     // matmuls once measured 3x and 2x slow in the same process (alone they do not); each
     // suite also starts with the pool's idle buffers released.
-    if a.only.contains("matmul") {
+    if a.suite("matmul") {
         ctx.trim_pool();
         print_rows("matmul", &bench_matmul(&ctx, a.quick)?);
     }
-    if a.only.contains("gpt2") {
+    if a.suite("gpt2") {
         ctx.trim_pool();
         print_rows("GPT-2", &bench_gpt2(&ctx, a.quick)?);
     }
-    if a.only.contains("scans") {
+    if a.suite("scans") {
         ctx.trim_pool();
         let title = format!("scans (Dispatch::Gpu, strategy {})", a.strategy);
         print_rows(&title, &bench_scans(&ctx, a.quick, ceiling, a.strategy)?);
     }
-    if a.only.contains("mixers") {
+    if a.suite("element_scans") {
+        ctx.trim_pool();
+        print_rows(
+            "element scans (the bodies of benches/jax_element_scans.py)",
+            &bench_element_scans(&ctx, a.quick, ceiling)?,
+        );
+    }
+    if a.suite("mixers") {
         ctx.trim_pool();
         bench_mixers(&ctx, a.quick, a.strategy)?;
     }

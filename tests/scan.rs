@@ -205,7 +205,11 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
             "on {}: {p}",
             ctx.info().name
         );
-        assert_eq!(calls("scan/linear_lookback_quad.wgsl::scan_lookback_clear"), expected, "{p}");
+        assert_eq!(
+            calls("scan/linear_lookback_quad.wgsl::scan_lookback_clear"),
+            expected,
+            "{p}"
+        );
         if offered {
             assert_eq!(p.kernels.len(), 2, "nothing but the look-back passes runs: {p}");
         }
@@ -229,7 +233,11 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
         ctx.set_profiling(false);
         ctx.reset_profile().unwrap();
         let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
-        assert_eq!(calls("scan/parallel_scan_log_lookback_quad.wgsl::scan_lookback"), expected, "{p}");
+        assert_eq!(
+            calls("scan/parallel_scan_log_lookback_quad.wgsl::scan_lookback"),
+            expected,
+            "{p}"
+        );
         let (lca, lva) = (lc.to_array().unwrap(), lv.to_array().unwrap());
         let want = reference::parallel_scan_log(&lca.view(), &lva.view());
         let flat = |a: &ndarray::ArrayD<f32>| a.iter().copied().collect::<Vec<f32>>();
@@ -748,5 +756,48 @@ fn scan_half_inputs_of_mixed_dtypes_are_refused_by_name() {
         let b = Tensor::from_slice(ctx, &[1, 1, 1, 2], &[0.5; 2]).unwrap();
         let e = arg(scan::matrix_scan(&a, &b.to_dtype(DType::F16).unwrap(), None).unwrap_err());
         assert!(e.starts_with("matrix_scan/b: F16"), "{e}");
+    });
+}
+
+#[test]
+fn stress_lookback_carries_repeat_without_a_hang_or_a_wrong_value() {
+    // A chain of 128 chunks (B1 T4096 D64: 16 four-channel lanes, one workgroup a chunk),
+    // every chunk's carry waiting on the one before, run ten times a direction on every
+    // adapter: no run may hang, and every run must match the f64 reference. Run it with
+    // LP_NUM_THREADS from 1 to 16 to vary how many workgroups the software adapters run at once.
+    let opts = ScanOptions {
+        dispatch: Some(Dispatch::Gpu),
+        strategy: Strategy::LookBack,
+    };
+    each_adapter_alone(|ctx| {
+        let (b, t, d) = (1, 4096, 64);
+        let mut rng = Rng::new(43);
+        let (av, xv) = (rng.vec_range(b * t * d, -0.9, 0.9), rng.vec_range(b * t * d, -0.9, 0.9));
+        let a = Tensor::from_slice(ctx, &[b, t, d], &av).unwrap();
+        let x = Tensor::from_slice(ctx, &[b, t, d], &xv).unwrap();
+        let shape = AffineShape { b, t, n: d, k: 1, v: 1 };
+        let wide = |v: &[f32]| v.iter().map(|&e| f64::from(e)).collect::<Vec<f64>>();
+        let narrow = |v: &[f64]| v.iter().map(|&e| e as f32).collect::<Vec<f32>>();
+        let want = reference::affine_forward_f64(&shape, &wide(&av), &wide(&xv), None);
+        let (da, _, _) = reference::affine_backward_f64(&shape, &wide(&av), None, &want, &wide(&xv));
+        let (want, da) = (narrow(&want), narrow(&da));
+        for run in 0..10 {
+            let h = scan::linear_scan_with(&a, &x, None, &opts).unwrap();
+            let g = scan::linear_scan_backward_with(&a, None, &h, &x, &opts).unwrap();
+            assert_close(
+                ctx,
+                &format!("run {run} forward"),
+                &h.to_vec().unwrap(),
+                &want,
+                gates::SCAN_AFFINE,
+            );
+            assert_close(
+                ctx,
+                &format!("run {run} dA"),
+                &g.da.to_vec().unwrap(),
+                &da,
+                gates::SCAN_AFFINE_BACKWARD,
+            );
+        }
     });
 }

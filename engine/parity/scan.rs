@@ -190,16 +190,17 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
         }
     }
     // The look-back passes (linear_scan, matrix_affine_scan at k = v = 1, parallel_scan_log;
-    // adapters without them run Auto's plan): T = 1, one step short of a chunk of 32, one
-    // chunk, one step past, ragged chunks (100), look-backs 32 and 129 chunks deep; lanes that
-    // fill and overrun workgroups of 64 (68, 2 x 300).
+    // the CPU context runs Auto's plan): T = 1, one step short of a chunk of 32, one chunk,
+    // one step past, ragged chunks (100), look-backs 32 and 129 chunks deep; one, two and four
+    // channels an invocation (3, 6; 68 and 300), lanes that fill and overrun workgroups of 64
+    // (2 x 300 / 4 = 150).
     let lookback_ts: &[usize] = if full {
         &[1, 31, 32, 33, 100, 1000, 4099]
     } else {
         &[33, 100]
     };
     for (i, &t) in lookback_ts.iter().enumerate() {
-        let ns: &[usize] = if full { &[3, 68, 300] } else { &[5] };
+        let ns: &[usize] = if full { &[3, 6, 68, 300] } else { &[5, 8] };
         for op in [ScanOp::Linear, ScanOp::Log] {
             for &n in ns {
                 let b = if n == 300 { 2 } else { 1 + i % 2 };
@@ -243,9 +244,16 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
         out.extend(half_cases(true));
     } else {
         // A few half rows (the page runs this subset on SwiftShader): each op, both dtypes,
-        // odd and even D, both strategies.
+        // odd and even D, every strategy (the look-back at four and two channels an
+        // invocation, across two chunks).
         out.extend(half_cases(false).into_iter().filter(|c| {
             let chunked = c.strategy != Strategy::Lanes;
+            if c.strategy == Strategy::LookBack {
+                return matches!(
+                    (c.op, c.dtype, c.n),
+                    (ScanOp::Linear, DType::BF16, 12) | (ScanOp::Log, DType::F16, 6)
+                );
+            }
             match (c.op, c.dtype) {
                 (ScanOp::Linear, DType::F16) => c.n == 5 && c.t == 10 && !chunked,
                 (ScanOp::Log, DType::BF16) => c.n == 6 && c.t == 17 && chunked,
@@ -287,6 +295,15 @@ pub fn half_cases(full: bool) -> Vec<ScanCase> {
     let both = [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }];
     for dtype in [DType::F16, DType::BF16] {
         for op in [ScanOp::Linear, ScanOp::Log] {
+            // The look-back reads and writes halves at each width (odd N: one channel an
+            // invocation, f32 outputs narrowed after; even: two; N % 4 == 0: four), over one
+            // chunk and across chunks of 32 (33, 100).
+            let ts: &[usize] = if full { &[1, 33, 100] } else { &[33] };
+            for (i, n) in [5, 6, 12].into_iter().enumerate() {
+                for &t in ts {
+                    push(op, 1 + i % 2, t, n, (1, 1), (t + i) % 2 == 0, Strategy::LookBack, dtype);
+                }
+            }
             for (i, n) in [1, 5, 6, 12].into_iter().enumerate() {
                 for t in [1, 10, 17] {
                     for s in both {

@@ -126,7 +126,14 @@ impl Launch {
     /// The look-back launch of `lanes` walks of `t` steps, each `width` channels wide, when
     /// `strategy` (or `Auto`) picks one on `gpu`'s adapter ([`strategy::lookback`]); for
     /// kernels that have the passes.
-    pub fn lookback(gpu: &Gpu, strategy: Strategy, lanes: usize, width: usize, t: usize, reverse: bool) -> Option<Self> {
+    pub fn lookback(
+        gpu: &Gpu,
+        strategy: Strategy,
+        lanes: usize,
+        width: usize,
+        t: usize,
+        reverse: bool,
+    ) -> Option<Self> {
         let plan = strategy::lookback(strategy, lanes, width, t, &gpu.info)?;
         Some(Launch {
             lanes,

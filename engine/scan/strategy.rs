@@ -112,13 +112,7 @@ pub fn lookback_steps(lanes: usize, t: usize) -> usize {
 /// storage binding; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it
 /// yet: the pass has not been timed on a GPU (its first H200 run is `benches/h200.sh`'s
 /// `--strategy lookback` suites), and the lane and chunked plans are measured there.
-pub(crate) fn lookback(
-    strategy: Strategy,
-    lanes: usize,
-    width: usize,
-    t: usize,
-    device: &DeviceInfo,
-) -> Option<Plan> {
+pub(crate) fn lookback(strategy: Strategy, lanes: usize, width: usize, t: usize, device: &DeviceInfo) -> Option<Plan> {
     let len = lookback_steps(lanes, t);
     let count = t.div_ceil(len);
     let bytes = lookback_words(lanes * width, count).saturating_mul(4) as u64;
@@ -268,15 +262,27 @@ mod tests {
         // Chunks of 32 steps at few lanes; longer ones (to 256) as the lanes grow.
         assert_eq!(
             lookback(forced, 600, 1, 4099, &vulkan),
-            Some(Plan::LookBack { len: 32, count: 129, width: 1 })
+            Some(Plan::LookBack {
+                len: 32,
+                count: 129,
+                width: 1
+            })
         );
         assert_eq!(
             lookback(forced, 1, 4, 32, &vulkan),
-            Some(Plan::LookBack { len: 32, count: 1, width: 4 })
+            Some(Plan::LookBack {
+                len: 32,
+                count: 1,
+                width: 4
+            })
         );
         assert_eq!(
             lookback(forced, 16 * 1024, 4, 4096, &vulkan),
-            Some(Plan::LookBack { len: 256, count: 16, width: 4 })
+            Some(Plan::LookBack {
+                len: 256,
+                count: 16,
+                width: 4
+            })
         );
         // Not picked by the other strategies, nor at T = 0.
         for s in [Strategy::Auto, Strategy::Lanes, Strategy::Chunked { chunk: None }] {
@@ -296,7 +302,11 @@ mod tests {
             (DeviceKind::CpuReference, "Cpu", false),
         ] {
             let d = device(kind, backend, gib);
-            assert_eq!(lookback(forced, 64, 1, 100, &d).is_some(), offered, "{kind:?} {backend}");
+            assert_eq!(
+                lookback(forced, 64, 1, 100, &d).is_some(),
+                offered,
+                "{kind:?} {backend}"
+            );
         }
         // The flag words must fit one binding: 1 + 3 x 4 chunks x 64 lanes x 2 channels.
         let words = 1 + 3 * 4 * 64 * 2;
