@@ -57,9 +57,30 @@ impl BackendChoice {
 
 /// A wgpu instance over the given backends, without a display.
 pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    #[cfg(not(target_arch = "wasm32"))]
+    skip_device_select_layer();
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
     desc.backends = backends;
     wgpu::Instance::new(desc)
+}
+
+/// Sets `NODEVICE_SELECT=1` once per process where it is unset, before the first Vulkan
+/// instance.
+///
+/// Why: Mesa installs an implicit Vulkan layer, `VK_LAYER_MESA_device_select`, that connects to
+/// the Wayland or X display to put the "default" GPU first; on a machine without a display it
+/// prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` twice, which a
+/// healthy run should never print. The engine ranks the adapters itself ([`adapters`]), so the
+/// layer changes nothing for it. An application that wants the layer sets `NODEVICE_SELECT`
+/// itself (any value is left as it is).
+#[cfg(not(target_arch = "wasm32"))]
+fn skip_device_select_layer() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("NODEVICE_SELECT").is_none() {
+            std::env::set_var("NODEVICE_SELECT", "1");
+        }
+    });
 }
 
 /// Every adapter of the instance, ordered: discrete GPUs first, software adapters last.
