@@ -126,20 +126,20 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
-/// The model directory: `--model`, else the trained Shakespeare model, else the tiny one.
-fn model_dir(arg: Option<PathBuf>) -> (PathBuf, &'static str) {
-    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models");
-    match arg {
-        Some(dir) => (dir, ""),
-        None if assets.join("shakespeare/model.safetensors").exists() => (
-            assets.join("shakespeare"),
-            " (the default: a small GPT-2 trained on Shakespeare)",
-        ),
-        None => (
-            assets.join("tiny-random"),
-            " (the default: UNTRAINED random weights, a test fixture; expect noise, not text)",
-        ),
+/// The model directory: `--model`, else the trained Shakespeare model, else the tiny one
+/// (`models::Shipped` finds them from any working directory).
+fn model_dir(arg: Option<PathBuf>) -> (PathBuf, String) {
+    use wgsl_compute::models::Shipped;
+    if let Some(dir) = arg {
+        return (dir, String::new());
     }
+    for m in Shipped::ALL {
+        if let Ok(dir) = m.dir() {
+            return (dir, format!(" (the default: {})", m.describe()));
+        }
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/tiny-random");
+    (dir, " (the default)".into())
 }
 
 /// Largest differences seen by `--verify`.
@@ -179,7 +179,9 @@ fn main() {
 
 fn run(args: Args) -> Result<(), wgsl_compute::Error> {
     let (dir, note) = model_dir(args.model.clone());
-    println!("model: {}{note}", dir.display());
+    // Shown relative to the working directory where it lies below it, as the README shows it.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    println!("model: {}{note}", dir.strip_prefix(&cwd).unwrap_or(&dir).display());
     let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
     println!("device: {} ({})", ctx.info().name, ctx.info().backend);
     if let Some(note) = ctx.info().software_note() {
