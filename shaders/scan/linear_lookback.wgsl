@@ -1,7 +1,7 @@
 // The K = V = 1 affine scan (linear_scan; matrix_affine_scan at k = v = 1) in ONE pass over
 // the data, the recurrence of scan/lookback.wgsl's chunks (tickets, flag words, the fallback,
-// why), shared by scan/linear_lookback_quad.wgsl, _pair.wgsl and _scalar.wgsl, which declare
-// F (W adjacent channels an invocation) and the dtype slots of the bindings
+// why), shared by scan/linear_lookback_quad.wgsl, _pair.wgsl and _scalar.wgsl, which bring
+// F (W adjacent channels an invocation, scan/width_*.wgsl) and the dtype slots of the bindings
 // (engine/scan/linear_gpu.rs; strategy LookBack). Every index counts F values: a time step's
 // row holds p.n = N / W of them. The state is f32 whatever the storage.
 //

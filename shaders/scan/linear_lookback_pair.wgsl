@@ -1,4 +1,5 @@
 // prelude: scan/launch.wgsl
+// prelude: scan/width_pair.wgsl
 // prelude: scan/lookback.wgsl
 // prelude: scan/linear_lookback.wgsl
 // The one-pass linear scan (scan/linear_lookback.wgsl), two adjacent channels an invocation
@@ -11,14 +12,3 @@
 // dtype: out pair store
 // dtype: da pair store
 // dtype: dh0 pair store
-
-alias F = vec2<f32>;
-const W: u32 = 2u;
-
-fn wide(v: F) -> vec4<f32> {
-    return vec4(v, 0.0, 0.0);
-}
-
-fn narrow(v: vec4<f32>) -> F {
-    return v.xy;
-}

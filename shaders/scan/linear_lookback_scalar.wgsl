@@ -1,4 +1,5 @@
 // prelude: scan/launch.wgsl
+// prelude: scan/width_scalar.wgsl
 // prelude: scan/lookback.wgsl
 // prelude: scan/linear_lookback.wgsl
 // The one-pass linear scan (scan/linear_lookback.wgsl), one channel an invocation (any N).
@@ -10,8 +11,6 @@
 // dtype: h0 scalar
 // dtype: h scalar
 
-alias F = f32;
-const W: u32 = 1u;
 alias out_t = f32;
 alias da_t = f32;
 alias dh0_t = f32;
@@ -26,12 +25,4 @@ fn da_st(i: u32, v: f32) {
 
 fn dh0_st(i: u32, v: f32) {
     dh0[i] = v;
-}
-
-fn wide(v: F) -> vec4<f32> {
-    return vec4(v, 0.0, 0.0, 0.0);
-}
-
-fn narrow(v: vec4<f32>) -> F {
-    return v.x;
 }

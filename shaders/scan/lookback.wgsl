@@ -22,9 +22,9 @@
 // running: the pass finishes on adapters that promise no forward progress (WebGPU, Metal,
 // OpenGL), and where running workgroups do progress the fallback almost never runs.
 //
-// The including file brings F (f32, vec2<f32> or vec4<f32>), W (its channels), wide / narrow
-// (F to and from vec4<f32>), the bindings (`side: array<atomic<u32>>` among them) and the
-// recurrence:
+// A width prelude (scan/width_quad.wgsl, _pair, _scalar) brings F (vec4<f32>, vec2<f32> or
+// f32), W (its channels) and wide / narrow (F to and from vec4<f32>); the including file the
+// bindings (`side: array<atomic<u32>>` among them) and the recurrence:
 //   struct Rows, rows(lane)          a lane's row indices
 //   struct In, load(r, t)            step t's inputs (loads only, so U of them go out at once)
 //   local(l, i, first)               the chunk's aggregate after one more step from empty

@@ -1,9 +1,9 @@
 // parallel_scan_log in ONE pass over the data: scan/log_walk.wgsl's recurrences (read its
 // header for the math) over scan/lookback.wgsl's chunks (tickets, flag words, the fallback,
 // why), shared by scan/parallel_scan_log_lookback_quad.wgsl, _pair.wgsl and _scalar.wgsl,
-// which declare F (W adjacent channels an invocation) and the dtype slots of the bindings
-// (engine/scan/parallel_scan_log.rs; strategy LookBack). Every index counts F values: a
-// time step's row holds p.d = D / W of them. The state is f32 whatever the storage.
+// which bring F (W adjacent channels an invocation, scan/width_*.wgsl) and the dtype slots of
+// the bindings (engine/scan/parallel_scan_log.rs; strategy LookBack). Every index counts F
+// values: a time step's row holds p.d = D / W of them. The state is f32 whatever the storage.
 //
 // Forward, in log space: a chunk from empty has the local state S_q (its first step's state is
 // that step's log value alone) and the log transition P_q = the sum of its lc; the state after

@@ -1,4 +1,5 @@
 // prelude: scan/launch.wgsl
+// prelude: scan/width_pair.wgsl
 // prelude: scan/lookback.wgsl
 // prelude: scan/parallel_scan_log_lookback.wgsl
 // The one-pass log scan (scan/parallel_scan_log_lookback.wgsl), two adjacent channels an
@@ -10,14 +11,3 @@
 // dtype: h pair
 // dtype: out pair store
 // dtype: out2 pair store
-
-alias F = vec2<f32>;
-const W: u32 = 2u;
-
-fn wide(v: F) -> vec4<f32> {
-    return vec4(v, 0.0, 0.0);
-}
-
-fn narrow(v: vec4<f32>) -> F {
-    return v.xy;
-}

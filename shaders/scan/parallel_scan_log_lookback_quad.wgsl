@@ -1,4 +1,5 @@
 // prelude: scan/launch.wgsl
+// prelude: scan/width_quad.wgsl
 // prelude: scan/lookback.wgsl
 // prelude: scan/parallel_scan_log_lookback.wgsl
 // The one-pass log scan (scan/parallel_scan_log_lookback.wgsl), four adjacent channels an
@@ -10,14 +11,3 @@
 // dtype: h quad
 // dtype: out quad store
 // dtype: out2 quad store
-
-alias F = vec4<f32>;
-const W: u32 = 4u;
-
-fn wide(v: F) -> vec4<f32> {
-    return v;
-}
-
-fn narrow(v: vec4<f32>) -> F {
-    return v;
-}

@@ -1,4 +1,5 @@
 // prelude: scan/launch.wgsl
+// prelude: scan/width_scalar.wgsl
 // prelude: scan/lookback.wgsl
 // prelude: scan/parallel_scan_log_lookback.wgsl
 // The one-pass log scan (scan/parallel_scan_log_lookback.wgsl), one channel an invocation
@@ -10,8 +11,6 @@
 // dtype: g scalar
 // dtype: h scalar
 
-alias F = f32;
-const W: u32 = 1u;
 alias out_t = f32;
 alias out2_t = f32;
 
@@ -21,12 +20,4 @@ fn out_st(i: u32, v: f32) {
 
 fn out2_st(i: u32, v: f32) {
     out2[i] = v;
-}
-
-fn wide(v: F) -> vec4<f32> {
-    return vec4(v, 0.0, 0.0, 0.0);
-}
-
-fn narrow(v: vec4<f32>) -> F {
-    return v.x;
 }

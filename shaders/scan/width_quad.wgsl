@@ -1,0 +1,14 @@
+// Four adjacent channels an invocation (prelude of the look-back kernels' width files, scan/*_lookback_quad.wgsl): the
+// value type F, its channel count W, and F to and from vec4<f32> (scan/lookback.wgsl
+// publishes and polls a value's W channels as flag words through vec4<f32>).
+
+alias F = vec4<f32>;
+const W: u32 = 4u;
+
+fn wide(v: F) -> vec4<f32> {
+    return v;
+}
+
+fn narrow(v: vec4<f32>) -> F {
+    return v;
+}
