@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::models::gpt2::{random_checkpoint, Config, DType, Generator, Gpt2, Sampling, Weights};
+use wgsl_compute::models::gpt2::{random_checkpoint, Config, DType, Generator, Gpt2, Sampling, Streaming, Weights};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Context, Error, Tensor};
 
-use crate::common::{assert_close, each_adapter};
+use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
 const EXACT: Gate = Gate::new(1e-6, 1e-6);
 
@@ -263,4 +263,44 @@ fn gpt2_plan_errors_name_the_argument() {
         Generator::new(&small_model(&Context::cpu())),
         Err(Error::Unsupported { .. })
     ));
+}
+
+#[test]
+fn gpt2_plan_streams_each_token_on_its_own() {
+    // Streaming::PerToken hands over every token on its own: with no other
+    // adapter test running, no gap between consecutive tokens exceeds 3x the median gap (a
+    // ratio, not a time). Streaming::Chunks(8) gives the same ids in bursts.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/shakespeare");
+    let weights = Weights::load(&dir).unwrap();
+    each_adapter_alone(|ctx| {
+        let model = Gpt2::new(ctx, &weights).unwrap();
+        let mut g = Generator::new(&model).unwrap();
+        g.set_streaming(Streaming::PerToken);
+        let prompt = [33676u32, 4720, 25];
+        g.generate(&prompt, 4, Sampling::Greedy, |_| {}).unwrap(); // compiles the plans
+        let mut at = vec![];
+        let ids = g
+            .generate(&prompt, 24, Sampling::Greedy, |_| at.push(std::time::Instant::now()))
+            .unwrap();
+        let mut gaps: Vec<f64> = at.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+        let worst = gaps.iter().copied().fold(0.0, f64::max);
+        gaps.sort_by(f64::total_cmp);
+        let median = gaps[gaps.len() / 2];
+        assert!(
+            worst <= 3.0 * median,
+            "on {}: the longest gap {worst:.5} s is {:.1}x the median {median:.5} s",
+            ctx.info().name,
+            worst / median
+        );
+        let per_token = at[at.len() - 1] - at[0];
+        g.set_streaming(Streaming::Chunks(8));
+        let t = std::time::Instant::now();
+        assert_eq!(g.generate(&prompt, 24, Sampling::Greedy, |_| {}).unwrap(), ids);
+        eprintln!(
+            "{}: 24 tokens per token {:.1} ms after the first, in chunks of 8 {:.1} ms in all",
+            ctx.info().name,
+            per_token.as_secs_f64() * 1e3,
+            t.elapsed().as_secs_f64() * 1e3
+        );
+    });
 }

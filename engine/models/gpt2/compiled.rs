@@ -6,7 +6,8 @@
 //! block). Both end in the device sampler, which writes the chosen id into the decode state
 //! that the next step embeds, so no step waits for the host: the host records a chunk of
 //! replays, submits it, and reads that chunk's ids back while the GPU runs the next one
-//! (streaming stays a chunk behind the device). Greedy and top-k sampling (k <= 128) run on
+//! ([`Streaming`]: chunks of 8 steps by default, or a step a submission so that each token
+//! is delivered on its own). Greedy and top-k sampling (k <= 128) run on
 //! the device with a counter-based generator and give the same ids as the eager path's
 //! [`super::Sampler`]; other settings, the CPU context and models whose wte is split into
 //! blocks take the eager path (see [`Gpt2::generate_compiled_async`]).
@@ -22,8 +23,41 @@ use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::tensor::Tensor;
 
-/// Decode steps per submission after the first token (which goes alone, to stream early).
-const CHUNK: usize = 8;
+/// How a [`Generator`] hands its tokens to the caller.
+///
+/// The device runs ahead of the host either way; what differs is how many decode steps go to
+/// the device in one submission and are read back together. A token reaches `on_token` once
+/// the submission holding it has finished on the device and its ids are read back, and the
+/// host keeps at most two submissions in flight before it waits for the oldest.
+///
+/// The default is `Chunks(8)`, the setting the H200 decode figures were measured with; on
+/// lavapipe `PerToken` measured as fast (24 tokens of the Shakespeare model, in a test), but
+/// it has not been timed on a GPU yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Streaming {
+    /// A submission per decode step: each token is delivered on its own, about two steps
+    /// behind the device (latency first: a terminal, a page).
+    PerToken,
+    /// `n` decode steps a submission (the first token still goes alone): tokens arrive in
+    /// bursts of `n`, up to `2 n` steps behind, for fewer submissions (throughput first).
+    Chunks(usize),
+}
+
+impl Default for Streaming {
+    fn default() -> Self {
+        Streaming::Chunks(8)
+    }
+}
+
+impl Streaming {
+    /// Decode steps a submission.
+    fn steps(self) -> usize {
+        match self {
+            Streaming::PerToken => 1,
+            Streaming::Chunks(n) => n.max(1),
+        }
+    }
+}
 /// Submissions whose ids are still being read back before the host waits for the oldest.
 const IN_FLIGHT: usize = 2;
 /// Submissions a prefill replay is split into.
@@ -41,6 +75,7 @@ pub struct Generator {
     decode_logits: Tensor, // (1, V): written by every replay of `decode`
     prefill: HashMap<usize, Plan>,
     prefill_order: VecDeque<usize>,
+    streaming: Streaming,
 }
 
 impl Generator {
@@ -67,6 +102,7 @@ impl Generator {
             decode_logits,
             prefill: HashMap::new(),
             prefill_order: VecDeque::new(),
+            streaming: Streaming::default(),
         })
     }
 
@@ -75,6 +111,11 @@ impl Generator {
         let (k, v) = cache.tensors();
         hold.extend([k, v, &st.state, &st.ids, ids_in]);
         hold
+    }
+
+    /// How later calls of [`Generator::generate_async`] deliver their tokens.
+    pub fn set_streaming(&mut self, streaming: Streaming) {
+        self.streaming = streaming;
     }
 
     /// The one-token decode plan.
@@ -150,7 +191,7 @@ impl Generator {
     }
 
     /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id in
-    /// order as its chunk is read back. Returns the new ids.
+    /// order as its submission is read back ([`Streaming`]). Returns the new ids.
     pub async fn generate_async(
         &mut self,
         prompt: &[u32],
@@ -187,7 +228,11 @@ impl Generator {
         let mut in_flight = VecDeque::new();
         let (mut recorded, mut read_from) = (1, 0);
         loop {
-            let chunk_end = if read_from == 0 { 1 } else { (read_from + CHUNK).min(n) };
+            let chunk_end = if read_from == 0 {
+                1
+            } else {
+                (read_from + self.streaming.steps()).min(n)
+            };
             while recorded < chunk_end {
                 self.decode.replay(&ctx)?;
                 recorded += 1;

@@ -143,8 +143,12 @@ pub async fn choose(logits: &Tensor, sampler: &mut Sampler) -> Result<u32> {
 }
 
 impl Gpt2 {
-    /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id as
-    /// soon as it is chosen (for streaming). Returns the new ids. The prompt runs as one step,
+    /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id in
+    /// order (for streaming). Returns the new ids. Through compiled plans a token is delivered
+    /// once the submission holding its decode step has finished on the device and its ids
+    /// are read back: in bursts of 8 ([`super::Streaming`]'s default; a [`Generator`] with
+    /// `Streaming::PerToken` delivers each on its own); op by op, as soon as it is chosen.
+    /// The prompt runs as one step,
     /// then every token costs one position of the KV cache. Through compiled plans
     /// ([`Gpt2::generate_compiled_async`]) on every GPU adapter, software ones included (where
     /// they measured 1.5x to 5.6x faster than op by op), op by op on the CPU context; both give

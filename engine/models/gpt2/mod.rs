@@ -25,7 +25,7 @@ pub mod tokenizer;
 pub mod weights;
 
 pub use crate::shape::DType;
-pub use compiled::Generator;
+pub use compiled::{Generator, Streaming};
 pub use config::Config;
 pub use decode::DEVICE_TOP_K_MAX;
 pub use generate::{argmax, choose, Sampler, Sampling};
