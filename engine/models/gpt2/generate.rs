@@ -148,8 +148,8 @@ impl Gpt2 {
     /// once the submission holding its decode step has finished on the device and its ids
     /// are read back: in bursts of 8 ([`super::Streaming`]'s default; a [`Generator`] with
     /// `Streaming::PerToken` delivers each on its own); op by op, as soon as it is chosen.
-    /// The prompt runs as one step,
-    /// then every token costs one position of the KV cache. Through compiled plans
+    /// The prompt runs as one step, then every token costs one position of the KV cache.
+    /// Through compiled plans
     /// ([`Gpt2::generate_compiled_async`]) on every GPU adapter, software ones included (where
     /// they measured 1.5x to 5.6x faster than op by op), op by op on the CPU context; both give
     /// the same ids.
