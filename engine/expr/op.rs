@@ -189,9 +189,20 @@ impl Unary {
             Self::Exp => format!("exp({x})"),
             Self::Log => format!("log({x})"),
             // tanh saturates in f32 long before 15; clamping keeps backends that compute it
-            // from exp(2x) away from inf / inf.
-            Self::Tanh => format!("tanh(clamp({x}, {}, {}))", f("-15.0"), f("15.0")),
-            Self::Sigmoid => format!("(1.0 / (1.0 + exp(-clamp({x}, {}, {}))))", f("-88.0"), f("88.0")),
+            // from exp(2x) away from inf / inf. A clamp may turn NaN into a bound, so NaN is
+            // passed through by a bit test (`is_nan_bits`, `shaders/elementwise/special.wgsl`).
+            Self::Tanh => format!(
+                "select(tanh(clamp({x}, {}, {})), {x}, {}({x}))",
+                f("-15.0"),
+                f("15.0"),
+                nan_test(w)
+            ),
+            Self::Sigmoid => format!(
+                "select((1.0 / (1.0 + exp(-clamp({x}, {}, {})))), {x}, {}({x}))",
+                f("-88.0"),
+                f("88.0"),
+                nan_test(w)
+            ),
             Self::Sqrt => format!("sqrt({x})"),
             Self::Abs => format!("abs({x})"),
             Self::Relu => format!("max({x}, {})", f("0.0")),
@@ -201,6 +212,28 @@ impl Unary {
             Self::ToF32 => format!("select({}, {}, {x})", f("0.0"), f("1.0")),
             Self::ToBool => format!("({x} != {})", f("0.0")),
         }
+    }
+}
+
+/// The name of the NaN bit test at width `w` (`shaders/elementwise/special.wgsl`).
+fn nan_test(w: Width) -> &'static str {
+    match w {
+        Width::Scalar => "is_nan_bits",
+        Width::Vec4 => "is_nan_bits4",
+    }
+}
+
+impl Unary {
+    /// True when the WGSL of this op calls a helper of [`crate::expr::codegen::HELPERS`].
+    pub fn uses_helpers(self) -> bool {
+        matches!(self, Self::Tanh | Self::Sigmoid)
+    }
+}
+
+impl Binary {
+    /// True when the WGSL of this op calls a helper of [`crate::expr::codegen::HELPERS`].
+    pub fn uses_helpers(self) -> bool {
+        matches!(self, Self::Pow)
     }
 }
 
@@ -264,16 +297,21 @@ impl Binary {
         }
     }
 
-    /// The WGSL expression of `self` applied to the expressions `x` and `y` (both of one
-    /// width: no binary op writes a literal).
-    pub fn wgsl(self, x: &str, y: &str) -> String {
+    /// The WGSL expression of `self` applied to the expressions `x` and `y`, both of width `w`
+    /// (no binary op writes a literal; `pow` calls the width's helper).
+    pub fn wgsl(self, x: &str, y: &str, w: Width) -> String {
         let infix = |o: &str| format!("({x} {o} {y})");
         match self {
             Self::Add => infix("+"),
             Self::Sub => infix("-"),
             Self::Mul => infix("*"),
             Self::Div => infix("/"),
-            Self::Pow => format!("pow({x}, {y})"),
+            // powf's special values (zeros, infinities, NaN, negative bases), which WGSL's
+            // `pow` leaves undefined: `shaders/elementwise/special.wgsl`.
+            Self::Pow => match w {
+                Width::Scalar => format!("pow_ieee({x}, {y})"),
+                Width::Vec4 => format!("pow_ieee4({x}, {y})"),
+            },
             Self::Max => format!("max({x}, {y})"),
             Self::Min => format!("min({x}, {y})"),
             Self::Lt => infix("<"),

@@ -5,4 +5,4 @@
 pub mod char_model;
 pub mod gpt2;
 
-pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads};
+pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads, MAX_WINDOW_IDS};

@@ -71,18 +71,29 @@ pub fn layer_norm(x: &ArrayViewD<f32>, gamma: &ArrayViewD<f32>, beta: &ArrayView
     })
 }
 
-/// Index of the largest element of each row (the first on ties), as f32. x (..., n) -> (...).
+/// Index of the largest of `xs` under the engine's one argmax rule (torch's): NaN is larger
+/// than every number and the first NaN wins; -0.0 equals +0.0; the first index wins a tie.
+/// 0 for an empty sequence. The GPU kernel (`shaders/reduce/argmax.wgsl`) and GPT-2's greedy
+/// pick follow the same rule.
+pub fn argmax_index(xs: impl IntoIterator<Item = f32>) -> usize {
+    let mut best: Option<(usize, f32)> = None;
+    for (i, v) in xs.into_iter().enumerate() {
+        let better = match best {
+            None => true,
+            Some((_, b)) => !b.is_nan() && (v.is_nan() || v > b),
+        };
+        if better {
+            best = Some((i, v));
+        }
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
+/// Index of the largest element of each row as f32, under [`argmax_index`]'s rule (NaN wins,
+/// first index on ties). x (..., n) -> (...).
 pub fn argmax_last(x: &ArrayViewD<f32>) -> ArrayD<f32> {
     let last = Axis(x.ndim().saturating_sub(1));
-    x.map_axis(last, |row| {
-        let mut best = 0;
-        for (i, &v) in row.iter().enumerate() {
-            if v > row[best] {
-                best = i;
-            }
-        }
-        best as f32
-    })
+    x.map_axis(last, |row| argmax_index(row.iter().copied()) as f32)
 }
 
 /// `wte[ids[t]] + wpe[pos_offset + t]`. wte (V, C), wpe (P, C) -> (T, C).

@@ -47,3 +47,15 @@ fn tree_max(lid: u32, v: f32) -> f32 {
     workgroupBarrier();
     return t;
 }
+
+// The power of two that brings a row's largest magnitude `m` into [1, 2) when m > 1, else 1:
+// the row kernels that square their inputs (layer norm's variance) multiply by it first, so
+// rows up to f32::MAX do not overflow, and a power of two scales exactly. Read from the
+// exponent bits: m = inf or NaN (exponent 255) gives 1 (the row's result is NaN anyway).
+fn row_scale(m: f32) -> f32 {
+    let e = (bitcast<u32>(m) >> 23u) & 0xffu;
+    if e <= 127u || e == 255u {
+        return 1.0;
+    }
+    return bitcast<f32>((254u - e) << 23u); // 2^(127 - e)
+}
