@@ -57,10 +57,26 @@ pub fn softmax_last(x: &ArrayViewD<f32>, causal: Option<usize>) -> ArrayD<f32> {
 
 /// Layer norm over the last axis: `(x - mean) / sqrt(var + eps) * gamma + beta` with the
 /// biased variance. x (..., n), gamma (n,), beta (n,) -> (..., n).
-pub fn layer_norm(x: &ArrayViewD<f32>, gamma: &ArrayViewD<f32>, beta: &ArrayViewD<f32>, eps: f32) -> ArrayD<f32> {
+///
+/// Errors: x of rank 0, gamma or beta of a shape other than (n,).
+pub fn layer_norm(
+    x: &ArrayViewD<f32>,
+    gamma: &ArrayViewD<f32>,
+    beta: &ArrayViewD<f32>,
+    eps: f32,
+) -> Result<ArrayD<f32>> {
+    const OP: &str = "reference::nn::layer_norm";
+    let Some(&n) = x.shape().last() else {
+        return Err(Error::shape(OP, "x", "rank >= 1", x.shape()));
+    };
+    for (name, t) in [("gamma", gamma), ("beta", beta)] {
+        if t.shape() != [n] {
+            return Err(Error::shape(OP, name, format!("[{n}] (the last axis of x)"), t.shape()));
+        }
+    }
     let g: Vec<f64> = gamma.iter().map(|&v| v as f64).collect();
     let b: Vec<f64> = beta.iter().map(|&v| v as f64).collect();
-    map_rows(x, |_, row, out| {
+    Ok(map_rows(x, |_, row, out| {
         let n = row.len() as f64;
         let mean = row.iter().sum::<f64>() / n;
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
@@ -68,7 +84,7 @@ pub fn layer_norm(x: &ArrayViewD<f32>, gamma: &ArrayViewD<f32>, beta: &ArrayView
         for (c, o) in out.iter_mut().enumerate() {
             *o = ((row[c] - mean) * rstd * g[c] + b[c]) as f32;
         }
-    })
+    }))
 }
 
 /// Index of the largest of `xs` under the engine's one argmax rule (torch's): NaN is larger

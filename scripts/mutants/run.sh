@@ -17,6 +17,7 @@ table=(
   "06-adam-wrong-bias-correction           planted::planted_adam_matches_an_independent_reference"
   "07-reference-matmul-drops-a-term        matmul::matmul_on_the_cpu_context_is_the_reference"
   "08-reference-causal-softmax-off-by-one  nn::contract_ops_on_the_cpu_context"
+  "09-fusion-ignores-rewritten-inputs      planted::planted_fusion_across_a_dispatch_that_rewrites_an_input"
 )
 
 if ! git diff --quiet; then
