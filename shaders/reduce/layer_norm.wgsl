@@ -29,8 +29,8 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let base = row * p.cols;
     let n = f32(p.cols);
-    // Scale by a power of two that brings the largest magnitude into [1, 2): the variance
-    // of a row like [1e30, -1e30] would overflow f32 unscaled. The result is unchanged:
+    // Scale by a power of two that brings the largest magnitude below 2^21 (`row_scale`): the
+    // variance of a row like [1e30, -1e30] would overflow f32 unscaled. The result is unchanged:
     // (x - mean) * rstd = (xs - mean_s) * rstd_s with xs = x * scale, eps_s = eps * scale^2.
     var a = 0.0;
     for (var c = lid; c < p.cols; c += 256u) {
