@@ -292,7 +292,11 @@ fn planted_fusion_across_a_dispatch_that_rewrites_an_input() {
             rng.vec_range(n, 3.0, 4.0),
             rng.vec_range(n, -1.0, 1.0),
         );
-        let want: Vec<f32> = x_old.iter().zip(&y).map(|(&a, &b)| ((a as f64).exp() + b as f64) as f32).collect();
+        let want: Vec<f32> = x_old
+            .iter()
+            .zip(&y)
+            .map(|(&a, &b)| ((a as f64).exp() + b as f64) as f32)
+            .collect();
         let t = |v: &[f32]| Tensor::from_slice(ctx, &[n], v).unwrap();
         let (x, xn, yt, xo) = (t(&x_old), t(&x_new), t(&y), t(&x_old));
         let (plan, z) = wgsl_compute::plan::Plan::capture(ctx, &[&x, &xn, &yt], || {

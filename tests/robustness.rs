@@ -569,7 +569,10 @@ fn robustness_interp_call_checks_its_arguments() {
     let body = b.finish(s).unwrap();
     let mut interp = Interp::new(&body);
     // A two-parameter body called with one slice, none, or three.
-    expect_error(interp.call(&[&[1.0]]), &["expr::Interp::call", "2 argument slices", "1 slices"]);
+    expect_error(
+        interp.call(&[&[1.0]]),
+        &["expr::Interp::call", "2 argument slices", "1 slices"],
+    );
     expect_error(interp.call(&[]), &["expr::Interp::call", "0 slices"]);
     expect_error(interp.call(&[&[1.0], &[2.0], &[3.0]]), &["3 slices"]);
     assert_eq!(interp.call(&[&[1.0], &[2.0]]).unwrap(), &[3.0]);
@@ -580,8 +583,14 @@ fn robustness_interp_call_checks_its_arguments() {
     let s = b.binary(Binary::Mul, x, y).unwrap();
     let body = b.finish(s).unwrap();
     let mut interp = Interp::new(&body);
-    expect_error(interp.call(&[&[], &[1.0, 2.0, 3.0]]), &["parameter 0", "1 or 3 values", "0 values"]);
-    expect_error(interp.call(&[&[1.0, 2.0, 3.0], &[1.0, 2.0]]), &["parameter 1", "2 values"]);
+    expect_error(
+        interp.call(&[&[], &[1.0, 2.0, 3.0]]),
+        &["parameter 0", "1 or 3 values", "0 values"],
+    );
+    expect_error(
+        interp.call(&[&[1.0, 2.0, 3.0], &[1.0, 2.0]]),
+        &["parameter 1", "2 values"],
+    );
     // One value broadcasts.
     assert_eq!(interp.call(&[&[2.0], &[1.0, 2.0, 3.0]]).unwrap(), &[2.0, 4.0, 6.0]);
 }
@@ -592,7 +601,10 @@ fn robustness_random_windows_with_huge_sizes_is_an_error() {
     use wgsl_compute::models::random_windows;
     let mut rng = Rng::new(1);
     for (rows, seq) in [(1usize << 40, 1usize), (usize::MAX, 2), (1 << 30, 2)] {
-        expect_error(random_windows(&[1, 2, 3], rows, seq, &mut rng), &["random_windows", "rows * seq"]);
+        expect_error(
+            random_windows(&[1, 2, 3], rows, seq, &mut rng),
+            &["random_windows", "rows * seq"],
+        );
     }
     let (i, t) = random_windows(&[1, 2, 3], 4, 2, &mut rng).unwrap();
     assert_eq!((i.len(), t.len()), (8, 8));
@@ -619,13 +631,21 @@ fn robustness_reference_linear_scan_checks_shapes() {
     let z = |s: &[usize]| ArrayD::<f32>::zeros(IxDyn(s));
     let r = linear_scan(&z(&[1, 3, 2]).view(), &z(&[1, 4, 2]).view(), None);
     expect_error(r, &["reference::scan::linear_scan", "[1, 3, 2]", "[1, 4, 2]"]);
-    expect_error(linear_scan(&z(&[3, 2]).view(), &z(&[3, 2]).view(), None), &["(B, T, D)"]);
+    expect_error(
+        linear_scan(&z(&[3, 2]).view(), &z(&[3, 2]).view(), None),
+        &["(B, T, D)"],
+    );
     let h0 = z(&[1, 3]);
     expect_error(
         linear_scan(&z(&[1, 3, 2]).view(), &z(&[1, 3, 2]).view(), Some(&h0.view())),
         &["h0", "[1, 2]"],
     );
-    assert_eq!(linear_scan(&z(&[1, 3, 2]).view(), &z(&[1, 3, 2]).view(), None).unwrap().shape(), &[1, 3, 2]);
+    assert_eq!(
+        linear_scan(&z(&[1, 3, 2]).view(), &z(&[1, 3, 2]).view(), None)
+            .unwrap()
+            .shape(),
+        &[1, 3, 2]
+    );
 }
 
 #[test]
@@ -640,8 +660,14 @@ fn robustness_mixer_reference_checks_the_width() {
     let pre = ArrayD::<f32>::zeros(IxDyn(&[1, 2, 16]));
     assert_eq!(reference::scan_f32(kind, &pre).unwrap().shape(), &[1, 2, 8]);
     let dh = ArrayD::<f32>::zeros(IxDyn(&[1, 2, 4]));
-    expect_error(reference::scan_backward_f32(kind, &pre, &dh), &["scan_backward_f32", "dh"]);
-    expect_error(reference::scan_f32(kind, &ArrayD::zeros(IxDyn(&[2, 16]))), &["(B, T, 2D)"]);
+    expect_error(
+        reference::scan_backward_f32(kind, &pre, &dh),
+        &["scan_backward_f32", "dh"],
+    );
+    expect_error(
+        reference::scan_f32(kind, &ArrayD::zeros(IxDyn(&[2, 16]))),
+        &["(B, T, 2D)"],
+    );
 }
 
 #[test]
@@ -684,7 +710,13 @@ fn robustness_char_model_sample_rejects_bad_temperatures() {
             &["CharModel::sample", "temperature"],
         );
     }
-    assert_eq!(model.sample(&[1, 2], 3, 4, 0.8, &mut Rng::new(1), |_| {}).unwrap().len(), 3);
+    assert_eq!(
+        model
+            .sample(&[1, 2], 3, 4, 0.8, &mut Rng::new(1), |_| {})
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 #[test]
@@ -697,7 +729,10 @@ fn robustness_kv_cache_checks_the_config() {
         &["KvCache::new", "not a multiple of n_head"],
     );
     config.n_head = 0;
-    expect_error(gpt2::KvCache::new(&Context::cpu(), &config), &["KvCache::new", "n_head"]);
+    expect_error(
+        gpt2::KvCache::new(&Context::cpu(), &config),
+        &["KvCache::new", "n_head"],
+    );
 }
 
 #[test]

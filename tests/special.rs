@@ -166,7 +166,13 @@ fn special_layer_norm_does_not_overflow_near_f32_max() {
         .unwrap();
         let y = y.to_vec().unwrap();
         let want: Vec<f32> = y.chunks(n).flat_map(|r| layer_norm_row(r, &g, &b, 1e-5)).collect();
-        crate::common::assert_close(ctx, "residual layer_norm of rows near 1e30", &h.to_vec().unwrap(), &want, gate);
+        crate::common::assert_close(
+            ctx,
+            "residual layer_norm of rows near 1e30",
+            &h.to_vec().unwrap(),
+            &want,
+            gate,
+        );
     });
 }
 
@@ -195,23 +201,48 @@ fn assert_special(ctx: &Context, what: &str, got: &[f32], want: &[f32], rtol: f3
         } else {
             (g - w).abs() <= rtol * w.abs() + 1e-30
         };
-        assert!(ok, "{what}[{i}] on {}: got {g:e} ({:#x}), want {w:e} ({:#x})", name(ctx), g.to_bits(), w.to_bits());
+        assert!(
+            ok,
+            "{what}[{i}] on {}: got {g:e} ({:#x}), want {w:e} ({:#x})",
+            name(ctx),
+            g.to_bits(),
+            w.to_bits()
+        );
     }
 }
 
 #[test]
 fn special_nan_passes_through_unary_ops() {
     let mut bits: Vec<u32> = NANS.to_vec();
-    bits.extend([0x7f80_0000, 0xff80_0000, 0x0000_0000, 0x8000_0000, 0x3f00_0000, 0xbf80_0000]);
+    bits.extend([
+        0x7f80_0000,
+        0xff80_0000,
+        0x0000_0000,
+        0x8000_0000,
+        0x3f00_0000,
+        0xbf80_0000,
+    ]);
     bits.extend(NANS); // eleven values: a vec4 form with a tail
-    // sqrt and log only inside their domain (NaN, positive values, +inf).
+                       // sqrt and log only inside their domain (NaN, positive values, +inf).
     let mut positive: Vec<u32> = NANS.to_vec();
     positive.extend([0x7f80_0000, 0x3f00_0000, 0x4000_0000, 0x7f7f_ffff, 0x0080_0000]);
-    let ops_list = [Unary::Tanh, Unary::Sigmoid, Unary::Exp, Unary::Neg, Unary::Abs, Unary::Sqrt, Unary::Log];
+    let ops_list = [
+        Unary::Tanh,
+        Unary::Sigmoid,
+        Unary::Exp,
+        Unary::Neg,
+        Unary::Abs,
+        Unary::Sqrt,
+        Unary::Log,
+    ];
     each_context(|ctx| {
         for strided in [false, true] {
             for op in ops_list {
-                let bits = if matches!(op, Unary::Sqrt | Unary::Log) { &positive } else { &bits };
+                let bits = if matches!(op, Unary::Sqrt | Unary::Log) {
+                    &positive
+                } else {
+                    &bits
+                };
                 let x = from_bits(ctx, bits, strided);
                 let got = ops::unary(op, &x).unwrap().to_vec().unwrap();
                 let want: Vec<f32> = bits.iter().map(|&b| op.eval(f32::from_bits(b) as f64) as f32).collect();
@@ -290,14 +321,21 @@ fn special_pow_follows_powf() {
     // powf in f32 agrees with the f64 reference on every case.
     for (&(x, y), &w) in cases.iter().zip(&want) {
         let f = x.powf(y);
-        assert!(f.to_bits() == w.to_bits() || (f.is_nan() && w.is_nan()) || (f - w).abs() <= 1e-6 * w.abs(), "powf({x}, {y})");
+        assert!(
+            f.to_bits() == w.to_bits() || (f.is_nan() && w.is_nan()) || (f - w).abs() <= 1e-6 * w.abs(),
+            "powf({x}, {y})"
+        );
     }
     each_context(|ctx| {
         for strided in [false, true] {
-            let got = ops::binary(Binary::Pow, &from_bits(ctx, &xb, strided), &from_bits(ctx, &yb, strided))
-                .unwrap()
-                .to_vec()
-                .unwrap();
+            let got = ops::binary(
+                Binary::Pow,
+                &from_bits(ctx, &xb, strided),
+                &from_bits(ctx, &yb, strided),
+            )
+            .unwrap()
+            .to_vec()
+            .unwrap();
             // WGSL's pow is exp2(y log2 x): 1e-4 relative on the finite results.
             assert_special(ctx, &format!("pow (strided {strided})"), &got, &want, 1e-4);
         }
@@ -333,7 +371,8 @@ fn special_pow_and_tanh_in_element_scans() {
     let xp = b.param(1);
     let th = b.unary(wgsl_compute::element_scan::Unary::Tanh, xp).unwrap();
     let body = b.finish(th).unwrap();
-    let tanh_scan = ElementScan::from_body(body, ScanOptions::default(), ArrayD::zeros(IxDyn(&[1])), vec![nan_x]).unwrap();
+    let tanh_scan =
+        ElementScan::from_body(body, ScanOptions::default(), ArrayD::zeros(IxDyn(&[1])), vec![nan_x]).unwrap();
     let tanh_want = [f32::NAN, f32::NAN, 1.0, (-1f64).tanh() as f32];
     each_context(|ctx| {
         let got = scan.run(ctx).unwrap().to_vec().unwrap();
@@ -351,8 +390,18 @@ fn special_half_patterns_round_trip_bit_for_bit() {
         for dtype in [DType::F16, DType::BF16] {
             let t = Tensor::from_halves(ctx, &[all.len()], dtype, &all).unwrap();
             let back = t.to_halves().unwrap();
-            let bad: Vec<(u16, u16)> = all.iter().zip(&back).filter(|(a, b)| a != b).map(|(a, b)| (*a, *b)).take(5).collect();
-            assert!(bad.is_empty(), "{dtype} patterns on {} come back changed: {bad:x?}", name(ctx));
+            let bad: Vec<(u16, u16)> = all
+                .iter()
+                .zip(&back)
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| (*a, *b))
+                .take(5)
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "{dtype} patterns on {} come back changed: {bad:x?}",
+                name(ctx)
+            );
         }
     });
 }

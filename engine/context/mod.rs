@@ -242,7 +242,13 @@ impl Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Context #{} ({} / {})", self.id, self.info().name, self.info().backend)
+        write!(
+            f,
+            "Context #{} ({} / {})",
+            self.id,
+            self.info().name,
+            self.info().backend
+        )
     }
 }
 

@@ -230,7 +230,12 @@ fn to_f64(a: &ArrayD<f32>) -> Array3<f64> {
 /// one the kind accepts); returns D.
 fn check_pre(kind: MixerKind, op: &'static str, pre: &[usize]) -> Result<usize> {
     if pre.len() != 3 || !pre[2].is_multiple_of(2) {
-        return Err(Error::shape(op, "pre", "(B, T, 2D): rank 3 with an even last axis", pre));
+        return Err(Error::shape(
+            op,
+            "pre",
+            "(B, T, 2D): rank 3 with an even last axis",
+            pre,
+        ));
     }
     kind.blocks(pre[2] / 2)?;
     Ok(pre[2] / 2)

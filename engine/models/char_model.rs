@@ -308,7 +308,10 @@ pub fn random_windows(ids: &[u32], rows: usize, seq: usize, rng: &mut Rng) -> Re
             format!("{rows} * {seq}"),
         )
     };
-    let n = rows.checked_mul(seq).filter(|&n| n <= MAX_WINDOW_IDS).ok_or_else(too_large)?;
+    let n = rows
+        .checked_mul(seq)
+        .filter(|&n| n <= MAX_WINDOW_IDS)
+        .ok_or_else(too_large)?;
     let mut inputs = Vec::new();
     let mut targets = Vec::new();
     inputs.try_reserve_exact(n).map_err(|_| too_large())?;

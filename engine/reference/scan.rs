@@ -244,7 +244,12 @@ pub fn linear_scan(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>, h0: Option<&ArrayVi
     }
     if let Some(h0) = h0 {
         if h0.shape() != [sh[0], sh[2]] {
-            return Err(Error::shape(OP, "h0", format!("[{}, {}] (B, D)", sh[0], sh[2]), h0.shape()));
+            return Err(Error::shape(
+                OP,
+                "h0",
+                format!("[{}, {}] (B, D)", sh[0], sh[2]),
+                h0.shape(),
+            ));
         }
     }
     let s = AffineShape {
