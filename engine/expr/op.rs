@@ -71,9 +71,10 @@ pub enum Unary {
     Abs,
     /// `max(x, 0)`.
     Relu,
-    /// Sine (f32-accurate in the generated WGSL).
+    /// Sine (WGSL's `sin` in the generated code: accurate on [-pi, pi], see the README's
+    /// special values).
     Sin,
-    /// Cosine (f32-accurate in the generated WGSL).
+    /// Cosine (WGSL's `cos`, as [`Unary::Sin`]).
     Cos,
     /// bool -> bool.
     Not,
