@@ -421,3 +421,82 @@ fn special_argmax_reference_matches_the_rule() {
         assert_eq!(got.iter().copied().collect::<Vec<_>>(), [argmax_torch(&row)], "{row:?}");
     }
 }
+
+#[test]
+fn special_nan_passes_through_maximum_and_minimum() {
+    // torch's maximum / minimum: a NaN operand gives NaN, whichever side it is on.
+    let nan = f32::from_bits(NANS[1]);
+    let (inf, big) = (f32::INFINITY, f32::MAX);
+    let pairs = [
+        (nan, 1.0),
+        (1.0, nan),
+        (nan, nan),
+        (-inf, nan),
+        (nan, inf),
+        (big, -big),
+        (-inf, inf),
+        (2.0, -3.0),
+        (-0.5, 0.25),
+    ];
+    let xb: Vec<u32> = pairs.iter().map(|p| p.0.to_bits()).collect();
+    let yb: Vec<u32> = pairs.iter().map(|p| p.1.to_bits()).collect();
+    let propagate = |x: f32, y: f32, f: fn(f32, f32) -> f32| if x.is_nan() || y.is_nan() { f32::NAN } else { f(x, y) };
+    each_context(|ctx| {
+        for strided in [false, true] {
+            let (x, y) = (from_bits(ctx, &xb, strided), from_bits(ctx, &yb, strided));
+            for (op, f) in [(Binary::Max, f32::max as fn(f32, f32) -> f32), (Binary::Min, f32::min)] {
+                let got = ops::binary(op, &x, &y).unwrap().to_vec().unwrap();
+                let want: Vec<f32> = pairs.iter().map(|&(a, b)| propagate(a, b, f)).collect();
+                assert_special(ctx, &format!("{op:?} (strided {strided})"), &got, &want, 0.0);
+            }
+        }
+    });
+}
+
+#[test]
+fn special_nan_passes_through_the_max_reduction_of_a_body() {
+    // h' = splat(max over x's four components): NaN in any component gives NaN.
+    let nan = f32::from_bits(NANS[0]);
+    let inf = f32::INFINITY;
+    let rows = [
+        [1.0, nan, 3.0, 2.0],
+        [nan, 1.0, inf, -inf],
+        [1.0, 5.0, 3.0, 2.0],
+        [-inf, -inf, -inf, -inf],
+        [2.0, 3.0, 4.0, nan],
+    ];
+    let v = Ty::vector(4);
+    let mut b = Body::builder(&[v, v]);
+    let x = b.param(1);
+    let m = b.reduce(wgsl_compute::element_scan::Reduce::Max, x, true).unwrap();
+    let r = b.splat(m, 4).unwrap();
+    let body = b.finish(r).unwrap();
+    let seq: Vec<f32> = rows.iter().flatten().copied().collect();
+    let opts = ScanOptions {
+        axis: 0,
+        vector_state: true,
+        reverse: false,
+    };
+    let scan = ElementScan::from_body(
+        body,
+        opts,
+        ArrayD::zeros(IxDyn(&[1, 4])),
+        vec![ArrayD::from_shape_vec(IxDyn(&[rows.len(), 1, 4]), seq).unwrap()],
+    )
+    .unwrap();
+    let want: Vec<f32> = rows
+        .iter()
+        .flat_map(|r| {
+            let m = if r.iter().any(|v| v.is_nan()) {
+                f32::NAN
+            } else {
+                r.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+            };
+            [m; 4]
+        })
+        .collect();
+    each_context(|ctx| {
+        let got = scan.run(ctx).unwrap().to_vec().unwrap();
+        assert_special(ctx, "max reduction in a body", &got, &want, 0.0);
+    });
+}

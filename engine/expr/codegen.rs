@@ -20,6 +20,7 @@ pub fn needs_helpers(body: &Body) -> bool {
     body.nodes.iter().any(|n| match n.op {
         Op::Unary(u, _) => u.uses_helpers(),
         Op::Binary(b, _, _) => b.uses_helpers(),
+        Op::Reduce(r, _, _) => r == super::Reduce::Max,
         _ => false,
     })
 }
@@ -69,7 +70,7 @@ pub fn emit(out: &mut String, body: &Body, indent: &str, w: Width, param: impl F
                 ),
                 Op::Reduce(r, x, _) => {
                     let parts: Vec<String> = (0..body.node(x).ty.lanes()).map(|i| comp(body, x, i)).collect();
-                    r.wgsl(&parts)
+                    r.wgsl(&parts, w)
                 }
                 Op::Splat(x, _) => comp(body, x, 0),
             };

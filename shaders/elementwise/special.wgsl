@@ -71,3 +71,22 @@ fn pow_ieee(x: f32, y: f32) -> f32 {
 fn pow_ieee4(x: vec4<f32>, y: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(pow_ieee(x.x, y.x), pow_ieee(x.y, y.y), pow_ieee(x.z, y.z), pow_ieee(x.w, y.w));
 }
+
+// max and min that give NaN when an operand is NaN (the first NaN operand, bits kept), where
+// WGSL's own leave the choice to the implementation: torch's `maximum`, `minimum`, `relu`,
+// and the max reduction of a body.
+fn max_nan(a: f32, b: f32) -> f32 {
+    return select(select(max(a, b), b, is_nan_bits(b)), a, is_nan_bits(a));
+}
+
+fn max_nan4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return select(select(max(a, b), b, is_nan_bits4(b)), a, is_nan_bits4(a));
+}
+
+fn min_nan(a: f32, b: f32) -> f32 {
+    return select(select(min(a, b), b, is_nan_bits(b)), a, is_nan_bits(a));
+}
+
+fn min_nan4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return select(select(min(a, b), b, is_nan_bits4(b)), a, is_nan_bits4(a));
+}
