@@ -500,3 +500,36 @@ fn special_nan_passes_through_the_max_reduction_of_a_body() {
         assert_special(ctx, "max reduction in a body", &got, &want, 0.0);
     });
 }
+
+#[test]
+fn special_sin_cos_in_element_scans_hold_wgsl_accuracy_on_minus_pi_to_pi() {
+    // The range where the README states the accuracy: WGSL's sin and cos have an absolute
+    // error of at most 2^-11 on [-pi, pi]. Endpoints, zero and a seeded sweep.
+    let pi = std::f32::consts::PI;
+    let mut xs = vec![-pi, pi, 0.0, -0.0, pi / 2.0, -pi / 2.0];
+    xs.extend(wgsl_compute::check::Rng::new(3209).vec_range(250, -pi as f64, pi as f64));
+    let t = xs.len();
+    let seq = ArrayD::from_shape_vec(IxDyn(&[t, 1]), xs.clone()).unwrap();
+    for op in [
+        wgsl_compute::element_scan::Unary::Sin,
+        wgsl_compute::element_scan::Unary::Cos,
+    ] {
+        let mut b = Body::builder(&[Ty::F32, Ty::F32]);
+        let x = b.param(1);
+        let r = b.unary(op, x).unwrap();
+        let body = b.finish(r).unwrap();
+        let scan = ElementScan::from_body(
+            body,
+            ScanOptions::default(),
+            ArrayD::zeros(IxDyn(&[1])),
+            vec![seq.clone()],
+        )
+        .unwrap();
+        let want: Vec<f32> = xs.iter().map(|&x| op.eval(x as f64) as f32).collect();
+        each_context(|ctx| {
+            let got = scan.run(ctx).unwrap().to_vec().unwrap();
+            let gate = wgsl_compute::check::Gate::new(1.0 / 2048.0, 0.0);
+            crate::common::assert_close(ctx, &format!("{op:?} on [-pi, pi]"), &got, &want, gate);
+        });
+    }
+}
