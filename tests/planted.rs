@@ -1,4 +1,4 @@
-//! Tests that catch the deliberate bugs of issue 21, item 5 (`scripts/mutants/` plants them
+//! Tests that catch the deliberate bugs of issues 21 and 32, item 5 (`scripts/mutants/` plants them
 //! again; each entry names the test here that must fail). Every expected value is computed
 //! here, independently of the engine's reference where the reference could share the bug.
 
@@ -316,5 +316,37 @@ fn planted_fusion_across_a_dispatch_that_rewrites_an_input() {
             Gate::new(1e-6, 1e-5),
         );
         assert_eq!(x.to_vec().unwrap(), x_new, "the copy ran in the replay");
+    });
+}
+
+#[test]
+fn planted_fusion_through_a_transposed_view_of_the_producer() {
+    // The consumer reads exp(x) through a transposed view: absorbing exp would read x in the
+    // consumer's order, untransposed. The answer must be exp(x)^T + y, written out here.
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(3210);
+        let n = 5;
+        let (xv, yv) = (rng.vec_range(n * n, -2.0, 2.0), rng.vec_range(n * n, -1.0, 1.0));
+        let want: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let (r, c) = (i / n, i % n);
+                ((xv[c * n + r] as f64).exp() + yv[i] as f64) as f32
+            })
+            .collect();
+        let x = Tensor::from_slice(ctx, &[n, n], &xv).unwrap();
+        let y = Tensor::from_slice(ctx, &[n, n], &yv).unwrap();
+        let (plan, z) = wgsl_compute::plan::Plan::capture(ctx, &[&x, &y], || {
+            let e = ops::exp(&x)?;
+            ops::add(&e.transpose(0, 1)?, &y)
+        })
+        .unwrap();
+        plan.replay(ctx).unwrap();
+        assert_close(
+            ctx,
+            &format!("exp(x)^T + y\n{}", plan.dump()),
+            &z.to_vec().unwrap(),
+            &want,
+            Gate::new(1e-6, 1e-5),
+        );
     });
 }
