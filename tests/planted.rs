@@ -1,6 +1,7 @@
-//! Tests that catch the deliberate bugs of issues 21 and 32, item 5 (`scripts/mutants/` plants them
-//! again; each entry names the test here that must fail). Every expected value is computed
-//! here, independently of the engine's reference where the reference could share the bug.
+//! Tests that catch the deliberate bugs of issues 21 and 32, item 5 (`scripts/mutants/`
+//! plants them again; each entry names the test here that must fail). Every expected value is
+//! computed here, independently of the engine's reference where the reference could share
+//! the bug.
 
 use std::collections::BTreeMap;
 
