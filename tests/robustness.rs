@@ -740,12 +740,10 @@ fn robustness_two_gpu_contexts_on_one_adapter_have_distinct_names() {
     each_adapter(|ctx| {
         // A second context on the same adapter as `ctx`.
         let others = pollster::block_on(Context::each_adapter()).unwrap();
-        let Some(other) = others
+        let other = others
             .iter()
             .find(|c| c.info().name == ctx.info().name && c.info().backend == ctx.info().backend)
-        else {
-            return;
-        };
+            .expect("the adapter enumerates again");
         assert_ne!(ctx.id(), other.id());
         let t = Tensor::zeros(ctx, &[2]).unwrap();
         let u = Tensor::zeros(other, &[2]).unwrap();
