@@ -342,7 +342,8 @@ fn dtype_half_linear_embedding_layer_norm_match_the_reference() {
                 &g.to_array().unwrap().view(),
                 &b.to_array().unwrap().view(),
                 1e-5,
-            );
+            )
+            .unwrap();
             let got = ops::layer_norm(&x, &g, &b, 1e-5).unwrap().to_vec().unwrap();
             let want: Vec<f32> = want.iter().copied().collect();
             assert_close(ctx, &format!("{dtype} layer_norm"), &got, &want, Gate::new(1e-5, 1e-5));

@@ -252,8 +252,8 @@ fn mixer_angle_fused_long_walks_resume_across_segments() {
         let (pre, dh, pre_h, dh_h) = scan_inputs(ctx, &mut rng, 1, 3500, 4);
         let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &lanes).expect("forward");
         let dpre = mixer_scan_backward_with(&pre, &fwd, &dh, &lanes).expect("backward");
-        let want_h = reference::scan_f32(kind, &pre_h);
-        let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h);
+        let want_h = reference::scan_f32(kind, &pre_h).unwrap();
+        let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h).unwrap();
         let gate = gates::MIXER_BACKWARD;
         assert_close(
             ctx,
@@ -283,8 +283,8 @@ fn mixer_angle_fused_chunked_matches_the_reference() {
         for (k, t) in [(2, 1), (2, 300), (4, 7), (4, 64), (16, 130), (16, 4000)] {
             let kind = MixerKind::GivensMinGru { k };
             let (pre, dh, pre_h, dh_h) = scan_inputs_decay(ctx, &mut rng, 2, t, k, Some(k));
-            let want_h = reference::scan_f32(kind, &pre_h);
-            let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h);
+            let want_h = reference::scan_f32(kind, &pre_h).unwrap();
+            let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h).unwrap();
             for strategy in [
                 Strategy::Chunked { chunk: Some(16) },
                 Strategy::Chunked { chunk: None },
@@ -332,7 +332,7 @@ fn mixer_angle_fused_backward_is_exact_at_strong_decay() {
         let dh = rng.vec_range(b * t * d, -1.0, 1.0);
         let pre_h = ArrayD::from_shape_vec(IxDyn(&[b, t, 2 * d]), pre.clone()).unwrap();
         let dh_h = ArrayD::from_shape_vec(IxDyn(&[b, t, d]), dh.clone()).unwrap();
-        let want = reference::scan_backward_f32(kind, &pre_h, &dh_h);
+        let want = reference::scan_backward_f32(kind, &pre_h, &dh_h).unwrap();
         let pre = Tensor::from_slice(ctx, &[b, t, 2 * d], &pre).unwrap();
         let dh = Tensor::from_slice(ctx, &[b, t, d], &dh).unwrap();
         for strategy in [Strategy::Lanes, Strategy::Chunked { chunk: Some(16) }] {

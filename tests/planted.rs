@@ -1,6 +1,7 @@
-//! Tests that catch the deliberate bugs of issue 21, item 5 (`scripts/mutants/` plants them
-//! again; each entry names the test here that must fail). Every expected value is computed
-//! here, independently of the engine's reference where the reference could share the bug.
+//! Tests that catch the deliberate bugs of issues 21 and 32, item 5 (`scripts/mutants/`
+//! plants them again; each entry names the test here that must fail). Every expected value is
+//! computed here, independently of the engine's reference where the reference could share
+//! the bug.
 
 use std::collections::BTreeMap;
 
@@ -277,4 +278,76 @@ fn planted_adam_matches_an_independent_reference() {
     };
     run(&Context::cpu());
     each_adapter(run);
+}
+
+#[test]
+fn planted_fusion_across_a_dispatch_that_rewrites_an_input() {
+    // exp(x) is captured, then x is overwritten (copy_into), then exp's output is consumed.
+    // Fusing exp into the consumer would read the new x: the answer must use the old one.
+    // The expected values are written here: exp(x_old) + y.
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(3208);
+        let n = 37;
+        let (x_old, x_new, y) = (
+            rng.vec_range(n, -2.0, 2.0),
+            rng.vec_range(n, 3.0, 4.0),
+            rng.vec_range(n, -1.0, 1.0),
+        );
+        let want: Vec<f32> = x_old
+            .iter()
+            .zip(&y)
+            .map(|(&a, &b)| ((a as f64).exp() + b as f64) as f32)
+            .collect();
+        let t = |v: &[f32]| Tensor::from_slice(ctx, &[n], v).unwrap();
+        let (x, xn, yt, xo) = (t(&x_old), t(&x_new), t(&y), t(&x_old));
+        let (plan, z) = wgsl_compute::plan::Plan::capture(ctx, &[&x, &xn, &yt], || {
+            let e = ops::exp(&x)?;
+            ops::copy_into(&x, &xn)?;
+            ops::add(&e, &yt)
+        })
+        .unwrap();
+        // x holds x_new after the capture ran: put the old values back, then replay.
+        ops::copy_into(&x, &xo).unwrap();
+        plan.replay(ctx).unwrap();
+        assert_close(
+            ctx,
+            &format!("exp(x) + y across a rewrite of x\n{}", plan.dump()),
+            &z.to_vec().unwrap(),
+            &want,
+            Gate::new(1e-6, 1e-5),
+        );
+        assert_eq!(x.to_vec().unwrap(), x_new, "the copy ran in the replay");
+    });
+}
+
+#[test]
+fn planted_fusion_through_a_transposed_view_of_the_producer() {
+    // The consumer reads exp(x) through a transposed view: absorbing exp would read x in the
+    // consumer's order, untransposed. The answer must be exp(x)^T + y, written out here.
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(3210);
+        let n = 5;
+        let (xv, yv) = (rng.vec_range(n * n, -2.0, 2.0), rng.vec_range(n * n, -1.0, 1.0));
+        let want: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let (r, c) = (i / n, i % n);
+                ((xv[c * n + r] as f64).exp() + yv[i] as f64) as f32
+            })
+            .collect();
+        let x = Tensor::from_slice(ctx, &[n, n], &xv).unwrap();
+        let y = Tensor::from_slice(ctx, &[n, n], &yv).unwrap();
+        let (plan, z) = wgsl_compute::plan::Plan::capture(ctx, &[&x, &y], || {
+            let e = ops::exp(&x)?;
+            ops::add(&e.transpose(0, 1)?, &y)
+        })
+        .unwrap();
+        plan.replay(ctx).unwrap();
+        assert_close(
+            ctx,
+            &format!("exp(x)^T + y\n{}", plan.dump()),
+            &z.to_vec().unwrap(),
+            &want,
+            Gate::new(1e-6, 1e-5),
+        );
+    });
 }

@@ -557,3 +557,203 @@ fn robustness_no_panic_on_any_listed_input() {
         assert!(r.is_ok(), "{name} panicked");
     }
 }
+
+// ---- issue 32: panics, aborts and unchecked inputs ----
+
+#[test]
+fn robustness_interp_call_checks_its_arguments() {
+    use wgsl_compute::expr::{Binary, Body, Interp, Ty};
+    let mut b = Body::builder(&[Ty::F32, Ty::F32]);
+    let (x, y) = (b.param(0), b.param(1));
+    let s = b.binary(Binary::Add, x, y).unwrap();
+    let body = b.finish(s).unwrap();
+    let mut interp = Interp::new(&body);
+    // A two-parameter body called with one slice, none, or three.
+    expect_error(
+        interp.call(&[&[1.0]]),
+        &["expr::Interp::call", "2 argument slices", "1 slices"],
+    );
+    expect_error(interp.call(&[]), &["expr::Interp::call", "0 slices"]);
+    expect_error(interp.call(&[&[1.0], &[2.0], &[3.0]]), &["3 slices"]);
+    assert_eq!(interp.call(&[&[1.0], &[2.0]]).unwrap(), &[3.0]);
+    // An empty slice, or one of the wrong length, for a vector parameter.
+    let v = Ty::vector(3);
+    let mut b = Body::builder(&[v, v]);
+    let (x, y) = (b.param(0), b.param(1));
+    let s = b.binary(Binary::Mul, x, y).unwrap();
+    let body = b.finish(s).unwrap();
+    let mut interp = Interp::new(&body);
+    expect_error(
+        interp.call(&[&[], &[1.0, 2.0, 3.0]]),
+        &["parameter 0", "1 or 3 values", "0 values"],
+    );
+    expect_error(
+        interp.call(&[&[1.0, 2.0, 3.0], &[1.0, 2.0]]),
+        &["parameter 1", "2 values"],
+    );
+    // One value broadcasts.
+    assert_eq!(interp.call(&[&[2.0], &[1.0, 2.0, 3.0]]).unwrap(), &[2.0, 4.0, 6.0]);
+}
+
+#[test]
+fn robustness_random_windows_with_huge_sizes_is_an_error() {
+    use wgsl_compute::check::Rng;
+    use wgsl_compute::models::random_windows;
+    let mut rng = Rng::new(1);
+    for (rows, seq) in [(1usize << 40, 1usize), (usize::MAX, 2), (1 << 30, 2)] {
+        expect_error(
+            random_windows(&[1, 2, 3], rows, seq, &mut rng),
+            &["random_windows", "rows * seq"],
+        );
+    }
+    let (i, t) = random_windows(&[1, 2, 3], 4, 2, &mut rng).unwrap();
+    assert_eq!((i.len(), t.len()), (8, 8));
+}
+
+#[test]
+fn robustness_reference_layer_norm_checks_gamma_and_beta() {
+    let x = ArrayD::<f32>::zeros(IxDyn(&[2, 3]));
+    let (g4, g3) = (ArrayD::<f32>::ones(IxDyn(&[4])), ArrayD::<f32>::ones(IxDyn(&[3])));
+    let r = wgsl_compute::reference::nn::layer_norm(&x.view(), &g4.view(), &g3.view(), 1e-5);
+    expect_error(r, &["reference::nn::layer_norm", "gamma", "[4]", "[3]"]);
+    let r = wgsl_compute::reference::nn::layer_norm(&x.view(), &g3.view(), &g4.view(), 1e-5);
+    expect_error(r, &["beta"]);
+    let s = ArrayD::<f32>::zeros(IxDyn(&[]));
+    expect_error(
+        wgsl_compute::reference::nn::layer_norm(&s.view(), &g3.view(), &g3.view(), 1e-5),
+        &["rank >= 1"],
+    );
+}
+
+#[test]
+fn robustness_reference_linear_scan_checks_shapes() {
+    use wgsl_compute::reference::scan::linear_scan;
+    let z = |s: &[usize]| ArrayD::<f32>::zeros(IxDyn(s));
+    let r = linear_scan(&z(&[1, 3, 2]).view(), &z(&[1, 4, 2]).view(), None);
+    expect_error(r, &["reference::scan::linear_scan", "[1, 3, 2]", "[1, 4, 2]"]);
+    expect_error(
+        linear_scan(&z(&[3, 2]).view(), &z(&[3, 2]).view(), None),
+        &["(B, T, D)"],
+    );
+    let h0 = z(&[1, 3]);
+    expect_error(
+        linear_scan(&z(&[1, 3, 2]).view(), &z(&[1, 3, 2]).view(), Some(&h0.view())),
+        &["h0", "[1, 2]"],
+    );
+    assert_eq!(
+        linear_scan(&z(&[1, 3, 2]).view(), &z(&[1, 3, 2]).view(), None)
+            .unwrap()
+            .shape(),
+        &[1, 3, 2]
+    );
+}
+
+#[test]
+fn robustness_mixer_reference_checks_the_width() {
+    use wgsl_compute::mixer::{reference, MixerKind};
+    let kind = MixerKind::GivensMinGru { k: 4 };
+    // D = 3 and D = 6 are not multiples of k = 4; 7 is odd.
+    for (width, word) in [(6usize, "GivensMinGRU"), (12, "GivensMinGRU"), (7, "even last axis")] {
+        let pre = ArrayD::<f32>::zeros(IxDyn(&[1, 2, width]));
+        expect_error(reference::scan_f32(kind, &pre), &[word]);
+    }
+    let pre = ArrayD::<f32>::zeros(IxDyn(&[1, 2, 16]));
+    assert_eq!(reference::scan_f32(kind, &pre).unwrap().shape(), &[1, 2, 8]);
+    let dh = ArrayD::<f32>::zeros(IxDyn(&[1, 2, 4]));
+    expect_error(
+        reference::scan_backward_f32(kind, &pre, &dh),
+        &["scan_backward_f32", "dh"],
+    );
+    expect_error(
+        reference::scan_f32(kind, &ArrayD::zeros(IxDyn(&[2, 16]))),
+        &["(B, T, 2D)"],
+    );
+}
+
+#[test]
+fn robustness_adam_rejects_a_nan_or_negative_learning_rate() {
+    use wgsl_compute::train::Adam;
+    each_context(|ctx| {
+        let p = Tensor::from_slice(ctx, &[3], &[1.0, 2.0, 3.0]).unwrap();
+        for lr in [f32::NAN, -1.0, f32::INFINITY, -0.5e-3] {
+            expect_error(Adam::new(&[&p], lr), &["adam", "lr"]);
+        }
+        // A setting changed afterwards is checked before the step moves anything.
+        let mut adam = Adam::new(&[&p], 1e-3).unwrap();
+        adam.lr = f32::NAN;
+        let g = Tensor::from_slice(ctx, &[3], &[0.1, 0.1, 0.1]).unwrap();
+        expect_error(adam.step(&[&p], &[&g]), &["lr"]);
+        assert_eq!(p.to_vec().unwrap(), [1.0, 2.0, 3.0]);
+        adam.lr = 1e-3;
+        adam.beta2 = 1.0;
+        expect_error(adam.step(&[&p], &[&g]), &["beta2"]);
+    });
+}
+
+#[test]
+fn robustness_char_model_sample_rejects_bad_temperatures() {
+    use wgsl_compute::check::Rng;
+    use wgsl_compute::mixer::{MixerKind, MixerPath};
+    use wgsl_compute::models::{CharModel, CharModelConfig};
+    let config = CharModelConfig {
+        kind: MixerKind::SignedMinGru,
+        path: MixerPath::Auto,
+        vocab: 5,
+        layers: 1,
+        d_model: 4,
+        d_state: 4,
+    };
+    let model = CharModel::init(&Context::cpu(), config, 1).unwrap();
+    for t in [f32::NAN, 0.0, -1.0, f32::INFINITY] {
+        expect_error(
+            model.sample(&[1, 2], 3, 4, t, &mut Rng::new(1), |_| {}),
+            &["CharModel::sample", "temperature"],
+        );
+    }
+    assert_eq!(
+        model
+            .sample(&[1, 2], 3, 4, 0.8, &mut Rng::new(1), |_| {})
+            .unwrap()
+            .len(),
+        3
+    );
+}
+
+#[test]
+fn robustness_kv_cache_checks_the_config() {
+    let mut config = tiny_weights().config;
+    config.n_embd = 10;
+    config.n_head = 3;
+    expect_error(
+        gpt2::KvCache::new(&Context::cpu(), &config),
+        &["KvCache::new", "not a multiple of n_head"],
+    );
+    config.n_head = 0;
+    expect_error(
+        gpt2::KvCache::new(&Context::cpu(), &config),
+        &["KvCache::new", "n_head"],
+    );
+}
+
+#[test]
+fn robustness_two_gpu_contexts_on_one_adapter_have_distinct_names() {
+    each_adapter(|ctx| {
+        // A second context on the same adapter as `ctx`.
+        let others = pollster::block_on(Context::each_adapter()).unwrap();
+        let other = others
+            .iter()
+            .find(|c| c.info().name == ctx.info().name && c.info().backend == ctx.info().backend)
+            .expect("the adapter enumerates again");
+        assert_ne!(ctx.id(), other.id());
+        let t = Tensor::zeros(ctx, &[2]).unwrap();
+        let u = Tensor::zeros(other, &[2]).unwrap();
+        match ops::add(&t, &u) {
+            Err(wgsl_compute::Error::WrongContext { expected, actual, .. }) => {
+                assert_ne!(expected, actual, "the two contexts read alike");
+                assert!(expected.contains(&format!("#{}", ctx.id())), "{expected}");
+                assert!(actual.contains(&format!("#{}", other.id())), "{actual}");
+            }
+            other => panic!("expected a wrong-context error, got {other:?}"),
+        }
+    });
+}

@@ -27,6 +27,7 @@ mod reduce;
 mod robustness;
 mod scan;
 mod shaders;
+mod special;
 mod stress;
 mod texture;
 mod train;

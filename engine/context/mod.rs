@@ -33,6 +33,16 @@ use crate::error::{Error, Result};
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<Inner>,
+    /// Which context this is, in order of creation (clones share it): what tells two
+    /// contexts on one adapter apart in an error.
+    id: u64,
+}
+
+/// The id of the next context created.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 enum Inner {
@@ -123,12 +133,14 @@ impl Context {
     pub fn cpu() -> Self {
         Context {
             inner: Arc::new(Inner::Cpu(DeviceInfo::cpu())),
+            id: next_id(),
         }
     }
 
     fn from_gpu(gpu: Gpu) -> Self {
         Context {
             inner: Arc::new(Inner::Gpu(Box::new(gpu))),
+            id: next_id(),
         }
     }
 
@@ -143,6 +155,12 @@ impl Context {
     /// True when ops run on a GPU device.
     pub fn is_gpu(&self) -> bool {
         matches!(&*self.inner, Inner::Gpu(_))
+    }
+
+    /// This context's id: distinct for every context the process creates (in order of
+    /// creation, from 1), shared by its clones. Errors that mix contexts print it.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// True when both handles are the same context.
@@ -224,7 +242,13 @@ impl Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Context({} / {})", self.info().name, self.info().backend)
+        write!(
+            f,
+            "Context #{} ({} / {})",
+            self.id,
+            self.info().name,
+            self.info().backend
+        )
     }
 }
 

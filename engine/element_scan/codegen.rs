@@ -13,7 +13,7 @@
 
 use std::fmt::Write;
 
-use crate::expr::codegen::{comp, emit, Width};
+use crate::expr::codegen::{comp, emit, helpers, Width};
 use crate::expr::Body;
 
 /// The kernel's cache name: the body's hash and the direction.
@@ -76,6 +76,7 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
         "@group(0) @binding({}) var<storage, read_write> out: array<f32>; // states (lanes, T, {n})\n",
         k + 1
     );
+    w.push_str(helpers(body));
     let _ = writeln!(
         w,
         "fn base(v: u32, lane: u32) -> u32 {{\n    var rem = lane;\n    var off = p.views[v].offset;\n    for (var d = i32(p.rank) - 1; d >= 0; d--) {{\n        let q = u32(d) / 4u;\n        let r = u32(d) % 4u;\n        off += (rem % p.shape[q][r]) * p.views[v].lane[q][r];\n        rem = rem / p.shape[q][r];\n    }}\n    return off;\n}}\n"

@@ -3,12 +3,13 @@
 //! context's implementation.
 
 use super::layout::ScanLayout;
+use crate::error::Result;
 use crate::expr::{Body, Interp};
 
 /// Runs the scan on host data. `inputs[0]` is the initial state, `inputs[1..]` the
 /// sequences, each a dense row-major buffer read through `layout`'s views; returns the
 /// dense output (the state after every trip).
-pub(crate) fn run(body: &Body, layout: &ScanLayout, inputs: &[&[f32]]) -> Vec<f32> {
+pub(crate) fn run(body: &Body, layout: &ScanLayout, inputs: &[&[f32]]) -> Result<Vec<f32>> {
     let mut interp = Interp::new(body);
     let mut out = vec![0.0f32; layout.out_len()];
     let widths: Vec<usize> = body.params.iter().map(|t| t.lanes()).collect();
@@ -30,7 +31,7 @@ pub(crate) fn run(body: &Body, layout: &ScanLayout, inputs: &[&[f32]]) -> Vec<f3
                 }
             }
             let refs: Vec<&[f64]> = args.iter().map(|a| a.as_slice()).collect();
-            let h = interp.call(&refs).to_vec();
+            let h = interp.call(&refs)?.to_vec();
             for j in 0..n {
                 let hj = h[if h.len() == 1 { 0 } else { j }];
                 out[bases[bases.len() - 1] + t * ov.trip + j * ov.comp] = hj as f32;
@@ -38,5 +39,5 @@ pub(crate) fn run(body: &Body, layout: &ScanLayout, inputs: &[&[f32]]) -> Vec<f3
             }
         }
     }
-    out
+    Ok(out)
 }

@@ -46,7 +46,7 @@ pub(crate) fn run(
             .collect();
         let layout = ScanLayout::new(out_shape, axis, vector, reverse, &dense.iter().collect::<Vec<_>>());
         let refs: Vec<&[f32]> = host.iter().map(|v| v.as_slice()).collect();
-        let out = interp::run(body, &layout, &refs);
+        let out = interp::run(body, &layout, &refs)?;
         let a =
             ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(out_shape), out).map_err(|e| Error::Map(e.to_string()))?;
         return Tensor::from_host(ctx, a);

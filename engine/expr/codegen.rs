@@ -11,6 +11,30 @@ use std::fmt::Write;
 use super::ir::{Body, Id, Kind, Op};
 pub use super::op::Width;
 
+/// The WGSL helpers that some ops' expressions call (NaN bit tests, IEEE `pow`): a kernel
+/// whose body [`needs_helpers`] includes them once at module scope.
+pub const HELPERS: &str = include_str!("../../shaders/elementwise/special.wgsl");
+
+/// True when `body` uses an op whose WGSL calls one of [`HELPERS`].
+pub fn needs_helpers(body: &Body) -> bool {
+    body.nodes.iter().any(|n| match n.op {
+        Op::Unary(u, _) => u.uses_helpers(),
+        Op::Binary(b, _, _) => b.uses_helpers(),
+        Op::Reduce(r, _, _) => r == super::Reduce::Max,
+        _ => false,
+    })
+}
+
+/// [`HELPERS`] when `body` needs them, else nothing: what a kernel generator writes at
+/// module scope before the body's functions.
+pub fn helpers(body: &Body) -> &'static str {
+    if needs_helpers(body) {
+        HELPERS
+    } else {
+        ""
+    }
+}
+
 /// Component `j` of node `k`'s register, broadcasting one-component values.
 pub fn comp(body: &Body, k: Id, j: usize) -> String {
     if body.node(k).ty.lanes() == 1 {
@@ -37,7 +61,7 @@ pub fn emit(out: &mut String, body: &Body, indent: &str, w: Width, param: impl F
                 Op::Const(bits) if node.ty.kind == Kind::Bool => w.bool(bits != 0),
                 Op::Const(bits) => w.f32(&format!("bitcast<f32>({bits}u)")),
                 Op::Unary(u, x) => u.wgsl(&comp(body, x, j), w),
-                Op::Binary(b, x, y) => b.wgsl(&comp(body, x, j), &comp(body, y, j)),
+                Op::Binary(b, x, y) => b.wgsl(&comp(body, x, j), &comp(body, y, j), w),
                 Op::Where(c, x, y) => format!(
                     "select({}, {}, {})",
                     comp(body, y, j),
@@ -46,7 +70,7 @@ pub fn emit(out: &mut String, body: &Body, indent: &str, w: Width, param: impl F
                 ),
                 Op::Reduce(r, x, _) => {
                     let parts: Vec<String> = (0..body.node(x).ty.lanes()).map(|i| comp(body, x, i)).collect();
-                    r.wgsl(&parts)
+                    r.wgsl(&parts, w)
                 }
                 Op::Splat(x, _) => comp(body, x, 0),
             };

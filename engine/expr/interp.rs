@@ -2,6 +2,7 @@
 //! scans, and the CPU context's implementation of all three. One call evaluates a body once.
 
 use super::ir::{Body, Kind, Op};
+use crate::error::{Error, Result};
 
 /// Evaluates a body call by call, reusing one value buffer.
 pub struct Interp<'a> {
@@ -36,7 +37,31 @@ impl<'a> Interp<'a> {
 
     /// Runs the body once. `args[i]` holds parameter i's components (one value broadcasts);
     /// returns the result's components.
-    pub fn call(&mut self, args: &[&[f64]]) -> &[f64] {
+    ///
+    /// Errors ([`Error::Value`], op `expr::Interp::call`): the number of argument slices is not
+    /// the body's parameter count, or a slice's length is neither 1 nor its parameter's lanes.
+    pub fn call(&mut self, args: &[&[f64]]) -> Result<&[f64]> {
+        const OP: &str = "expr::Interp::call";
+        let params = &self.body.params;
+        if args.len() != params.len() {
+            return Err(Error::value(
+                OP,
+                "args",
+                format!("{} argument slices (one per parameter)", params.len()),
+                format!("{} slices", args.len()),
+            ));
+        }
+        for (i, (a, ty)) in args.iter().zip(params).enumerate() {
+            let lanes = ty.lanes();
+            if a.len() != 1 && a.len() != lanes {
+                return Err(Error::Value {
+                    op: OP,
+                    arg: "args",
+                    expected: format!("parameter {i} to have 1 or {lanes} values"),
+                    actual: format!("{} values", a.len()),
+                });
+            }
+        }
         for (k, node) in self.body.nodes.iter().enumerate() {
             let lanes = node.ty.lanes();
             for j in 0..lanes {
@@ -66,6 +91,6 @@ impl<'a> Interp<'a> {
             }
         }
         let r = self.body.result.0 as usize;
-        &self.vals[self.start[r]..self.start[r] + self.body.nodes[r].ty.lanes()]
+        Ok(&self.vals[self.start[r]..self.start[r] + self.body.nodes[r].ty.lanes()])
     }
 }

@@ -16,7 +16,9 @@
 //! let m = b.binary(Binary::Mul, x, y)?;
 //! let t = b.unary(Unary::Tanh, m)?;
 //! let body = b.finish(t)?;
-//! assert_eq!(Interp::new(&body).call(&[&[0.5], &[2.0]]), &[1f64.tanh()]);
+//! assert_eq!(Interp::new(&body).call(&[&[0.5], &[2.0]])?, &[1f64.tanh()]);
+//! // A missing argument is an error, not a panic.
+//! assert!(Interp::new(&body).call(&[&[0.5]]).is_err());
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 

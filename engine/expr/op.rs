@@ -71,9 +71,10 @@ pub enum Unary {
     Abs,
     /// `max(x, 0)`.
     Relu,
-    /// Sine (f32-accurate in the generated WGSL).
+    /// Sine (WGSL's `sin` in the generated code: accurate on [-pi, pi], see the README's
+    /// special values).
     Sin,
-    /// Cosine (f32-accurate in the generated WGSL).
+    /// Cosine (WGSL's `cos`, as [`Unary::Sin`]).
     Cos,
     /// bool -> bool.
     Not,
@@ -172,7 +173,8 @@ impl Unary {
             Self::Sigmoid => 1.0 / (1.0 + (-x).exp()),
             Self::Sqrt => x.sqrt(),
             Self::Abs => x.abs(),
-            Self::Relu => x.max(0.0),
+            // NaN propagates (torch's rule): `f64::max` would return the other operand.
+            Self::Relu => nan_or(x, x, || x.max(0.0)),
             Self::Sin => x.sin(),
             Self::Cos => x.cos(),
             Self::Not => (x == 0.0) as u8 as f64,
@@ -189,18 +191,79 @@ impl Unary {
             Self::Exp => format!("exp({x})"),
             Self::Log => format!("log({x})"),
             // tanh saturates in f32 long before 15; clamping keeps backends that compute it
-            // from exp(2x) away from inf / inf.
-            Self::Tanh => format!("tanh(clamp({x}, {}, {}))", f("-15.0"), f("15.0")),
-            Self::Sigmoid => format!("(1.0 / (1.0 + exp(-clamp({x}, {}, {}))))", f("-88.0"), f("88.0")),
+            // from exp(2x) away from inf / inf. A clamp may turn NaN into a bound, so NaN is
+            // passed through by a bit test (`is_nan_bits`, `shaders/elementwise/special.wgsl`).
+            Self::Tanh => format!(
+                "select(tanh(clamp({x}, {}, {})), {x}, {}({x}))",
+                f("-15.0"),
+                f("15.0"),
+                nan_test(w)
+            ),
+            Self::Sigmoid => format!(
+                "select((1.0 / (1.0 + exp(-clamp({x}, {}, {})))), {x}, {}({x}))",
+                f("-88.0"),
+                f("88.0"),
+                nan_test(w)
+            ),
             Self::Sqrt => format!("sqrt({x})"),
             Self::Abs => format!("abs({x})"),
-            Self::Relu => format!("max({x}, {})", f("0.0")),
+            Self::Relu => format!("{}({x}, {})", max_fn(w), f("0.0")),
             Self::Sin => format!("sin({x})"),
             Self::Cos => format!("cos({x})"),
             Self::Not => format!("!({x})"),
             Self::ToF32 => format!("select({}, {}, {x})", f("0.0"), f("1.0")),
             Self::ToBool => format!("({x} != {})", f("0.0")),
         }
+    }
+}
+
+/// `x` when it is NaN, else `y` when it is NaN, else `f()`: the NaN-propagating form of
+/// max and min (the first NaN operand comes back, as the WGSL helpers return it).
+fn nan_or(x: f64, y: f64, f: impl FnOnce() -> f64) -> f64 {
+    if x.is_nan() {
+        x
+    } else if y.is_nan() {
+        y
+    } else {
+        f()
+    }
+}
+
+/// The NaN-propagating max at width `w` (`shaders/elementwise/special.wgsl`).
+fn max_fn(w: Width) -> &'static str {
+    match w {
+        Width::Scalar => "max_nan",
+        Width::Vec4 => "max_nan4",
+    }
+}
+
+/// The NaN-propagating min at width `w`.
+fn min_fn(w: Width) -> &'static str {
+    match w {
+        Width::Scalar => "min_nan",
+        Width::Vec4 => "min_nan4",
+    }
+}
+
+/// The name of the NaN bit test at width `w` (`shaders/elementwise/special.wgsl`).
+fn nan_test(w: Width) -> &'static str {
+    match w {
+        Width::Scalar => "is_nan_bits",
+        Width::Vec4 => "is_nan_bits4",
+    }
+}
+
+impl Unary {
+    /// True when the WGSL of this op calls a helper of [`crate::expr::codegen::HELPERS`].
+    pub fn uses_helpers(self) -> bool {
+        matches!(self, Self::Tanh | Self::Sigmoid | Self::Relu)
+    }
+}
+
+impl Binary {
+    /// True when the WGSL of this op calls a helper of [`crate::expr::codegen::HELPERS`].
+    pub fn uses_helpers(self) -> bool {
+        matches!(self, Self::Pow | Self::Max | Self::Min)
     }
 }
 
@@ -251,8 +314,8 @@ impl Binary {
             Self::Mul => x * y,
             Self::Div => x / y,
             Self::Pow => x.powf(y),
-            Self::Max => x.max(y),
-            Self::Min => x.min(y),
+            Self::Max => nan_or(x, y, || x.max(y)),
+            Self::Min => nan_or(x, y, || x.min(y)),
             Self::Lt => t(x < y),
             Self::Le => t(x <= y),
             Self::Gt => t(x > y),
@@ -264,18 +327,23 @@ impl Binary {
         }
     }
 
-    /// The WGSL expression of `self` applied to the expressions `x` and `y` (both of one
-    /// width: no binary op writes a literal).
-    pub fn wgsl(self, x: &str, y: &str) -> String {
+    /// The WGSL expression of `self` applied to the expressions `x` and `y`, both of width `w`
+    /// (no binary op writes a literal; `pow` calls the width's helper).
+    pub fn wgsl(self, x: &str, y: &str, w: Width) -> String {
         let infix = |o: &str| format!("({x} {o} {y})");
         match self {
             Self::Add => infix("+"),
             Self::Sub => infix("-"),
             Self::Mul => infix("*"),
             Self::Div => infix("/"),
-            Self::Pow => format!("pow({x}, {y})"),
-            Self::Max => format!("max({x}, {y})"),
-            Self::Min => format!("min({x}, {y})"),
+            // powf's special values (zeros, infinities, NaN, negative bases), which WGSL's
+            // `pow` leaves undefined: `shaders/elementwise/special.wgsl`.
+            Self::Pow => match w {
+                Width::Scalar => format!("pow_ieee({x}, {y})"),
+                Width::Vec4 => format!("pow_ieee4({x}, {y})"),
+            },
+            Self::Max => format!("{}({x}, {y})", max_fn(w)),
+            Self::Min => format!("{}({x}, {y})", min_fn(w)),
             Self::Lt => infix("<"),
             Self::Le => infix("<="),
             Self::Gt => infix(">"),
@@ -301,16 +369,19 @@ impl Reduce {
     pub fn eval(self, xs: impl Iterator<Item = f64>) -> f64 {
         match self {
             Self::Sum => xs.sum(),
-            Self::Max => xs.fold(f64::MIN, f64::max),
+            Self::Max => xs.fold(f64::NEG_INFINITY, |m, v| nan_or(m, v, || m.max(v))),
         }
     }
 
-    /// The WGSL expression reducing the component expressions `parts` (at least one).
-    pub fn wgsl(self, parts: &[String]) -> String {
+    /// The WGSL expression reducing the component expressions `parts` (at least one) of
+    /// width `w`.
+    pub fn wgsl(self, parts: &[String], w: Width) -> String {
         match self {
             Self::Sum => format!("({})", parts.join(" + ")),
             Self::Max => match parts.split_first() {
-                Some((first, rest)) => rest.iter().fold(first.clone(), |acc, p| format!("max({acc}, {p})")),
+                Some((first, rest)) => rest
+                    .iter()
+                    .fold(first.clone(), |acc, p| format!("{}({acc}, {p})", max_fn(w))),
                 None => String::from("0.0"),
             },
         }

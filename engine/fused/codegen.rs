@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use crate::expr::codegen::{comp, emit, Width};
+use crate::expr::codegen::{comp, emit, helpers, Width};
 use crate::expr::Body;
 use crate::shape::{Vec4Read, MAX_RANK};
 
@@ -73,6 +73,7 @@ fn header(s: &mut String, body: &Body, ni: usize, form: &str, ty: impl Fn(usize)
         ni + 1
     );
     let _ = writeln!(s, "const WG: u32 = {WG}u;");
+    s.push_str(helpers(body));
 }
 
 /// The scalar kernel's WGSL for a graph's `body` over `ni` inputs (parameter k reads input

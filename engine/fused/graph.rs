@@ -176,6 +176,6 @@ impl Graph {
             .map(|i| [inputs.get(i).copied().unwrap_or(f64::NAN)])
             .collect();
         let refs: Vec<&[f64]> = args.iter().map(|a| &a[..]).collect();
-        Interp::new(&body).call(&refs)[0]
+        Interp::new(&body).call(&refs).map_or(f64::NAN, |r| r[0])
     }
 }

@@ -128,9 +128,9 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
                     a[0] = v[i];
                 }
                 let refs: Vec<&[f64]> = args.iter().map(|a| &a[..]).collect();
-                interp.call(&refs)[0] as f32
+                Ok(interp.call(&refs)?[0] as f32)
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let out = ArrayD::from_shape_vec(IxDyn(&shape), data)
             .map_err(|e| Error::value(op, "output", "sizes that agree", e))?;
         return Tensor::from_host(ctx, out);

@@ -10,6 +10,7 @@
 use ndarray::{Array2, Array3, ArrayD, ArrayView1, ArrayView2, ArrayView3, Ix3};
 
 use super::MixerKind;
+use crate::error::{Error, Result};
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
@@ -225,18 +226,43 @@ fn to_f64(a: &ArrayD<f32>) -> Array3<f64> {
     a.mapv(f64::from).into_dimensionality::<Ix3>().expect("checked rank 3")
 }
 
-/// [`scan`] on f32 arrays (the CPU context's mixer forward). Panics unless `pre` is
-/// (B, T, 2D) with D a multiple of the block size (the caller, `mixer_scan`, checks it).
-pub fn scan_f32(kind: MixerKind, pre: &ArrayD<f32>) -> ArrayD<f32> {
-    scan(kind, &to_f64(pre).view()).mapv(|v| v as f32).into_dyn()
+/// Checks `pre` is (B, T, 2D) with D a multiple of `kind`'s block size (and the block size
+/// one the kind accepts); returns D.
+fn check_pre(kind: MixerKind, op: &'static str, pre: &[usize]) -> Result<usize> {
+    if pre.len() != 3 || !pre[2].is_multiple_of(2) {
+        return Err(Error::shape(
+            op,
+            "pre",
+            "(B, T, 2D): rank 3 with an even last axis",
+            pre,
+        ));
+    }
+    kind.blocks(pre[2] / 2)?;
+    Ok(pre[2] / 2)
 }
 
-/// [`scan_backward`] on f32 arrays (the CPU context's mixer backward). Panics on shapes
-/// `mixer_scan_backward` would reject.
-pub fn scan_backward_f32(kind: MixerKind, pre: &ArrayD<f32>, dh: &ArrayD<f32>) -> ArrayD<f32> {
-    scan_backward(kind, &to_f64(pre).view(), &to_f64(dh).view())
+/// [`scan`] on f32 arrays (the CPU context's mixer forward). pre (B, T, 2D) -> h (B, T, D).
+///
+/// Errors: pre not of rank 3 with an even last axis, or D not a multiple of the block size.
+pub fn scan_f32(kind: MixerKind, pre: &ArrayD<f32>) -> Result<ArrayD<f32>> {
+    check_pre(kind, "mixer::reference::scan_f32", pre.shape())?;
+    Ok(scan(kind, &to_f64(pre).view()).mapv(|v| v as f32).into_dyn())
+}
+
+/// [`scan_backward`] on f32 arrays (the CPU context's mixer backward). pre (B, T, 2D),
+/// dh (B, T, D) -> dpre (B, T, 2D).
+///
+/// Errors: as [`scan_f32`], and dh of another shape than (B, T, D).
+pub fn scan_backward_f32(kind: MixerKind, pre: &ArrayD<f32>, dh: &ArrayD<f32>) -> Result<ArrayD<f32>> {
+    const OP: &str = "mixer::reference::scan_backward_f32";
+    let d = check_pre(kind, OP, pre.shape())?;
+    let want = [pre.shape()[0], pre.shape()[1], d];
+    if dh.shape() != want {
+        return Err(Error::mismatch(OP, "dh", dh.shape(), "(B, T, D) of pre", &want));
+    }
+    Ok(scan_backward(kind, &to_f64(pre).view(), &to_f64(dh).view())
         .mapv(|v| v as f32)
-        .into_dyn()
+        .into_dyn())
 }
 
 /// Gradients of [`layer`]'s loss: dL/dx (B, T, Dm), dL/dw_in (Dm, 2D), dL/db_in (2D),

@@ -101,7 +101,7 @@ pub fn mixer_scan_with(kind: MixerKind, path: MixerPath, pre: &Tensor, opts: &Sc
             Ok(MixerScan { h, kind, saved })
         },
         || {
-            let h = reference::scan_f32(kind, &host(pre, op)?);
+            let h = reference::scan_f32(kind, &host(pre, op)?)?;
             Ok(MixerScan {
                 h: Tensor::from_host(ctx, h)?,
                 kind,
@@ -151,7 +151,7 @@ pub fn mixer_scan_backward_with(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor, 
         }
         // The reference forward (CPU context or ENGINE_SCAN=cpu): the reference backward.
         _ => {
-            let dpre = reference::scan_backward_f32(kind, &host(&pre, op)?, &host(&dh, op)?);
+            let dpre = reference::scan_backward_f32(kind, &host(&pre, op)?, &host(&dh, op)?)?;
             Tensor::from_host(pre.context(), dpre)
         }
     }

@@ -209,7 +209,8 @@ impl CharModel {
     }
 
     /// Draws `n` ids after `context` (at least one id), each from softmax(logits /
-    /// `temperature`) of the last `window` ids, calling `on_id` as each is chosen.
+    /// `temperature`) of the last `window` ids, calling `on_id` as each is chosen. The
+    /// temperature must be positive and finite (as for GPT-2's `Sampler`).
     pub async fn sample_async(
         &self,
         context: &[u32],
@@ -225,6 +226,15 @@ impl CharModel {
                 "context / window",
                 "at least one id and a window of at least one",
                 format!("{} ids, window {window}", context.len()),
+            ));
+        }
+        // The same rule as GPT-2's `Sampler::new`: a positive, finite temperature.
+        if !(temperature > 0.0 && temperature.is_finite()) {
+            return Err(Error::value(
+                "CharModel::sample",
+                "temperature",
+                "a positive finite number",
+                temperature,
             ));
         }
         let mut ids = context.to_vec();
@@ -256,7 +266,8 @@ impl CharModel {
     }
 }
 
-/// A draw from softmax(logits / temperature) (temperature floored at 1e-3).
+/// A draw from softmax(logits / temperature) (temperature checked positive by the caller,
+/// floored at 1e-3).
 fn draw(logits: &[f32], temperature: f32, rng: &mut Rng) -> u32 {
     let m = logits.iter().fold(f32::MIN, |m, &x| m.max(x));
     let t = temperature.max(1e-3);
@@ -271,8 +282,13 @@ fn draw(logits: &[f32], temperature: f32, rng: &mut Rng) -> u32 {
     (weights.len() - 1) as u32
 }
 
+/// The most ids [`random_windows`] returns per vector (`rows * seq`): 2^28 ids, 1 GiB, far
+/// above any batch a storage binding holds.
+pub const MAX_WINDOW_IDS: usize = 1 << 28;
+
 /// `rows` windows of `seq + 1` ids at random offsets of `ids`: (inputs, next-id targets), each
-/// `rows * seq` ids, row-major. `ids` must be longer than `seq`.
+/// `rows * seq` ids, row-major. `ids` must be longer than `seq`, and `rows * seq` at most
+/// [`MAX_WINDOW_IDS`].
 pub fn random_windows(ids: &[u32], rows: usize, seq: usize, rng: &mut Rng) -> Result<(Vec<u32>, Vec<u32>)> {
     if ids.len() <= seq {
         return Err(Error::value(
@@ -282,8 +298,24 @@ pub fn random_windows(ids: &[u32], rows: usize, seq: usize, rng: &mut Rng) -> Re
             ids.len(),
         ));
     }
-    let mut inputs = Vec::with_capacity(rows * seq);
-    let mut targets = Vec::with_capacity(rows * seq);
+    // (rows, seq) come from a caller: an overflowing or unallocatable size is an error, not
+    // an abort in the allocator.
+    let too_large = || {
+        Error::value(
+            "random_windows",
+            "rows * seq",
+            format!("at most {MAX_WINDOW_IDS} ids"),
+            format!("{rows} * {seq}"),
+        )
+    };
+    let n = rows
+        .checked_mul(seq)
+        .filter(|&n| n <= MAX_WINDOW_IDS)
+        .ok_or_else(too_large)?;
+    let mut inputs = Vec::new();
+    let mut targets = Vec::new();
+    inputs.try_reserve_exact(n).map_err(|_| too_large())?;
+    targets.try_reserve_exact(n).map_err(|_| too_large())?;
     for _ in 0..rows {
         let start = rng.below(ids.len() - seq);
         inputs.extend_from_slice(&ids[start..start + seq]);

@@ -7,5 +7,5 @@ pub mod char_model;
 pub mod gpt2;
 pub mod shipped;
 
-pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads};
+pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads, MAX_WINDOW_IDS};
 pub use shipped::Shipped;

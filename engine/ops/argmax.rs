@@ -12,8 +12,12 @@ const ARGMAX: KernelDef = KernelDef::new("reduce/argmax", shader!("reduce/argmax
 /// Largest f32 that still holds every integer below it exactly.
 const EXACT: usize = 1 << 24;
 
-/// Index of the largest element along the last axis (the first on ties), stored as f32
-/// (exact: the last axis must be shorter than 2^24). x (..., n) -> (...).
+/// Index of the largest element along the last axis, stored as f32 (exact: the last axis
+/// must be shorter than 2^24). x (..., n) -> (...).
+///
+/// The same rule on every context ([`reference::nn::argmax_index`], torch's): NaN is larger
+/// than every number (the first NaN wins), -0.0 equals +0.0, the first index wins a tie, and
+/// the index is always inside the row (all -inf rows give 0).
 pub fn argmax_last(x: &Tensor) -> Result<Tensor> {
     let op = "argmax_last";
     let (rows, cols) = rows_cols(op, x)?;

@@ -41,7 +41,7 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
         let (g, b) = (gamma.host_widened(op)?, beta.host_widened(op)?);
         return Tensor::from_host(
             ctx,
-            reference::nn::layer_norm(&x.host(op)?.view(), &g.view(), &b.view(), eps),
+            reference::nn::layer_norm(&x.host(op)?.view(), &g.view(), &b.view(), eps)?,
         );
     };
     let (x, gamma, beta) = (x.contiguous()?, gamma.contiguous()?, beta.contiguous()?);

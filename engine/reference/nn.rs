@@ -57,10 +57,26 @@ pub fn softmax_last(x: &ArrayViewD<f32>, causal: Option<usize>) -> ArrayD<f32> {
 
 /// Layer norm over the last axis: `(x - mean) / sqrt(var + eps) * gamma + beta` with the
 /// biased variance. x (..., n), gamma (n,), beta (n,) -> (..., n).
-pub fn layer_norm(x: &ArrayViewD<f32>, gamma: &ArrayViewD<f32>, beta: &ArrayViewD<f32>, eps: f32) -> ArrayD<f32> {
+///
+/// Errors: x of rank 0, gamma or beta of a shape other than (n,).
+pub fn layer_norm(
+    x: &ArrayViewD<f32>,
+    gamma: &ArrayViewD<f32>,
+    beta: &ArrayViewD<f32>,
+    eps: f32,
+) -> Result<ArrayD<f32>> {
+    const OP: &str = "reference::nn::layer_norm";
+    let Some(&n) = x.shape().last() else {
+        return Err(Error::shape(OP, "x", "rank >= 1", x.shape()));
+    };
+    for (name, t) in [("gamma", gamma), ("beta", beta)] {
+        if t.shape() != [n] {
+            return Err(Error::shape(OP, name, format!("[{n}] (the last axis of x)"), t.shape()));
+        }
+    }
     let g: Vec<f64> = gamma.iter().map(|&v| v as f64).collect();
     let b: Vec<f64> = beta.iter().map(|&v| v as f64).collect();
-    map_rows(x, |_, row, out| {
+    Ok(map_rows(x, |_, row, out| {
         let n = row.len() as f64;
         let mean = row.iter().sum::<f64>() / n;
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
@@ -68,21 +84,32 @@ pub fn layer_norm(x: &ArrayViewD<f32>, gamma: &ArrayViewD<f32>, beta: &ArrayView
         for (c, o) in out.iter_mut().enumerate() {
             *o = ((row[c] - mean) * rstd * g[c] + b[c]) as f32;
         }
-    })
+    }))
 }
 
-/// Index of the largest element of each row (the first on ties), as f32. x (..., n) -> (...).
+/// Index of the largest of `xs` under the engine's one argmax rule (torch's): NaN is larger
+/// than every number and the first NaN wins; -0.0 equals +0.0; the first index wins a tie.
+/// 0 for an empty sequence. The GPU kernel (`shaders/reduce/argmax.wgsl`) and GPT-2's greedy
+/// pick follow the same rule.
+pub fn argmax_index(xs: impl IntoIterator<Item = f32>) -> usize {
+    let mut best: Option<(usize, f32)> = None;
+    for (i, v) in xs.into_iter().enumerate() {
+        let better = match best {
+            None => true,
+            Some((_, b)) => !b.is_nan() && (v.is_nan() || v > b),
+        };
+        if better {
+            best = Some((i, v));
+        }
+    }
+    best.map_or(0, |(i, _)| i)
+}
+
+/// Index of the largest element of each row as f32, under [`argmax_index`]'s rule (NaN wins,
+/// first index on ties). x (..., n) -> (...).
 pub fn argmax_last(x: &ArrayViewD<f32>) -> ArrayD<f32> {
     let last = Axis(x.ndim().saturating_sub(1));
-    x.map_axis(last, |row| {
-        let mut best = 0;
-        for (i, &v) in row.iter().enumerate() {
-            if v > row[best] {
-                best = i;
-            }
-        }
-        best as f32
-    })
+    x.map_axis(last, |row| argmax_index(row.iter().copied()) as f32)
 }
 
 /// `wte[ids[t]] + wpe[pos_offset + t]`. wte (V, C), wpe (P, C) -> (T, C).

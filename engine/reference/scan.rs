@@ -13,6 +13,8 @@
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
+use crate::error::{Error, Result};
+
 /// Dimensions of an affine scan: A (B, T, N, k, k), B and H (B, T, N, k, v), h0 (B, N, k, v).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AffineShape {
@@ -229,8 +231,27 @@ pub fn matrix_affine_scan_backward(
 }
 
 /// `linear_scan`: a, b (B, T, D), h0 (B, D) -> h (B, T, D), h_t = a_t h_{t-1} + b_t.
-pub fn linear_scan(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>, h0: Option<&ArrayViewD<f32>>) -> ArrayD<f32> {
+///
+/// Errors: a of rank other than 3, b of another shape than a, h0 of a shape other than (B, D).
+pub fn linear_scan(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>, h0: Option<&ArrayViewD<f32>>) -> Result<ArrayD<f32>> {
+    const OP: &str = "reference::scan::linear_scan";
     let sh = a.shape();
+    if sh.len() != 3 {
+        return Err(Error::shape(OP, "a", "(B, T, D)", sh));
+    }
+    if b.shape() != sh {
+        return Err(Error::mismatch(OP, "a", sh, "b", b.shape()));
+    }
+    if let Some(h0) = h0 {
+        if h0.shape() != [sh[0], sh[2]] {
+            return Err(Error::shape(
+                OP,
+                "h0",
+                format!("[{}, {}] (B, D)", sh[0], sh[2]),
+                h0.shape(),
+            ));
+        }
+    }
     let s = AffineShape {
         b: sh[0],
         t: sh[1],
@@ -239,7 +260,7 @@ pub fn linear_scan(a: &ArrayViewD<f32>, b: &ArrayViewD<f32>, h0: Option<&ArrayVi
         v: 1,
     };
     let h0 = h0.map(f64s);
-    array(sh, affine_forward_f64(&s, &f64s(a), &f64s(b), h0.as_deref()))
+    Ok(array(sh, affine_forward_f64(&s, &f64s(a), &f64s(b), h0.as_deref())))
 }
 
 /// `matrix_scan`: A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) -> h (B, T, N, 2).

@@ -22,9 +22,28 @@ pub struct Adam {
     moments: Vec<(Tensor, Tensor)>,
 }
 
+/// Adam's settings: lr finite and >= 0, beta1 and beta2 in [0, 1), eps finite and > 0.
+fn check_settings(lr: f32, beta1: f32, beta2: f32, eps: f32) -> Result<()> {
+    let op = "adam";
+    if !(lr >= 0.0 && lr.is_finite()) {
+        return Err(Error::value(op, "lr", "a finite learning rate >= 0", lr));
+    }
+    for (name, b) in [("beta1", beta1), ("beta2", beta2)] {
+        if !(0.0..1.0).contains(&b) {
+            return Err(Error::value(op, name, "a value in [0, 1)", b));
+        }
+    }
+    if !(eps > 0.0 && eps.is_finite()) {
+        return Err(Error::value(op, "eps", "a finite value > 0", eps));
+    }
+    Ok(())
+}
+
 impl Adam {
-    /// Zero moments for `params` (dense tensors the optimiser will update in place).
+    /// Zero moments for `params` (dense tensors the optimiser will update in place). `lr`
+    /// must be finite and >= 0 (a NaN would turn every parameter into NaN).
     pub fn new(params: &[&Tensor], lr: f32) -> Result<Self> {
+        check_settings(lr, 0.9, 0.999, 1e-8)?;
         let moments = params
             .iter()
             .map(|p| {
@@ -68,7 +87,9 @@ impl Adam {
                 format!("{} params, {} grads", params.len(), grads.len()),
             ));
         }
-        // Every pair is checked before anything moves: an error leaves the model as it was.
+        // The settings are public fields: checked again, with every pair, before anything
+        // moves, so an error leaves the model as it was.
+        check_settings(self.lr, self.beta1, self.beta2, self.eps)?;
         for (i, ((p, g), (m, _))) in params.iter().zip(grads).zip(&self.moments).enumerate() {
             if p.shape() != m.shape() {
                 return Err(Error::value(

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Plants each deliberate bug of issue 21 (item 5) again and checks that the named test fails.
+# Plants each deliberate bug of issues 21 and 32 (item 5) again and checks that the named
+# test fails.
 #
 # Each line of the table: a patch in this folder, then the test (exact name in the `root`
 # test binary) that must fail with it applied. The patch is reverted afterwards whatever
@@ -17,6 +18,8 @@ table=(
   "06-adam-wrong-bias-correction           planted::planted_adam_matches_an_independent_reference"
   "07-reference-matmul-drops-a-term        matmul::matmul_on_the_cpu_context_is_the_reference"
   "08-reference-causal-softmax-off-by-one  nn::contract_ops_on_the_cpu_context"
+  "09-fusion-ignores-rewritten-inputs      planted::planted_fusion_across_a_dispatch_that_rewrites_an_input"
+  "10-fusion-ignores-the-view-of-the-output planted::planted_fusion_through_a_transposed_view_of_the_producer"
 )
 
 if ! git diff --quiet; then

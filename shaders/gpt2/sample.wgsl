@@ -51,9 +51,16 @@ var<workgroup> cand_idx: array<u32, KMAX>;
 var<workgroup> sorted_idx: array<u32, KMAX>;
 var<workgroup> sorted_val: array<f32, KMAX>;
 
-// Order-preserving map f32 -> u32: a larger float gets a larger key.
+// Order-preserving map f32 -> u32: a larger float gets a larger key. The engine's argmax rule
+// (`reference::nn::argmax_index`): every NaN gets the largest key, -0.0 the key of +0.0.
 fn key_of(v: f32) -> u32 {
-    let b = bitcast<u32>(v);
+    var b = bitcast<u32>(v);
+    if (b & 0x7fffffffu) > 0x7f800000u {
+        return 0xffffffffu;
+    }
+    if b == 0x80000000u {
+        b = 0u;
+    }
     return select(b | 0x80000000u, ~b, (b & 0x80000000u) != 0u);
 }
 

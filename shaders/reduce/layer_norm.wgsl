@@ -3,7 +3,8 @@
 // dtype: gamma scalar
 // dtype: beta scalar
 // Layer norm over each row, one workgroup per row (biased variance, two passes over the row
-// so the variance never cancels catastrophically):
+// so the variance never cancels catastrophically, the row scaled by a power of two first so
+// it cannot overflow on finite inputs up to f32::MAX):
 //   out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c].
 // gamma and beta are F32, F16 or BF16 (dtype slots, widened to f32); x and out are F32.
 
@@ -28,18 +29,30 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
     let base = row * p.cols;
     let n = f32(p.cols);
+    // Scale by a power of two that brings the largest magnitude below 2^21 (`row_scale`): the
+    // variance of a row like [1e30, -1e30] would overflow f32 unscaled. The result is unchanged:
+    // (x - mean) * rstd = (xs - mean_s) * rstd_s with xs = x * scale, eps_s = eps * scale^2.
+    var a = 0.0;
+    for (var c = lid; c < p.cols; c += 256u) {
+        a = max(a, abs(x[base + c]));
+    }
+    let scale = row_scale(tree_max(lid, a));
     var s = 0.0;
     for (var c = lid; c < p.cols; c += 256u) {
-        s += x[base + c];
+        s += x[base + c] * scale;
     }
     let mean = tree_sum(lid, s) / n;
     var q = 0.0;
     for (var c = lid; c < p.cols; c += 256u) {
-        let d = x[base + c] - mean;
+        let d = x[base + c] * scale - mean;
         q += d * d;
     }
-    let rstd = inverseSqrt(tree_sum(lid, q) / n + p.eps);
+    // eps * scale^2 can underflow to 0 for a large constant row (variance 0): with eps > 0
+    // the floor at the smallest normal keeps rstd finite, so its zero deviations give beta
+    // as on the CPU, not 0 * inf. (eps = 0 on a constant row is 0 / 0 on every context.)
+    let lo = select(0.0, 1.17549435e-38, p.eps > 0.0);
+    let rstd = inverseSqrt(max(tree_sum(lid, q) / n + (p.eps * scale) * scale, lo));
     for (var c = lid; c < p.cols; c += 256u) {
-        out[base + c] = (x[base + c] - mean) * rstd * gamma_at(c) + beta_at(c);
+        out[base + c] = (x[base + c] * scale - mean) * rstd * gamma_at(c) + beta_at(c);
     }
 }

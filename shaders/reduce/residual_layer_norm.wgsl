@@ -4,9 +4,9 @@
 // slice sum, the bias, the residual and the norm are one dispatch:
 //   y[r, c] = (sum_s parts[s, r, c] + bias[c]) + residual[r, c]
 //   h[r, c] = (y[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c]
-// (biased variance, two passes over the row as in `layer_norm.wgsl`). Everything is read as
-// vec4 (the host checks C % 4 == 0 and offsets % 4 == 0), and the slices are summed eight
-// at a time into eight accumulators: with only M workgroups (64 rows of a prefill), one
+// (biased variance, two passes over the row, scaled by a power of two, as in
+// `layer_norm.wgsl`). Everything is read as vec4 (the host checks C % 4 == 0 and
+// offsets % 4 == 0), and the slices are summed eight at a time into eight accumulators: with only M workgroups (64 rows of a prefill), one
 // dependent load after another made this kernel latency-bound at S = 32 slices.
 
 struct Params {
@@ -68,20 +68,29 @@ fn residual_layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     let base = row * c4;
     let plane = p.rows * c4;
     let n = f32(p.cols);
-    var s = 0.0;
+    // Each invocation reads back only the y it wrote itself, so no barrier is needed.
+    var a = vec4<f32>(0.0);
     for (var c = lid; c < c4; c += 256u) {
         let v = (slice_sum(base + c, plane) + bias[p.bias_off + c]) + residual[p.res_off + base + c];
         y[base + c] = v;
+        a = max(a, abs(v));
+    }
+    // Scaled by a power of two as in `layer_norm.wgsl`, so the variance cannot overflow.
+    let scale = row_scale(tree_max(lid, max(max(a.x, a.y), max(a.z, a.w))));
+    var s = 0.0;
+    for (var c = lid; c < c4; c += 256u) {
+        let v = y[base + c] * scale;
         s += (v.x + v.y) + (v.z + v.w);
     }
     let mean = tree_sum(lid, s) / n;
     var q = 0.0;
     for (var c = lid; c < c4; c += 256u) {
-        let d = y[base + c] - mean;
+        let d = y[base + c] * scale - mean;
         q += dot(d, d);
     }
-    let rstd = inverseSqrt(tree_sum(lid, q) / n + p.eps);
+    let lo = select(0.0, 1.17549435e-38, p.eps > 0.0);
+    let rstd = inverseSqrt(max(tree_sum(lid, q) / n + (p.eps * scale) * scale, lo));
     for (var c = lid; c < c4; c += 256u) {
-        h[base + c] = (y[base + c] - mean) * rstd * gamma[p.gamma_off + c] + beta[p.beta_off + c];
+        h[base + c] = (y[base + c] * scale - mean) * rstd * gamma[p.gamma_off + c] + beta[p.beta_off + c];
     }
 }

@@ -47,3 +47,17 @@ fn tree_max(lid: u32, v: f32) -> f32 {
     workgroupBarrier();
     return t;
 }
+
+// A power of two that brings a row's largest magnitude `m` below 2^21 when it is larger, else
+// 1: the row kernels that square their inputs (layer norm's variance) multiply by it first,
+// so rows up to f32::MAX do not overflow (2^24 columns of squares below 2^42 stay finite), and
+// a power of two scales exactly. Read from the exponent bits e: 2^(147 - e) for e > 147, a
+// normal number for every finite m (bringing m into [1, 2) instead would need the subnormal
+// 2^-127 at f32::MAX). m = inf or NaN (e = 255) gives 1 (the row's result is NaN anyway).
+fn row_scale(m: f32) -> f32 {
+    let e = (bitcast<u32>(m) >> 23u) & 0xffu;
+    if e <= 147u || e == 255u {
+        return 1.0;
+    }
+    return bitcast<f32>((274u - e) << 23u); // 2^(147 - e): biased exponent 274 - e in 20..=126
+}

@@ -447,9 +447,13 @@ pub(crate) fn top_k_draw(logits: &[f32], k: usize, temperature: f32, seed: u64, 
     top[k - 1] as u32
 }
 
-/// The order-preserving f32 -> u32 key of `sample.wgsl`.
+/// The order-preserving f32 -> u32 key of `sample.wgsl`: every NaN gets the largest key and
+/// -0.0 the key of +0.0 (the engine's argmax rule, `reference::nn::argmax_index`).
 fn key_of(v: f32) -> u32 {
-    let b = v.to_bits();
+    if v.is_nan() {
+        return u32::MAX;
+    }
+    let b = if v == 0.0 { 0 } else { v.to_bits() };
     if b & 0x8000_0000 != 0 {
         !b
     } else {

@@ -118,15 +118,10 @@ pub(crate) fn check_length(op: &'static str, prompt: &[u32], n: usize, limit: us
     Ok(())
 }
 
-/// Index of the largest value (the first one on a tie).
+/// Index of the largest value under the engine's argmax rule
+/// ([`crate::reference::nn::argmax_index`]: NaN wins, the first one on a tie).
 pub fn argmax(xs: &[f32]) -> u32 {
-    let mut best = 0;
-    for (i, &x) in xs.iter().enumerate() {
-        if x > xs[best] {
-            best = i;
-        }
-    }
-    best as u32
+    crate::reference::nn::argmax_index(xs.iter().copied()) as u32
 }
 
 /// The next token from `logits` (1, V). Greedy picks on the device and reads back one value;

@@ -26,8 +26,14 @@ pub struct KvCache {
 }
 
 impl KvCache {
-    /// An empty cache for `config`'s shape on `ctx`.
+    /// An empty cache for `config`'s shape on `ctx`. Errors on a config `Config::validate`
+    /// rejects (n_embd not a multiple of n_head, a zero or oversized dimension).
     pub fn new(ctx: &Context, config: &Config) -> Result<KvCache> {
+        // The config's fields are public: n_embd must split into n_head heads, and the sizes
+        // must be ones a model could have, before a buffer is sized from them.
+        config
+            .validate()
+            .map_err(|m| Error::value("KvCache::new", "config", "a valid GPT-2 config", m))?;
         let shape = [config.n_layer, config.n_head, config.n_positions, config.head_dim()];
         // Never zero-filled: attention only reads positions already written, and a
         // 124M cache is 75 MB that would otherwise cross the bus on every new sequence.
