@@ -72,9 +72,11 @@ pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
 /// prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` twice, which a
 /// healthy run should never print. The engine ranks the adapters itself ([`adapters`]), so the
 /// layer changes nothing for it. An application that wants the layer sets `NODEVICE_SELECT`
-/// itself (any value is left as it is).
+/// itself (any value is left as it is). The engine calls it before its own instances; an
+/// application that creates its own instance to share a device with the engine
+/// (`Context::from_wgpu`) calls it first for the same quiet.
 #[cfg(not(target_arch = "wasm32"))]
-fn skip_device_select_layer() {
+pub fn skip_device_select_layer() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         if std::env::var_os("NODEVICE_SELECT").is_none() {

@@ -19,6 +19,8 @@ mod timing;
 
 use std::sync::{Arc, Once};
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use adapter::skip_device_select_layer;
 pub use adapter::{BackendChoice, COOPERATIVE_MATRIX};
 pub use dispatch::check_wgsl;
 pub(crate) use gpu::Gpu;

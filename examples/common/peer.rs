@@ -36,6 +36,7 @@ impl Peer {
             BackendChoice::Only(b) => b,
             _ => wgpu::Backends::all(),
         };
+        wgsl_compute::context::skip_device_select_layer(); // no display: keep Mesa's layer quiet
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = backends;
         let instance = wgpu::Instance::new(desc);
