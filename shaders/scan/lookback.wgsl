@@ -197,7 +197,9 @@ fn walk(lane: u32, r: Rows, range: vec2<u32>, carry: F) -> F {
 fn lookback_carry(r: Rows, q: u32, lane: u32) -> F {
     var acc = Local(F(0.0), F(1.0));
     var folded = false;
-    var carry = F(bitcast<f32>(0x7fc00000u));
+    // A quiet NaN from a variable: as a constant expression, Tint (WebGPU) rejects a NaN.
+    var nan_bits = 0x7fc00000u;
+    var carry = F(bitcast<f32>(nan_bits));
     var j = q - 1u;
     var spins = 0u;
     loop {
