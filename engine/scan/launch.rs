@@ -394,11 +394,14 @@ impl ChannelKernels {
         };
         let outputs = if plan.w == 1 { &[][..] } else { self.outputs };
         let slots: Vec<_> = self.inputs.iter().chain(outputs).map(|&s| (s, plan.dtype)).collect();
-        let spin = [("SPIN", f64::from(strategy::lookback_spin(&gpu.info)))];
-        let lookback_constants: Vec<_> = constants.iter().chain(&spin).copied().collect();
+        // The look-back passes also take SPIN (built only when the plan is a look-back).
+        let with_spin = || -> Vec<(&'static str, f64)> {
+            let spin = ("SPIN", f64::from(strategy::lookback_spin(&gpu.info)));
+            constants.iter().copied().chain([spin]).collect()
+        };
         let kernel = |pass: Pass| match pass {
-            Pass::LookBackClear => gpu.typed_kernel(&lookback[0], &slots, &lookback_constants),
-            Pass::LookBack => gpu.typed_kernel(&lookback[1], &slots, &lookback_constants),
+            Pass::LookBackClear => gpu.typed_kernel(&lookback[0], &slots, &with_spin()),
+            Pass::LookBack => gpu.typed_kernel(&lookback[1], &slots, &with_spin()),
             _ => gpu.typed_kernel(pass_def(passes, pass)?, &slots, constants),
         };
         plan.launch.run(gpu, kernel, tail, buffers)

@@ -95,11 +95,15 @@ const LOOKBACK_FILL: usize = 1 << 17;
 /// ones more parallelism. `ENGINE_LOOKBACK_STEPS` (a power of two from 8 to 1024) overrides
 /// it, for measuring.
 pub fn lookback_steps(lanes: usize, t: usize) -> usize {
-    if let Some(len) = std::env::var("ENGINE_LOOKBACK_STEPS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|v| v.is_power_of_two() && (8..=1024).contains(v))
-    {
+    // Read once per process: plans are made on every scan call.
+    static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let forced = FORCED.get_or_init(|| {
+        std::env::var("ENGINE_LOOKBACK_STEPS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|v| v.is_power_of_two() && (8..=1024).contains(v))
+    });
+    if let Some(len) = *forced {
         return len;
     }
     let per_lane = LOOKBACK_FILL.div_ceil(lanes.max(1));
@@ -109,16 +113,17 @@ pub fn lookback_steps(lanes: usize, t: usize) -> usize {
 
 /// The look-back plan for `lanes` walks of `t` steps when `strategy` asks for one, `device`
 /// offers it and its flag words ([`lookback_words`]) fit one
-/// storage binding; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it
-/// yet: the pass has not been timed on a GPU (its first H200 run is `benches/h200.sh`'s
-/// `--strategy lookback` suites), and the lane and chunked plans are measured there.
+/// storage binding; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it:
+/// on the H200 it measured slower than the lane walks and chunked passes
+/// (`benches/results/h200.md`, 2026-12-02).
 pub(crate) fn lookback(strategy: Strategy, lanes: usize, width: usize, t: usize, device: &DeviceInfo) -> Option<Plan> {
+    if strategy != Strategy::LookBack || t == 0 || !lookback_offered(device) {
+        return None;
+    }
     let len = lookback_steps(lanes, t);
     let count = t.div_ceil(len);
     let bytes = lookback_words(lanes * width, count).saturating_mul(4) as u64;
-    let fits = bytes <= device.max_storage_binding;
-    let plan = Plan::LookBack { len, count, width };
-    (strategy == Strategy::LookBack && t > 0 && fits && lookback_offered(device)).then_some(plan)
+    (bytes <= device.max_storage_binding).then_some(Plan::LookBack { len, count, width })
 }
 
 /// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
