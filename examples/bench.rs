@@ -19,6 +19,8 @@
 
 #[path = "common/element_bench.rs"]
 mod element_bench;
+#[path = "common/gemv_bench.rs"]
+mod gemv_bench;
 #[path = "common/peer.rs"]
 mod peer;
 
@@ -58,7 +60,7 @@ struct Args {
     trace: Option<String>,
 }
 
-const USAGE: &str = "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2] \
+const USAGE: &str = "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv] \
 [--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
@@ -77,7 +79,7 @@ fn args() -> Args {
     let mut a = Args {
         quick: false,
         strategy: scan::Strategy::Auto,
-        only: "copy,scans,element_scans,mixers,matmul,gpt2".into(),
+        only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv".into(),
         json: None,
         profile: false,
         trace: None,
@@ -704,6 +706,49 @@ fn median_wall(warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<
     Ok(times[times.len() / 2])
 }
 
+/// The decode step's matrix-vector products (`examples/common/gemv_bench.rs`), f32 and f16
+/// weights, against the copy ceiling `ceiling` and a copy of the same bytes.
+fn bench_gemv(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
+    let config = if quick {
+        gpt2::tiny::tiny_config()
+    } else {
+        gpt2::Config::default()
+    };
+    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32);
+    let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
+    let mut rows = vec![];
+    for dtype in [DType::F32, DType::F16] {
+        let found = gemv_bench::projections(ctx, &config, &weights, dtype)?;
+        if found.is_empty() {
+            eprintln!("gemv: no GPU timestamps on this adapter; the suite needs them");
+            return Ok(rows);
+        }
+        for p in found {
+            let gbps = p.weight_bytes() / p.seconds / 1e9;
+            let same = p.weight_bytes() / p.copy_seconds / 1e9;
+            let key = format!("gemv_{}_{}", p.name, dtype.name().to_lowercase());
+            figure(format!("{key}_us"), p.seconds * 1e6);
+            figure(format!("{key}_gbps"), gbps);
+            figure(format!("{key}_vs_copy"), gbps / ceiling);
+            figure(format!("{key}_vs_same_copy"), gbps / same);
+            rows.push(Row {
+                case: format!("decode projection {}, {} weights", p.name, dtype.name()),
+                shape: format!("K {} N {}", p.k, p.n),
+                fwd_ms: p.seconds * 1e3,
+                fwd_bwd_ms: None,
+                rate: format!("{gbps:.0} GB/s"),
+                ratio: format!(
+                    "{:.1}% of the copy ceiling; {:.0}% of a copy of the same bytes ({:.1} us)",
+                    100.0 * gbps / ceiling,
+                    100.0 * gbps / same,
+                    p.copy_seconds * 1e6
+                ),
+            });
+        }
+    }
+    Ok(rows)
+}
+
 /// GPT-2 124M-shaped (random weights): the compiled path (prefill plan + decode plan, ids
 /// chosen and kept on the device, read back a chunk behind) against the eager op-by-op path
 /// in the same run, and the shipped Shakespeare model's decode rate.
@@ -885,6 +930,10 @@ fn main() -> Result<()> {
     if a.suite("gpt2") {
         ctx.trim_pool();
         print_rows("GPT-2", &bench_gpt2(&ctx, a.quick)?);
+    }
+    if a.suite("gemv") {
+        ctx.trim_pool();
+        print_rows("decode projections (each dispatch timed alone in a replay)", &bench_gemv(&ctx, a.quick, ceiling)?);
     }
     if a.suite("scans") {
         ctx.trim_pool();

@@ -25,6 +25,88 @@ const EMBED_TOKEN: KernelDef = KernelDef::new("gpt2/embed_token", shader!("gpt2/
 
 const LN_MATVEC: KernelDef = KernelDef::new("gpt2/ln_matvec", shader!("gpt2/ln_matvec.wgsl"), "ln_matvec");
 
+// No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup builtins
+// whenever the device has the SUBGROUP feature.
+const LN_MATVEC_SUBGROUP: KernelDef = KernelDef::new(
+    "gpt2/ln_matvec_subgroup",
+    shader!("gpt2/ln_matvec_subgroup.wgsl"),
+    "ln_matvec_subgroup",
+);
+
+/// How a decode projection's kernel splits its work (`shaders/gpt2/ln_matvec_body.wgsl`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MatvecShape {
+    /// CPU adapters: an invocation walks all of K for one vec4 of columns, 1024 columns a
+    /// workgroup.
+    WholeColumns,
+    /// GPUs: `c4` vec4 columns a workgroup, K split into 256 / c4 slices whose partial sums
+    /// are folded through subgroups or through shared memory.
+    Split { c4: u32, subgroups: bool },
+}
+
+impl MatvecShape {
+    /// The shape for a projection of `n` columns on `info`'s adapter: `ENGINE_GEMV` when set
+    /// (`whole`, or C4 then `s` for subgroups or `t` for the shared-memory tree: `1s`, `4t`;
+    /// read once per process, for benchmarks), else the rule.
+    fn pick(info: &crate::context::DeviceInfo, n: usize) -> MatvecShape {
+        static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+        let forced = FORCED.get_or_init(|| std::env::var("ENGINE_GEMV").ok());
+        if let Some(shape) = forced.as_deref().and_then(|s| MatvecShape::parse(s, info)) {
+            return shape;
+        }
+        if info.is_software() {
+            return MatvecShape::WholeColumns;
+        }
+        MatvecShape::Split {
+            c4: if n >= 8192 { 2 } else { 1 },
+            subgroups: MatvecShape::subgroups_fit(info, 1),
+        }
+    }
+
+    /// `ENGINE_GEMV`'s spelling; a subgroup shape the adapter cannot run falls back to the tree.
+    fn parse(s: &str, info: &crate::context::DeviceInfo) -> Option<MatvecShape> {
+        if s == "whole" {
+            return Some(MatvecShape::WholeColumns);
+        }
+        let (c4, kind) = s.split_at(s.len().checked_sub(1)?);
+        let c4: u32 = c4.parse().ok().filter(|c| [1, 2, 4, 8].contains(c))?;
+        let subgroups = match kind {
+            "s" => MatvecShape::subgroups_fit(info, c4),
+            "t" => false,
+            _ => return None,
+        };
+        Some(MatvecShape::Split { c4, subgroups })
+    }
+
+    /// Whether the subgroup kernel runs correctly with `c4` columns: every subgroup holds at
+    /// least max(c4, 4) invocations (see `ln_matvec_subgroup.wgsl`).
+    fn subgroups_fit(info: &crate::context::DeviceInfo, c4: u32) -> bool {
+        let (lo, hi) = info.subgroup_size;
+        info.subgroups && lo >= c4.max(4) && hi <= 256
+    }
+
+    /// Every shape the adapter can run (the tests run each one).
+    #[cfg(test)]
+    fn all(info: &crate::context::DeviceInfo) -> Vec<MatvecShape> {
+        let mut v = vec![MatvecShape::WholeColumns];
+        for c4 in [1, 2, 4, 8] {
+            v.push(MatvecShape::Split { c4, subgroups: false });
+            if MatvecShape::subgroups_fit(info, c4) {
+                v.push(MatvecShape::Split { c4, subgroups: true });
+            }
+        }
+        v
+    }
+
+    /// Columns one workgroup covers.
+    fn columns(self) -> usize {
+        match self {
+            MatvecShape::WholeColumns => 1024,
+            MatvecShape::Split { c4, .. } => 4 * c4 as usize,
+        }
+    }
+}
+
 const ATTENTION_DECODE: KernelDef = KernelDef::new(
     "gpt2/attention_decode",
     shader!("gpt2/attention_decode.wgsl"),
@@ -153,6 +235,21 @@ pub(crate) fn ln_matvec(
     to: Project,
     st: &DecodeState,
 ) -> Result<Option<Tensor>> {
+    let gpu = x.context().require_gpu("gpt2::ln_matvec")?;
+    let shape = MatvecShape::pick(&gpu.info, w.shape().get(1).copied().unwrap_or(0));
+    ln_matvec_shaped(x, norm, w, bias, to, st, shape)
+}
+
+/// [`ln_matvec`] with the kernel's shape given.
+fn ln_matvec_shaped(
+    x: &Tensor,
+    norm: Option<Norm>,
+    w: &Tensor,
+    bias: &Tensor,
+    to: Project,
+    st: &DecodeState,
+    shape: MatvecShape,
+) -> Result<Option<Tensor>> {
     let op = "gpt2::ln_matvec";
     let ctx = x.context();
     let gpu = ctx.require_gpu(op)?;
@@ -240,16 +337,20 @@ pub(crate) fn ln_matvec(
         .usize(positions)
         .usize(k_off)
         .usize(v_off);
-    // CPU adapters: whole columns per invocation, 1024 columns a workgroup (see the kernel).
-    let software = gpu.info.is_software();
+    let (def, c4) = match shape {
+        MatvecShape::WholeColumns => (&LN_MATVEC, 1),
+        MatvecShape::Split { c4, subgroups: true } => (&LN_MATVEC_SUBGROUP, c4),
+        MatvecShape::Split { c4, subgroups: false } => (&LN_MATVEC, c4),
+    };
     let kernel = gpu.typed_kernel(
-        &LN_MATVEC,
+        def,
         &[("w", w.dtype())],
         &[
             ("LN", f64::from(u8::from(norm.is_some()))),
             ("EPILOGUE", f64::from(epilogue)),
-            ("WHOLE_COLUMNS", f64::from(u8::from(software))),
+            ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecShape::WholeColumns))),
             ("K", k as f64),
+            ("C4", f64::from(c4)),
         ],
     )?;
     let buffers = [
@@ -262,12 +363,11 @@ pub(crate) fn ln_matvec(
         out.gpu_buffer(op)?,
         kv.gpu_buffer(op)?,
     ];
-    let columns_per_group = if software { 1024 } else { 8 };
     gpu.dispatch(
         &kernel,
         &params,
         &buffers,
-        groups_1d(n.div_ceil(columns_per_group) as u32),
+        groups_1d(n.div_ceil(shape.columns()) as u32),
     )?;
     Ok((epilogue != 2).then_some(out))
 }
@@ -470,4 +570,93 @@ fn hash(v: u32) -> u32 {
     x = x.wrapping_mul(0x846c_a68b);
     x ^= x >> 16;
     x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ln_matvec_shaped, DecodeState, DeviceSampling, MatvecShape, Project};
+    use crate::check::Rng;
+    use crate::{Context, DType, Tensor};
+
+    /// y = xn @ w + bias (f64), xn the layer-normed x when `ln`.
+    fn reference(x: &[f32], g: &[f32], b: &[f32], w: &[f32], bias: &[f32], ln: bool) -> Vec<f64> {
+        let k = x.len();
+        let n = bias.len();
+        let mean = x.iter().map(|&v| f64::from(v)).sum::<f64>() / k as f64;
+        let var = x.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / k as f64;
+        let rstd = 1.0 / (var + 1e-5).sqrt();
+        let xn: Vec<f64> = (0..k)
+            .map(|i| {
+                let v = f64::from(x[i]);
+                if ln {
+                    (v - mean) * rstd * f64::from(g[i]) + f64::from(b[i])
+                } else {
+                    v
+                }
+            })
+            .collect();
+        (0..n)
+            .map(|j| (0..k).map(|i| xn[i] * f64::from(w[i * n + j])).sum::<f64>() + f64::from(bias[j]))
+            .collect()
+    }
+
+    /// Every kernel shape the adapter runs (the GPU shapes too, on CPU adapters) at K that is
+    /// no multiple of 4, of a slice count or of a chunk, with and without the layer norm, f32
+    /// and f16 weights, and the GELU and residual epilogues on one shape (each case is a
+    /// pipeline of its own, which lavapipe takes a while to compile), against an f64 reference.
+    /// The last case covers many workgroups of every shape.
+    #[test]
+    fn every_projection_shape_matches_the_reference() {
+        let ctx = Context::new().expect("a context");
+        if ctx.require_gpu("test").is_err() {
+            return;
+        }
+        let st = DecodeState::new(&ctx, 4).unwrap();
+        st.reset(0, 0, DeviceSampling { top_k: 1, temperature: 1.0, seed: 0 }).unwrap();
+        let shapes = MatvecShape::all(ctx.info());
+        eprintln!("projection shapes on {}: {shapes:?}", ctx.info().name);
+        let mut rng = Rng::new(31);
+        let cases = [(300, 36, true, DType::F32), (515, 12, false, DType::F16), (769, 1028, true, DType::F32)];
+        for (case, &(k, n, ln, dtype)) in cases.iter().enumerate() {
+            let x = rng.vec_range(k, -2.0, 3.0);
+            let g = rng.vec_range(k, 0.5, 1.5);
+            let b = rng.vec_range(k, -0.5, 0.5);
+            let w = rng.vec_range(k * n, -1.0, 1.0);
+            let bias = rng.vec_range(n, -1.0, 1.0);
+            let r0 = rng.vec_range(n, -1.0, 1.0);
+            let [xt, gt, bt, biast] = [&x, &g, &b, &bias].map(|v| Tensor::from_slice(&ctx, &[v.len()], v).unwrap());
+            let wt = Tensor::from_slice_as(&ctx, &[k, n], &w, dtype).unwrap();
+            // The weights as the kernel sees them (rounded to f16 for the half case).
+            let wv = wt.to_vec().unwrap();
+            let want = reference(&x, &g, &b, &wv, &bias, ln);
+            let norm = ln.then_some((&gt, &bt, 1e-5));
+            // Sums of k terms of magnitude up to ~3 each, in f32.
+            let tol = 4e-5 * k as f64;
+            let close = |got: f32, want: f64| (f64::from(got) - want).abs() <= tol * (1.0 + want.abs());
+            // The epilogues run in the first case, on the CPU shape and the first GPU one.
+            for &shape in &shapes {
+                let what = format!("K {k} N {n} {dtype:?} {shape:?} ln {ln}");
+                let project = |to| ln_matvec_shaped(&xt, norm, &wt, &biast, to, &st, shape).unwrap();
+                let y = project(Project::New { gelu: false }).unwrap().to_vec().unwrap();
+                for j in 0..n {
+                    assert!(close(y[j], want[j]), "{what}: y[{j}] = {} against {}", y[j], want[j]);
+                }
+                if case != 0 || !shapes[..2].contains(&shape) {
+                    continue;
+                }
+                let gelu = project(Project::New { gelu: true }).unwrap().to_vec().unwrap();
+                let res = Tensor::from_slice(&ctx, &[n], &r0).unwrap();
+                project(Project::Residual(&res));
+                let res = res.to_vec().unwrap();
+                for j in 0..n {
+                    let y0 = want[j];
+                    let c = (2.0 / std::f64::consts::PI).sqrt();
+                    let gl = 0.5 * y0 * (1.0 + (c * (y0 + 0.044715 * y0.powi(3))).tanh());
+                    assert!(close(gelu[j], gl), "{what}: gelu[{j}] = {} against {gl}", gelu[j]);
+                    let r = f64::from(r0[j]) + y0;
+                    assert!(close(res[j], r), "{what}: residual[{j}] = {} against {r}", res[j]);
+                }
+            }
+        }
+    }
 }
