@@ -44,7 +44,7 @@ since half activations flip near ties. --no-check skips the comparison.
 --device cpu runs the same static-cache forward eagerly, without graphs (the timings are wall
 clock), to test the logic on a machine without a GPU; --quick is 124M with 32 new tokens.
 
-Prints a markdown table and, with --out, writes a flat JSON dict of numbers: torch_copy_gbps, and
+Prints a markdown table and, with --out, writes a flat JSON dict of numbers: torch_graph_copy_gbps, and
 per model torch_graph_decode{_f16}{tag}_ms, torch_graph_prefill64{_f16}{tag}_ms,
 torch_eager_static_decode{tag}_ms, gpt2{tag}_weight_bytes_floor{_f16}_ms and, where checked,
 torch_graph_ids_match{_f16}{tag} (1/0; where 0, also torch_graph_ids_first_diff{_f16}{tag} and
@@ -292,7 +292,7 @@ def main():
     torch.set_grad_enabled(False)
     gpu = torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu"
     gbps = copy_gbps(dev)
-    figures = dict(torch_copy_gbps=gbps)
+    figures = dict(torch_graph_copy_gbps=gbps)
     print(f"# torch {torch.__version__} on {gpu}: {PROMPT}-token prompt, {args.new_tokens} new tokens, greedy; "
           f"copy {gbps:.0f} GB/s (read + write)\n")
     print("| model | dtype | prefill 64 ms | decode ms/token (graph) | eager decode ms/token | weights MB | "
