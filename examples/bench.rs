@@ -60,7 +60,7 @@ struct Args {
     trace: Option<String>,
 }
 
-const USAGE: &str = "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv] \
+const USAGE: &str = "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes] \
 [--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
@@ -79,7 +79,7 @@ fn args() -> Args {
     let mut a = Args {
         quick: false,
         strategy: scan::Strategy::Auto,
-        only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv".into(),
+        only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes".into(),
         json: None,
         profile: false,
         trace: None,
@@ -749,6 +749,74 @@ fn bench_gemv(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// GPT-2's four sizes (random weights), f32 and f16 weights: decode ms per token (the compiled
+/// path, 64 tokens after a 64-token prompt) against the weight-bytes floor (every weight read
+/// once at the run's copy ceiling `ceiling`, bytes read + written per second, the convention
+/// of the copy rows) plus the dispatch floor (a plan of as many one-element row sums as the
+/// decode plan has dispatches). Keys `gpt2_<size>_decode{,_f16}_ms`, `_prefill64{,_f16}_ms`,
+/// `_floor{,_f16}_ms`, `_vs_floor{,_f16}`.
+fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
+    let sizes: &[(&str, usize, usize, usize)] = if quick {
+        &[("tiny", 2, 64, 2)]
+    } else {
+        &[("124m", 12, 768, 12), ("355m", 24, 1024, 16), ("774m", 36, 1280, 20), ("1558m", 48, 1600, 25)]
+    };
+    let mut rows = vec![];
+    let mut rng = Rng::new(5);
+    for &(tag, n_layer, n_embd, n_head) in sizes {
+        let mut config = if quick { gpt2::tiny::tiny_config() } else { gpt2::Config::default() };
+        (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
+        let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32);
+        let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?;
+        drop(bytes);
+        let prompts: Vec<Vec<u32>> = (0..ROTATE)
+            .map(|_| (0..64).map(|_| rng.below(config.vocab_size) as u32).collect())
+            .collect();
+        let n = if quick { 8 } else { 64 };
+        for dtype in [DType::F32, DType::F16] {
+            let model = gpt2::Gpt2::with_dtype(ctx, &weights, dtype)?;
+            // Every matrix once; the embeddings' rows the step reads are a rounding error.
+            let weight_bytes = model.weight_bytes() as f64;
+            let mut g = gpt2::Generator::new(&model)?;
+            let greedy = gpt2::Sampling::Greedy;
+            let prefill = median_wall(2, 7, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
+            let long = median_wall(1, 5, |i| g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop))?;
+            let decode = (long - prefill) / n as f64;
+            let dispatches = g.decode_plan().dispatches();
+            let x = Tensor::from_slice(ctx, &[1, 1], &[1.0])?;
+            let (floor_plan, _) = wgsl_compute::plan::Plan::capture(ctx, &[&x], || {
+                let mut y = x.clone();
+                for _ in 0..dispatches {
+                    y = ops::sum_last(&y)?.reshape(&[1, 1])?;
+                }
+                Ok(y)
+            })?;
+            let (dispatch_floor, _) = median(ctx, 3, 9, |_| floor_plan.replay(ctx))?;
+            let floor = weight_bytes / (ceiling * 1e9) + dispatch_floor;
+            let d = if dtype == DType::F32 { "" } else { "_f16" };
+            figure(format!("gpt2_{tag}_decode{d}_ms"), decode * 1e3);
+            figure(format!("gpt2_{tag}_prefill64{d}_ms"), prefill * 1e3);
+            figure(format!("gpt2_{tag}_floor{d}_ms"), floor * 1e3);
+            figure(format!("gpt2_{tag}_vs_floor{d}"), decode / floor);
+            rows.push(Row {
+                case: format!("gpt2 {tag} decode per token, plan, {} weights", dtype.name()),
+                shape: format!("{n_layer} layers, C {n_embd}; {:.0} MB of weights", weight_bytes / 1e6),
+                fwd_ms: decode * 1e3,
+                fwd_bwd_ms: None,
+                rate: format!("prefill 64: {:.3} ms", prefill * 1e3),
+                ratio: format!(
+                    "{:.2}x the floor {:.3} ms (weights at the copy ceiling {:.3} + {dispatches} dispatches {:.3})",
+                    decode / floor,
+                    floor * 1e3,
+                    weight_bytes / (ceiling * 1e9) * 1e3,
+                    dispatch_floor * 1e3
+                ),
+            });
+        }
+    }
+    Ok(rows)
+}
+
 /// GPT-2 124M-shaped (random weights): the compiled path (prefill plan + decode plan, ids
 /// chosen and kept on the device, read back a chunk behind) against the eager op-by-op path
 /// in the same run, and the shipped Shakespeare model's decode rate.
@@ -934,6 +1002,10 @@ fn main() -> Result<()> {
     if a.suite("gemv") {
         ctx.trim_pool();
         print_rows("decode projections (each dispatch timed alone in a replay)", &bench_gemv(&ctx, a.quick, ceiling)?);
+    }
+    if a.suite("gpt2_sizes") {
+        ctx.trim_pool();
+        print_rows("GPT-2 sizes (decode against its floors)", &bench_gpt2_sizes(&ctx, a.quick, ceiling)?);
     }
     if a.suite("scans") {
         ctx.trim_pool();

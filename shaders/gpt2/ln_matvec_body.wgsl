@@ -15,7 +15,7 @@
 // round trip at a time, so each invocation issues the loads of its first four rows before
 // the layer norm's moments are reduced (the barriers do not wait for them) and the whole
 // matrix is in flight at once. Small C4 gives many workgroups (N / 4 at C4 = 1: 192 at
-// N = 768), large C4 longer runs per row; the host picks C4 by the weight's shape. The slices'
+// N = 768), large C4 longer runs per row; the host picks C4 (measured). The slices'
 // partial sums are then folded by `fold_slices` (a shared-memory tree or subgroup shuffles).
 // Each workgroup recomputes the moments (2K reads from cache) instead of a dispatch of its own.
 // CPU adapters (WHOLE_COLUMNS): each invocation walks all of K for one vec4 of columns, 1024

@@ -45,10 +45,10 @@ pub(crate) enum MatvecShape {
 }
 
 impl MatvecShape {
-    /// The shape for a projection of `n` columns on `info`'s adapter: `ENGINE_GEMV` when set
+    /// The shape for a projection on `info`'s adapter: `ENGINE_GEMV` when set
     /// (`whole`, or C4 then `s` for subgroups or `t` for the shared-memory tree: `1s`, `4t`;
     /// read once per process, for benchmarks), else the rule.
-    fn pick(info: &crate::context::DeviceInfo, n: usize) -> MatvecShape {
+    fn pick(info: &crate::context::DeviceInfo) -> MatvecShape {
         static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
         let forced = FORCED.get_or_init(|| std::env::var("ENGINE_GEMV").ok());
         if let Some(shape) = forced.as_deref().and_then(|s| MatvecShape::parse(s, info)) {
@@ -57,9 +57,13 @@ impl MatvecShape {
         if info.is_software() {
             return MatvecShape::WholeColumns;
         }
+        // Measured on the H200 (bench --only gemv, each ENGINE_GEMV shape; see
+        // benches/results/h200.md): two vec4 columns a workgroup with subgroup sums was the
+        // fastest or within 3% of it at each of GPT-2 124M's four projection shapes, in f32
+        // and f16 (qkv 15.3 us against 18.2 at C4 = 1 and 16.8 at C4 = 2 without subgroups).
         MatvecShape::Split {
-            c4: if n >= 8192 { 2 } else { 1 },
-            subgroups: MatvecShape::subgroups_fit(info, 1),
+            c4: 2,
+            subgroups: MatvecShape::subgroups_fit(info, 2),
         }
     }
 
@@ -236,7 +240,7 @@ pub(crate) fn ln_matvec(
     st: &DecodeState,
 ) -> Result<Option<Tensor>> {
     let gpu = x.context().require_gpu("gpt2::ln_matvec")?;
-    let shape = MatvecShape::pick(&gpu.info, w.shape().get(1).copied().unwrap_or(0));
+    let shape = MatvecShape::pick(&gpu.info);
     ln_matvec_shaped(x, norm, w, bias, to, st, shape)
 }
 
@@ -574,7 +578,7 @@ fn hash(v: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{ln_matvec_shaped, DecodeState, DeviceSampling, MatvecShape, Project};
+    use super::{ln_matvec_shaped, sample, DecodeState, DeviceSampling, MatvecShape, Project};
     use crate::check::Rng;
     use crate::{Context, DType, Tensor};
 
@@ -656,6 +660,46 @@ mod tests {
                     let r = f64::from(r0[j]) + y0;
                     assert!(close(res[j], r), "{what}: residual[{j}] = {} against {r}", res[j]);
                 }
+            }
+        }
+    }
+
+    /// The device sampler's greedy path (k = 1: a tree over the invocations' bests) picks what
+    /// the engine's argmax rule picks: the largest logit, the first on ties, within a block and
+    /// across blocks, and the first NaN if any; top-k with k = 1 agrees.
+    #[test]
+    fn the_device_sampler_picks_the_argmax_rule_greedily() {
+        let ctx = Context::new().expect("a context");
+        if ctx.require_gpu("test").is_err() {
+            return;
+        }
+        let v = 50_257;
+        let mut rng = Rng::new(7);
+        let base = rng.vec_range(v, -4.0, 4.0);
+        let mut rows = vec![];
+        // A tie of the maximum in two blocks far apart, and next to each other in one block.
+        for (a, b) in [(40_001, 3), (100, 101), (v - 1, v - 2)] {
+            let mut r = base.clone();
+            r[a] = 9.0;
+            r[b] = 9.0;
+            rows.push(r);
+        }
+        let mut nan = base.clone();
+        nan[30_000] = f32::NAN;
+        nan[20] = f32::NAN;
+        nan[5] = f32::INFINITY;
+        rows.push(nan);
+        rows.push(vec![-f32::INFINITY; v]);
+        let st = DecodeState::new(&ctx, 4).unwrap();
+        for row in &rows {
+            let want = crate::reference::nn::argmax_index(row.iter().copied()) as u32;
+            for top_k in [0, 1] {
+                st.reset(0, 0, DeviceSampling { top_k, temperature: 1.0, seed: 3 }).unwrap();
+                let logits = Tensor::from_slice(&ctx, &[1, v], row).unwrap();
+                sample(&logits, &st, None).unwrap();
+                // The ids are u32 words; to_vec copies the bits.
+                let got = st.ids.to_vec().unwrap()[0].to_bits();
+                assert_eq!(got, want, "top_k {top_k}");
             }
         }
     }

@@ -121,6 +121,26 @@ impl Gpt2 {
         Self::with_dtype(ctx, weights, weights.dtype)
     }
 
+    /// Bytes a decode step reads from the weights: every block's tensors, ln_f and wte (the
+    /// head reads all of it), without wpe (one row a step).
+    pub fn weight_bytes(&self) -> usize {
+        let bytes = |t: &Tensor| t.len() * t.dtype().size();
+        let block = |b: &BlockTensors| {
+            [
+                &b.ln_1_weight, &b.ln_1_bias, &b.attn_weight, &b.attn_bias, &b.attn_proj_weight,
+                &b.attn_proj_bias, &b.ln_2_weight, &b.ln_2_bias, &b.fc_weight, &b.fc_bias,
+                &b.mlp_proj_weight, &b.mlp_proj_bias,
+            ]
+            .into_iter()
+            .map(bytes)
+            .sum::<usize>()
+        };
+        self.blocks.iter().map(block).sum::<usize>()
+            + self.wte.iter().map(bytes).sum::<usize>()
+            + bytes(&self.ln_f_weight)
+            + bytes(&self.ln_f_bias)
+    }
+
     /// [`Gpt2::new`] with the matrices in `dtype`: uploaded as stored, then converted on the
     /// device (to F16 or BF16 rounded to nearest even; to F32 exact).
     pub fn with_dtype(ctx: &Context, weights: &Weights, dtype: DType) -> Result<Gpt2> {
