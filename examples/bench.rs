@@ -759,12 +759,21 @@ fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>
     let sizes: &[(&str, usize, usize, usize)] = if quick {
         &[("tiny", 2, 64, 2)]
     } else {
-        &[("124m", 12, 768, 12), ("355m", 24, 1024, 16), ("774m", 36, 1280, 20), ("1558m", 48, 1600, 25)]
+        &[
+            ("124m", 12, 768, 12),
+            ("355m", 24, 1024, 16),
+            ("774m", 36, 1280, 20),
+            ("1558m", 48, 1600, 25),
+        ]
     };
     let mut rows = vec![];
     let mut rng = Rng::new(5);
     for &(tag, n_layer, n_embd, n_head) in sizes {
-        let mut config = if quick { gpt2::tiny::tiny_config() } else { gpt2::Config::default() };
+        let mut config = if quick {
+            gpt2::tiny::tiny_config()
+        } else {
+            gpt2::Config::default()
+        };
         (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
         let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32);
         let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?;
@@ -780,7 +789,9 @@ fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>
             let mut g = gpt2::Generator::new(&model)?;
             let greedy = gpt2::Sampling::Greedy;
             let prefill = median_wall(2, 7, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
-            let long = median_wall(1, 5, |i| g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop))?;
+            let long = median_wall(1, 5, |i| {
+                g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop)
+            })?;
             let decode = (long - prefill) / n as f64;
             let dispatches = g.decode_plan().dispatches();
             let x = Tensor::from_slice(ctx, &[1, 1], &[1.0])?;
@@ -1001,11 +1012,17 @@ fn main() -> Result<()> {
     }
     if a.suite("gemv") {
         ctx.trim_pool();
-        print_rows("decode projections (each dispatch timed alone in a replay)", &bench_gemv(&ctx, a.quick, ceiling)?);
+        print_rows(
+            "decode projections (each dispatch timed alone in a replay)",
+            &bench_gemv(&ctx, a.quick, ceiling)?,
+        );
     }
     if a.suite("gpt2_sizes") {
         ctx.trim_pool();
-        print_rows("GPT-2 sizes (decode against its floors)", &bench_gpt2_sizes(&ctx, a.quick, ceiling)?);
+        print_rows(
+            "GPT-2 sizes (decode against its floors)",
+            &bench_gpt2_sizes(&ctx, a.quick, ceiling)?,
+        );
     }
     if a.suite("scans") {
         ctx.trim_pool();

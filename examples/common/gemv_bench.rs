@@ -46,9 +46,12 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
+/// One call's dispatches in order: kernel name, device seconds.
+type Dispatches = Vec<(String, f64)>;
+
 /// Device seconds of each dispatch of `f`, in order, per call, `REPEAT` calls (None without
 /// GPU timestamps: the wall clock around each dispatch would time the waits).
-fn dispatch_times(ctx: &Context, mut f: impl FnMut() -> Result<()>) -> Result<Option<Vec<Vec<(String, f64)>>>> {
+fn dispatch_times(ctx: &Context, mut f: impl FnMut() -> Result<()>) -> Result<Option<Vec<Dispatches>>> {
     ctx.synchronize()?;
     let was = ctx.profiling();
     ctx.set_profiling(true);
@@ -61,14 +64,24 @@ fn dispatch_times(ctx: &Context, mut f: impl FnMut() -> Result<()>) -> Result<Op
             ctx.set_profiling(was);
             return Ok(None);
         }
-        runs.push(p.events.iter().map(|e| (p.kernels[e.kernel].name.clone(), e.seconds)).collect());
+        runs.push(
+            p.events
+                .iter()
+                .map(|e| (p.kernels[e.kernel].name.clone(), e.seconds))
+                .collect(),
+        );
     }
     ctx.set_profiling(was);
     Ok(Some(runs))
 }
 
 /// The projections of the decode plan of a random `config`-shaped model in `dtype`.
-pub fn projections(ctx: &Context, config: &gpt2::Config, weights: &gpt2::Weights, dtype: DType) -> Result<Vec<Projection>> {
+pub fn projections(
+    ctx: &Context,
+    config: &gpt2::Config,
+    weights: &gpt2::Weights,
+    dtype: DType,
+) -> Result<Vec<Projection>> {
     let model = gpt2::Gpt2::with_dtype(ctx, weights, dtype)?;
     let mut g = gpt2::Generator::new(&model)?;
     g.generate(&[1, 2, 3], 2, gpt2::Sampling::Greedy, |_| {})?;
@@ -86,7 +99,12 @@ pub fn projections(ctx: &Context, config: &gpt2::Config, weights: &gpt2::Weights
         return Ok(vec![]);
     };
     let c = config.n_embd;
-    let names = [("qkv", c, 3 * c), ("attn_proj", c, c), ("fc", c, 4 * c), ("fc_proj", 4 * c, c)];
+    let names = [
+        ("qkv", c, 3 * c),
+        ("attn_proj", c, c),
+        ("fc", c, 4 * c),
+        ("fc_proj", 4 * c, c),
+    ];
     let mut times = vec![vec![]; names.len() + 1];
     for run in &runs {
         let mut i = 0;

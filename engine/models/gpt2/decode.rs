@@ -616,11 +616,24 @@ mod tests {
             return;
         }
         let st = DecodeState::new(&ctx, 4).unwrap();
-        st.reset(0, 0, DeviceSampling { top_k: 1, temperature: 1.0, seed: 0 }).unwrap();
+        st.reset(
+            0,
+            0,
+            DeviceSampling {
+                top_k: 1,
+                temperature: 1.0,
+                seed: 0,
+            },
+        )
+        .unwrap();
         let shapes = MatvecShape::all(ctx.info());
         eprintln!("projection shapes on {}: {shapes:?}", ctx.info().name);
         let mut rng = Rng::new(31);
-        let cases = [(300, 36, true, DType::F32), (515, 12, false, DType::F16), (769, 1028, true, DType::F32)];
+        let cases = [
+            (300, 36, true, DType::F32),
+            (515, 12, false, DType::F16),
+            (769, 1028, true, DType::F32),
+        ];
         for (case, &(k, n, ln, dtype)) in cases.iter().enumerate() {
             let x = rng.vec_range(k, -2.0, 3.0);
             let g = rng.vec_range(k, 0.5, 1.5);
@@ -694,7 +707,16 @@ mod tests {
         for row in &rows {
             let want = crate::reference::nn::argmax_index(row.iter().copied()) as u32;
             for top_k in [0, 1] {
-                st.reset(0, 0, DeviceSampling { top_k, temperature: 1.0, seed: 3 }).unwrap();
+                st.reset(
+                    0,
+                    0,
+                    DeviceSampling {
+                        top_k,
+                        temperature: 1.0,
+                        seed: 3,
+                    },
+                )
+                .unwrap();
                 let logits = Tensor::from_slice(&ctx, &[1, v], row).unwrap();
                 sample(&logits, &st, None).unwrap();
                 // The ids are u32 words; to_vec copies the bits.

@@ -127,9 +127,18 @@ impl Gpt2 {
         let bytes = |t: &Tensor| t.len() * t.dtype().size();
         let block = |b: &BlockTensors| {
             [
-                &b.ln_1_weight, &b.ln_1_bias, &b.attn_weight, &b.attn_bias, &b.attn_proj_weight,
-                &b.attn_proj_bias, &b.ln_2_weight, &b.ln_2_bias, &b.fc_weight, &b.fc_bias,
-                &b.mlp_proj_weight, &b.mlp_proj_bias,
+                &b.ln_1_weight,
+                &b.ln_1_bias,
+                &b.attn_weight,
+                &b.attn_bias,
+                &b.attn_proj_weight,
+                &b.attn_proj_bias,
+                &b.ln_2_weight,
+                &b.ln_2_bias,
+                &b.fc_weight,
+                &b.fc_bias,
+                &b.mlp_proj_weight,
+                &b.mlp_proj_bias,
             ]
             .into_iter()
             .map(bytes)
