@@ -124,30 +124,8 @@ impl Gpt2 {
     /// Bytes a decode step reads from the weights: every block's tensors, ln_f and wte (the
     /// head reads all of it), without wpe (one row a step).
     pub fn weight_bytes(&self) -> usize {
-        let bytes = |t: &Tensor| t.len() * t.dtype().size();
-        let block = |b: &BlockTensors| {
-            [
-                &b.ln_1_weight,
-                &b.ln_1_bias,
-                &b.attn_weight,
-                &b.attn_bias,
-                &b.attn_proj_weight,
-                &b.attn_proj_bias,
-                &b.ln_2_weight,
-                &b.ln_2_bias,
-                &b.fc_weight,
-                &b.fc_bias,
-                &b.mlp_proj_weight,
-                &b.mlp_proj_bias,
-            ]
-            .into_iter()
-            .map(bytes)
-            .sum::<usize>()
-        };
-        self.blocks.iter().map(block).sum::<usize>()
-            + self.wte.iter().map(bytes).sum::<usize>()
-            + bytes(&self.ln_f_weight)
-            + bytes(&self.ln_f_bias)
+        let wpe = self.wpe.len() * self.wpe.dtype().size();
+        self.tensors().iter().map(|t| t.len() * t.dtype().size()).sum::<usize>() - wpe
     }
 
     /// [`Gpt2::new`] with the matrices in `dtype`: uploaded as stored, then converted on the
