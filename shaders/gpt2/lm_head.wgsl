@@ -47,24 +47,30 @@ var<workgroup> part: array<f32, 2048>;    // [group][row][lane]
 @compute @workgroup_size(256)
 fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
+    // Moments of the row scaled by a power of two (reduce/tree.wgsl: finite rows up to
+    // f32::MAX do not overflow).
+    let pre = norm_prescale(C);
     var s = 0.0;
+    var big = 0.0;
     for (var c = lid; c < C; c += 256u) {
-        s += x[c];
+        s += x[c] * pre;
+        big = max(big, abs(x[c]));
     }
-    let mean = tree_sum(lid, s) / f32(C);
+    let scale = row_scale(tree_max(lid, big));
+    let mean = norm_mean(tree_sum(lid, s), C, scale);
     var q = 0.0;
     for (var c = lid; c < C; c += 256u) {
-        let d = x[c] - mean;
+        let d = x[c] * scale - mean;
         q += d * d;
     }
-    let rstd = inverseSqrt(tree_sum(lid, q) / f32(C) + p.eps);
+    let rstd = norm_rstd(tree_sum(lid, q), C, p.eps, scale);
     let c4 = C / 4u;
     for (var i = lid; i < c4; i += 256u) {
         let c = 4u * i;
         let xv = vec4<f32>(x[c], x[c + 1u], x[c + 2u], x[c + 3u]);
         let g = vec4<f32>(ln_w[c], ln_w[c + 1u], ln_w[c + 2u], ln_w[c + 3u]);
         let b = vec4<f32>(ln_b[c], ln_b[c + 1u], ln_b[c + 2u], ln_b[c + 3u]);
-        let v = (xv - mean) * rstd * g + b;
+        let v = (xv * scale - mean) * rstd * g + b;
         xn[c] = v.x;
         xn[c + 1u] = v.y;
         xn[c + 2u] = v.z;

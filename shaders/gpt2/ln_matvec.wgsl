@@ -11,6 +11,11 @@ fn group_sum(lid: u32, v: f32, slot: u32) -> f32 {
     return tree_sum(lid, v);
 }
 
+// (sum of s, max of m) over the workgroup.
+fn group_sum_max(lid: u32, s: f32, m: f32) -> vec2<f32> {
+    return vec2<f32>(tree_sum(lid, s), tree_max(lid, m));
+}
+
 // The sum over the 256 / C4 slices of lid's column, valid at lid < C4: a halving tree.
 fn fold_slices(lid: u32, acc: vec4<f32>) -> vec4<f32> {
     part[lid] = acc;

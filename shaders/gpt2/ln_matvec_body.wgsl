@@ -81,11 +81,11 @@ fn store(j: u32, y: f32) {
     }
 }
 
-// x[k], layer-normed when LN.
-fn input(k: u32, mean: f32, rstd: f32) -> f32 {
+// x[k], layer-normed when LN (moments of the row scaled by `scale`).
+fn input(k: u32, scale: f32, mean: f32, rstd: f32) -> f32 {
     let v = x[p.x_off + k];
     if LN {
-        return (v - mean) * rstd * ln_w[p.ln_w_off + k] + ln_b[p.ln_b_off + k];
+        return (v * scale - mean) * rstd * ln_w[p.ln_w_off + k] + ln_b[p.ln_b_off + k];
     }
     return v;
 }
@@ -99,8 +99,8 @@ fn row(k: u32, col4: u32, live: bool) -> vec4<f32> {
 }
 
 // x[k] layer-normed, zero past K.
-fn input_or_zero(k: u32, mean: f32, rstd: f32) -> f32 {
-    return select(0.0, input(min(k, K - 1u), mean, rstd), k < K);
+fn input_or_zero(k: u32, scale: f32, mean: f32, rstd: f32) -> f32 {
+    return select(0.0, input(min(k, K - 1u), scale, mean, rstd), k < K);
 }
 
 // Invocation lid's share of the projection in workgroup `group`: the moments, then its
@@ -117,27 +117,36 @@ fn project(group: u32, lid: u32) {
     var w1 = row(slice + s, col4, live);
     var w2 = row(slice + 2u * s, col4, live);
     var w3 = row(slice + 3u * s, col4, live);
+    var scale = 1.0;
     var mean = 0.0;
     var rstd = 1.0;
     if LN {
+        // Moments of the row scaled by a power of two (reduce/tree.wgsl: finite rows up to
+        // f32::MAX do not overflow), the sum and the largest magnitude in one reduction.
+        let pre = norm_prescale(K);
         var sum = 0.0;
+        var big = 0.0;
         for (var k = lid; k < K; k += 256u) {
-            sum += x[p.x_off + k];
+            let v = x[p.x_off + k];
+            sum += v * pre;
+            big = max(big, abs(v));
         }
-        mean = group_sum(lid, sum, 0u) / f32(K);
+        let sm = group_sum_max(lid, sum, big);
+        scale = row_scale(sm.y);
+        mean = norm_mean(sm.x, K, scale);
         var q = 0.0;
         for (var k = lid; k < K; k += 256u) {
-            let dx = x[p.x_off + k] - mean;
+            let dx = x[p.x_off + k] * scale - mean;
             q += dx * dx;
         }
-        rstd = inverseSqrt(group_sum(lid, q, 1u) / f32(K) + p.eps);
+        rstd = norm_rstd(group_sum(lid, q, 1u), K, p.eps, scale);
     }
     if WHOLE_COLUMNS {
         let c4 = group * 256u + lid;
         if c4 < n4 {
             var acc = vec4<f32>(0.0);
             for (var k = 0u; k < K; k++) {
-                acc = fma(vec4<f32>(input(k, mean, rstd)), w_at4(p.w_off4 + k * n4 + c4), acc);
+                acc = fma(vec4<f32>(input(k, scale, mean, rstd)), w_at4(p.w_off4 + k * n4 + c4), acc);
             }
             for (var e = 0u; e < 4u; e++) {
                 let j = c4 * 4u + e;
@@ -157,10 +166,10 @@ fn project(group: u32, lid: u32) {
             w2 = row(k + 2u * s, col4, live);
             w3 = row(k + 3u * s, col4, live);
         }
-        acc0 = fma(vec4<f32>(input_or_zero(k, mean, rstd)), w0, acc0);
-        acc1 = fma(vec4<f32>(input_or_zero(k + s, mean, rstd)), w1, acc1);
-        acc2 = fma(vec4<f32>(input_or_zero(k + 2u * s, mean, rstd)), w2, acc2);
-        acc3 = fma(vec4<f32>(input_or_zero(k + 3u * s, mean, rstd)), w3, acc3);
+        acc0 = fma(vec4<f32>(input_or_zero(k, scale, mean, rstd)), w0, acc0);
+        acc1 = fma(vec4<f32>(input_or_zero(k + s, scale, mean, rstd)), w1, acc1);
+        acc2 = fma(vec4<f32>(input_or_zero(k + 2u * s, scale, mean, rstd)), w2, acc2);
+        acc3 = fma(vec4<f32>(input_or_zero(k + 3u * s, scale, mean, rstd)), w3, acc3);
     }
     let y = fold_slices(lid, (acc0 + acc1) + (acc2 + acc3));
     if lid < C4 && live {

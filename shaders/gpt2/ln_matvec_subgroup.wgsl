@@ -1,7 +1,9 @@
+// prelude: reduce/tree.wgsl
 // prelude: nn/gelu.wgsl
 // prelude: gpt2/state.wgsl
 // prelude: gpt2/ln_matvec_body.wgsl
-// The decode projection (gpt2/ln_matvec_body.wgsl) with workgroup sums through subgroups: each
+// The decode projection (gpt2/ln_matvec_body.wgsl) with workgroup sums through subgroups (the
+// shared-memory ones of reduce/tree.wgsl unused; its row_scale and norm helpers used): each
 // sum is a subgroup reduction and one barrier, where the shared-memory trees take three to
 // eight. The host uses it where the adapter's subgroups hold at least max(C4, 4) invocations
 // (so one subgroup holds every column of the workgroup and at most 64 subgroups make a
@@ -11,6 +13,7 @@ var<private> sid: u32;   // subgroup_invocation_id
 var<private> ssz: u32;   // subgroup_size
 
 var<workgroup> sums: array<f32, 128>;            // (2 slots, 64 subgroups)
+var<workgroup> maxes: array<f32, 64>;            // (64 subgroups)
 var<workgroup> folds: array<vec4<f32>, 256>;     // (256 / ssz subgroups, C4 columns)
 
 fn group_sum(lid: u32, v: f32, slot: u32) -> f32 {
@@ -22,6 +25,22 @@ fn group_sum(lid: u32, v: f32, slot: u32) -> f32 {
     var t = 0.0;
     for (var g = 0u; g < 256u / ssz; g++) {
         t += sums[slot * 64u + g];
+    }
+    return t;
+}
+
+// (sum of s, max of m) over the workgroup, in one barrier (slot 0 of `sums`).
+fn group_sum_max(lid: u32, s: f32, m: f32) -> vec2<f32> {
+    let a = subgroupAdd(s);
+    let b = subgroupMax(m);
+    if sid == 0u {
+        sums[lid / ssz] = a;
+        maxes[lid / ssz] = b;
+    }
+    workgroupBarrier();
+    var t = vec2<f32>(0.0);
+    for (var g = 0u; g < 256u / ssz; g++) {
+        t = vec2<f32>(t.x + sums[g], max(t.y, maxes[g]));
     }
     return t;
 }

@@ -47,11 +47,7 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         let d = x[base + c] * scale - mean;
         q += d * d;
     }
-    // eps * scale^2 can underflow to 0 for a large constant row (variance 0): with eps > 0
-    // the floor at the smallest normal keeps rstd finite, so its zero deviations give beta
-    // as on the CPU, not 0 * inf. (eps = 0 on a constant row is 0 / 0 on every context.)
-    let lo = select(0.0, 1.17549435e-38, p.eps > 0.0);
-    let rstd = inverseSqrt(max(tree_sum(lid, q) / n + (p.eps * scale) * scale, lo));
+    let rstd = norm_rstd(tree_sum(lid, q), p.cols, p.eps, scale);
     for (var c = lid; c < p.cols; c += 256u) {
         out[base + c] = (x[base + c] * scale - mean) * rstd * gamma_at(c) + beta_at(c);
     }

@@ -88,8 +88,7 @@ fn residual_layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
         let d = y[base + c] * scale - mean;
         q += dot(d, d);
     }
-    let lo = select(0.0, 1.17549435e-38, p.eps > 0.0);
-    let rstd = inverseSqrt(max(tree_sum(lid, q) / n + (p.eps * scale) * scale, lo));
+    let rstd = norm_rstd(tree_sum(lid, q), p.cols, p.eps, scale);
     for (var c = lid; c < c4; c += 256u) {
         h[base + c] = (y[base + c] * scale - mean) * rstd * gamma[p.gamma_off + c] + beta[p.beta_off + c];
     }

@@ -61,3 +61,27 @@ fn row_scale(m: f32) -> f32 {
     }
     return bitcast<f32>((274u - e) << 23u); // 2^(147 - e): biased exponent 274 - e in 20..=126
 }
+
+// Layer norm moments that cannot overflow on finite rows, in three steps around the caller's
+// workgroup reductions: each invocation adds x * norm_prescale(n) (a power of two at most
+// 1 / n, so the sum of n values up to f32::MAX stays finite) and takes max |x|; then
+// scale = row_scale(max) and norm_mean(sum, n, scale) is the mean of the row scaled by
+// `scale`; then the sum of squares of x * scale - mean gives norm_rstd. The normalised value
+// is (x * scale - mean) * rstd, equal to (x - mean(x)) / sqrt(var(x) + eps) (powers of two
+// scale exactly; eps scales by scale^2).
+fn norm_prescale(n: u32) -> f32 {
+    return exp2(-ceil(log2(f32(n))));
+}
+
+fn norm_mean(sum: f32, n: u32, scale: f32) -> f32 {
+    return sum * scale / norm_prescale(n) / f32(n);
+}
+
+// eps * scale^2 can underflow to 0 for a large constant row (variance 0): with eps > 0 the
+// floor at the smallest normal keeps rstd finite, so its zero deviations give beta as on the
+// CPU, not 0 * inf.
+fn norm_rstd(squares: f32, n: u32, eps: f32, scale: f32) -> f32 {
+    let lo = select(0.0, 1.17549435e-38, eps > 0.0);
+    return inverseSqrt(max(squares / f32(n) + (eps * scale) * scale, lo));
+}
+

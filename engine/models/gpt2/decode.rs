@@ -578,7 +578,7 @@ fn hash(v: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{ln_matvec_shaped, sample, DecodeState, DeviceSampling, MatvecShape, Project};
+    use super::{lm_head, ln_matvec_shaped, sample, DecodeState, DeviceSampling, MatvecShape, Project};
     use crate::check::Rng;
     use crate::{Context, DType, Tensor};
 
@@ -629,13 +629,16 @@ mod tests {
         let shapes = MatvecShape::all(ctx.info());
         eprintln!("projection shapes on {}: {shapes:?}", ctx.info().name);
         let mut rng = Rng::new(31);
+        // (K, N, layer norm, weights, x's magnitude): the last, a row whose squares overflow
+        // f32 unless the kernel scales it first.
         let cases = [
-            (300, 36, true, DType::F32),
-            (515, 12, false, DType::F16),
-            (769, 1028, true, DType::F32),
+            (300, 36, true, DType::F32, 1.0),
+            (515, 12, false, DType::F16, 1.0),
+            (769, 1028, true, DType::F32, 1.0),
+            (300, 36, true, DType::F32, 1e37),
         ];
-        for (case, &(k, n, ln, dtype)) in cases.iter().enumerate() {
-            let x = rng.vec_range(k, -2.0, 3.0);
+        for (case, &(k, n, ln, dtype, magnitude)) in cases.iter().enumerate() {
+            let x: Vec<f32> = rng.vec_range(k, -2.0, 3.0).iter().map(|v| v * magnitude).collect();
             let g = rng.vec_range(k, 0.5, 1.5);
             let b = rng.vec_range(k, -0.5, 0.5);
             let w = rng.vec_range(k * n, -1.0, 1.0);
@@ -722,6 +725,36 @@ mod tests {
                 // The ids are u32 words; to_vec copies the bits.
                 let got = st.ids.to_vec().unwrap()[0].to_bits();
                 assert_eq!(got, want, "top_k {top_k}");
+            }
+        }
+    }
+
+    /// The head's layer norm on a row whose squares overflow f32 unless it is scaled first
+    /// (values near 1e37) gives the logits of the f64 reference, as on a plain row.
+    #[test]
+    fn the_head_normalises_rows_near_f32_max() {
+        let ctx = Context::new().expect("a context");
+        if ctx.require_gpu("test").is_err() {
+            return;
+        }
+        let (c, v) = (64, 300);
+        let mut rng = Rng::new(11);
+        let wte = rng.vec_range(v * c, -1.0, 1.0);
+        let g = rng.vec_range(c, 0.5, 1.5);
+        let b = rng.vec_range(c, -0.5, 0.5);
+        let base = rng.vec_range(c, -2.0, 3.0);
+        let [gt, bt] = [&g, &b].map(|t| Tensor::from_slice(&ctx, &[c], t).unwrap());
+        let wt = Tensor::from_slice(&ctx, &[v, c], &wte).unwrap();
+        for magnitude in [1.0f32, 3e37] {
+            let x: Vec<f32> = base.iter().map(|x| x * magnitude).collect();
+            let xt = Tensor::from_slice(&ctx, &[1, c], &x).unwrap();
+            let got = lm_head(&xt, (&gt, &bt, 1e-5), &wt).unwrap().to_vec().unwrap();
+            // The head's logits are xn @ wte^T: the projection reference with w = wte^T.
+            let w: Vec<f32> = (0..c * v).map(|i| wte[(i % v) * c + i / v]).collect();
+            let want = reference(&x, &g, &b, &w, &vec![0.0; v], true);
+            for j in 0..v {
+                let ok = (f64::from(got[j]) - want[j]).abs() <= 1e-4 * (1.0 + want[j].abs());
+                assert!(ok, "x ~ {magnitude}: logit {j} = {} against {}", got[j], want[j]);
             }
         }
     }
