@@ -119,11 +119,12 @@ impl Gpu {
         }));
         let pool = BufferPool::new(device.clone(), info.max_buffer_size);
         let uniform_stride = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(256);
+        let kernels = KernelCache::new(info.backend != "Gl");
         Gpu {
             device,
             queue,
             info,
-            kernels: KernelCache::default(),
+            kernels,
             pool,
             health,
             recorder: Mutex::default(),

@@ -24,12 +24,26 @@ pub struct Kernel {
 
 type Slot = Arc<Mutex<Option<Arc<Kernel>>>>;
 
-#[derive(Default)]
 pub(crate) struct KernelCache {
     slots: Mutex<HashMap<KernelKey, Slot>>,
+    /// Whether pipelines zero their workgroup memory before the kernel runs (see `new`).
+    zero_workgroup_memory: bool,
 }
 
 impl KernelCache {
+    /// A cache for one device. `zero_workgroup_memory` false skips the zero fill of workgroup
+    /// variables that WGSL promises: on the GL backend naga writes it as one array constructor
+    /// of every element, which llvmpipe compiles for minutes (a cold first token on
+    /// llvmpipe GL took 250 s, 134 s of it the decode attention's 3072 workgroup floats, 62 s
+    /// the head's 3648, 34 s the sampler's). Every kernel writes each workgroup element
+    /// before it reads it (the tests check the results on GL), so nothing depends on the fill.
+    pub fn new(zero_workgroup_memory: bool) -> KernelCache {
+        KernelCache {
+            slots: Mutex::default(),
+            zero_workgroup_memory,
+        }
+    }
+
     /// The pipeline for `key`, built from `source()` on the first request.
     pub fn get(
         &self,
@@ -45,7 +59,7 @@ impl KernelCache {
         if let Some(k) = &*built {
             return Ok(k.clone());
         }
-        let kernel = Arc::new(build(device, key, &source()?)?);
+        let kernel = Arc::new(build(device, key, &source()?, self.zero_workgroup_memory)?);
         *built = Some(kernel.clone());
         Ok(kernel)
     }
@@ -60,9 +74,23 @@ impl KernelCache {
     }
 }
 
+/// With `ENGINE_LOG_PIPELINES=1` (read once), one stderr line per pipeline built: its name,
+/// override constants and build time (naga, the driver's compile), to find the kernels a
+/// driver takes long to compile (llvmpipe GL with a cold shader cache).
+#[cfg(not(target_arch = "wasm32"))]
+fn log_build(name: &str, constants: &[(std::borrow::Cow<'static, str>, u64)], took: std::time::Duration) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *ON.get_or_init(|| std::env::var("ENGINE_LOG_PIPELINES").is_ok_and(|v| v == "1")) {
+        let c: Vec<String> = constants.iter().map(|(n, v)| format!("{n}={}", f64::from_bits(*v))).collect();
+        eprintln!("pipeline {name} [{}] built in {:.1} ms", c.join(","), took.as_secs_f64() * 1e3);
+    }
+}
+
 /// Validates the WGSL with naga (a synchronous error on every platform, wasm included),
 /// then builds the module and pipeline inside a validation error scope.
-fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<Kernel> {
+fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource, zero_workgroup_memory: bool) -> Result<Kernel> {
+    #[cfg(not(target_arch = "wasm32"))]
+    let started = std::time::Instant::now();
     let name = format!("{}::{}", key.name, key.entry);
     let shader_error = |message: String| Error::Shader {
         kernel: name.clone(),
@@ -120,7 +148,7 @@ fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<K
         entry_point: Some(&key.entry),
         compilation_options: wgpu::PipelineCompilationOptions {
             constants: &constants,
-            ..Default::default()
+            zero_initialize_workgroup_memory: zero_workgroup_memory,
         },
         cache: None,
     });
@@ -132,6 +160,8 @@ fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource) -> Result<K
     }
     #[cfg(target_arch = "wasm32")]
     drop(scope);
+    #[cfg(not(target_arch = "wasm32"))]
+    log_build(&name, &key.constants, started.elapsed());
     Ok(Kernel {
         name,
         pipeline,
