@@ -20,7 +20,7 @@ use std::cell::Cell;
 
 use super::Context;
 use crate::error::Result;
-use crate::tune::{measure, Family, Identity, TuneEntry, TuneMode, TuneTime};
+use crate::tune::{Family, Identity, TuneEntry, TuneMode, TuneTime};
 
 thread_local! {
     /// True while this thread runs a candidate for the tuner.
@@ -90,8 +90,10 @@ fn round_ms(ms: f64) -> f64 {
 }
 
 /// Resets [`TIMING`] when a candidate's run ends, however it ends.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 struct Timing;
 
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 impl Timing {
     fn start() -> Self {
         TIMING.with(|t| t.set(true));
@@ -269,7 +271,7 @@ impl Context {
         let mut clock = super::Clock::WallClock;
         let outcome = {
             let _timing = Timing::start();
-            measure::measure(candidates.len(), |i| {
+            crate::tune::measure::measure(candidates.len(), |i| {
                 let ((), t) = self.time(|| run(candidates[i]))?;
                 clock = t.clock;
                 Ok(t.seconds)

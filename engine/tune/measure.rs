@@ -6,6 +6,9 @@
 //! fastest figure; a later candidate must beat an earlier one by more than [`MARGIN`], so the
 //! hand rule (candidate 0) stays unless another path is measurably faster.
 
+// In a browser nothing is timed (the waits would block), so nothing here is called.
+#![cfg_attr(target_arch = "wasm32", allow(dead_code))]
+
 use crate::error::Result;
 
 /// The fraction by which a later candidate must be faster to displace an earlier one: below
