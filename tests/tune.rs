@@ -307,7 +307,12 @@ fn tune_off_runs_the_hand_rule_and_measures_nothing() {
         );
         // The plan of a capture names the hand rule's path.
         let (plan, _) = Plan::capture(ctx, &[&a, &b], || ops::matmul(&a, &b)).unwrap();
-        assert!(plan.dump().contains("matmul/register_tiled"), "{}", plan.dump());
+        let dump = plan.dump();
+        assert!(dump.contains("matmul/register_tiled"), "{dump}");
+        assert!(
+            dump.contains(": register_tiled (tuning off; hand rule register_tiled)"),
+            "{dump}"
+        );
     });
 }
 

@@ -130,7 +130,7 @@ impl Gpu {
             eprintln!("engine: {e}; tuning as `cached`");
             crate::tune::TuneMode::Cached
         });
-        let tuner = crate::tune::Tuner::new(crate::context::tuning::identity(&info), mode);
+        let tuner = crate::tune::Tuner::new(crate::context::tuning::identity(&device), mode);
         Gpu {
             device,
             queue,

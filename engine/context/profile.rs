@@ -517,7 +517,10 @@ impl Gpu {
         }
         // The tuner's measurements ran through the same dispatches; say what they cost.
         for t in self.tuner.spent() {
-            eprintln!("engine tuning (ENGINE_TUNE): {} keys of {} in {:.1} ms", t.keys, t.family, t.ms);
+            eprintln!(
+                "engine tuning (ENGINE_TUNE): {} keys of {} in {:.1} ms",
+                t.keys, t.family, t.ms
+            );
         }
         match self.profile() {
             Ok(p) if p.kernels.is_empty() => {}

@@ -27,14 +27,17 @@ thread_local! {
     static TIMING: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The tuner's identity of an adapter: what a cache file must match to be used.
-pub(crate) fn identity(info: &super::DeviceInfo) -> Identity {
+/// The tuner's identity of the adapter behind `device`: what a cache file must match to be
+/// used. Read from the device itself, so a device the application made
+/// ([`Context::from_wgpu`]) is told apart from another as well as the engine's own.
+pub(crate) fn identity(device: &wgpu::Device) -> Identity {
+    let a = device.adapter_info();
     Identity {
-        adapter: info.name.clone(),
-        vendor: info.vendor,
-        device: info.device_id,
-        driver: info.driver.clone(),
-        backend: info.backend.clone(),
+        adapter: a.name.clone(),
+        vendor: a.vendor,
+        device: a.device,
+        driver: format!("{} {}", a.driver, a.driver_info).trim().to_string(),
+        backend: format!("{:?}", a.backend),
         engine: env!("CARGO_PKG_VERSION").to_string(),
     }
 }
@@ -166,7 +169,8 @@ impl Context {
 
     /// Tunes `items` now (each runs its op once; keys not yet known are timed, per the mode),
     /// for an application that wants no first-call cost later. Does nothing with tuning off
-    /// or on the CPU reference context. Fails on the first item whose op fails.
+    /// or on the CPU reference context. Fails on the first item whose op fails, and inside a
+    /// plan capture (a plan records paths, it never tunes).
     ///
     /// ```no_run
     /// use wgsl_compute::{ops, scan, Context, DType};
@@ -180,7 +184,6 @@ impl Context {
     /// }
     /// # Ok::<(), wgsl_compute::Error>(())
     /// ```
-    /// Inside a plan capture it is an error (a plan records paths, it never tunes).
     pub fn tune(&self, items: &[TuneItem]) -> Result<()> {
         let Some(gpu) = self.gpu().filter(|_| self.tune_mode() != TuneMode::Off) else {
             return Ok(());
@@ -215,8 +218,9 @@ impl Context {
         if others.is_empty() {
             return hand;
         }
-        let mode = gpu.tuner.mode();
-        if mode == TuneMode::Off {
+        let capturing = gpu.capturing();
+        let off = gpu.tuner.mode() == TuneMode::Off;
+        if off && !capturing {
             return hand;
         }
         let key = key();
@@ -225,8 +229,9 @@ impl Context {
                 .chain(others.iter().copied())
                 .find(|&c| name(c) == n)
         };
-        let capturing = gpu.capturing();
-        let (chosen, how) = match gpu.tuner.lookup(family, &key) {
+        let known = if off { None } else { gpu.tuner.lookup(family, &key) };
+        let (chosen, how) = match known {
+            None if off => (hand, "tuning off"),
             Some(e) => (find(&e.chosen).unwrap_or(hand), "known"),
             None if capturing || TIMING.with(Cell::get) || cfg!(target_arch = "wasm32") => {
                 (hand, "hand rule, not tuned")
@@ -237,12 +242,12 @@ impl Context {
             ),
         };
         if capturing {
+            // Once per key: a model's layers repeat the same shapes.
+            let line = format!("{family} [{key}]: {} ({how}; hand rule {})", name(chosen), name(hand));
             gpu.with_capture(|c| {
-                c.choices.push(format!(
-                    "{family} [{key}]: {} ({how}; hand rule {})",
-                    name(chosen),
-                    name(hand)
-                ))
+                if !c.choices.contains(&line) {
+                    c.choices.push(line);
+                }
             });
         }
         chosen

@@ -102,7 +102,8 @@ const MAX_GROUPS: usize = 65535;
 pub enum MatmulPath {
     /// Picked by shape: `Vector` for one row, `LargeTile` for large products with both
     /// operands vec4-aligned, `RegisterTiled` when both M and N fill a 64 tile, `Tiled16`
-    /// otherwise.
+    /// otherwise (the hand rule); then the tuner (`crate::tune`, `ENGINE_TUNE`) may give a
+    /// tile kernel's product to another of [`MatmulPath::TILES`] measured faster here.
     Auto,
     /// The readable 16x16 shared-memory tile of seed 004.
     Tiled16,

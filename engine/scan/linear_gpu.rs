@@ -3,7 +3,8 @@
 //!
 //! One invocation carries one channel (`shaders/scan/linear_scalar.wgsl`), or four adjacent
 //! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
-//! that a quarter of them still fill the device (`launch::vector_width`); all walk
+//! that a quarter of them still fill the device (`launch::vector_width`, the hand rule; the
+//! tuner may measure another width faster, `launch::ChannelKernels::choose_width`); all walk
 //! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
 //! of their dependent updates (software pipelined). `Strategy::LookBack` is one pass over
 //! tiles of chunk steps x adjacent channels, a chunk an invocation, the carries passed on by
