@@ -406,15 +406,8 @@ impl ChannelKernels {
         dtype: crate::shape::DType,
         (channels, walks, t): (usize, usize, usize),
     ) -> Option<(usize, Vec<usize>)> {
-        if strategy::lookback(
-            strategy,
-            walks / lookback_width(channels),
-            lookback_width(channels),
-            t,
-            &gpu.info,
-        )
-        .is_some()
-        {
+        let lw = lookback_width(channels);
+        if strategy::lookback(strategy, walks / lw, lw, t, &gpu.info).is_some() {
             return None;
         }
         let hand = dtype_width(dtype, channels, walks);

@@ -7,6 +7,10 @@
 //! and rewritten by the next tuned key; a file that cannot be written costs a warning, never
 //! the process.
 
+// In a browser nothing is tuned (the measurement's waits would block): the recording half is
+// unused there.
+#![cfg_attr(target_arch = "wasm32", allow(dead_code))]
+
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
