@@ -18,7 +18,8 @@
 //! the folder graph has no cycle): [`shape`] (element counts, view layouts, broadcasting,
 //! `matmul_shapes`, checked arithmetic), [`check`] (seeded inputs, the table of tolerance
 //! gates), [`kernel`] (WGSL sources and the shader table, pipeline cache, uniform parameters),
-//! [`context`] (adapter, device, info, buffer pool, readback, dispatch), [`tensor`] (buffers,
+//! [`tune`] (the tuner's modes, shape keys, entries and cache file), [`context`] (adapter,
+//! device, info, buffer pool, readback, dispatch, the tuning seam), [`tensor`] (buffers,
 //! views, the strided copy), [`expr`] (the one expression IR: op vocabulary, f64
 //! interpreter, WGSL code generator, derivative rules), [`reference`](mod@reference) (the CPU
 //! oracle of the ops, f64 accumulation), [`fused`] (elementwise expression graphs compiled into one kernel), [`ops`]
@@ -48,6 +49,7 @@ pub mod scan;
 pub mod shape;
 pub mod tensor;
 pub mod train;
+pub mod tune;
 
 pub use context::{Context, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};

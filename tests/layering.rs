@@ -1,7 +1,7 @@
 //! Layers only look down: the folders (and top-level modules) of `engine/` import one another
 //! without a cycle. Read from the sources, so a `use crate::` that climbs back up fails here.
 //!
-//! The intended order, bottom up: `error`, `shape`, `check` < `kernel` < `context` (the device:
+//! The intended order, bottom up: `error`, `shape`, `check` < `kernel`, `tune` < `context` (the device:
 //! pool, readback, dispatch) < `tensor` < `reference` < `fused`, `ops` < `plan`, `scan` <
 //! `mixer`, `element_scan` < `train`, `models` < `parity`.
 

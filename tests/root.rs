@@ -31,4 +31,5 @@ mod special;
 mod stress;
 mod texture;
 mod train;
+mod tune;
 mod vec4;

@@ -63,6 +63,8 @@ pub(crate) struct Capture {
     pub atoms: Vec<CapturedAtom>,
     /// The first thing the captured work did that a replay could not repeat.
     pub error: Option<String>,
+    /// The tuner's choices the captured ops made, one line each (`Plan::dump` lists them).
+    pub choices: Vec<String>,
 }
 
 /// One captured dispatch: its kernel, uniform bytes, storage buffers and grid.
@@ -99,6 +101,8 @@ pub(crate) struct Gpu {
     /// Bytes per arena slot: 256, or the adapter's uniform offset alignment if larger.
     uniform_stride: u64,
     pub(crate) profiler: crate::context::profile::Profiler,
+    /// The measured choices between the ops' correct paths (`crate::tune`).
+    pub(crate) tuner: crate::tune::Tuner,
 }
 
 impl Gpu {
@@ -120,6 +124,14 @@ impl Gpu {
         let pool = BufferPool::new(device.clone(), info.max_buffer_size);
         let uniform_stride = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(256);
         let kernels = KernelCache::new(info.backend != "Gl");
+        // Contexts check `ENGINE_TUNE` before they get here (`Context::from_adapter` fails on a
+        // bad value); a device handed over by the application warns instead.
+        let mode = crate::tune::TuneMode::from_env().unwrap_or_else(|e| {
+            log::warn!("{e}; tuning as `cached`");
+            eprintln!("engine: {e}; tuning as `cached`");
+            crate::tune::TuneMode::Cached
+        });
+        let tuner = crate::tune::Tuner::new(crate::context::tuning::identity(&device), mode);
         Gpu {
             device,
             queue,
@@ -133,6 +145,7 @@ impl Gpu {
             dispatched: Default::default(),
             uniform_stride,
             profiler: crate::context::profile::Profiler::from_env(),
+            tuner,
         }
     }
 
@@ -207,6 +220,7 @@ impl Gpu {
             owned: Vec::new(),
             atoms: Vec::new(),
             error: None,
+            choices: Vec::new(),
         });
         Ok(())
     }

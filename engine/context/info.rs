@@ -44,6 +44,10 @@ pub struct DeviceInfo {
     pub kind: DeviceKind,
     /// Driver name and version, when the backend reports them.
     pub driver: String,
+    /// The PCI vendor id (or the backend's equivalent), 0 when unknown.
+    pub vendor: u32,
+    /// The PCI device id (or the backend's equivalent), 0 when unknown.
+    pub device_id: u32,
     /// `SUBGROUP` was granted: kernels may use `enable subgroups;`.
     pub subgroups: bool,
     /// Smallest and largest subgroup size the adapter reports (0 when unknown).
@@ -85,6 +89,8 @@ impl DeviceInfo {
             device_type: "Cpu".into(),
             kind: DeviceKind::CpuReference,
             driver: String::new(),
+            vendor: 0,
+            device_id: 0,
             subgroups: false,
             subgroup_size: (0, 0),
             shader_f16: false,
@@ -124,12 +130,15 @@ impl DeviceInfo {
                 (0, 0),
             ),
         };
+        let (vendor, device_id) = adapter.map_or((0, 0), |a| (a.vendor, a.device));
         DeviceInfo {
             name,
             backend,
             device_type,
             kind,
             driver,
+            vendor,
+            device_id,
             subgroups: features.contains(wgpu::Features::SUBGROUP),
             subgroup_size,
             shader_f16: features.contains(wgpu::Features::SHADER_F16),

@@ -16,6 +16,7 @@ pub(crate) mod pool;
 mod profile;
 pub(crate) mod readback;
 mod timing;
+pub(crate) mod tuning;
 
 use std::sync::{Arc, Once};
 
@@ -28,6 +29,7 @@ pub use info::{DeviceInfo, DeviceKind};
 pub use pool::PoolStats;
 pub use profile::{Event, KernelTime, Profile};
 pub use timing::{Clock, Timed};
+pub use tuning::TuneItem;
 
 use crate::error::{Error, Result};
 
@@ -119,6 +121,7 @@ impl Context {
     /// Opens a device on `adapter` with its real limits and the optional features it has.
     pub async fn from_adapter(adapter: &wgpu::Adapter) -> Result<Self> {
         pool::idle_bound_from_env()?;
+        crate::tune::TuneMode::from_env()?;
         let (device, queue) = adapter::open(adapter).await?;
         let info = DeviceInfo::from_device(Some(&adapter.get_info()), device.features(), &device.limits());
         Ok(Self::from_gpu(Gpu::new(device, queue, info)))

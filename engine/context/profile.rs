@@ -515,6 +515,13 @@ impl Gpu {
         if !self.profiler.lock().enabled {
             return;
         }
+        // The tuner's measurements ran through the same dispatches; say what they cost.
+        for t in self.tuner.spent() {
+            eprintln!(
+                "engine tuning (ENGINE_TUNE): {} keys of {} in {:.1} ms",
+                t.keys, t.family, t.ms
+            );
+        }
         match self.profile() {
             Ok(p) if p.kernels.is_empty() => {}
             Ok(p) => {

@@ -102,7 +102,8 @@ const MAX_GROUPS: usize = 65535;
 pub enum MatmulPath {
     /// Picked by shape: `Vector` for one row, `LargeTile` for large products with both
     /// operands vec4-aligned, `RegisterTiled` when both M and N fill a 64 tile, `Tiled16`
-    /// otherwise.
+    /// otherwise (the hand rule); then the tuner (`crate::tune`, `ENGINE_TUNE`) may give a
+    /// tile kernel's product to another of [`MatmulPath::TILES`] measured faster here.
     Auto,
     /// The readable 16x16 shared-memory tile of seed 004.
     Tiled16,
@@ -125,6 +126,59 @@ pub enum MatmulPath {
 impl MatmulPath {
     /// The paths that can be forced (every one but `Auto`), for tests and benchmarks.
     pub const FORCED: [MatmulPath; 4] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile, Self::Vector];
+
+    /// The tile kernels the tuner chooses between (`crate::tune::Family::Matmul`). Each
+    /// output element is one f32 accumulator walking K from 0 up with one `fma` per step
+    /// (zero-padded past K: `fma(0, 0, acc)` is `acc`), then the one epilogue of
+    /// `common.wgsl`: the same bits whichever runs. Not interchangeable with them, so never
+    /// candidates: `Vector` (K split across a workgroup, then a tree sum), split-K (partial
+    /// sums over K-slices) and `Cooperative` (the matrix units' own order).
+    pub const TILES: [MatmulPath; 3] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile];
+
+    /// The path's name in the tune cache, the plan dump and reports: its kernel's file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Tiled16 => "tiled16",
+            Self::RegisterTiled => "register_tiled",
+            Self::LargeTile => "large_tile",
+            Self::Vector => "matvec",
+            Self::Cooperative => "cooperative",
+        }
+    }
+}
+
+/// The tuner's shape key of a product: batch, M, N, K bucketed with their classes mod 4, the
+/// dtypes, and which operands load as vec4s (which decides whether `LargeTile` may run).
+fn tune_key(s: &MatmulShape, batch: usize, dtypes: (DType, DType), vec: (bool, bool)) -> String {
+    let (a, b) = (dtypes.0.to_string(), dtypes.1.to_string());
+    crate::tune::key::shape_key(
+        &[("b", batch), ("m", s.m), ("n", s.n), ("k", s.k)],
+        &[("m", s.m), ("n", s.n), ("k", s.k)],
+        &[
+            &a,
+            &b,
+            if vec.0 { "vec_a" } else { "" },
+            if vec.1 { "vec_b" } else { "" },
+        ],
+    )
+}
+
+/// An item for [`crate::Context::tune`]: `a (..., M, K) @ b (..., K, N)` with `b` in `dtype`
+/// (and `a` too when `dtype` is F32, else `a` F32), on dense inputs, as [`matmul`] and the
+/// linear layers run it.
+pub fn tune_matmul(a: &[usize], b: &[usize], dtype: DType) -> crate::context::TuneItem {
+    let (a, b) = (a.to_vec(), b.to_vec());
+    crate::context::TuneItem::new(
+        crate::tune::Family::Matmul,
+        format!("matmul {a:?} @ {b:?} {dtype}"),
+        move |ctx| {
+            let x = Tensor::zeros(ctx, &a)?;
+            let w = Tensor::zeros(ctx, &b)?;
+            let w = if dtype == DType::F32 { w } else { w.to_dtype(dtype)? };
+            matmul(&x, &w).map(drop)
+        },
+    )
 }
 
 /// What the epilogue does to each output element after scaling.
@@ -402,6 +456,7 @@ fn check_dtypes(op: &'static str, a: &Tensor, b: &Tensor, ep: Ep) -> Result<()> 
 }
 
 fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: MatmulPath) -> Result<Tensor> {
+    let requested = path;
     let ctx = a.context();
     b.expect_context(ctx, op, "b")?;
     let (bias, epilogue) = (ep.bias, ep.kind);
@@ -554,6 +609,25 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
                     bl.offset
                 ),
             })
+        }
+        p => p,
+    };
+    // The tuner may give the hand rule's tile kernel's product to another tile kernel: the
+    // same bits (`MatmulPath::TILES`), measured faster on this adapter.
+    let path = match path {
+        p if requested == MatmulPath::Auto && MatmulPath::TILES.contains(&p) => {
+            let others: Vec<MatmulPath> = MatmulPath::TILES
+                .into_iter()
+                .filter(|&o| o != p && (o != MatmulPath::LargeTile || (vec_a && vec_b)))
+                .collect();
+            ctx.choose(
+                crate::tune::Family::Matmul,
+                || tune_key(&s, batch, (a.dtype(), b.dtype()), (vec_a, vec_b)),
+                p,
+                &others,
+                MatmulPath::name,
+                |c| gemm(op, a, b, alpha, ep, c).map(drop),
+            )
         }
         p => p,
     };

@@ -33,6 +33,6 @@ pub use elementwise::{
 pub use embedding::embedding;
 pub use gelu::gelu;
 pub use layer_norm::{layer_norm, linear_residual_layer_norm};
-pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, MatmulPath};
+pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, tune_matmul, MatmulPath};
 pub use reduce::sum_last;
 pub use softmax::softmax_last;

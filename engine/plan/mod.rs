@@ -60,6 +60,9 @@ pub struct Plan {
     peak_bytes: u64,
     /// Dispatches the captured ops made, before the fusion pass.
     traced: usize,
+    /// The tuner's choices the captured ops made (`crate::context::tuning`): the paths every
+    /// replay runs, since a replay never tunes.
+    choices: Vec<String>,
 }
 
 impl Plan {
@@ -156,6 +159,7 @@ impl Plan {
             _params: params,
             peak_bytes,
             traced,
+            choices: std::mem::take(&mut capture.choices),
         };
         Ok((plan, out))
     }
@@ -246,12 +250,23 @@ impl Plan {
         self.peak_bytes
     }
 
-    /// The op list: one line per dispatch (kernel, workgroups, bytes bound), then the totals.
+    /// The tuner's choices the captured ops made, one line each: family, shape key, the
+    /// path chosen, whether it was known or the hand rule's (a capture never tunes), and the
+    /// hand rule's path.
+    pub fn choices(&self) -> &[String] {
+        &self.choices
+    }
+
+    /// The op list: one line per dispatch (kernel, workgroups, bytes bound), the tuner's
+    /// choices ([`Plan::choices`]), then the totals.
     pub fn dump(&self) -> String {
         let mut s = String::new();
         for (i, a) in self.atoms.iter().enumerate() {
             let [x, y, z] = a.groups;
             s += &format!("{i:4}  {:<36} groups {x}x{y}x{z}  binds {} B\n", a.kernel.name, a.bytes);
+        }
+        for c in &self.choices {
+            s += &format!("chosen: {c}\n");
         }
         s += &format!(
             "{} dispatches traced -> {} after fusion, {} distinct kernels, intermediates peak {} B\n",

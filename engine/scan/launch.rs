@@ -360,6 +360,10 @@ impl ChannelKernels {
     /// Plans `walks` = B x `channels` channel walks of `t` steps over `dtype` storage: one
     /// look-back pass when `strategy` (or `Auto`) picks it, at the width [`lookback_width`]
     /// gives; else lane walks or chunked passes at the width [`dtype_width`] gives.
+    ///
+    /// `width` (a candidate of [`ChannelKernels::widths`]) replaces the hand rule's width of
+    /// a lane or chunked plan and keeps its plan: the same segments or chunks, so every
+    /// channel walks the same steps in the same order, a quarter or half as many invocations.
     pub fn plan(
         &self,
         gpu: &Gpu,
@@ -367,6 +371,7 @@ impl ChannelKernels {
         dtype: crate::shape::DType,
         (channels, walks, t): (usize, usize, usize),
         reverse: bool,
+        width: Option<usize>,
     ) -> ChannelPlan {
         let w = lookback_width(channels);
         if let Some(launch) = Launch::lookback(gpu, strategy, walks / w, w, t, reverse) {
@@ -374,8 +379,77 @@ impl ChannelKernels {
         }
         let w = dtype_width(dtype, channels, walks);
         let columns = Columns { walk: 1, reduce: 1 };
-        let launch = Launch::new(gpu, strategy, walks / w, t, reverse, columns, Cost::block(1));
-        ChannelPlan { launch, w, dtype }
+        let mut launch = Launch::new(gpu, strategy, walks / w, t, reverse, columns, Cost::block(1));
+        match width {
+            Some(other) if other != w && channels.is_multiple_of(other) => {
+                launch.lanes = walks / other;
+                ChannelPlan {
+                    launch,
+                    w: other,
+                    dtype,
+                }
+            }
+            _ => ChannelPlan { launch, w, dtype },
+        }
+    }
+
+    /// The tuner's candidates for the width of a channel scan: the hand rule's width first,
+    /// then the others the channels divide into (four, two, one); `None` for a look-back
+    /// plan, whose width is its own. Every width walks each channel through the same
+    /// `linear_walk.wgsl` / `log_walk.wgsl` steps over `F` = `vec4`, `vec2` or `f32`
+    /// componentwise: the same bits. A half dtype keeps to the widths that write whole packed
+    /// words (four, two): its one-channel kernel writes f32 and narrows after, another path.
+    pub fn widths(
+        &self,
+        gpu: &Gpu,
+        strategy: Strategy,
+        dtype: crate::shape::DType,
+        (channels, walks, t): (usize, usize, usize),
+    ) -> Option<(usize, Vec<usize>)> {
+        let lw = lookback_width(channels);
+        if strategy::lookback(strategy, walks / lw, lw, t, &gpu.info).is_some() {
+            return None;
+        }
+        let hand = dtype_width(dtype, channels, walks);
+        let others = [4, 2, 1]
+            .into_iter()
+            .filter(|&w| w != hand && channels.is_multiple_of(w) && !(dtype.is_half() && w == 1))
+            .collect();
+        Some((hand, others))
+    }
+
+    /// The width the tuner picks for this channel scan (`crate::tune::Family::ChannelScan`)
+    /// among [`ChannelKernels::widths`], `run` being the op at a forced width; `None` for a
+    /// look-back plan. The key names the op, direction, dtype, strategy and the hand plan's
+    /// kind, with B x channels, channels and T bucketed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn choose_width(
+        &self,
+        ctx: &crate::Context,
+        gpu: &Gpu,
+        op: &'static str,
+        strategy: Strategy,
+        dtype: crate::shape::DType,
+        dims: (usize, usize, usize),
+        reverse: bool,
+        run: impl Fn(usize) -> Result<()>,
+    ) -> Option<usize> {
+        let (hand, others) = self.widths(gpu, strategy, dtype, dims)?;
+        let key = || {
+            let (channels, walks, t) = dims;
+            let kind = match self.plan(gpu, strategy, dtype, dims, reverse, None).launch.plan {
+                Plan::Lanes { .. } => "lanes",
+                Plan::Chunked { .. } => "chunked",
+                Plan::LookBack { .. } => "lookback",
+            };
+            let (dtype, strategy) = (dtype.to_string(), strategy.to_string());
+            crate::tune::key::shape_key(
+                &[("walks", walks), ("c", channels), ("t", t)],
+                &[("c", channels)],
+                &[op, if reverse { "reverse" } else { "" }, &dtype, &strategy, kind],
+            )
+        };
+        Some(ctx.choose(crate::tune::Family::ChannelScan, key, hand, &others, width_name, run))
     }
 
     /// Records `plan`'s dispatches, the kernels specialised by `constants`.
@@ -420,6 +494,15 @@ impl ChannelPlan {
             (None, None) => w,
         };
         crate::tensor::Tensor::uninit(ctx, &[words], op)
+    }
+}
+
+/// A width's name in the tune cache and the plan dump (the WGSL's `width_*.wgsl` names).
+fn width_name(width: usize) -> &'static str {
+    match width {
+        4 => "quad",
+        2 => "pair",
+        _ => "scalar",
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! One invocation carries one channel (`shaders/scan/linear_scalar.wgsl`), or four adjacent
 //! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
-//! that a quarter of them still fill the device (`launch::vector_width`); all walk
+//! that a quarter of them still fill the device (`launch::vector_width`, the hand rule; the
+//! tuner may measure another width faster, `launch::ChannelKernels::choose_width`); all walk
 //! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
 //! of their dependent updates (software pipelined). `Strategy::LookBack` is one pass over
 //! tiles of chunk steps x adjacent channels, a chunk an invocation, the carries passed on by
@@ -50,7 +51,7 @@ pub(crate) fn forward(
     h0: Option<&Tensor>,
     opts: &ScanOptions,
 ) -> Result<Tensor> {
-    Ok(launch(gpu, op, d, a, b, h0, None, opts)?.0)
+    Ok(launch(gpu, op, d, a, b, h0, None, opts, None)?.0)
 }
 
 /// dA, dB and dH0 from the forward's A, h0, output H and dL/dH.
@@ -65,12 +66,13 @@ pub(crate) fn backward(
     grad: &Tensor,
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
-    let (db, da, dh0) = launch(gpu, op, d, a, grad, h0, Some(h), opts)?;
+    let (db, da, dh0) = launch(gpu, op, d, a, grad, h0, Some(h), opts, None)?;
     Ok(ScanGrads { da, db, dh0 })
 }
 
 /// The forward over `x` = B (`h` None), or the adjoint over `x` = dL/dH (`h` Some(H)).
 /// Returns (out, dA, dh0): H forward (dA and dh0 unused scratch), G = dB in reverse.
+/// `width`: the channels per invocation, or `None` for the tuner's (or the hand rule's).
 #[allow(clippy::too_many_arguments)]
 fn launch(
     gpu: &Gpu,
@@ -81,14 +83,21 @@ fn launch(
     h0: Option<&Tensor>,
     h: Option<&Tensor>,
     opts: &ScanOptions,
+    width: Option<usize>,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let ctx = a.context();
+    let dims = (d.n, d.lanes(), d.t);
+    let width = width.or_else(|| {
+        KERNELS.choose_width(ctx, gpu, op, opts.strategy, a.dtype(), dims, h.is_some(), |w| {
+            launch(gpu, op, d, a, x, h0, h, opts, Some(w)).map(drop)
+        })
+    });
     let (a, x) = (a.contiguous()?, x.contiguous()?);
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
     let h = h.map(|t| t.contiguous()).transpose()?;
     let reverse = h.is_some();
     let dtype = a.dtype();
-    let plan = KERNELS.plan(gpu, opts.strategy, dtype, (d.n, d.lanes(), d.t), reverse);
+    let plan = KERNELS.plan(gpu, opts.strategy, dtype, dims, reverse, width);
     let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };

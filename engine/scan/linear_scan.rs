@@ -45,3 +45,23 @@ affine::public_fns! {
     linear_scan_with,
     linear_scan_backward_with,
 }
+
+/// An item for [`crate::Context::tune`]: [`linear_scan`] forward on a, b (B, T, D) `shape`
+/// in `dtype` with no h0, as a caller of that shape would run it (the channels per
+/// invocation are what it tunes).
+pub fn tune_linear_scan(shape: &[usize], dtype: crate::DType) -> crate::context::TuneItem {
+    let shape = shape.to_vec();
+    crate::context::TuneItem::new(
+        crate::tune::Family::ChannelScan,
+        format!("linear_scan {shape:?} {dtype}"),
+        move |ctx| {
+            let t = Tensor::zeros(ctx, &shape)?;
+            let t = if dtype == crate::DType::F32 {
+                t
+            } else {
+                t.to_dtype(dtype)?
+            };
+            linear_scan(&t, &t, None).map(drop)
+        },
+    )
+}

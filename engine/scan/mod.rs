@@ -47,7 +47,9 @@ pub mod strategy;
 
 pub use affine::ScanGrads;
 pub use dispatch::{Dispatch, ScanOptions};
-pub use linear_scan::{linear_scan, linear_scan_backward, linear_scan_backward_with, linear_scan_with};
+pub use linear_scan::{
+    linear_scan, linear_scan_backward, linear_scan_backward_with, linear_scan_with, tune_linear_scan,
+};
 pub use matrix_affine_scan::{
     matrix_affine_scan, matrix_affine_scan_backward, matrix_affine_scan_backward_with, matrix_affine_scan_with,
 };

@@ -83,7 +83,7 @@ pub fn parallel_scan_log_with(log_coeffs: &Tensor, log_values: &Tensor, opts: &S
         OP,
         ctx,
         opts,
-        |gpu| Ok(launch(gpu, OP, dims, log_coeffs, log_values, None, opts)?.0),
+        |gpu| Ok(launch(gpu, OP, dims, log_coeffs, log_values, None, opts, None)?.0),
         || {
             let (lc, lv) = (host_widened(log_coeffs, OP)?, host_widened(log_values, OP)?);
             let h = reference::scan::parallel_scan_log(&lc.view(), &lv.view());
@@ -133,7 +133,8 @@ pub fn parallel_scan_log_backward_with(
         ctx,
         opts,
         |gpu| {
-            let (d_log_coeffs, d_log_values) = launch(gpu, op, dims, log_coeffs, log_values, Some((h, grad_h)), opts)?;
+            let (d_log_coeffs, d_log_values) =
+                launch(gpu, op, dims, log_coeffs, log_values, Some((h, grad_h)), opts, None)?;
             Ok(LogScanGrads {
                 d_log_coeffs,
                 d_log_values,
@@ -157,6 +158,8 @@ pub fn parallel_scan_log_backward_with(
 
 /// Records the forward (`backward` None: returns (h, unused)) or the adjoint (`backward`
 /// Some((h, dL/dh)): returns (d log_coeffs, d log_values)) with the planned strategy.
+/// `width`: the channels per invocation, or `None` for the tuner's (or the hand rule's).
+#[allow(clippy::too_many_arguments)]
 fn launch(
     gpu: &Gpu,
     op: &'static str,
@@ -165,8 +168,15 @@ fn launch(
     lv: &Tensor,
     backward: Option<(&Tensor, &Tensor)>,
     opts: &ScanOptions,
+    width: Option<usize>,
 ) -> Result<(Tensor, Tensor)> {
     let ctx = lc.context();
+    let dims = (d, b * d, t);
+    let width = width.or_else(|| {
+        KERNELS.choose_width(ctx, gpu, op, opts.strategy, lc.dtype(), dims, backward.is_some(), |w| {
+            launch(gpu, op, (b, t, d), lc, lv, backward, opts, Some(w)).map(drop)
+        })
+    });
     let (lc, lv) = (lc.contiguous()?, lv.contiguous()?);
     let reverse = backward.is_some();
     let (h, g) = match backward {
@@ -174,7 +184,7 @@ fn launch(
         None => (None, None),
     };
     let dtype = lc.dtype();
-    let plan = KERNELS.plan(gpu, opts.strategy, dtype, (d, b * d, t), reverse);
+    let plan = KERNELS.plan(gpu, opts.strategy, dtype, dims, reverse, width);
     let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };

@@ -8,7 +8,9 @@ use std::sync::{Mutex, OnceLock, RwLock};
 use wgsl_compute::check::{compare, Gate};
 use wgsl_compute::Context;
 
-/// One context per adapter present, with outputs poisoned (NaN) before every op.
+/// One context per adapter present, with outputs poisoned (NaN) before every op and the tuner
+/// off: the tests of the hand rules (and those counting dispatches or pipelines) see exactly
+/// the hand rules' work; `tests/tune.rs` makes contexts of its own to test the tuner.
 pub fn contexts() -> &'static [Context] {
     static CONTEXTS: OnceLock<Vec<Context>> = OnceLock::new();
     CONTEXTS.get_or_init(|| {
@@ -18,6 +20,7 @@ pub fn contexts() -> &'static [Context] {
         }
         for c in &list {
             c.set_poison(Some(f32::NAN));
+            c.set_tune_mode(wgsl_compute::tune::TuneMode::Off);
             eprintln!("test adapter: {} ({})", c.info().name, c.info().backend);
         }
         // `ENGINE_REQUIRE_BACKENDS=vulkan,gl` (CI): each listed backend must have an adapter,

@@ -1,0 +1,317 @@
+//! The tuning seam: where an op with several correct paths asks which one to run.
+//!
+//! [`Context::choose`] takes the hand rule's candidate, the other candidates and a run of
+//! the op on each; it answers from the context's tuner (`crate::tune`) when the key is
+//! known, else times every candidate on the device ([`Context::time`]: GPU timestamps where
+//! the adapter has them inside encoders, else the wall clock around a full wait), keeps the
+//! fastest and remembers it. What the runs return is dropped at once, so their outputs go
+//! back to the pool and no allocation outlives the tuning.
+//!
+//! The hand rule runs instead, untimed, when:
+//! - the mode is `off` (`ENGINE_TUNE=off`, [`Context::set_tune_mode`]);
+//! - this thread is capturing a plan: a plan records the path the context knows, or the
+//!   hand rule's, and a replay never tunes (the capture's `choices` say which);
+//! - this thread is already timing a candidate (an op inside a candidate's run, such as the
+//!   slice products of a split-K matmul, uses what is known and never tunes in the middle
+//!   of another measurement);
+//! - in a browser, where the timing's waits would block.
+
+use std::cell::Cell;
+
+use super::Context;
+use crate::error::Result;
+use crate::tune::{Family, Identity, TuneEntry, TuneMode, TuneTime};
+
+thread_local! {
+    /// True while this thread runs a candidate for the tuner.
+    static TIMING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The tuner's identity of the adapter behind `device`: what a cache file must match to be
+/// used. Read from the device itself, so a device the application made
+/// ([`Context::from_wgpu`]) is told apart from another as well as the engine's own.
+pub(crate) fn identity(device: &wgpu::Device) -> Identity {
+    let a = device.adapter_info();
+    Identity {
+        adapter: a.name.clone(),
+        vendor: a.vendor,
+        device: a.device,
+        driver: format!("{} {}", a.driver, a.driver_info).trim().to_string(),
+        backend: format!("{:?}", a.backend),
+        engine: env!("CARGO_PKG_VERSION").to_string(),
+    }
+}
+
+/// A [`TuneItem`]'s run: the op once on inputs of the item's shape.
+type Run = Box<dyn Fn(&Context) -> Result<()> + Send + Sync>;
+
+/// One op and shape to tune ahead of use ([`Context::tune`]), made by the op's layer:
+/// [`crate::ops::tune_matmul`], [`crate::scan::tune_linear_scan`].
+pub struct TuneItem {
+    family: Family,
+    what: String,
+    run: Run,
+}
+
+impl TuneItem {
+    /// An item of `family` described by `what` (e.g. `matmul [64, 768] @ [768, 3072] F32`)
+    /// whose `run` calls the op once on inputs of the shape, on the context it is given.
+    pub(crate) fn new(
+        family: Family,
+        what: String,
+        run: impl Fn(&Context) -> Result<()> + Send + Sync + 'static,
+    ) -> Self {
+        TuneItem {
+            family,
+            what,
+            run: Box::new(run),
+        }
+    }
+
+    /// The family it tunes.
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
+    /// What it runs, for reports.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+}
+
+impl std::fmt::Debug for TuneItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TuneItem({}: {})", self.family, self.what)
+    }
+}
+
+/// Milliseconds to the nearest 0.1 us: short decimals that survive the cache file's JSON
+/// round trip exactly, finer than any timer's noise.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+fn round_ms(ms: f64) -> f64 {
+    (ms * 1e4).round() / 1e4
+}
+
+/// Resets [`TIMING`] when a candidate's run ends, however it ends.
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+struct Timing;
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+impl Timing {
+    fn start() -> Self {
+        TIMING.with(|t| t.set(true));
+        Timing
+    }
+}
+
+impl Drop for Timing {
+    fn drop(&mut self) {
+        TIMING.with(|t| t.set(false));
+    }
+}
+
+impl Context {
+    /// The tuner's mode on this context (`Off` on the CPU reference context): read from
+    /// `ENGINE_TUNE` when the context was made.
+    pub fn tune_mode(&self) -> TuneMode {
+        self.gpu().map_or(TuneMode::Off, |g| g.tuner.mode())
+    }
+
+    /// Sets the tuner's mode on this context (no-op on the CPU reference context). Entries
+    /// already tuned stay known; `Cached` reads the cache file again at the next lookup.
+    pub fn set_tune_mode(&self, mode: TuneMode) {
+        if let Some(g) = self.gpu() {
+            g.tuner.set_mode(mode);
+        }
+    }
+
+    /// The cache file this context reads and writes (`None`: memory only).
+    pub fn tune_cache_path(&self) -> Option<std::path::PathBuf> {
+        self.gpu().and_then(|g| g.tuner.path())
+    }
+
+    /// Points this context at another cache file (`None`: memory only), read at the next
+    /// lookup; `ENGINE_TUNE_CACHE` does this for every context of a process. No-op in a
+    /// browser, which has no file.
+    pub fn set_tune_cache(&self, path: Option<std::path::PathBuf>) {
+        if let Some(g) = self.gpu() {
+            g.tuner.set_path(path.filter(|_| cfg!(not(target_arch = "wasm32"))));
+        }
+    }
+
+    /// Every tuned entry this context knows, its own and (in `Cached` mode) its file's, by
+    /// family then key.
+    pub fn tune_entries(&self) -> Vec<TuneEntry> {
+        self.gpu().map_or_else(Vec::new, |g| g.tuner.entries())
+    }
+
+    /// Makes `candidate` the choice of the known `key` of `family` in this context (memory
+    /// only; the file keeps the measured choice): for tests that run every candidate through
+    /// the op's own call, and for benchmarks. Fails when the key is unknown here or
+    /// `candidate` is not one of its candidates ([`TuneEntry::times_ms`] lists them).
+    pub fn set_tune_choice(&self, family: Family, key: &str, candidate: &str) -> Result<()> {
+        let pinned = self.gpu().is_some_and(|g| g.tuner.pin(family, key, candidate));
+        if pinned {
+            return Ok(());
+        }
+        Err(crate::error::Error::value(
+            "Context::set_tune_choice",
+            "candidate",
+            format!("a candidate of a {family} key this context knows (key {key:?})"),
+            candidate,
+        ))
+    }
+
+    /// Time this context spent tuning, per family (only the families it tuned).
+    pub fn tune_time(&self) -> Vec<TuneTime> {
+        self.gpu().map_or_else(Vec::new, |g| g.tuner.spent())
+    }
+
+    /// Tunes `items` now (each runs its op once; keys not yet known are timed, per the mode),
+    /// for an application that wants no first-call cost later. Does nothing with tuning off
+    /// or on the CPU reference context. Fails on the first item whose op fails, and inside a
+    /// plan capture (a plan records paths, it never tunes).
+    ///
+    /// ```no_run
+    /// use wgsl_compute::{ops, scan, Context, DType};
+    /// let ctx = Context::new()?;
+    /// ctx.tune(&[
+    ///     ops::tune_matmul(&[64, 768], &[768, 3072], DType::F32),
+    ///     scan::tune_linear_scan(&[4, 1024, 256], DType::F32),
+    /// ])?;
+    /// for t in ctx.tune_time() {
+    ///     println!("{}: {} keys in {:.1} ms", t.family, t.keys, t.ms);
+    /// }
+    /// # Ok::<(), wgsl_compute::Error>(())
+    /// ```
+    pub fn tune(&self, items: &[TuneItem]) -> Result<()> {
+        let Some(gpu) = self.gpu().filter(|_| self.tune_mode() != TuneMode::Off) else {
+            return Ok(());
+        };
+        if gpu.capturing() {
+            return Err(crate::error::Error::Unsupported {
+                op: "Context::tune",
+                message: "cannot tune inside a plan capture: tune before Plan::capture".into(),
+            });
+        }
+        for item in items {
+            (item.run)(self)?;
+        }
+        Ok(())
+    }
+
+    /// The candidate to run for `key` of `family`: `hand` (the hand rule, what tuning off
+    /// runs) or one of `others`, each of which must give the same result bit for bit.
+    /// `name` names a candidate in the cache; `run` runs the op once on a candidate, its
+    /// outputs dropped. Never fails: a candidate whose run fails is skipped, and an
+    /// unusable answer is the hand rule.
+    pub(crate) fn choose<C: Copy>(
+        &self,
+        family: Family,
+        key: impl FnOnce() -> String,
+        hand: C,
+        others: &[C],
+        name: impl Fn(C) -> &'static str,
+        run: impl Fn(C) -> Result<()>,
+    ) -> C {
+        let Some(gpu) = self.gpu() else { return hand };
+        if others.is_empty() {
+            return hand;
+        }
+        let capturing = gpu.capturing();
+        let off = gpu.tuner.mode() == TuneMode::Off;
+        if off && !capturing {
+            return hand;
+        }
+        let key = key();
+        let find = |n: &str| {
+            std::iter::once(hand)
+                .chain(others.iter().copied())
+                .find(|&c| name(c) == n)
+        };
+        let known = if off { None } else { gpu.tuner.lookup(family, &key) };
+        let (chosen, how) = match known {
+            None if off => (hand, "tuning off"),
+            Some(e) => (find(&e.chosen).unwrap_or(hand), "known"),
+            None if capturing || TIMING.with(Cell::get) || cfg!(target_arch = "wasm32") => {
+                (hand, "hand rule, not tuned")
+            }
+            None => (
+                self.tune_key(family, &key, hand, others, &name, &run).unwrap_or(hand),
+                "tuned",
+            ),
+        };
+        if capturing {
+            // Once per key: a model's layers repeat the same shapes.
+            let line = format!("{family} [{key}]: {} ({how}; hand rule {})", name(chosen), name(hand));
+            gpu.with_capture(|c| {
+                if !c.choices.contains(&line) {
+                    c.choices.push(line);
+                }
+            });
+        }
+        chosen
+    }
+
+    /// Times every candidate of `key` and records the entry; `None` only when another thread
+    /// recorded the key meanwhile and its choice is not among these candidates.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn tune_key<C: Copy>(
+        &self,
+        family: Family,
+        key: &str,
+        hand: C,
+        others: &[C],
+        name: &impl Fn(C) -> &'static str,
+        run: &impl Fn(C) -> Result<()>,
+    ) -> Option<C> {
+        let gpu = self.gpu()?;
+        let candidates: Vec<C> = std::iter::once(hand).chain(others.iter().copied()).collect();
+        let _one = gpu.tuner.one_at_a_time();
+        // Another thread may have tuned this key while this one waited.
+        if let Some(e) = gpu.tuner.lookup(family, key) {
+            return candidates.iter().copied().find(|&c| name(c) == e.chosen);
+        }
+        let start = std::time::Instant::now();
+        let mut clock = super::Clock::WallClock;
+        let outcome = {
+            let _timing = Timing::start();
+            crate::tune::measure::measure(candidates.len(), |i| {
+                let ((), t) = self.time(|| run(candidates[i]))?;
+                clock = t.clock;
+                Ok(t.seconds)
+            })
+        };
+        gpu.tuner.record(TuneEntry {
+            family,
+            key: key.to_string(),
+            chosen: name(candidates[outcome.chosen]).to_string(),
+            hand: name(hand).to_string(),
+            times_ms: candidates
+                .iter()
+                .zip(&outcome.seconds)
+                .map(|(&c, s)| (name(c).to_string(), s.map(|s| round_ms(s * 1e3))))
+                .collect(),
+            clock: match clock {
+                super::Clock::Timestamps => "timestamps",
+                super::Clock::WallClock => "wall clock",
+            }
+            .to_string(),
+            cost_ms: round_ms(start.elapsed().as_secs_f64() * 1e3),
+        });
+        Some(candidates[outcome.chosen])
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    fn tune_key<C: Copy>(
+        &self,
+        _family: Family,
+        _key: &str,
+        hand: C,
+        _others: &[C],
+        _name: &impl Fn(C) -> &'static str,
+        _run: &impl Fn(C) -> Result<()>,
+    ) -> Option<C> {
+        Some(hand)
+    }
+}

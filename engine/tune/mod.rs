@@ -1,0 +1,74 @@
+//! # The tuner: measured choices between an op's correct paths, remembered per adapter
+//!
+//! An op with more than one correct path for a shape (a matmul's tile kernels, a channel
+//! scan's channels per invocation) names its candidates, the hand rule first, and a bucketed
+//! shape key ([`key`]). On the first call with a key this context does not know, the device
+//! glue (`crate::context`'s tuning seam) runs each candidate once to warm up and a few times
+//! timed ([`measure`]), keeps the fastest and records it here; later calls with the key take
+//! it without timing. Every candidate an op offers computes the same bits as the hand rule
+//! (its own contract), so a tuning call changes speed only, never a result.
+//!
+//! This layer holds no device: the mode ([`TuneMode`], `ENGINE_TUNE`), the entries
+//! ([`TuneEntry`]) in memory per context, the time spent per family, and natively the JSON
+//! file they persist to ([`file`], `ENGINE_TUNE_CACHE`). It sits below `context`, which owns
+//! one [`Tuner`] per GPU context.
+
+pub(crate) mod file;
+pub(crate) mod key;
+pub(crate) mod measure;
+mod mode;
+mod state;
+
+pub use mode::TuneMode;
+pub(crate) use state::Tuner;
+pub use state::{TuneEntry, TuneTime};
+
+/// An op family whose path the tuner chooses. The name is what the cache file stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    /// `ops::matmul` and the linear layers under `MatmulPath::Auto`: which tile kernel
+    /// (`tiled16`, `register_tiled`, `large_tile`) computes a product the hand rule gives to
+    /// one of them. All walk K in order with one fused multiply-add per step per output.
+    Matmul,
+    /// The channel-wise scans (`linear_scan`, `parallel_scan_log`, forward and backward):
+    /// how many adjacent channels one invocation carries (`scalar`, `pair`, `quad`) under the
+    /// strategy plan the hand rule made. Every channel walks the same steps either way.
+    ChannelScan,
+}
+
+impl Family {
+    /// Every family, in the order reports list them.
+    pub const ALL: [Family; 2] = [Family::Matmul, Family::ChannelScan];
+
+    /// The name in the cache file and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Matmul => "matmul",
+            Family::ChannelScan => "channel_scan",
+        }
+    }
+
+    /// The family named `name` (as [`Family::name`] writes it).
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl std::fmt::Display for Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Who a context's tuned entries belong to: a file written for another adapter, driver,
+/// backend or engine version is never used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub adapter: String,
+    pub vendor: u32,
+    pub device: u32,
+    pub driver: String,
+    pub backend: String,
+    /// `CARGO_PKG_VERSION`: kernels change between versions, and with them the timings.
+    pub engine: String,
+}

@@ -1,0 +1,445 @@
+//! The tuner (`engine/tune`, `engine/context/tuning.rs`): every candidate it may pick gives
+//! the hand rule's bits, the cache round trip, the three bad cache files, `ENGINE_TUNE=off`,
+//! plans that record the chosen path, and no allocation left behind.
+//!
+//! Each test makes its own contexts (the shared ones run with tuning off, `common`), points
+//! them at a cache file of its own or at none, and runs under `each_adapter_alone`, so no
+//! other test's dispatches fall inside a tuning measurement.
+
+use std::path::{Path, PathBuf};
+
+use wgsl_compute::check::Rng;
+use wgsl_compute::ops::{self, MatmulPath};
+use wgsl_compute::plan::Plan;
+use wgsl_compute::scan::{self, ScanOptions, Strategy};
+use wgsl_compute::tune::{Family, TuneEntry, TuneMode};
+use wgsl_compute::{Context, DType, Tensor};
+
+use crate::common::each_adapter_alone;
+
+/// Runs `f` on a fresh context of each adapter present: poisoned outputs, no cache file,
+/// mode `cached`.
+fn each_fresh(mut f: impl FnMut(&Context)) {
+    each_adapter_alone(|shared| {
+        let fresh = pollster::block_on(Context::each_adapter()).unwrap();
+        let ctx = fresh
+            .into_iter()
+            .find(|c| c.info().name == shared.info().name && c.info().backend == shared.info().backend)
+            .expect("the shared context's adapter again");
+        ctx.set_poison(Some(f32::NAN));
+        ctx.set_tune_cache(None);
+        ctx.set_tune_mode(TuneMode::Cached);
+        f(&ctx);
+    });
+}
+
+/// A cache file path of its own for `test` on `ctx`'s adapter, removed first.
+fn cache_file(ctx: &Context, test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wgsl-compute-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{test}-{}.json", ctx.info().backend));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+/// A fresh context on `ctx`'s adapter reading `path` in `mode`.
+fn another(ctx: &Context, path: &Path, mode: TuneMode) -> Context {
+    let fresh = pollster::block_on(Context::each_adapter()).unwrap();
+    let other = fresh
+        .into_iter()
+        .find(|c| c.info().name == ctx.info().name && c.info().backend == ctx.info().backend)
+        .unwrap();
+    other.set_tune_mode(mode);
+    other.set_tune_cache(Some(path.to_path_buf()));
+    other
+}
+
+fn random(ctx: &Context, rng: &mut Rng, shape: &[usize]) -> Tensor {
+    let n = shape.iter().product();
+    Tensor::from_slice(ctx, shape, &rng.vec_range(n, -1.0, 1.0)).unwrap()
+}
+
+fn bits(t: &Tensor) -> Vec<u32> {
+    match t.dtype() {
+        DType::F32 => t.to_vec().unwrap().iter().map(|v| v.to_bits()).collect(),
+        _ => t.to_halves().unwrap().iter().map(|&h| u32::from(h)).collect(),
+    }
+}
+
+/// The entries of `family` that `ctx` learnt while running `f`.
+fn learnt(ctx: &Context, family: Family, f: impl FnOnce()) -> Vec<TuneEntry> {
+    let before = ctx.tune_entries();
+    f();
+    ctx.tune_entries()
+        .into_iter()
+        .filter(|e| e.family == family && !before.iter().any(|b| b.key == e.key && b.family == e.family))
+        .collect()
+}
+
+/// Runs `op` with tuning off (the hand rule), then tuned, then with each candidate of every
+/// key it tuned pinned, and asserts every run gives the hand rule's bits. Returns the keys.
+fn assert_every_candidate_is_bit_identical(
+    ctx: &Context,
+    family: Family,
+    case: &str,
+    op: impl Fn() -> Vec<Vec<u32>>,
+) -> Vec<TuneEntry> {
+    ctx.set_tune_mode(TuneMode::Off);
+    let hand = op();
+    ctx.set_tune_mode(TuneMode::On);
+    let mut tuned = vec![];
+    let entries = learnt(ctx, family, || tuned = op());
+    assert_eq!(tuned, hand, "{case}: tuned vs hand rule on {}", ctx.info().name);
+    for e in &entries {
+        assert!(
+            e.times_ms.iter().filter(|(_, t)| t.is_some()).count() >= 2,
+            "{case}: key {} timed fewer than two candidates: {e:?}",
+            e.key
+        );
+        for (candidate, _) in &e.times_ms {
+            ctx.set_tune_choice(family, &e.key, candidate).unwrap();
+            assert_eq!(
+                op(),
+                hand,
+                "{case}: candidate {candidate} of key {} vs the hand rule {} on {}",
+                e.key,
+                e.hand,
+                ctx.info().name
+            );
+        }
+    }
+    entries
+}
+
+#[test]
+fn tune_matmul_every_candidate_gives_the_hand_rules_bits() {
+    each_fresh(|ctx| {
+        let mut rng = Rng::new(29);
+        // (batch, m, k, n): the hand rule's Tiled16 (M < 64), RegisterTiled, LargeTile
+        // (256 tiles of 128), unaligned N and K (no vec4 loads), a batch.
+        let cases = [
+            (1, 33, 70, 45),
+            (1, 64, 128, 64),
+            (1, 130, 67, 257),
+            (1, 2048, 16, 2048),
+            (3, 100, 64, 96),
+        ];
+        let mut keys = 0;
+        for (batch, m, k, n) in cases {
+            let a = random(ctx, &mut rng, &[batch, m, k]);
+            let b = random(ctx, &mut rng, &[batch, k, n]);
+            let case = format!("matmul [{batch}, {m}, {k}] @ [{batch}, {k}, {n}]");
+            let entries = assert_every_candidate_is_bit_identical(ctx, Family::Matmul, &case, || {
+                vec![bits(&ops::matmul(&a, &b).unwrap())]
+            });
+            keys += entries.len();
+            // The forced tile kernels agree with it too (the contract the candidates rest on).
+            let hand = bits(&ops::matmul(&a, &b).unwrap());
+            for path in MatmulPath::TILES {
+                if let Ok(y) = ops::matmul_with(&a, &b, path) {
+                    assert_eq!(bits(&y), hand, "{case} forced {path:?}");
+                }
+            }
+        }
+        assert_eq!(keys, cases.len(), "one key per case");
+        // Through the fused epilogues and a transposed view.
+        let x = random(ctx, &mut rng, &[70, 96]);
+        let w = random(ctx, &mut rng, &[96, 80]);
+        let bias = random(ctx, &mut rng, &[80]);
+        let wt = random(ctx, &mut rng, &[80, 96]).transpose(0, 1).unwrap();
+        assert_every_candidate_is_bit_identical(ctx, Family::Matmul, "linear, linear_gelu, x @ w^T", || {
+            vec![
+                bits(&ops::linear(&x, &w, Some(&bias)).unwrap()),
+                bits(&ops::linear_gelu(&x, &w, &bias).unwrap()),
+                bits(&ops::matmul(&x, &wt).unwrap()),
+            ]
+        });
+    });
+}
+
+#[test]
+fn tune_channel_scan_every_width_gives_the_hand_rules_bits() {
+    each_fresh(|ctx| {
+        let mut rng = Rng::new(2929);
+        // (B, T, D): D % 4 = 0 with few walks (hand rule: one channel, candidates quad, pair),
+        // D even, D odd (no choice, no key); the lane walks, the chunked passes (long T, few
+        // lanes) and both strategies forced.
+        let strategies = [Strategy::Auto, Strategy::Lanes, Strategy::Chunked { chunk: None }];
+        for (b, t, d) in [(2, 77, 8), (1, 1500, 4), (3, 65, 6), (2, 33, 5)] {
+            for strategy in strategies {
+                let opts = ScanOptions::default().with_strategy(strategy);
+                let a = Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, 0.5, 1.0)).unwrap();
+                let x = random(ctx, &mut rng, &[b, t, d]);
+                let h0 = random(ctx, &mut rng, &[b, d]);
+                let g = random(ctx, &mut rng, &[b, t, d]);
+                let lv = random(ctx, &mut rng, &[b, t + 1, d]);
+                let lc = Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, -1.0, -0.01)).unwrap();
+                let case = format!("channel scans ({b}, {t}, {d}) {strategy}");
+                let entries = assert_every_candidate_is_bit_identical(ctx, Family::ChannelScan, &case, || {
+                    let h = scan::linear_scan_with(&a, &x, Some(&h0), &opts).unwrap();
+                    let gr = scan::linear_scan_backward_with(&a, Some(&h0), &h, &g, &opts).unwrap();
+                    let lh = scan::parallel_scan_log_with(&lc, &lv, &opts).unwrap();
+                    let lg = scan::parallel_scan_log_backward_with(&lc, &lv, &lh, &g, &opts).unwrap();
+                    [&h, &gr.da, &gr.db, &gr.dh0, &lh, &lg.d_log_coeffs, &lg.d_log_values]
+                        .map(bits)
+                        .to_vec()
+                });
+                // Four ops, each a key of its own, wherever the channels offer a choice.
+                let want = if d % 2 == 0 { 4 } else { 0 };
+                assert_eq!(entries.len(), want, "{case}: {entries:?}");
+            }
+        }
+        // Halves: the quad and pair widths.
+        let (b, t, d) = (2, 50, 8);
+        let half = |rng: &mut Rng, lo, hi| {
+            Tensor::from_slice_as(ctx, &[b, t, d], &rng.vec_range(b * t * d, lo, hi), DType::F16).unwrap()
+        };
+        let (a, x) = (half(&mut rng, 0.5, 1.0), half(&mut rng, -1.0, 1.0));
+        let entries = assert_every_candidate_is_bit_identical(ctx, Family::ChannelScan, "linear_scan f16", || {
+            vec![bits(&scan::linear_scan(&a, &x, None).unwrap())]
+        });
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].hand, "pair");
+    });
+}
+
+#[test]
+fn tune_cache_round_trip_a_new_context_reads_it_and_does_not_retune() {
+    each_fresh(|ctx| {
+        let path = cache_file(ctx, "round-trip");
+        ctx.set_tune_cache(Some(path.clone()));
+        let mut rng = Rng::new(7);
+        let a = random(ctx, &mut rng, &[96, 64]);
+        let b = random(ctx, &mut rng, &[64, 80]);
+        let want = bits(&ops::matmul(&a, &b).unwrap());
+        let tuned = ctx.tune_entries();
+        assert_eq!(tuned.len(), 1, "{tuned:?}");
+        assert_eq!(ctx.tune_time().len(), 1);
+        assert_eq!(ctx.tune_time()[0].keys, 1);
+        let text = std::fs::read_to_string(&path).expect("the cache file was written");
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(doc["adapter"], ctx.info().name.as_str());
+        assert_eq!(doc["engine"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(doc["entries"][0]["key"], tuned[0].key.as_str());
+
+        let next = another(ctx, &path, TuneMode::Cached);
+        assert_eq!(next.tune_entries(), tuned, "the new context reads the file");
+        let (a2, b2) = (
+            Tensor::from_slice(&next, &[96, 64], &a.to_vec().unwrap()).unwrap(),
+            Tensor::from_slice(&next, &[64, 80], &b.to_vec().unwrap()).unwrap(),
+        );
+        assert_eq!(bits(&ops::matmul(&a2, &b2).unwrap()), want);
+        assert!(next.tune_time().is_empty(), "no re-tune: {:?}", next.tune_time());
+        // `on` ignores the file: the same key is tuned again.
+        let again = another(ctx, &path, TuneMode::On);
+        assert!(again.tune_entries().is_empty());
+        let (a3, b3) = (
+            Tensor::from_slice(&again, &[96, 64], &a.to_vec().unwrap()).unwrap(),
+            Tensor::from_slice(&again, &[64, 80], &b.to_vec().unwrap()).unwrap(),
+        );
+        assert_eq!(bits(&ops::matmul(&a3, &b3).unwrap()), want);
+        assert_eq!(again.tune_time()[0].keys, 1);
+        let _ = std::fs::remove_file(&path);
+    });
+}
+
+#[test]
+fn tune_bad_cache_files_are_ignored_and_rewritten() {
+    each_fresh(|ctx| {
+        // A good file to corrupt in two ways.
+        let good = cache_file(ctx, "good");
+        ctx.set_tune_cache(Some(good.clone()));
+        let mut rng = Rng::new(11);
+        let (a, b) = (random(ctx, &mut rng, &[64, 32]), random(ctx, &mut rng, &[32, 64]));
+        ops::matmul(&a, &b).unwrap();
+        let text = std::fs::read_to_string(&good).unwrap();
+        let name = serde_json::to_string(&ctx.info().name).unwrap();
+        let version = format!("\"engine\": \"{}\"", env!("CARGO_PKG_VERSION"));
+        assert!(text.contains(&name) && text.contains(&version), "{text}");
+        let bad = [
+            ("corrupt", "{\"format\": 1, \"entries\": [{\"fam".to_string()),
+            ("other-adapter", text.replace(&name, "\"Some Other GPU (RADV NAVI31)\"")),
+            ("other-version", text.replace(&version, "\"engine\": \"0.0.1-older\"")),
+        ];
+        for (what, contents) in bad {
+            let path = cache_file(ctx, what);
+            std::fs::write(&path, &contents).unwrap();
+            let next = another(ctx, &path, TuneMode::Cached);
+            assert!(next.tune_entries().is_empty(), "{what}: the file was used");
+            let (a2, b2) = (
+                Tensor::from_slice(&next, &[64, 32], &a.to_vec().unwrap()).unwrap(),
+                Tensor::from_slice(&next, &[32, 64], &b.to_vec().unwrap()).unwrap(),
+            );
+            assert_eq!(
+                bits(&ops::matmul(&a2, &b2).unwrap()),
+                bits(&ops::matmul(&a, &b).unwrap())
+            );
+            assert_eq!(next.tune_time()[0].keys, 1, "{what}: tuned afresh");
+            let rewritten: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            assert_eq!(rewritten["adapter"], ctx.info().name.as_str(), "{what}");
+            assert_eq!(rewritten["engine"], env!("CARGO_PKG_VERSION"), "{what}");
+            assert_eq!(rewritten["entries"].as_array().unwrap().len(), 1, "{what}");
+            let _ = std::fs::remove_file(&path);
+        }
+        let _ = std::fs::remove_file(&good);
+    });
+}
+
+#[test]
+fn tune_off_runs_the_hand_rule_and_measures_nothing() {
+    each_fresh(|ctx| {
+        ctx.set_tune_mode(TuneMode::Off);
+        let mut rng = Rng::new(5);
+        let (a, b) = (random(ctx, &mut rng, &[100, 64]), random(ctx, &mut rng, &[64, 100]));
+        let before = ctx.dispatch_count();
+        let y = ops::matmul(&a, &b).unwrap();
+        assert_eq!(ctx.dispatch_count() - before, 1, "one dispatch, no tuning runs");
+        assert_eq!(
+            bits(&y),
+            bits(&ops::matmul_with(&a, &b, MatmulPath::RegisterTiled).unwrap())
+        );
+        assert!(ctx.tune_entries().is_empty() && ctx.tune_time().is_empty());
+        ctx.tune(&[ops::tune_matmul(&[100, 64], &[64, 100], DType::F32)])
+            .unwrap();
+        assert!(
+            ctx.tune_entries().is_empty(),
+            "Context::tune with tuning off does nothing"
+        );
+        // The plan of a capture names the hand rule's path.
+        let (plan, _) = Plan::capture(ctx, &[&a, &b], || ops::matmul(&a, &b)).unwrap();
+        let dump = plan.dump();
+        assert!(dump.contains("matmul/register_tiled"), "{dump}");
+        assert!(
+            dump.contains(": register_tiled (tuning off; hand rule register_tiled)"),
+            "{dump}"
+        );
+    });
+}
+
+/// `ENGINE_TUNE` and `ENGINE_TUNE_CACHE` read by a context of a child process (the variables
+/// are process-wide, so the child is this test binary again, running only this test).
+#[test]
+fn tune_env_is_read_once_per_context() {
+    if let Ok(want) = std::env::var("ENGINE_TUNE_CHILD") {
+        let ctx = Context::new();
+        if want == "bogus" {
+            let e = ctx.unwrap_err().to_string();
+            assert!(e.contains("ENGINE_TUNE"), "{e}");
+            return;
+        }
+        let ctx = ctx.unwrap();
+        if !ctx.is_gpu() {
+            return;
+        }
+        assert_eq!(ctx.tune_mode(), TuneMode::parse(&want).unwrap());
+        assert_eq!(
+            ctx.tune_cache_path(),
+            std::env::var_os("ENGINE_TUNE_CACHE").map(PathBuf::from)
+        );
+        let a = Tensor::from_slice(&ctx, &[64, 4], &[0.5; 256]).unwrap();
+        let b = Tensor::from_slice(&ctx, &[4, 64], &[0.25; 256]).unwrap();
+        ops::matmul(&a, &b).unwrap();
+        assert_eq!(ctx.tune_entries().is_empty(), want == "off", "{:?}", ctx.tune_entries());
+        return;
+    }
+    each_adapter_alone(|shared| {
+        let path = cache_file(shared, "env");
+        for mode in ["off", "on", "bogus"] {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "tune::tune_env_is_read_once_per_context",
+                    "--test-threads",
+                    "1",
+                ])
+                .env("ENGINE_TUNE_CHILD", mode)
+                .env("ENGINE_TUNE", mode)
+                .env("ENGINE_TUNE_CACHE", &path)
+                .env("ENGINE_BACKEND", shared.info().backend.to_lowercase())
+                .env("WGPU_ADAPTER_NAME", &shared.info().name)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "ENGINE_TUNE={mode}: {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let ran = String::from_utf8_lossy(&out.stdout).contains("1 passed");
+            assert!(ran, "the child ran the test: {}", String::from_utf8_lossy(&out.stdout));
+        }
+        let _ = std::fs::remove_file(&path);
+    });
+}
+
+#[test]
+fn tune_plan_captured_after_tuning_replays_the_tuned_path() {
+    each_fresh(|ctx| {
+        let mut rng = Rng::new(3);
+        let (a, b) = (random(ctx, &mut rng, &[128, 64]), random(ctx, &mut rng, &[64, 128]));
+        let want = bits(&ops::matmul(&a, &b).unwrap());
+        let entry = ctx.tune_entries().pop().expect("tuned on the first call");
+        assert_eq!(entry.hand, "register_tiled");
+        // Pin a path the hand rule would not take, so the plan shows whose path it runs.
+        ctx.set_tune_choice(Family::Matmul, &entry.key, "tiled16").unwrap();
+        let tuned_before = ctx.tune_time();
+        let (plan, y) = Plan::capture(ctx, &[&a, &b], || ops::matmul(&a, &b)).unwrap();
+        let dump = plan.dump();
+        assert!(dump.contains("matmul/tiled16"), "{dump}");
+        assert_eq!(plan.choices().len(), 1, "{dump}");
+        assert!(
+            dump.contains(&format!(
+                "chosen: matmul [{}]: tiled16 (known; hand rule register_tiled)",
+                entry.key
+            )),
+            "{dump}"
+        );
+        for _ in 0..2 {
+            plan.replay(ctx).unwrap();
+            assert_eq!(bits(&y), want);
+        }
+        assert_eq!(ctx.tune_time(), tuned_before, "neither the capture nor a replay tuned");
+        // A key first seen inside a capture is not tuned there: the hand rule is recorded.
+        let (c, d) = (random(ctx, &mut rng, &[40, 24]), random(ctx, &mut rng, &[24, 36]));
+        let (plan, _) = Plan::capture(ctx, &[&c, &d], || ops::matmul(&c, &d)).unwrap();
+        assert!(
+            plan.dump()
+                .contains("tiled16 (hand rule, not tuned; hand rule tiled16)"),
+            "{}",
+            plan.dump()
+        );
+        assert_eq!(ctx.tune_entries().len(), 1, "the capture tuned nothing");
+        assert!(ctx.tune(&[ops::tune_matmul(&[40, 24], &[24, 36], DType::F32)]).is_ok());
+        assert_eq!(ctx.tune_entries().len(), 2, "Context::tune tunes it before a capture");
+    });
+}
+
+#[test]
+fn tune_leaves_no_allocation_behind() {
+    each_fresh(|ctx| {
+        ctx.set_tune_mode(TuneMode::On);
+        let mut rng = Rng::new(13);
+        let (a, b) = (random(ctx, &mut rng, &[128, 96]), random(ctx, &mut rng, &[96, 128]));
+        let x = Tensor::from_slice(ctx, &[2, 300, 8], &rng.vec_range(4800, 0.5, 1.0)).unwrap();
+        ctx.synchronize().unwrap();
+        let before = ctx.pool_stats().in_use;
+        {
+            let y = ops::matmul(&a, &b).unwrap();
+            let h = scan::linear_scan(&x, &x, None).unwrap();
+            ctx.synchronize().unwrap();
+            let out_bytes = ctx.pool_stats().in_use - before;
+            assert!(out_bytes > 0 && out_bytes <= 2 * (y.len() + h.len()) as u64 * 4 + 512);
+        }
+        assert_eq!(ctx.tune_time().len(), 2, "both families tuned: {:?}", ctx.tune_time());
+        assert_eq!(ctx.pool_stats().in_use, before, "tuning left buffers in use");
+        ctx.tune(&[
+            ops::tune_matmul(&[256, 64], &[64, 256], DType::F32),
+            scan::tune_linear_scan(&[4, 100, 16], DType::F32),
+        ])
+        .unwrap();
+        assert_eq!(ctx.pool_stats().in_use, before, "Context::tune left buffers in use");
+        let spent: usize = ctx.tune_time().iter().map(|t| t.keys).sum();
+        assert_eq!(spent, 4, "{:?}", ctx.tune_time());
+        assert!(ctx.tune_time().iter().all(|t| t.ms > 0.0));
+    });
+}
