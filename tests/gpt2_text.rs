@@ -75,3 +75,40 @@ fn gpt2_text_software_adapters_say_what_is_faster() {
         }
     });
 }
+
+/// The `gpt2` example's "time to first token" in seconds, run with `backend` and an empty
+/// Mesa shader cache (every pipeline compiled from scratch), or None when the example is not
+/// built or the backend has no adapter here.
+fn cold_first_token(backend: &str) -> Option<f64> {
+    let exe = std::env::current_exe().ok()?;
+    let example = exe
+        .parent()?
+        .parent()?
+        .join("examples")
+        .join(format!("gpt2{}", std::env::consts::EXE_SUFFIX));
+    let out = std::process::Command::new(example)
+        .args(["ROMEO:", "--tokens", "2"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("ENGINE_BACKEND", backend)
+        .env("MESA_SHADER_CACHE_DISABLE", "true")
+        .env("ENGINE_TUNE", "off")
+        .output()
+        .ok()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find(|l| l.contains("time to first token"))?;
+    let after = line.split("time to first token ").nth(1)?;
+    after.split(' ').next()?.parse().ok()
+}
+
+#[test]
+fn gpt2_text_a_cold_start_on_gl_is_within_3x_lavapipe() {
+    // llvmpipe GL once took 250 s to the first token with a cold shader cache (lavapipe: a
+    // few seconds): naga's zero fill of workgroup memory is one array constructor of every
+    // element in GLSL, which llvmpipe compiled for minutes; the GL backend now skips the fill.
+    let (Some(gl), Some(vulkan)) = (cold_first_token("gl"), cold_first_token("vulkan")) else {
+        eprintln!("SKIPPED: the gpt2 example is not built, or GL or Vulkan has no adapter here");
+        return;
+    };
+    eprintln!("cold first token: llvmpipe GL {gl:.2} s, Vulkan {vulkan:.2} s");
+    assert!(gl <= 3.0 * vulkan, "GL {gl} s against Vulkan {vulkan} s with cold caches");
+}
