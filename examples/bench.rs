@@ -19,6 +19,8 @@
 
 #[path = "common/element_bench.rs"]
 mod element_bench;
+#[path = "common/floor.rs"]
+mod floor;
 #[path = "common/gemv_bench.rs"]
 mod gemv_bench;
 #[path = "common/peer.rs"]
@@ -794,14 +796,7 @@ fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>
             })?;
             let decode = (long - prefill) / n as f64;
             let dispatches = g.decode_plan().dispatches();
-            let x = Tensor::from_slice(ctx, &[1, 1], &[1.0])?;
-            let (floor_plan, _) = wgsl_compute::plan::Plan::capture(ctx, &[&x], || {
-                let mut y = x.clone();
-                for _ in 0..dispatches {
-                    y = ops::sum_last(&y)?.reshape(&[1, 1])?;
-                }
-                Ok(y)
-            })?;
+            let floor_plan = floor::floor_plan(ctx, dispatches)?;
             let (dispatch_floor, _) = median(ctx, 3, 9, |_| floor_plan.replay(ctx))?;
             let floor = weight_bytes / (ceiling * 1e9) + dispatch_floor;
             let d = if dtype == DType::F32 { "" } else { "_f16" };

@@ -81,8 +81,15 @@ impl KernelCache {
 fn log_build(name: &str, constants: &[(std::borrow::Cow<'static, str>, u64)], took: std::time::Duration) {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if *ON.get_or_init(|| std::env::var("ENGINE_LOG_PIPELINES").is_ok_and(|v| v == "1")) {
-        let c: Vec<String> = constants.iter().map(|(n, v)| format!("{n}={}", f64::from_bits(*v))).collect();
-        eprintln!("pipeline {name} [{}] built in {:.1} ms", c.join(","), took.as_secs_f64() * 1e3);
+        let c: Vec<String> = constants
+            .iter()
+            .map(|(n, v)| format!("{n}={}", f64::from_bits(*v)))
+            .collect();
+        eprintln!(
+            "pipeline {name} [{}] built in {:.1} ms",
+            c.join(","),
+            took.as_secs_f64() * 1e3
+        );
     }
 }
 
