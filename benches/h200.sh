@@ -73,6 +73,23 @@ case ",$ONLY," in *",element_scans,"*)
   echo "jax rc $?"
   ;;
 esac
+# The browser build on Dawn (Chrome's WebGPU) in Node, where ONLY names dawn and .dawn/ carries
+# node and dawn.node (README, "Dawn"): parity, the dispatch floor, GPT-2 decode; the native
+# figures it is compared with come from the gpt2 suite and the decode probe of the same run.
+case ",$ONLY," in *",dawn,"*)
+  if [ -e .dawn/node.xz ]; then
+    xz -dkf .dawn/node.xz && chmod +x .dawn/node
+    mkdir -p web/dawn/node_modules/webgpu/dist/linux-x64
+    tar xf .dawn/webgpu.tar -C web/dawn/node_modules
+    xz -dkf .dawn/dawn.node.xz && cp .dawn/dawn.node web/dawn/node_modules/webgpu/dist/linux-x64/
+    rm -rf web/pkg && mkdir -p web/pkg && tar xzf .dawn/pkg.tgz -C web/pkg
+    timeout 400 .dawn/node web/dawn/dawn.mjs --out "$OUT/dawn.json" > "$OUT/dawn.md" 2>&1
+    echo "dawn rc $?"
+  else
+    echo "dawn: .dawn/node.xz not carried; skipped"
+  fi
+  ;;
+esac
 # The engine's tokens and logits against transformers on the same files, per weights dtype.
 if [ -x .h200/gpt2_logits ]; then
   python3 benches/gpt2_h200.py --engine .h200/gpt2_logits --out "$OUT" > "$OUT/gpt2_h200.md" 2>&1
@@ -82,7 +99,7 @@ python3 - "$OUT" <<'PY'
 import json, sys, os
 out = sys.argv[1]
 merged = {}
-for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "torch_graph.json", "coop.json", "triton.json", "jax.json"]:
+for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "torch_graph.json", "coop.json", "triton.json", "jax.json", "dawn.json"]:
     path = os.path.join(out, name)
     if os.path.exists(path):
         with open(path) as f:

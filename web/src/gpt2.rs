@@ -5,9 +5,12 @@
 //! or takes the arg-max, through the compiled plans (`wgsl_compute::models::gpt2::Generator`: ids
 //! chosen on the device, read back a chunk at a time), so the page repaints between chunks.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
-use wgsl_compute::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
+use wgsl_compute::models::gpt2::{
+    random_checkpoint, Config, Generator, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT,
+};
 use wgsl_compute::{Context, DType, Result};
 
 /// The page's GPT-2 status line.
@@ -38,6 +41,30 @@ impl Model {
             gpt2: Rc::new(Gpt2::with_dtype(ctx, &weights, dtype)?),
             dtype,
             stored,
+        })
+    }
+
+    /// A model of GPT-2's shape with `n_layer` layers, width `n_embd` and `n_head` heads
+    /// (vocabulary 50257, context 1024) and seeded random weights, its matrices in `dtype`:
+    /// the benchmark's models (`bench --only gpt2_sizes` builds the same ones natively).
+    pub fn random(ctx: &Context, n_layer: usize, n_embd: usize, n_head: usize, dtype: DType) -> Result<Model> {
+        let mut config = Config::default();
+        (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
+        let bytes = random_checkpoint(&config, 1, DType::F32);
+        let weights = Weights::from_safetensors(config, &bytes, "random")?;
+        drop(bytes);
+        Ok(Model {
+            gpt2: Rc::new(Gpt2::with_dtype(ctx, &weights, dtype)?),
+            dtype,
+            stored: DType::F32,
+        })
+    }
+
+    /// A generator of this model kept for timing: its plans are built on the first run and
+    /// reused, as the native benchmark's are.
+    pub fn timer(&self) -> Result<Timer> {
+        Ok(Timer {
+            generator: Rc::new(RefCell::new(Generator::new(&self.gpt2)?)),
         })
     }
 
@@ -95,5 +122,25 @@ impl Model {
             Some(e) => Err(e),
             None => Ok(out),
         }
+    }
+}
+
+/// Greedy generation from token ids through one kept [`Generator`], for timing from JS.
+#[derive(Clone)]
+pub struct Timer {
+    generator: Rc<RefCell<Generator>>,
+}
+
+impl Timer {
+    /// `n` greedy tokens after `prompt`; fails while another run of this timer is going.
+    pub async fn run(&self, prompt: &[u32], n: usize) -> Result<Vec<u32>> {
+        let mut g = self
+            .generator
+            .try_borrow_mut()
+            .map_err(|_| wgsl_compute::Error::Unsupported {
+                op: "Timer::run",
+                message: "another run of this timer is still going".into(),
+            })?;
+        g.generate_async(prompt, n, Sampling::Greedy, |_| {}).await
     }
 }
