@@ -211,15 +211,19 @@ pub struct DispatchFloor {
 
 #[wasm_bindgen]
 impl DispatchFloor {
-    /// Replays the plan `reps` times, each replay submitted on its own, then reads the
-    /// result back (`Promise<number>`, the value). The time from the call to the promise's
-    /// settling, over `reps` replays, is the time of one replay.
-    pub fn run(&self, reps: u32) -> js_sys::Promise {
+    /// Replays the plan `reps` times, each replay submitted on its own (with `oneSubmit`,
+    /// all of them in one submission), then reads the result back (`Promise<number>`, the
+    /// value). The time from the call to the promise's settling, over `reps` replays, is the
+    /// time of one replay.
+    pub fn run(&self, reps: u32, #[wasm_bindgen(js_name = oneSubmit)] one_submit: Option<bool>) -> js_sys::Promise {
         let (ctx, plan, out) = (self.ctx.clone(), self.plan.clone(), self.out.clone());
+        let each = !one_submit.unwrap_or(false);
         future_to_promise(async move {
             for _ in 0..reps {
                 plan.replay(&ctx).map_err(error)?;
-                ctx.submit();
+                if each {
+                    ctx.submit();
+                }
             }
             let v = out.to_vec_async().await.map_err(error)?;
             Ok(JsValue::from_f64(v.first().copied().unwrap_or(f32::NAN) as f64))
@@ -334,30 +338,26 @@ impl Gpt2 {
 
 #[wasm_bindgen]
 impl Gpt2 {
-    /// A greedy generator of this model kept for timing (its plans are built once and reused).
-    pub fn timer(&self) -> Result<Gpt2Timer, JsValue> {
-        Ok(Gpt2Timer {
-            inner: self.model.timer().map_err(error)?,
-        })
-    }
-}
-
-/// Greedy generation from token ids with the plans kept between runs: what the Dawn runner
-/// times (`web/dawn/dawn.mjs`).
-#[wasm_bindgen]
-pub struct Gpt2Timer {
-    inner: gpt2::Timer,
-}
-
-#[wasm_bindgen]
-impl Gpt2Timer {
-    /// `nTokens` greedy tokens after the prompt ids (`Promise<Uint32Array>`).
-    pub fn run(&self, prompt: Vec<u32>, #[wasm_bindgen(js_name = nTokens)] n_tokens: u32) -> js_sys::Promise {
-        let inner = self.inner.clone();
+    /// `nTokens` greedy tokens after the prompt's token ids (`Promise<Uint32Array>`), through
+    /// the same kept plans as [`Gpt2::generate`]: what the Dawn runner times.
+    #[wasm_bindgen(js_name = generateIds)]
+    pub fn generate_ids(&self, prompt: Vec<u32>, #[wasm_bindgen(js_name = nTokens)] n_tokens: u32) -> js_sys::Promise {
+        use wgsl_compute::models::gpt2::Sampling;
+        let model = self.model.clone();
         future_to_promise(async move {
-            let ids = inner.run(&prompt, n_tokens as usize).await.map_err(error)?;
+            let ids = model
+                .generate_ids(&prompt, n_tokens as usize, Sampling::Greedy, |_| {})
+                .await
+                .map_err(error)?;
             Ok(js_sys::Uint32Array::from(&ids[..]).into())
         })
+    }
+
+    /// Decode steps a submission from now on (the library's default: 8). Throws while a
+    /// generation runs.
+    #[wasm_bindgen(js_name = setChunk)]
+    pub fn set_chunk(&self, chunk: u32) -> Result<(), JsValue> {
+        self.model.set_chunk(chunk as usize).map_err(error)
     }
 }
 
