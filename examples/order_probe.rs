@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example order_probe [-- --gib 4]
 //! ```
-//! Three small cases (a plan of 64 one-element dispatches, a 4 MB elementwise add, a decode-
+//! Three small cases (a plan of 64 one-element dispatches, a 9 MB elementwise add, a decode-
 //! sized matrix-vector product), each as the median of 15 device times (GPU timestamps where
 //! the adapter has them) and 15 wall times around a full wait, in phases: a baseline; while
 //! `--gib` GiB of tensors uploaded from the host are alive (twice, to see whether it passes);
@@ -52,7 +52,7 @@ fn measure(ctx: &Context, cases: &Cases, phase: &str) -> Result<()> {
     let s = ctx.pool_stats();
     let rows: [(&str, (f64, f64)); 3] = [
         ("floor 64", time(ctx, || cases.floor.replay(ctx))?),
-        ("add 4 MB", time(ctx, || ops::add(&cases.a, &cases.b).map(drop))?),
+        ("add 9 MB", time(ctx, || ops::add(&cases.a, &cases.b).map(drop))?),
         ("matvec 768x3072", time(ctx, || ops::matmul(&cases.x, &cases.w).map(drop))?),
     ];
     for (case, (device, wall)) in rows {
@@ -79,7 +79,7 @@ fn main() -> Result<()> {
     };
     let ctx = Context::new()?;
     println!("# order probe on {} ({}), {gib} GiB", ctx.info().name, ctx.info().backend);
-    let n = 1 << 20;
+    let n = 768 * 3072; // 9 MB: also the matrix of the matvec
     let data: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.01).collect();
     let cases = Cases {
         floor: Plan::dispatch_floor(&ctx, 64)?.0,
@@ -90,12 +90,13 @@ fn main() -> Result<()> {
     };
     measure(&ctx, &cases, "baseline")?;
 
-    // 512 MiB tensors uploaded from the host, as a model's weights are.
-    let chunk = 128 << 20; // f32s
+    // 64 MiB tensors uploaded from the host, as a model's weights are (under every
+    // adapter's binding limit).
+    let chunk = 16 << 20; // f32s
     let host = vec![0.5f32; chunk];
     let start = Instant::now();
     let mut big = vec![];
-    for _ in 0..gib * 2 {
+    for _ in 0..gib * 16 {
         big.push(Tensor::from_slice(&ctx, &[chunk], &host)?);
     }
     ctx.synchronize()?;
@@ -108,7 +109,7 @@ fn main() -> Result<()> {
     measure(&ctx, &cases, "uploaded, dropped, trimmed")?;
 
     let mut big = vec![];
-    for _ in 0..gib * 2 {
+    for _ in 0..gib * 16 {
         big.push(Tensor::zeros(&ctx, &[chunk])?);
     }
     ctx.synchronize()?;
