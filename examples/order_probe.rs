@@ -9,10 +9,16 @@
 //! the adapter has them) and 15 wall times around a full wait, in phases: a baseline; while
 //! `--gib` GiB of tensors uploaded from the host are alive (twice, to see whether it passes);
 //! after they are dropped; after the pool is trimmed; while as many bytes of device-filled
-//! zeros are alive; after those are dropped and the pool trimmed. Prints one line per phase
-//! and case, with the pool's counts.
+//! zeros are alive; after those are dropped and the pool trimmed; after 3 s idle; after 2 s
+//! of back-to-back work; on a new context. Prints one line per phase and case, with the
+//! pool's counts, and each phase's time since the start (to line up with a clock log).
 
-use std::time::Instant;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// When the probe started: each phase prints its time, to line up with a clock log
+/// (`nvidia-smi --query-gpu=clocks.sm,pstate --format=csv -lms 100` beside it).
+static START: OnceLock<Instant> = OnceLock::new();
 
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Context, Result, Tensor};
@@ -50,6 +56,8 @@ struct Cases {
 
 fn measure(ctx: &Context, cases: &Cases, phase: &str) -> Result<()> {
     let s = ctx.pool_stats();
+    let at = START.get_or_init(Instant::now).elapsed().as_secs_f64();
+    println!("# {phase} at {at:.2} s");
     let rows: [(&str, (f64, f64)); 3] = [
         ("floor 64", time(ctx, || cases.floor.replay(ctx))?),
         ("add 9 MB", time(ctx, || ops::add(&cases.a, &cases.b).map(drop))?),
@@ -77,6 +85,7 @@ fn main() -> Result<()> {
         Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(4),
         None => 4,
     };
+    START.get_or_init(Instant::now);
     let ctx = Context::new()?;
     println!("# order probe on {} ({}), {gib} GiB", ctx.info().name, ctx.info().backend);
     let n = 768 * 3072; // 9 MB: also the matrix of the matvec
@@ -117,5 +126,29 @@ fn main() -> Result<()> {
     drop(big);
     ctx.trim_pool();
     measure(&ctx, &cases, "zeros, dropped, trimmed")?;
+    // Clocks: three seconds idle, then two seconds of back-to-back adds (the GPU kept busy).
+    std::thread::sleep(Duration::from_secs(3));
+    measure(&ctx, &cases, "after 3 s idle")?;
+    let busy = Instant::now();
+    while busy.elapsed() < Duration::from_secs(2) {
+        for _ in 0..50 {
+            drop(ops::add(&cases.a, &cases.b)?);
+        }
+        ctx.synchronize()?;
+    }
+    measure(&ctx, &cases, "after 2 s busy")?;
+    // A fresh context on the same process: does the state belong to the context or the device?
+    drop(cases);
+    ctx.trim_pool();
+    drop(ctx);
+    let ctx = Context::new()?;
+    let cases = Cases {
+        floor: Plan::dispatch_floor(&ctx, 64)?.0,
+        a: Tensor::from_slice(&ctx, &[n], &data)?,
+        b: Tensor::from_slice(&ctx, &[n], &data)?,
+        x: Tensor::from_slice(&ctx, &[1, 768], &data[..768])?,
+        w: Tensor::from_slice(&ctx, &[768, 3072], &data[..768 * 3072])?,
+    };
+    measure(&ctx, &cases, "a new context")?;
     Ok(())
 }
