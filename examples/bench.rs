@@ -5,6 +5,10 @@
 //! grid-stride WGSL copy written for the bench alone (`examples/common/peer.rs`).
 //!
 //!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback] [--json out.json]
+//!     cargo run --release --example bench -- --tuned-vs-rule [--quick] [--json out.json]
+//!
+//! `--tuned-vs-rule` (the `tuner` suite) times, for each matmul and channel-scan case, the
+//! hand rule's path against the tuner's choice interleaved in one process (`bench_tuner`).
 //!
 //! Each case: `ROTATE` input sets drawn at random and cycled (so caches do not flatter),
 //! warm-up runs, then the median of timed repeats. The timed runs reuse the buffers the
@@ -33,6 +37,7 @@ use wgsl_compute::models::gpt2;
 use wgsl_compute::ops::{self, MatmulPath};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::scan::{self, ScanOptions};
+use wgsl_compute::tune::TuneMode;
 use wgsl_compute::{Context, DType, Result, Tensor};
 
 const ROTATE: usize = 3;
@@ -61,12 +66,15 @@ struct Args {
     trace: Option<String>,
 }
 
-const USAGE: &str = "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes] \
-[--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
+const USAGE: &str =
+    "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,tuner] \
+[--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
 --profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
---trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.";
+--trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.
+--tuned-vs-rule (= --only tuner, not in the default list) tunes every matmul and channel-scan case
+in this process and times the hand rule's path against the tuner's, interleaved.";
 
 impl Args {
     /// Whether `--only` names `suite` (a whole comma-separated name: `scans` is not
@@ -89,6 +97,7 @@ fn args() -> Args {
     while let Some(x) = it.next() {
         match x.as_str() {
             "--quick" => a.quick = true,
+            "--tuned-vs-rule" => a.only = "tuner".into(),
             "--only" => a.only = it.next().unwrap_or_default(),
             "--json" => a.json = it.next(),
             "--profile" => a.profile = true,
@@ -964,6 +973,207 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// One case of the tuner suite: a timed run at the case's shape.
+struct TunerCase {
+    /// The key suffix: `tuned_vs_rule_<key>`.
+    key: String,
+    /// What it runs, for the table.
+    what: String,
+    /// Timed pairs (rule, tuned) after the warm-up.
+    pairs: usize,
+    run: Box<dyn Fn(usize) -> Result<()>>,
+}
+
+/// The tuner suite (`--only tuner`, `--tuned-vs-rule`): for each benchmark case the tuner has a
+/// choice in (the Auto matmuls of the matmul suite, the channel scans of the scans suite,
+/// forward and forward+backward), in this one process:
+/// 1. the first call tunes the case's keys (`ENGINE_TUNE=on` semantics, memory only: this run
+///    measures for itself and neither reads nor writes the cache file), the pool's in-use
+///    bytes compared before and after (the outputs dropped);
+/// 2. the hand rule's path (tuning off) and the tuner's choice are timed interleaved, one run
+///    of each per pair (rule, tuned, rule, tuned, ...), so drift and process-to-process noise
+///    fall on both alike; the figure is the ratio of the medians, `tuned_vs_rule_<case>`
+///    (below 1: the tuner's path is faster).
+///
+/// Also prints each key's chosen and hand-rule path, and the tuning time per family
+/// (`tune_<family>_ms`, of which `tune_<family>_first_run_ms` the hand rule's own first runs).
+fn bench_tuner(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<()> {
+    let (mode, path) = (ctx.tune_mode(), ctx.tune_cache_path());
+    ctx.set_tune_cache(None);
+    ctx.set_tune_mode(TuneMode::On);
+    let result = tuner_cases(ctx, quick, strategy);
+    ctx.set_tune_mode(mode);
+    ctx.set_tune_cache(path);
+    result
+}
+
+fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<()> {
+    let mut rng = Rng::new(29);
+    let mut groups: Vec<(Vec<Tensor>, Vec<TunerCase>)> = vec![];
+    let sizes: &[usize] = if quick { &[256, 512] } else { &[1024, 2048, 4096] };
+    for &n in sizes {
+        for dtype in [DType::F32, DType::F16] {
+            let sets: Vec<Tensor> = (0..2 * ROTATE)
+                .map(|_| random(ctx, &mut rng, &[n, n], -1.0, 1.0)?.to_dtype(dtype))
+                .collect::<Result<_>>()?;
+            let x = sets.clone();
+            let half = if dtype == DType::F32 { "" } else { "f16_" };
+            let case = TunerCase {
+                key: format!("matmul_{half}{n}"),
+                what: format!("matmul {} {n}^3, Auto", dtype.name()),
+                pairs: 10,
+                run: Box::new(move |i| {
+                    let j = 2 * (i % ROTATE);
+                    ops::matmul_with(&x[j], &x[j + 1], MatmulPath::Auto).map(drop)
+                }),
+            };
+            groups.push((sets, vec![case]));
+        }
+    }
+    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
+    for c in scan_cases(quick) {
+        if !matches!(c.op, "linear_scan" | "parallel_scan_log") {
+            continue; // no tuned family
+        }
+        let sets: Vec<Vec<Tensor>> = (0..ROTATE)
+            .map(|_| scan_inputs(ctx, &mut rng, &c))
+            .collect::<Result<_>>()?;
+        let flat: Vec<Tensor> = sets.iter().flatten().cloned().collect();
+        let half = if c.dtype == DType::F32 { "" } else { "_f16" };
+        let key = format!(
+            "scan_{}_{}{half}{}",
+            c.op,
+            c.label.replace("long-T", "longT"),
+            strategy_tag(strategy)
+        );
+        let pairs = if c.label == "large" { 5 } else { 15 };
+        let (op, fwd_sets, fb_sets) = (c.op, sets.clone(), sets);
+        let (fwd_opts, fb_opts) = (opts, opts);
+        let cases = vec![
+            TunerCase {
+                key: format!("{key}_fwd"),
+                what: format!("{} {}{half} {:?} forward", c.op, c.label, c.dims),
+                pairs,
+                run: Box::new(move |i| scan_forward(op, &fwd_sets[i % ROTATE], &fwd_opts).map(drop)),
+            },
+            TunerCase {
+                key: format!("{key}_fwdbwd"),
+                what: format!("{} {}{half} {:?} forward+backward", c.op, c.label, c.dims),
+                pairs,
+                run: Box::new(move |i| scan_forward_backward(op, &fb_sets[i % ROTATE], &fb_opts)),
+            },
+        ];
+        groups.push((flat, cases));
+    }
+
+    println!("\n### tuner: tuned vs hand rule, interleaved in one process\n");
+    println!("| case | keys: chosen (hand rule) | rule ms | tuned ms | tuned / rule |");
+    println!("|---|---|---|---|---|");
+    let (mut faster, mut slower, mut same, mut worst) = (0, 0, 0, 0.0f64);
+    let (mut pool_before, mut pool_after) = (0u64, 0u64);
+    for (inputs, cases) in groups {
+        for case in cases {
+            // 1. Tune on the first call; nothing may stay allocated.
+            ctx.synchronize()?;
+            let before = ctx.pool_stats().in_use;
+            let known = ctx.tune_entries();
+            (case.run)(0)?;
+            ctx.synchronize()?;
+            let after = ctx.pool_stats().in_use;
+            pool_before += before;
+            pool_after += after;
+            let keys: Vec<_> = ctx
+                .tune_entries()
+                .into_iter()
+                .filter(|e| !known.iter().any(|k| k.family == e.family && k.key == e.key))
+                .collect();
+            // The keys this case runs (tuned now, or by an earlier case of the same shape).
+            let chosen: Vec<String> = if keys.is_empty() {
+                vec!["no new key (tuned by an earlier case, or no choice here)".into()]
+            } else {
+                keys.iter()
+                    .map(|e| {
+                        eprintln!(
+                            "  tuned {} [{}]: {} (hand rule {}) in {:.1} ms: {:?}",
+                            e.family, e.key, e.chosen, e.hand, e.cost_ms, e.times_ms
+                        );
+                        format!("{} ({})", e.chosen, e.hand)
+                    })
+                    .collect()
+            };
+            // 2. Rule and tuned interleaved, after a warm-up of each.
+            let mut rule = vec![];
+            let mut tuned = vec![];
+            for mode in [TuneMode::Off, TuneMode::On] {
+                ctx.set_tune_mode(mode);
+                (case.run)(1)?;
+            }
+            ctx.synchronize()?;
+            for i in 0..case.pairs {
+                for (mode, times) in [(TuneMode::Off, &mut rule), (TuneMode::On, &mut tuned)] {
+                    ctx.set_tune_mode(mode);
+                    let ((), t) = ctx.time(|| (case.run)(i))?;
+                    times.push(t.seconds);
+                }
+            }
+            ctx.set_tune_mode(TuneMode::On);
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(|a, b| a.total_cmp(b));
+                v[v.len() / 2]
+            };
+            let (r, t) = (med(&mut rule), med(&mut tuned));
+            let ratio = t / r;
+            figure(format!("tuned_vs_rule_{}", case.key), ratio);
+            match ratio {
+                x if x < 0.98 => faster += 1,
+                x if x > 1.02 => slower += 1,
+                _ => same += 1,
+            }
+            worst = worst.max(ratio);
+            eprintln!(
+                "  {}: rule {:.4} ms, tuned {:.4} ms, tuned / rule {ratio:.3}; pool in use {before} -> {after} B",
+                case.what,
+                r * 1e3,
+                t * 1e3
+            );
+            println!(
+                "| {} | {} | {:.4} | {:.4} | {ratio:.3} |",
+                case.what,
+                chosen.join(", "),
+                r * 1e3,
+                t * 1e3
+            );
+        }
+        drop(inputs);
+    }
+    println!(
+        "\ntuner vs hand rule: {faster} cases faster by more than 2%, {slower} slower by more than 2%, \
+         {same} within 2%; worst tuned / rule {worst:.3}"
+    );
+    figure("tuned_vs_rule_faster_cases", faster as f64);
+    figure("tuned_vs_rule_slower_cases", slower as f64);
+    figure("tuned_vs_rule_worst", worst);
+    for t in ctx.tune_time() {
+        println!(
+            "tuning {}: {} keys in {:.1} ms ({:.1} ms of them the hand rule's own first runs, {:.1} ms added by tuning)",
+            t.family,
+            t.keys,
+            t.ms,
+            t.first_run_ms,
+            t.ms - t.first_run_ms
+        );
+        figure(format!("tune_{}_ms", t.family), t.ms);
+        figure(format!("tune_{}_first_run_ms", t.family), t.first_run_ms);
+        figure(format!("tune_{}_keys", t.family), t.keys as f64);
+    }
+    println!(
+        "pool in use around each case's tuning call, summed over the cases: {pool_before} B before, {pool_after} B after"
+    );
+    figure("tune_pool_in_use_before_bytes", pool_before as f64);
+    figure("tune_pool_in_use_after_bytes", pool_after as f64);
+    Ok(())
+}
+
 fn main() -> Result<()> {
     let a = args();
     if std::env::var_os("ENGINE_POOL_BYTES").is_none() {
@@ -1033,6 +1243,10 @@ fn main() -> Result<()> {
     if a.suite("mixers") {
         ctx.trim_pool();
         bench_mixers(&ctx, a.quick, a.strategy)?;
+    }
+    if a.suite("tuner") {
+        ctx.trim_pool();
+        bench_tuner(&ctx, a.quick, a.strategy)?;
     }
     if a.profile || a.trace.is_some() {
         let profile = ctx.profile()?;

@@ -204,6 +204,63 @@ fn tune_channel_scan_every_width_gives_the_hand_rules_bits() {
 }
 
 #[test]
+fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
+    each_fresh(|ctx| {
+        let mut rng = Rng::new(2930);
+        // Sizes 1, a workgroup - 1, a multiple of 4, one past it (the tail done one element at
+        // a time), larger than a workgroup's vec4s; every unary body, a broadcast binary, GELU.
+        let mut keys = 0;
+        for n in [1, 63, 256, 257, 4099] {
+            let x = random(ctx, &mut rng, &[n]);
+            let pos = Tensor::from_slice(ctx, &[n], &rng.vec_range(n, 0.1, 4.0)).unwrap();
+            let case = format!("unary ops n = {n}");
+            let entries = assert_every_candidate_is_bit_identical(ctx, Family::Elementwise, &case, || {
+                ops::Unary::ALL
+                    .into_iter()
+                    .map(|op| {
+                        let arg = if matches!(op, ops::Unary::Log | ops::Unary::Sqrt) {
+                            &pos
+                        } else {
+                            &x
+                        };
+                        bits(&ops::unary(op, arg).unwrap())
+                    })
+                    .chain([bits(&ops::gelu(&x).unwrap())])
+                    .collect()
+            });
+            assert!(entries.iter().all(|e| e.hand == "vec4"), "{case}: {entries:?}");
+            keys += entries.len();
+        }
+        assert!(keys >= ops::Unary::ALL.len(), "every body tuned at some size: {keys}");
+        // A row broadcast along the columns (read as one vec4 per group) and a column
+        // broadcast (a splat per group).
+        // Positive operands: `pow` of a negative base is undefined in WGSL.
+        let mut positive = |shape: &[usize]| {
+            let n = shape.iter().product();
+            Tensor::from_slice(ctx, shape, &rng.vec_range(n, 0.1, 4.0)).unwrap()
+        };
+        let (a, row, col) = (positive(&[6, 40]), positive(&[40]), positive(&[6, 1]));
+        let entries = assert_every_candidate_is_bit_identical(ctx, Family::Elementwise, "broadcast binary", || {
+            ops::Binary::ALL
+                .into_iter()
+                .flat_map(|op| {
+                    [
+                        bits(&ops::binary(op, &a, &row).unwrap()),
+                        bits(&ops::binary(op, &a, &col).unwrap()),
+                    ]
+                })
+                .collect()
+        });
+        assert!(!entries.is_empty());
+        // A transposed view has no vec4 form: no choice, no key.
+        let t = a.transpose(0, 1).unwrap();
+        let known = ctx.tune_entries().len();
+        ops::unary(ops::Unary::Exp, &t).unwrap();
+        assert_eq!(ctx.tune_entries().len(), known, "the scalar-only layout made a key");
+    });
+}
+
+#[test]
 fn tune_cache_round_trip_a_new_context_reads_it_and_does_not_retune() {
     each_fresh(|ctx| {
         let path = cache_file(ctx, "round-trip");

@@ -2,9 +2,10 @@
 //!
 //! [`Context::choose`] takes the hand rule's candidate, the other candidates and a run of
 //! the op on each; it answers from the context's tuner (`crate::tune`) when the key is
-//! known, else times every candidate on the device ([`Context::time`]: GPU timestamps where
-//! the adapter has them inside encoders, else the wall clock around a full wait), keeps the
-//! fastest and remembers it. What the runs return is dropped at once, so their outputs go
+//! known, else warms every candidate up (side by side on threads of their own, so their
+//! pipelines compile in parallel), times them on the device ([`Context::time`]: GPU
+//! timestamps where the adapter has them inside encoders, else the wall clock around a full
+//! wait; `crate::tune::measure` says how many runs), keeps the fastest and remembers it. What the runs return is dropped at once, so their outputs go
 //! back to the pool and no allocation outlives the tuning.
 //!
 //! The hand rule runs instead, untimed, when:
@@ -205,14 +206,14 @@ impl Context {
     /// `name` names a candidate in the cache; `run` runs the op once on a candidate, its
     /// outputs dropped. Never fails: a candidate whose run fails is skipped, and an
     /// unusable answer is the hand rule.
-    pub(crate) fn choose<C: Copy>(
+    pub(crate) fn choose<C: Copy + Send + Sync>(
         &self,
         family: Family,
         key: impl FnOnce() -> String,
         hand: C,
         others: &[C],
         name: impl Fn(C) -> &'static str,
-        run: impl Fn(C) -> Result<()>,
+        run: impl Fn(C) -> Result<()> + Sync,
     ) -> C {
         let Some(gpu) = self.gpu() else { return hand };
         if others.is_empty() {
@@ -256,14 +257,14 @@ impl Context {
     /// Times every candidate of `key` and records the entry; `None` only when another thread
     /// recorded the key meanwhile and its choice is not among these candidates.
     #[cfg(not(target_arch = "wasm32"))]
-    fn tune_key<C: Copy>(
+    fn tune_key<C: Copy + Send + Sync>(
         &self,
         family: Family,
         key: &str,
         hand: C,
         others: &[C],
         name: &impl Fn(C) -> &'static str,
-        run: &impl Fn(C) -> Result<()>,
+        run: &(impl Fn(C) -> Result<()> + Sync),
     ) -> Option<C> {
         let gpu = self.gpu()?;
         let candidates: Vec<C> = std::iter::once(hand).chain(others.iter().copied()).collect();
@@ -274,43 +275,81 @@ impl Context {
         }
         let start = std::time::Instant::now();
         let mut clock = super::Clock::WallClock;
-        let outcome = {
-            let _timing = Timing::start();
-            crate::tune::measure::measure(candidates.len(), |i| {
-                let ((), t) = self.time(|| run(candidates[i]))?;
-                clock = t.clock;
-                Ok(t.seconds)
-            })
-        };
-        gpu.tuner.record(TuneEntry {
-            family,
-            key: key.to_string(),
-            chosen: name(candidates[outcome.chosen]).to_string(),
-            hand: name(hand).to_string(),
-            times_ms: candidates
-                .iter()
-                .zip(&outcome.seconds)
-                .map(|(&c, s)| (name(c).to_string(), s.map(|s| round_ms(s * 1e3))))
-                .collect(),
-            clock: match clock {
-                super::Clock::Timestamps => "timestamps",
-                super::Clock::WallClock => "wall clock",
-            }
-            .to_string(),
-            cost_ms: round_ms(start.elapsed().as_secs_f64() * 1e3),
+        let timing = Timing::start();
+        let (warmed, first_run_s) = self.warm_up(&candidates, run);
+        let outcome = crate::tune::measure::measure_warm(&warmed, |i| {
+            let ((), t) = self.time(|| run(candidates[i]))?;
+            clock = t.clock;
+            Ok(t.seconds)
         });
+        drop(timing);
+        gpu.tuner.record(
+            TuneEntry {
+                family,
+                key: key.to_string(),
+                chosen: name(candidates[outcome.chosen]).to_string(),
+                hand: name(hand).to_string(),
+                times_ms: candidates
+                    .iter()
+                    .zip(&outcome.seconds)
+                    .map(|(&c, s)| (name(c).to_string(), s.map(|s| round_ms(s * 1e3))))
+                    .collect(),
+                clock: match clock {
+                    super::Clock::Timestamps => "timestamps",
+                    super::Clock::WallClock => "wall clock",
+                }
+                .to_string(),
+                cost_ms: round_ms(start.elapsed().as_secs_f64() * 1e3),
+            },
+            first_run_s * 1e3,
+        );
         Some(candidates[outcome.chosen])
     }
 
+    /// Runs every candidate once, the others each on a thread of its own beside the hand
+    /// rule on this one, so their pipelines build (naga, then the driver's compiler) in
+    /// parallel rather than one after another; then waits for the runs. Returns whether each
+    /// ran, and the host seconds of the hand rule's run: its pipelines built, its outputs
+    /// allocated, its dispatches recorded, what the call costs untuned too.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn warm_up<C: Copy + Send + Sync>(
+        &self,
+        candidates: &[C],
+        run: &(impl Fn(C) -> Result<()> + Sync),
+    ) -> (Vec<bool>, f64) {
+        let (mut warmed, first_run) = std::thread::scope(|s| {
+            let others: Vec<_> = candidates[1..]
+                .iter()
+                .map(|&c| {
+                    s.spawn(move || {
+                        // An op inside the candidate's run must not tune either.
+                        let _timing = Timing::start();
+                        run(c).is_ok()
+                    })
+                })
+                .collect();
+            let began = std::time::Instant::now();
+            let hand = run(candidates[0]).is_ok();
+            let first_run = began.elapsed().as_secs_f64();
+            let mut warmed = vec![hand];
+            warmed.extend(others.into_iter().map(|h| h.join().unwrap_or(false)));
+            (warmed, first_run)
+        });
+        if self.synchronize().is_err() {
+            warmed.iter_mut().for_each(|w| *w = false);
+        }
+        (warmed, first_run)
+    }
+
     #[cfg(target_arch = "wasm32")]
-    fn tune_key<C: Copy>(
+    fn tune_key<C: Copy + Send + Sync>(
         &self,
         _family: Family,
         _key: &str,
         hand: C,
         _others: &[C],
         _name: &impl Fn(C) -> &'static str,
-        _run: &impl Fn(C) -> Result<()>,
+        _run: &(impl Fn(C) -> Result<()> + Sync),
     ) -> Option<C> {
         Some(hand)
     }

@@ -150,7 +150,34 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
     if out.is_empty() {
         return Ok(out);
     }
-    let l = launch(gpu, body, inputs, &out, op, kernel)?;
+    let mut l = launch(gpu, body, inputs, &out, op, kernel, true)?;
+    // The tuner may measure the scalar form faster where the vec4 form is the rule: the same
+    // expression on each element either way, so the same bits.
+    if let Some(reads) = l.vec4.clone() {
+        let form = ctx.choose(
+            crate::tune::Family::Elementwise,
+            || {
+                let reads: String = reads
+                    .iter()
+                    .map(|x| if *x == Vec4Read::Vec4 { 'v' } else { 's' })
+                    .collect();
+                let n = out.len();
+                crate::tune::key::shape_key(&[("n", n)], &[("n", n)], &[kernel, &reads])
+            },
+            true,
+            &[false],
+            |vec4| if vec4 { "vec4" } else { "scalar" },
+            |vec4| {
+                let out = Tensor::uninit(ctx, &shape, op)?;
+                let l = launch(gpu, body, inputs, &out, op, kernel, vec4)?;
+                let refs: Vec<&wgpu::Buffer> = l.buffers.iter().collect();
+                gpu.dispatch_items(&l.kernel, &l.params, &refs, l.invocations)
+            },
+        );
+        if !form {
+            l = launch(gpu, body, inputs, &out, op, kernel, false)?;
+        }
+    }
     let refs: Vec<&wgpu::Buffer> = l.buffers.iter().collect();
     gpu.dispatch_items(&l.kernel, &l.params, &refs, l.invocations)?;
     // Inside a plan capture the dispatch keeps what it computes, so the plan can fuse it
@@ -175,12 +202,22 @@ struct Launch {
     params: Params,
     buffers: Vec<wgpu::Buffer>,
     invocations: usize,
+    /// The vec4 form's reads, `None` for the scalar form.
+    vec4: Option<Vec<Vec4Read>>,
 }
 
 /// The launch of `body` elementwise over `inputs` broadcast to `out`'s shape, cached as
 /// `kernel` (scalar form) or `kernel/vec4_<reads>` (vec4 form, where every input's layout
-/// allows it: [`vec4_reads`]).
-fn launch(gpu: &Gpu, body: &Body, inputs: &[&Tensor], out: &Tensor, op: &'static str, kernel: &str) -> Result<Launch> {
+/// allows it: [`vec4_reads`], and `vec4` allows it).
+fn launch(
+    gpu: &Gpu,
+    body: &Body,
+    inputs: &[&Tensor],
+    out: &Tensor,
+    op: &'static str,
+    kernel: &str,
+    vec4: bool,
+) -> Result<Launch> {
     let shape = out.shape();
     let strides: Vec<Vec<usize>> = inputs.iter().map(|t| broadcast_strides(t.layout(), shape)).collect();
     let (dims, strides) = collapse(shape, &strides);
@@ -201,7 +238,7 @@ fn launch(gpu: &Gpu, body: &Body, inputs: &[&Tensor], out: &Tensor, op: &'static
     buffers.push(out.gpu_buffer(op)?.clone());
     // The vec4 form addresses a view's last, partial vec4: buffers must end on 16 bytes (the
     // pool's sizes all do; the check keeps a foreign buffer on the scalar form).
-    let reads = vec4_reads(&dims, &strides, &offsets).filter(|_| buffers.iter().all(|b| b.size() % 16 == 0));
+    let reads = vec4_reads(&dims, &strides, &offsets).filter(|_| vec4 && buffers.iter().all(|b| b.size() % 16 == 0));
     let name = match &reads {
         Some(r) => format!(
             "{kernel}/vec4_{}",
@@ -238,6 +275,7 @@ fn launch(gpu: &Gpu, body: &Body, inputs: &[&Tensor], out: &Tensor, op: &'static
         params,
         buffers,
         invocations,
+        vec4: reads,
     })
 }
 
@@ -277,7 +315,7 @@ pub(crate) fn fuse_captured(gpu: &Gpu, atoms: &mut Vec<CapturedAtom>) -> Result<
             let refs: Vec<&Tensor> = inputs.iter().collect();
             let name = format!("fused/{:016x}", body.hash64());
             let (out, op) = (db.out.clone(), db.op);
-            let l = launch(gpu, &body, &refs, &out, op, &name)?;
+            let l = launch(gpu, &body, &refs, &out, op, &name, true)?;
             let per_group = l.kernel.workgroup_size[0].max(1) as usize;
             let groups = groups_1d(u32::try_from(l.invocations.div_ceil(per_group)).unwrap_or(u32::MAX));
             atoms[b] = CapturedAtom {

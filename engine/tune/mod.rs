@@ -34,17 +34,22 @@ pub enum Family {
     /// how many adjacent channels one invocation carries (`scalar`, `pair`, `quad`) under the
     /// strategy plan the hand rule made. Every channel walks the same steps either way.
     ChannelScan,
+    /// The elementwise kernels (`ops::unary`, `ops::binary`, `fused::run`, GELU) where every
+    /// operand can be read four elements at a time: the `vec4` form (the rule) or the
+    /// `scalar` form, one element per invocation. Both evaluate the one body on each element.
+    Elementwise,
 }
 
 impl Family {
     /// Every family, in the order reports list them.
-    pub const ALL: [Family; 2] = [Family::Matmul, Family::ChannelScan];
+    pub const ALL: [Family; 3] = [Family::Matmul, Family::ChannelScan, Family::Elementwise];
 
     /// The name in the cache file and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Family::Matmul => "matmul",
             Family::ChannelScan => "channel_scan",
+            Family::Elementwise => "elementwise",
         }
     }
 

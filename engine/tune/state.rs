@@ -46,6 +46,10 @@ pub struct TuneTime {
     pub keys: usize,
     /// Milliseconds spent, warm-ups and pipeline builds included.
     pub ms: f64,
+    /// Of [`TuneTime::ms`], the milliseconds of the hand rule's own first runs (host time of
+    /// its warm-up: its pipelines built, its outputs allocated, the run), which these calls
+    /// would have cost with tuning off too; `ms - first_run_ms` is what tuning added.
+    pub first_run_ms: f64,
 }
 
 #[derive(Default)]
@@ -57,7 +61,8 @@ struct Inner {
     entries: BTreeMap<(Family, String), TuneEntry>,
     /// The measured choice of each key pinned by [`Tuner::pin`]: what the file keeps.
     pinned: BTreeMap<(Family, String), String>,
-    spent: BTreeMap<Family, (usize, f64)>,
+    /// Per family: keys, milliseconds, of which the hand rule's first runs.
+    spent: BTreeMap<Family, (usize, f64, f64)>,
 }
 
 /// The tuner state of one GPU context.
@@ -173,7 +178,12 @@ impl Tuner {
         self.lock()
             .spent
             .iter()
-            .map(|(&family, &(keys, ms))| TuneTime { family, keys, ms })
+            .map(|(&family, &(keys, ms, first_run_ms))| TuneTime {
+                family,
+                keys,
+                ms,
+                first_run_ms,
+            })
             .collect()
     }
 
@@ -182,12 +192,14 @@ impl Tuner {
         self.tuning.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Keeps a newly tuned entry, counts its cost, and writes the file (natively).
-    pub fn record(&self, entry: TuneEntry) {
+    /// Keeps a newly tuned entry, counts its cost (`first_run_ms` of it the hand rule's first
+    /// run), and writes the file (natively).
+    pub fn record(&self, entry: TuneEntry, first_run_ms: f64) {
         let mut st = self.lock();
         let spent = st.spent.entry(entry.family).or_default();
         spent.0 += 1;
         spent.1 += entry.cost_ms;
+        spent.2 += first_run_ms;
         st.pinned.remove(&(entry.family, entry.key.clone()));
         st.entries.insert((entry.family, entry.key.clone()), entry);
         let Some(path) = st.path.clone() else { return };

@@ -48,6 +48,11 @@ impl MatvecShape {
     /// The shape for a projection on `info`'s adapter: `ENGINE_GEMV` when set
     /// (`whole`, or C4 then `s` for subgroups or `t` for the shared-memory tree: `1s`, `4t`;
     /// read once per process, for benchmarks), else the rule.
+    ///
+    /// Not a tuner family (`crate::tune`): the shapes split K into different slices (one, or
+    /// 256 / c4) and fold the partial sums in different orders (subgroup sums or a
+    /// shared-memory tree), so their results differ in the last bits, and the tuner only
+    /// chooses between paths that give the same bits.
     fn pick(info: &crate::context::DeviceInfo) -> MatvecShape {
         static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
         let forced = FORCED.get_or_init(|| std::env::var("ENGINE_GEMV").ok());
