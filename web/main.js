@@ -559,21 +559,28 @@ async function generate() {
     note.textContent = `Tokens capped at ${n}: the model's context holds ${context} tokens, prompt included.`;
   }
   await asJob('generate', async () => {
-    for (;;) {
-      try {
-        return await generateOnce(n, temperature, topK, seed);
-      } catch (err) {
-        const len = promptLengthFrom(err);
-        if (!len) throw err;
-        if (len.prompt >= len.limit) {
-          throw new InputError(`the prompt is ${len.prompt} tokens long and the model's context holds ` +
-            `${len.limit}: shorten it`);
+    try {
+      for (;;) {
+        try {
+          return await generateOnce(n, temperature, topK, seed);
+        } catch (err) {
+          const len = promptLengthFrom(err);
+          if (!len) throw err;
+          if (len.prompt >= len.limit) {
+            throw new InputError(`the prompt is ${len.prompt} tokens long and the model's context holds ` +
+              `${len.limit}: shorten it`);
+          }
+          if (n <= len.limit - len.prompt) throw err;
+          // The engine counted the prompt's tokens: run again with what fits.
+          n = len.limit - len.prompt;
+          $('n-tokens').value = n;
+          note.textContent = `Tokens capped at ${n}: the prompt takes ${len.prompt} of the model's ${len.limit} positions.`;
         }
-        if (n <= len.limit - len.prompt) throw err;
-        n = len.limit - len.prompt;
-        $('n-tokens').value = n;
-        note.textContent = `Tokens capped at ${n}: the prompt takes ${len.prompt} of the model's ${len.limit} positions.`;
       }
+    } catch (err) {
+      $('output').dataset.state = 'error';
+      phase('error', 'stopped by an error (shown above)');
+      throw err;
     }
   });
 }
@@ -619,10 +626,6 @@ async function generateOnce(n, temperature, topK, seed) {
     $('ids').dataset.ids = JSON.stringify([...ids]);
     out.dataset.state = 'done';
     phase('done', `done: ${count} tokens in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  } catch (err) {
-    out.dataset.state = 'error';
-    phase('error', 'stopped by an error (above)');
-    throw err;
   } finally {
     clearInterval(tick);
   }
