@@ -30,7 +30,7 @@ let engine = null;  // wasm.Engine
 let isGpu = false;  // engine runs on a WebGPU adapter (not the CPU reference)
 let adapterName = '';
 let model = null;   // wasm.Gpt2
-let source = null;  // the loaded model's { name, url, config, configJson, weights, runs }
+let source = null;  // the loaded model's { name, url, config, configJson, weights }
 let job = null;     // the job running: a key of JOBS, or null
 
 // ---- messages ---------------------------------------------------------------------------
@@ -407,7 +407,7 @@ async function load(name, url, configJson, weights) {
   }
   if (model) model.free();
   model = loaded;
-  source = { name, url, config, configJson, weights, runs: 0 };
+  source = { name, url, config, configJson, weights };
   label.textContent = `${name}: ${model.describe()}`;
   label.dataset.url = url;
   label.dataset.name = name;
@@ -596,9 +596,9 @@ async function generateOnce(n, temperature, topK, seed) {
   $('tps').textContent = '-';
   $('run-model').textContent = `: ${n} tokens from ${source.name} on ${adapterName}`;
   const t0 = performance.now();
-  const before = source.runs === 0
-    ? 'compiling the shaders (the first run of a model) and reading the prompt'
-    : 'reading the prompt';
+  // Before the first token each run builds its plans (compiling the shaders a new model or
+  // prompt length needs) and reads the whole prompt: 8-32 s on a CPU fallback adapter.
+  const before = 'preparing the shaders and reading the prompt';
   phase('prefill', `${before}...`);
   const tick = setInterval(() => {
     if (status.dataset.phase === 'prefill') {
@@ -622,7 +622,6 @@ async function generateOnce(n, temperature, topK, seed) {
       status.textContent = `writing: ${count}/${n} tokens`;
       out.textContent += text;
     }, temperature, topK, seed);
-    source.runs++;
     $('ids').dataset.ids = JSON.stringify([...ids]);
     out.dataset.state = 'done';
     phase('done', `done: ${count} tokens in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
