@@ -241,7 +241,7 @@ function lighterTraining() {
   $('train-width').value = FALLBACK_TRAINING.width;
   $('train-batch').value = FALLBACK_TRAINING.batch;
   $('train-steps').value = FALLBACK_TRAINING.steps;
-  $('train-defaults').textContent = `Lighter settings on this adapter so that training ends in reasonable time: width ` +
+  $('train-defaults').textContent = `Lighter settings on this adapter, so that training ends in a few minutes: width ` +
     `${FALLBACK_TRAINING.width}, batch ${FALLBACK_TRAINING.batch}, ${FALLBACK_TRAINING.steps} steps (on a GPU the page ` +
     `starts at ${gpu.width}, ${gpu.batch} and ${gpu.steps}).`;
 }
