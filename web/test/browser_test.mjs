@@ -446,9 +446,10 @@ async function gpt2Checks(page, base) {
   // A model picked as local files (the tiny-random checkpoint), in the collapsed model panel.
   await page.$eval('#model-details', (d) => { d.open = true; });
   const tiny = path.join(root, 'assets/models/tiny-random');
+  let logs = (await errorsShown(page)).length;
   await page.setInputFiles('#model-files', [path.join(tiny, 'config.json'), path.join(tiny, 'model.safetensors')]);
-  await page.waitForFunction(() => document.getElementById('model-name').dataset.url === ''
-    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
+  await page.waitForFunction((n) => document.getElementById('model-name').dataset.url === ''
+    || document.querySelectorAll('#errors li').length > n, logs, { timeout: 120_000 });
   let picked = await page.textContent('#model-name');
   const pickedName = await page.getAttribute('#model-name', 'data-name');
   check('GPT-2 loads a model from local files, named after its config', (await page.getAttribute('#model-name', 'data-url')) === ''
@@ -458,9 +459,10 @@ async function gpt2Checks(page, base) {
 
   // The Weights control reloads the model in another dtype (the gpt2 example's --dtype): bf16
   // on the tiny checkpoint, greedy ids equal to the native CPU reference with the same dtype.
+  logs = (await errorsShown(page)).length;
   await page.selectOption('#gpt2-dtype', 'bf16');
-  await page.waitForFunction(() => document.getElementById('model-name').dataset.dtype === 'bf16'
-    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
+  await page.waitForFunction((n) => document.getElementById('model-name').dataset.dtype === 'bf16'
+    || document.querySelectorAll('#errors li').length > n, logs, { timeout: 120_000 });
   picked = await page.textContent('#model-name');
   check('GPT-2 Weights bf16 reloads the model in BF16', /weights BF16 \(stored F16, converted on the device\)/.test(picked),
     picked);
