@@ -410,6 +410,21 @@ async function gpt2Checks(page, base) {
   check('the last run\'s figures are shown next to the model', /tokens\/s, first token after\s+\d+ ms: 8 tokens from /
     .test(await page.textContent('#last-run')), await page.textContent('#last-run'));
 
+  // Sampling: a seed repeats its text, another seed gives other text.
+  await page.uncheck('#greedy');
+  await page.fill('#prompt', 'ROMEO:');
+  await page.fill('#n-tokens', '12');
+  await page.fill('#seed', '1');
+  const one = await generate();
+  const again = await generate();
+  await page.fill('#seed', '2');
+  const two = await generate();
+  check('GPT-2 sampling: the same seed repeats its text', one.text === again.text && one.ids.length === 12,
+    JSON.stringify(one.text));
+  check('GPT-2 sampling: different seeds give different text', one.text !== two.text,
+    `${JSON.stringify(one.text)} vs ${JSON.stringify(two.text)}`);
+  await screenshots(page);
+
   // Tokens: negative and 0 refused in plain words, no engine message.
   const logged = (await errorsShown(page)).length;
   for (const bad of ['-5', '0']) {
@@ -427,21 +442,6 @@ async function gpt2Checks(page, base) {
     const w = (await page.getAttribute('#topk-note', 'data-warn')) === 'top-k';
     check(`top-k ${k} ${warn ? 'is warned' : 'gives no warning'}`, w === warn, await page.textContent('#topk-note'));
   }
-
-  // Sampling: a seed repeats its text, another seed gives other text.
-  await page.uncheck('#greedy');
-  await page.fill('#prompt', 'ROMEO:');
-  await page.fill('#n-tokens', '12');
-  await page.fill('#seed', '1');
-  const one = await generate();
-  const again = await generate();
-  await page.fill('#seed', '2');
-  const two = await generate();
-  check('GPT-2 sampling: the same seed repeats its text', one.text === again.text && one.ids.length === 12,
-    JSON.stringify(one.text));
-  check('GPT-2 sampling: different seeds give different text', one.text !== two.text,
-    `${JSON.stringify(one.text)} vs ${JSON.stringify(two.text)}`);
-  await screenshots(page);
 
   // A model picked as local files (the tiny-random checkpoint), in the collapsed model panel.
   await page.$eval('#model-details', (d) => { d.open = true; });
