@@ -55,7 +55,8 @@ python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --ou
 echo "torch rc $?"
 # GPT-2 the way a PyTorch user after speed runs it: a static KV cache, prefill and decode each
 # captured in a CUDA graph, fp32 and fp16, the four sizes; its ids checked against transformers.
-case ",$ONLY," in *",gpt2,"*|*",gpt2_sizes,"*)
+# TORCH_GRAPH=0 skips it (a run after other figures only).
+case "${TORCH_GRAPH:-1},$ONLY," in 1,*",gpt2,"*|1,*",gpt2_sizes,"*)
   PYTHONUNBUFFERED=1 timeout 300 python3 benches/gpt2_cuda_graph.py --out "$OUT/torch_graph.json" > "$OUT/torch_graph.md" 2>&1
   echo "torch cuda graph rc $?"
   ;;
@@ -73,6 +74,28 @@ case ",$ONLY," in *",element_scans,"*)
   echo "jax rc $?"
   ;;
 esac
+# The browser build on Dawn (Chrome's WebGPU) in Node, where ONLY names dawn and .dawn/ carries
+# node and dawn.node (README, "Dawn"): parity, the dispatch floor, GPT-2 decode; the native
+# figures it is compared with come from the gpt2 suite and the decode probe of the same run.
+case ",$ONLY," in *",dawn,"*)
+  if [ -e .dawn/node.xz ]; then
+    xz -dkf .dawn/node.xz && chmod +x .dawn/node
+    mkdir -p web/dawn/node_modules/webgpu/dist/linux-x64
+    tar xf .dawn/webgpu.tar -C web/dawn/node_modules
+    xz -dkf .dawn/dawn.node.xz && cp .dawn/dawn.node web/dawn/node_modules/webgpu/dist/linux-x64/
+    rm -rf web/pkg && mkdir -p web/pkg && tar xzf .dawn/pkg.tgz -C web/pkg
+    timeout 400 .dawn/node web/dawn/dawn.mjs --out "$OUT/dawn.json" > "$OUT/dawn.md" 2>&1
+    echo "dawn rc $?"
+    # Where Dawn's time goes: again with its bounds checks off and its unsafe features on
+    # (subgroups), which a page cannot ask for; its figures are not merged.
+    DAWN_FLAGS="enable-dawn-toggles=disable_robustness enable-dawn-features=allow_unsafe_apis" \
+      timeout 300 .dawn/node web/dawn/dawn.mjs --out "$OUT/dawn_unchecked.json.txt" > "$OUT/dawn_unchecked.md" 2>&1
+    echo "dawn unchecked rc $?"
+  else
+    echo "dawn: .dawn/node.xz not carried; skipped"
+  fi
+  ;;
+esac
 # The engine's tokens and logits against transformers on the same files, per weights dtype.
 if [ -x .h200/gpt2_logits ]; then
   python3 benches/gpt2_h200.py --engine .h200/gpt2_logits --out "$OUT" > "$OUT/gpt2_h200.md" 2>&1
@@ -82,7 +105,7 @@ python3 - "$OUT" <<'PY'
 import json, sys, os
 out = sys.argv[1]
 merged = {}
-for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "torch_graph.json", "coop.json", "triton.json", "jax.json"]:
+for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "torch_graph.json", "coop.json", "triton.json", "jax.json", "dawn.json"]:
     path = os.path.join(out, name)
     if os.path.exists(path):
         with open(path) as f:

@@ -55,3 +55,22 @@ pub use context::{Context, DeviceInfo, DeviceKind};
 pub use error::{Error, Result};
 pub use shape::DType;
 pub use tensor::Tensor;
+
+/// The README's and the book's Rust snippets, compiled and run as doctests (`cargo test
+/// --doc`): the chapters that hold runnable ones (fragments over tensors named in their
+/// comments are marked `ignore` there).
+#[cfg(doctest)]
+mod book {
+    #[doc = include_str!("../README.md")]
+    struct Readme;
+    #[doc = include_str!("../docs/src/getting-started.md")]
+    struct GettingStarted;
+    #[doc = include_str!("../docs/src/tensors.md")]
+    struct Tensors;
+    #[doc = include_str!("../docs/src/plans.md")]
+    struct Plans;
+    #[doc = include_str!("../docs/src/scans.md")]
+    struct Scans;
+    #[doc = include_str!("../docs/src/element-scans.md")]
+    struct ElementScans;
+}

@@ -19,8 +19,6 @@
 
 #[path = "common/element_bench.rs"]
 mod element_bench;
-#[path = "common/floor.rs"]
-mod floor;
 #[path = "common/gemv_bench.rs"]
 mod gemv_bench;
 #[path = "common/peer.rs"]
@@ -33,6 +31,7 @@ use wgsl_compute::context::Clock;
 use wgsl_compute::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath};
 use wgsl_compute::models::gpt2;
 use wgsl_compute::ops::{self, MatmulPath};
+use wgsl_compute::plan::Plan;
 use wgsl_compute::scan::{self, ScanOptions};
 use wgsl_compute::{Context, DType, Result, Tensor};
 
@@ -796,7 +795,7 @@ fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>
             })?;
             let decode = (long - prefill) / n as f64;
             let dispatches = g.decode_plan().dispatches();
-            let floor_plan = floor::floor_plan(ctx, dispatches)?;
+            let floor_plan = Plan::dispatch_floor(ctx, dispatches)?.0;
             let (dispatch_floor, _) = median(ctx, 3, 9, |_| floor_plan.replay(ctx))?;
             let floor = weight_bytes / (ceiling * 1e9) + dispatch_floor;
             let d = if dtype == DType::F32 { "" } else { "_f16" };

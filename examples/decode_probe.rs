@@ -9,9 +9,6 @@
 //! alone with GPU timestamps, summed over the step), the same for the plan with f16 weights,
 //! then the end-to-end ms per token of both.
 
-#[path = "common/floor.rs"]
-mod floor;
-
 use std::time::Instant;
 
 use wgsl_compute::models::gpt2::{self, Generator, Gpt2, Sampling, StepOptions};
@@ -159,7 +156,7 @@ fn main() -> Result<()> {
     let start = Instant::now();
     // The floor under a plan's dispatches: a plan of as many dispatches as the decode plan,
     // each a one-element row sum (one workgroup, no memory traffic to speak of).
-    let floor = floor::floor_plan(&ctx, decode_dispatches)?;
+    let floor = Plan::dispatch_floor(&ctx, decode_dispatches)?.0;
     let (_, tf) = ctx.time(|| (0..steps).try_for_each(|_| floor.replay(&ctx)))?;
     println!(
         "floor: a plan of {} one-element row sums runs {:.4} ms per replay on the device ({:.2} us a dispatch)",

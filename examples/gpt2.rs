@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use wgsl_compute::models::gpt2::reference;
-use wgsl_compute::models::gpt2::{choose, Generator, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights};
+use wgsl_compute::models::gpt2::{
+    choose, Generator, Gpt2, Sampler, Sampling, StepOptions, TextStream, Tokenizer, Weights,
+};
 use wgsl_compute::{Context, DType, Tensor};
 
 struct Args {
@@ -262,7 +264,7 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
     let mut context = prompt.clone();
     let mut input = prompt.clone();
     let mut generated = Vec::new();
-    let mut pending = Vec::<u8>::new();
+    let mut text = TextStream::new(tok);
     let mut verify = Verify::default();
     let start = Instant::now();
     let mut first_token = None;
@@ -303,11 +305,9 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
         generated.push(id);
         context.push(id);
         input = vec![id];
-        pending.extend(tok.decode_bytes(&[id])?);
-        print_complete(&mut pending);
+        print_flushed(&text.push(id)?);
     }
-    print!("{}", String::from_utf8_lossy(&pending));
-    println!();
+    println!("{}", text.finish());
     let total = start.elapsed().as_secs_f64();
     let ttft = first_token.map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let n = generated.len();
@@ -375,22 +375,21 @@ fn run_compiled(
 ) -> Result<(), wgsl_compute::Error> {
     let start = Instant::now();
     let mut first_token = None;
-    let mut pending = Vec::<u8>::new();
+    let mut text = TextStream::new(tok);
     let mut decode_error = None;
     let generated = g.generate(prompt, tokens, sampling, |id| {
         first_token.get_or_insert_with(|| start.elapsed());
-        match tok.decode_bytes(&[id]) {
-            Ok(bytes) => pending.extend(bytes),
+        match text.push(id) {
+            Ok(piece) => print_flushed(&piece),
             Err(e) => {
                 decode_error.get_or_insert(e);
             }
         }
-        print_complete(&mut pending);
     })?;
     if let Some(e) = decode_error {
         return Err(e);
     }
-    println!("{}", String::from_utf8_lossy(&pending));
+    println!("{}", text.finish());
     let total = start.elapsed().as_secs_f64();
     let ttft = first_token.map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let n = generated.len();
@@ -407,14 +406,8 @@ fn run_compiled(
     Ok(())
 }
 
-/// Prints the whole UTF-8 characters at the front of `pending` and keeps the rest (a token
-/// may end in the middle of a character).
-fn print_complete(pending: &mut Vec<u8>) {
-    let valid = match std::str::from_utf8(pending) {
-        Ok(s) => s.len(),
-        Err(e) => e.valid_up_to(),
-    };
-    print!("{}", String::from_utf8_lossy(&pending[..valid]));
+/// Prints `text` at once (stdout is line-buffered).
+fn print_flushed(text: &str) {
+    print!("{text}");
     std::io::stdout().flush().ok();
-    pending.drain(..valid);
 }

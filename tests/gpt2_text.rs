@@ -121,3 +121,31 @@ fn gpt2_text_a_cold_start_on_gl_is_within_3x_lavapipe() {
         "GL {gl} s against Vulkan {vulkan} s with cold caches"
     );
 }
+
+#[test]
+fn gpt2_text_a_healthy_run_of_the_readme_command_prints_no_error_line() {
+    // The README's first command, shortened: its stderr must hold no line with "error" in it
+    // (Mesa's device-select layer once printed two "error: XDG_RUNTIME_DIR is invalid" lines
+    // on machines without a display; the engine sets NODEVICE_SELECT itself).
+    let Some(example) = std::env::current_exe().ok().and_then(|exe| {
+        let path = exe
+            .parent()?
+            .parent()?
+            .join("examples")
+            .join(format!("gpt2{}", std::env::consts::EXE_SUFFIX));
+        path.exists().then_some(path)
+    }) else {
+        eprintln!("SKIPPED: the gpt2 example is not built");
+        return;
+    };
+    let out = std::process::Command::new(example)
+        .args(["ROMEO:", "--tokens", "4"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("NODEVICE_SELECT")
+        .output()
+        .expect("the gpt2 example runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "gpt2 failed: {stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.to_lowercase().contains("error")).collect();
+    assert!(errors.is_empty(), "a healthy run printed {errors:?}");
+}

@@ -503,7 +503,7 @@ fn special_nan_passes_through_the_max_reduction_of_a_body() {
 
 #[test]
 fn special_sin_cos_in_element_scans_hold_wgsl_accuracy_on_minus_pi_to_pi() {
-    // The range where the README states the accuracy: WGSL's sin and cos have an absolute
+    // The range where docs/src/ops.md states the accuracy: WGSL's sin and cos have an absolute
     // error of at most 2^-11 on [-pi, pi]. Endpoints, zero and a seeded sweep.
     let pi = std::f32::consts::PI;
     let mut xs = vec![-pi, pi, 0.0, -0.0, pi / 2.0, -pi / 2.0];

@@ -71,8 +71,8 @@ pub enum Unary {
     Abs,
     /// `max(x, 0)`.
     Relu,
-    /// Sine (WGSL's `sin` in the generated code: accurate on [-pi, pi], see the README's
-    /// special values).
+    /// Sine (WGSL's `sin` in the generated code: accurate on [-pi, pi], see `docs/src/ops.md`,
+    /// "Special values").
     Sin,
     /// Cosine (WGSL's `cos`, as [`Unary::Sin`]).
     Cos,

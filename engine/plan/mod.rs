@@ -164,6 +164,30 @@ impl Plan {
         Ok((plan, out))
     }
 
+    /// The floor under a plan's dispatches: a plan of `dispatches` dependent one-element row
+    /// sums (one workgroup each, no memory traffic to speak of). Its replay time is what that
+    /// many dispatches cost on the adapter, the part of any plan's time that no kernel can cut
+    /// (the benchmark and the browser runner report it per dispatch). Returns the plan and its
+    /// one-element result, read back to wait for a replay where there is no blocking wait.
+    pub fn dispatch_floor(ctx: &Context, dispatches: usize) -> Result<(Plan, Tensor)> {
+        if dispatches == 0 {
+            return Err(Error::Value {
+                op: "Plan::dispatch_floor",
+                arg: "dispatches",
+                expected: "at least 1".into(),
+                actual: "0".into(),
+            });
+        }
+        let x = Tensor::from_slice(ctx, &[1, 1], &[1.0])?;
+        Plan::capture(ctx, &[&x], || {
+            let mut y = x.clone();
+            for _ in 0..dispatches {
+                y = crate::ops::sum_last(&y)?.reshape(&[1, 1])?;
+            }
+            Ok(y)
+        })
+    }
+
     /// Records every dispatch of the plan, in order, into one compute pass of `ctx`'s pending
     /// commands (ordered after the ops recorded before it). Fails on another context.
     pub fn replay(&self, ctx: &Context) -> Result<()> {

@@ -7,7 +7,8 @@ use std::sync::Mutex;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
-use wgsl_compute::Context;
+use wgsl_compute::plan::Plan;
+use wgsl_compute::{Context, Tensor};
 
 use crate::gpt2;
 use crate::js::{error, object};
@@ -162,6 +163,76 @@ impl Engine {
 
 #[wasm_bindgen]
 impl Engine {
+    /// A plan of `dispatches` dependent one-element dispatches (`Plan::dispatch_floor`), to
+    /// measure what a dispatch costs on this adapter: time [`DispatchFloor::run`] from JS.
+    #[wasm_bindgen(js_name = dispatchFloor)]
+    pub fn dispatch_floor(&self, dispatches: u32) -> Result<DispatchFloor, JsValue> {
+        let (plan, out) = Plan::dispatch_floor(&self.ctx, dispatches as usize).map_err(error)?;
+        Ok(DispatchFloor {
+            ctx: self.ctx.clone(),
+            plan: Rc::new(plan),
+            out,
+        })
+    }
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// A GPT-2-shaped model with random weights (`Promise<Gpt2>`): `nLayer` layers, width
+    /// `nEmbd`, `nHead` heads, matrices in `dtype` (`f32`, `f16`, `bf16`); 12, 768, 12 is the
+    /// 124M shape.
+    #[wasm_bindgen(js_name = randomGpt2)]
+    pub fn random_gpt2(
+        &self,
+        #[wasm_bindgen(js_name = nLayer)] n_layer: u32,
+        #[wasm_bindgen(js_name = nEmbd)] n_embd: u32,
+        #[wasm_bindgen(js_name = nHead)] n_head: u32,
+        dtype: String,
+    ) -> js_sys::Promise {
+        let ctx = self.ctx.clone();
+        future_to_promise(async move {
+            let dtype = wgsl_compute::DType::parse(dtype.trim())
+                .ok_or_else(|| error(format!("dtype `{dtype}` is not f16, bf16 or f32")))?;
+            let model =
+                gpt2::Model::random(&ctx, n_layer as usize, n_embd as usize, n_head as usize, dtype).map_err(error)?;
+            Ok(Gpt2 { model }.into())
+        })
+    }
+}
+
+/// The dispatch-floor plan of [`Engine::dispatch_floor`].
+#[wasm_bindgen]
+pub struct DispatchFloor {
+    ctx: Context,
+    plan: Rc<Plan>,
+    /// (1, 1): the plan's result, read back to wait for the device.
+    out: Tensor,
+}
+
+#[wasm_bindgen]
+impl DispatchFloor {
+    /// Replays the plan `reps` times, each replay submitted on its own (with `oneSubmit`,
+    /// all of them in one submission), then reads the result back (`Promise<number>`, the
+    /// value). The time from the call to the promise's settling, over `reps` replays, is the
+    /// time of one replay.
+    pub fn run(&self, reps: u32, #[wasm_bindgen(js_name = oneSubmit)] one_submit: Option<bool>) -> js_sys::Promise {
+        let (ctx, plan, out) = (self.ctx.clone(), self.plan.clone(), self.out.clone());
+        let each = !one_submit.unwrap_or(false);
+        future_to_promise(async move {
+            for _ in 0..reps {
+                plan.replay(&ctx).map_err(error)?;
+                if each {
+                    ctx.submit();
+                }
+            }
+            let v = out.to_vec_async().await.map_err(error)?;
+            Ok(JsValue::from_f64(v.first().copied().unwrap_or(f32::NAN) as f64))
+        })
+    }
+}
+
+#[wasm_bindgen]
+impl Engine {
     /// A fresh character-level model of `mixer` (`mingru`, `signed`, `rotation`, `givens`,
     /// `givens:K`) and `width` on `text`, trained on `batch` rows a step, seeded by `seed`
     /// (a bad mixer name, width or a too-short text throws).
@@ -262,6 +333,31 @@ impl Gpt2 {
                 .map_err(error)?;
             Ok(js_sys::Uint32Array::from(&ids[..]).into())
         })
+    }
+}
+
+#[wasm_bindgen]
+impl Gpt2 {
+    /// `nTokens` greedy tokens after the prompt's token ids (`Promise<Uint32Array>`), through
+    /// the same kept plans as [`Gpt2::generate`]: what the Dawn runner times.
+    #[wasm_bindgen(js_name = generateIds)]
+    pub fn generate_ids(&self, prompt: Vec<u32>, #[wasm_bindgen(js_name = nTokens)] n_tokens: u32) -> js_sys::Promise {
+        use wgsl_compute::models::gpt2::Sampling;
+        let model = self.model.clone();
+        future_to_promise(async move {
+            let ids = model
+                .generate_ids(&prompt, n_tokens as usize, Sampling::Greedy, |_| {})
+                .await
+                .map_err(error)?;
+            Ok(js_sys::Uint32Array::from(&ids[..]).into())
+        })
+    }
+
+    /// Decode steps a submission from now on (the library's default: 8). Throws while a
+    /// generation runs.
+    #[wasm_bindgen(js_name = setChunk)]
+    pub fn set_chunk(&self, chunk: u32) -> Result<(), JsValue> {
+        self.model.set_chunk(chunk as usize).map_err(error)
     }
 }
 

@@ -4,11 +4,15 @@
 //! pass with a KV cache) on the page's context; generation samples (temperature, top-k, seed)
 //! or takes the arg-max, through the compiled plans (`wgsl_compute::models::gpt2::Generator`: ids
 //! chosen on the device, read back a chunk at a time), so the page repaints between chunks.
+//! The generator and its plans are built on the first generation and kept with the model.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
-use wgsl_compute::models::gpt2::{Config, Gpt2, Sampling, Tokenizer, Weights, END_OF_TEXT};
-use wgsl_compute::{Context, DType, Result};
+use wgsl_compute::models::gpt2::{
+    random_checkpoint, Config, Generator, Gpt2, Sampling, Streaming, TextStream, Tokenizer, Weights, END_OF_TEXT,
+};
+use wgsl_compute::{Context, DType, Error, Result};
 
 /// The page's GPT-2 status line.
 pub const STATUS: &str =
@@ -18,6 +22,10 @@ pub const STATUS: &str =
 #[derive(Clone)]
 pub struct Model {
     gpt2: Rc<Gpt2>,
+    /// The compiled plans' generator, built on the first generation and kept: a plan capture
+    /// per Generate click cost the page its first tokens. `None` until then, or where plans
+    /// cannot be built (the CPU reference).
+    generator: Rc<RefCell<Option<Generator>>>,
     /// The matrices' dtype on the device, and the checkpoint's.
     dtype: DType,
     stored: DType,
@@ -36,9 +44,43 @@ impl Model {
         let dtype = dtype.unwrap_or(stored);
         Ok(Model {
             gpt2: Rc::new(Gpt2::with_dtype(ctx, &weights, dtype)?),
+            generator: Rc::default(),
             dtype,
             stored,
         })
+    }
+
+    /// A model of GPT-2's shape with `n_layer` layers, width `n_embd` and `n_head` heads
+    /// (vocabulary 50257, context 1024) and seeded random weights, its matrices in `dtype`:
+    /// the benchmark's models (`bench --only gpt2_sizes` builds the same ones natively).
+    pub fn random(ctx: &Context, n_layer: usize, n_embd: usize, n_head: usize, dtype: DType) -> Result<Model> {
+        let mut config = Config::default();
+        (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
+        let bytes = random_checkpoint(&config, 1, DType::F32);
+        let weights = Weights::from_safetensors(config, &bytes, "random")?;
+        drop(bytes);
+        Ok(Model {
+            gpt2: Rc::new(Gpt2::with_dtype(ctx, &weights, dtype)?),
+            generator: Rc::default(),
+            dtype,
+            stored: DType::F32,
+        })
+    }
+
+    /// Decode steps a submission from now on (`Streaming::Chunks(chunk)`; the library's
+    /// default, 8, until set): what the Dawn runner varies to see where the time goes.
+    pub fn set_chunk(&self, chunk: usize) -> Result<()> {
+        let mut slot = self.generator.try_borrow_mut().map_err(|_| Error::Unsupported {
+            op: "Gpt2::set_chunk",
+            message: "a generation of this model is still running".into(),
+        })?;
+        if slot.is_none() && self.gpt2.context().is_gpu() {
+            *slot = Some(Generator::new(&self.gpt2)?);
+        }
+        if let Some(g) = slot.as_mut() {
+            g.set_streaming(Streaming::Chunks(chunk));
+        }
+        Ok(())
     }
 
     /// One line on the model (layers, heads, width, context, vocabulary, the weights' dtype).
@@ -71,21 +113,11 @@ impl Model {
         if ids.is_empty() {
             ids.push(END_OF_TEXT);
         }
-        let mut pending = Vec::<u8>::new();
+        let mut text = TextStream::new(tok);
         let mut failed = None;
         let out = self
-            .gpt2
-            // Plans even on a software adapter (SwiftShader): the page shows the compiled path.
-            .generate_compiled_async(&ids, n_tokens, sampling, |id| match tok.decode_bytes(&[id]) {
-                Ok(bytes) => {
-                    pending.extend(bytes);
-                    let valid = match std::str::from_utf8(&pending) {
-                        Ok(s) => s.len(),
-                        Err(e) => e.valid_up_to(),
-                    };
-                    on_token(id, &String::from_utf8_lossy(&pending[..valid]));
-                    pending.drain(..valid);
-                }
+            .generate_ids(&ids, n_tokens, sampling, |id| match text.push(id) {
+                Ok(piece) => on_token(id, &piece),
                 Err(e) => {
                     failed.get_or_insert(e);
                 }
@@ -94,6 +126,48 @@ impl Model {
         match failed {
             Some(e) => Err(e),
             None => Ok(out),
+        }
+    }
+
+    /// `n_tokens` ids after the prompt's ids by `sampling`, `on_token` called with each:
+    /// through the kept generator's compiled plans (even on a software adapter such as
+    /// SwiftShader: the page shows the compiled path), op by op where they cannot run.
+    pub async fn generate_ids(
+        &self,
+        prompt: &[u32],
+        n_tokens: usize,
+        sampling: Sampling,
+        on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        let busy = || Error::Unsupported {
+            op: "Gpt2::generate",
+            message: "another generation of this model is still running".into(),
+        };
+        let mut slot = self.generator.try_borrow_mut().map_err(|_| busy())?;
+        if slot.is_none() && self.gpt2.context().is_gpu() {
+            match Generator::new(&self.gpt2) {
+                Ok(g) => *slot = Some(g),
+                Err(Error::Unsupported { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let Some(g) = slot.as_mut() else {
+            return self
+                .gpt2
+                .generate_eager_async(prompt, n_tokens, sampling, on_token)
+                .await;
+        };
+        // A sampler the device does not run (top-k above its limit) is refused before any
+        // token is chosen: the call then goes op by op, as the library's own fallback does.
+        let mut on_token = on_token;
+        match g.generate_async(prompt, n_tokens, sampling, &mut on_token).await {
+            Err(Error::Unsupported { .. }) => {
+                drop(slot);
+                self.gpt2
+                    .generate_eager_async(prompt, n_tokens, sampling, on_token)
+                    .await
+            }
+            r => r,
         }
     }
 }

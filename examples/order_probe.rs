@@ -1,0 +1,120 @@
+//! The order effect (issue #28, item 6), measured in one process: small work timed before and
+//! after large allocations, so that what slows it can be told apart.
+//!
+//! ```text
+//! cargo run --release --example order_probe [-- --gib 4]
+//! ```
+//! Three small cases (a plan of 64 one-element dispatches, a 4 MB elementwise add, a decode-
+//! sized matrix-vector product), each as the median of 15 device times (GPU timestamps where
+//! the adapter has them) and 15 wall times around a full wait, in phases: a baseline; while
+//! `--gib` GiB of tensors uploaded from the host are alive (twice, to see whether it passes);
+//! after they are dropped; after the pool is trimmed; while as many bytes of device-filled
+//! zeros are alive; after those are dropped and the pool trimmed. Prints one line per phase
+//! and case, with the pool's counts.
+
+use std::time::Instant;
+
+use wgsl_compute::plan::Plan;
+use wgsl_compute::{ops, Context, Result, Tensor};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Device and wall medians, in ms, of `f` run 15 times after 3 warm-ups.
+fn time(ctx: &Context, mut f: impl FnMut() -> Result<()>) -> Result<(f64, f64)> {
+    for _ in 0..3 {
+        f()?;
+    }
+    ctx.synchronize()?;
+    let (mut device, mut wall) = (vec![], vec![]);
+    for _ in 0..15 {
+        let ((), t) = ctx.time(&mut f)?;
+        device.push(t.seconds * 1e3);
+        let start = Instant::now();
+        f()?;
+        ctx.synchronize()?;
+        wall.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok((median(device), median(wall)))
+}
+
+struct Cases {
+    floor: Plan,
+    a: Tensor,
+    b: Tensor,
+    x: Tensor,
+    w: Tensor,
+}
+
+fn measure(ctx: &Context, cases: &Cases, phase: &str) -> Result<()> {
+    let s = ctx.pool_stats();
+    let rows: [(&str, (f64, f64)); 3] = [
+        ("floor 64", time(ctx, || cases.floor.replay(ctx))?),
+        ("add 4 MB", time(ctx, || ops::add(&cases.a, &cases.b).map(drop))?),
+        ("matvec 768x3072", time(ctx, || ops::matmul(&cases.x, &cases.w).map(drop))?),
+    ];
+    for (case, (device, wall)) in rows {
+        println!(
+            "{phase:<28} {case:<16} device {device:8.4} ms  wall {wall:8.4} ms   (pool: in use {} MB, idle {} MB, created {}, reused {})",
+            s.in_use >> 20,
+            s.idle >> 20,
+            s.created,
+            s.reused
+        );
+    }
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("usage: order_probe [--gib N]   small work timed before, during and after N GiB of tensors (default 4)");
+        return Ok(());
+    }
+    let gib: usize = match args.iter().position(|a| a == "--gib") {
+        Some(i) => args.get(i + 1).and_then(|v| v.parse().ok()).unwrap_or(4),
+        None => 4,
+    };
+    let ctx = Context::new()?;
+    println!("# order probe on {} ({}), {gib} GiB", ctx.info().name, ctx.info().backend);
+    let n = 1 << 20;
+    let data: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.01).collect();
+    let cases = Cases {
+        floor: Plan::dispatch_floor(&ctx, 64)?.0,
+        a: Tensor::from_slice(&ctx, &[n], &data)?,
+        b: Tensor::from_slice(&ctx, &[n], &data)?,
+        x: Tensor::from_slice(&ctx, &[1, 768], &data[..768])?,
+        w: Tensor::from_slice(&ctx, &[768, 3072], &data[..768 * 3072])?,
+    };
+    measure(&ctx, &cases, "baseline")?;
+
+    // 512 MiB tensors uploaded from the host, as a model's weights are.
+    let chunk = 128 << 20; // f32s
+    let host = vec![0.5f32; chunk];
+    let start = Instant::now();
+    let mut big = vec![];
+    for _ in 0..gib * 2 {
+        big.push(Tensor::from_slice(&ctx, &[chunk], &host)?);
+    }
+    ctx.synchronize()?;
+    println!("# uploaded {gib} GiB in {:.2} s", start.elapsed().as_secs_f64());
+    measure(&ctx, &cases, "uploaded, alive")?;
+    measure(&ctx, &cases, "uploaded, alive, again")?;
+    drop(big);
+    measure(&ctx, &cases, "uploaded, dropped")?;
+    ctx.trim_pool();
+    measure(&ctx, &cases, "uploaded, dropped, trimmed")?;
+
+    let mut big = vec![];
+    for _ in 0..gib * 2 {
+        big.push(Tensor::zeros(&ctx, &[chunk])?);
+    }
+    ctx.synchronize()?;
+    measure(&ctx, &cases, "zeros, alive")?;
+    drop(big);
+    ctx.trim_pool();
+    measure(&ctx, &cases, "zeros, dropped, trimmed")?;
+    Ok(())
+}
