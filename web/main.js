@@ -405,6 +405,9 @@ async function load(name, url, configJson, weights) {
     label.textContent = previous;
     throw err;
   }
+  // A page streams per token, latency first: one decode step a submission, each token shown
+  // as it is read back (the library's default batches 8 steps a submission, for throughput).
+  if (typeof loaded.setChunk === 'function') loaded.setChunk(1);
   if (model) model.free();
   model = loaded;
   source = { name, url, config, configJson, weights };
