@@ -1,8 +1,11 @@
-// The page's logic: open the adapter, load GPT-2 (default model, local files or a URL, with a
-// fetch progress bar) and stream sampled tokens with tokens/s, train a character-level minGRU
-// model step by step with a live loss chart and a sample, and run the parity suite row by row
-// behind a one-line summary.
-// Every failure is shown under "Messages"; nothing is left to reach the console uncaught.
+// The page's logic: open the adapter (or, without WebGPU or without an adapter, the CPU
+// reference), load GPT-2 (default model, local files or a URL, with a fetch progress bar) and
+// stream sampled tokens with tokens/s, train a character-level minGRU model step by step with a
+// live loss chart and a sample, and run the parity suite row by row behind a one-line summary.
+// One job runs at a time (a model load, a generation, training or the parity suite); while it
+// runs the other panels' buttons are disabled and say what is busy. Each failure is shown in
+// the panel that caused it (a live region, cleared when that panel's next action starts) and
+// logged under "Messages"; nothing is left to reach the console uncaught.
 // The browser test (web/test/browser_test.mjs) drives this page through the element ids and
 // the data-state attributes set here.
 
@@ -13,50 +16,135 @@ const $ = (id) => document.getElementById(id);
 const DEFAULT_MODELS = ['../assets/models/shakespeare/', '../assets/models/tiny-random/']
   .map((p) => new URL(p, import.meta.url).href);
 
-let wasm = null;   // the wasm-bindgen module (web/pkg/engine_web.js)
-let engine = null; // wasm.Engine
-let model = null;  // wasm.Gpt2
-let source = null; // the loaded model's { name, configJson, weights }, for a change of dtype
-let busy = false;
+// The largest top-k the device sampler takes: wgsl_compute::models::gpt2::DEVICE_TOP_K_MAX
+// (engine/models/gpt2/decode.rs; the browser test checks that the two agree). Outside
+// 1..=DEVICE_TOP_K_MAX (0 means every token) generation samples on a slower path.
+const DEVICE_TOP_K_MAX = 128;
+
+// The training panel's lighter settings on a CPU fallback adapter, where the page's defaults
+// (index.html: MinGRU 64 x 16, 200 steps) take about 17 minutes.
+const FALLBACK_TRAINING = { width: 32, batch: 4, steps: 100 };
+
+let wasm = null;    // the wasm-bindgen module (web/pkg/engine_web.js)
+let engine = null;  // wasm.Engine
+let isGpu = false;  // engine runs on a WebGPU adapter (not the CPU reference)
+let adapterName = '';
+let model = null;   // wasm.Gpt2
+let source = null;  // the loaded model's { name, url, config, configJson, weights }
+let job = null;     // the job running: a key of JOBS, or null
 
 // ---- messages ---------------------------------------------------------------------------
 
-function report(what, err) {
+// The panels' error regions (role="alert", aria-live="assertive").
+const PANEL_ERRORS = { gpt2: 'gpt2-error', train: 'train-error', parity: 'parity-error', page: 'setup' };
+
+function messageOf(err) {
   let text = err instanceof Error ? err.message : String(err);
   // A Rust panic surfaces as a wasm RuntimeError; the panic hook kept its message.
   const panic = wasm && wasm.lastPanic ? wasm.lastPanic() : null;
   if (err instanceof WebAssembly.RuntimeError && panic) text += ` (${panic})`;
-  const li = document.createElement('li');
-  li.textContent = `${what}: ${text}`;
-  $('errors').append(li);
+  return text;
 }
 
-// Runs an async UI action, showing its failure on the page instead of throwing.
-function guarded(what, action) {
+// Shows `what: message` in `panel`'s error region and logs it under "Messages".
+function report(what, err, panel) {
+  const text = `${what}: ${messageOf(err)}`;
+  const li = document.createElement('li');
+  li.textContent = text;
+  $('errors').append(li);
+  const region = panel && $(PANEL_ERRORS[panel]);
+  if (region) {
+    region.textContent = text;
+    if (panel === 'page') region.dataset.state = 'error';
+  }
+}
+
+function clearError(panel) {
+  if (panel !== 'page') $(PANEL_ERRORS[panel]).textContent = '';
+}
+
+// Runs an async UI action of `panel`, showing its failure there instead of throwing; the
+// panel's previous error is cleared as the action starts.
+function guarded(what, panel, action) {
   return async (...args) => {
+    clearError(panel);
     try {
       await action(...args);
     } catch (err) {
-      report(what, err);
+      report(what, err, panel);
     }
   };
 }
 
-window.addEventListener('error', (e) => { report('error', e.error ?? e.message); e.preventDefault(); });
-window.addEventListener('unhandledrejection', (e) => { report('unhandled', e.reason); e.preventDefault(); });
+// A mistake in the page's inputs, said in plain words (no engine message behind it).
+class InputError extends Error {}
+
+window.addEventListener('error', (e) => { report('error', e.error ?? e.message, 'page'); e.preventDefault(); });
+window.addEventListener('unhandledrejection', (e) => { report('unhandled', e.reason, 'page'); e.preventDefault(); });
+
+// ---- one job at a time ------------------------------------------------------------------
+
+const JOBS = {
+  load: 'a GPT-2 model is loading',
+  generate: 'GPT-2 is writing',
+  train: 'training is running (Stop ends it)',
+  parity: 'the parity suite is running',
+};
+
+// Which panel's own buttons each job leaves alone (its own panel says what it does).
+const JOB_PANEL = { load: 'gpt2', generate: 'gpt2', train: 'train', parity: 'parity' };
+
+// Enables the buttons that can work now and writes, in every other panel, what is busy.
+function syncButtons() {
+  const free = job === null && engine !== null;
+  $('generate').disabled = !(free && model);
+  $('run-parity').disabled = !(free && isGpu);
+  $('train').disabled = !free;
+  $('train-stop').disabled = job !== 'train';
+  for (const id of ['load-default', 'load-url', 'model-files', 'gpt2-dtype']) $(id).disabled = !free;
+  for (const panel of ['gpt2', 'train', 'parity']) {
+    const note = $(`${panel}-busy`);
+    const other = job !== null && JOB_PANEL[job] !== panel;
+    note.textContent = other ? `Waiting: ${JOBS[job]}.` : '';
+    note.dataset.busy = other ? job : '';
+  }
+}
+
+// Runs `body` as job `kind`; refuses (in plain words) while another job runs.
+async function asJob(kind, body) {
+  if (job !== null) throw new InputError(`wait until ${JOBS[job].replace(/ \(.*\)$/, '')} has finished`);
+  job = kind;
+  syncButtons();
+  try {
+    return await body();
+  } finally {
+    job = null;
+    syncButtons();
+  }
+}
 
 // ---- adapter ----------------------------------------------------------------------------
 
+const ENABLE_WEBGPU = 'On Linux start Chromium with --enable-unsafe-webgpu (or enable ' +
+  'chrome://flags/#enable-unsafe-webgpu); Chrome and Edge 113+, Safari 26 and Firefox 141+ on ' +
+  'Windows have WebGPU. GPT-2 and training still run here on the CPU reference compiled into the ' +
+  'page, slowly; the parity suite needs a GPU.';
+
 async function start() {
-  const gpu = 'gpu' in navigator && navigator.gpu;
+  const gpu = ('gpu' in navigator && navigator.gpu) || null;
   const banner = $('webgpu');
+  // The adapter the page will get: without one (WebGPU switched off or blocked, as Chromium
+  // on Linux without --enable-unsafe-webgpu) the page runs as if there were no WebGPU.
+  const adapter = gpu ? await gpu.requestAdapter({ powerPreference: 'high-performance' }).catch(() => null) : null;
   if (!gpu) {
-    banner.textContent = 'This browser has no WebGPU (navigator.gpu is undefined). Use a recent Chrome, ' +
-      'Edge or Chromium (on Linux start it with --enable-unsafe-webgpu), Safari 26, or Firefox 141+ ' +
-      'on Windows. GPT-2 can still run on the CPU reference compiled into the wasm, slowly; the ' +
-      'parity suite needs a GPU.';
+    banner.textContent = `This browser has no WebGPU (navigator.gpu is undefined). ${ENABLE_WEBGPU}`;
     banner.classList.add('bad');
     banner.dataset.webgpu = 'missing';
+  } else if (!adapter) {
+    banner.textContent = 'This browser has WebGPU but gives no WebGPU adapter (navigator.gpu.requestAdapter() ' +
+      `returned null): WebGPU is switched off or blocked here. ${ENABLE_WEBGPU}`;
+    banner.classList.add('bad');
+    banner.dataset.webgpu = 'no-adapter';
   } else {
     banner.textContent = 'WebGPU is available.';
     banner.dataset.webgpu = 'present';
@@ -67,8 +155,10 @@ async function start() {
     await wasm.default();
   } catch (err) {
     $('adapter').dataset.state = 'error';
-    $('adapter').textContent = 'The wasm module did not load; build it with web/build.sh.';
-    throw err;
+    $('adapter').textContent = 'The wasm module did not load.';
+    $('adapter-class').textContent = 'No adapter opened: the page did not start.';
+    throw new SetupError('The wasm module (web/pkg/engine_web.js) is missing or did not load: build it with ' +
+      'web/build.sh, serve the repository root with web/serve.sh, then reload this page.', err);
   }
   $('gpt2-status').textContent = wasm.gpt2Status();
   // The sampling defaults are the library's (the gpt2 example's), not restated here.
@@ -78,39 +168,82 @@ async function start() {
   $('seed').value = d.seed;
 
   try {
-    engine = await wasm.Engine.create(!gpu);
+    engine = await wasm.Engine.create(!adapter);
   } catch (err) {
     $('adapter').dataset.state = 'error';
     $('adapter').textContent = 'No adapter.';
+    $('adapter-class').textContent = 'No adapter opened.';
     throw err;
   }
   const info = engine.info();
-  const name = info.name || (gpu ? await browserAdapterName(gpu) : '');
-  $('adapter').textContent = info.summary.replace(/^adapter: *$/m, (line) => `${line}${name}`);
-  $('adapter').dataset.state = info.isGpu ? 'gpu' : 'cpu';
-  $('adapter').dataset.name = name;
+  isGpu = info.isGpu;
+  adapterName = info.name || (adapter ? browserAdapterName(adapter) : '') || info.backend;
+  $('adapter').textContent = info.summary.replace(/^adapter: *$/m, (line) => `${line}${adapterName}`);
+  $('adapter').dataset.state = isGpu ? 'gpu' : 'cpu';
+  $('adapter').dataset.name = adapterName;
   $('adapter').dataset.backend = info.backend;
-  $('adapter-name').textContent = `${name || info.backend}${info.isGpu ? '' : ' (CPU reference)'}`;
+  $('adapter-name').textContent = `${adapterName}${isGpu ? '' : ' (CPU reference)'}`;
+  describeAdapter(info, adapter);
 
   renderCases();
-  $('run-parity').disabled = !info.isGpu;
-  if (!info.isGpu) $('parity-summary').textContent = 'needs WebGPU (it compares the GPU with the CPU reference)';
-  $('load-default').disabled = false;
-  $('load-url').disabled = false;
-  $('model-files').disabled = false;
+  if (!isGpu) $('parity-summary').textContent = 'needs WebGPU (it compares the GPU with the CPU reference)';
   $('default-url').textContent = DEFAULT_MODELS.join(' or ');
-  $('train').disabled = false;
-  await guarded('GPT-2 default model', loadDefault)();
+  syncButtons();
+  await guarded('GPT-2 default model', 'gpt2', loadDefault)();
+}
+
+// The page could not start for want of a build or a server: said at the top.
+class SetupError extends Error {
+  constructor(message, cause) {
+    super(message);
+    this.cause = cause;
+  }
 }
 
 // wgpu reports the GPUAdapterInfo description as the name, which browsers often leave empty;
 // the vendor and architecture they do report name the adapter (e.g. google swiftshader).
-async function browserAdapterName(gpu) {
-  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-  const i = adapter && adapter.info;
+function browserAdapterName(adapter) {
+  const i = adapter.info;
   if (!i) return 'unknown WebGPU adapter';
-  const parts = [i.vendor, i.architecture, i.device, i.description].filter((p) => p);
-  return `${parts.join(' ') || 'unnamed'}${i.isFallbackAdapter ? ' (fallback adapter)' : ''}`;
+  return [i.vendor, i.architecture, i.device, i.description].filter((p) => p).join(' ') || 'unnamed WebGPU adapter';
+}
+
+// The adapter's class in one sentence at the top of the adapter panel and in the banner:
+// a GPU, a CPU fallback adapter (GPUAdapterInfo.isFallbackAdapter, or a software rasteriser
+// by name), or the CPU reference; on a fallback adapter the training panel gets lighter
+// defaults.
+function describeAdapter(info, adapter) {
+  const line = $('adapter-class');
+  const software = /swiftshader|llvmpipe|lavapipe|softpipe|warp|basic render/i;
+  const fallback = isGpu && (!!(adapter && (adapter.info?.isFallbackAdapter || adapter.isFallbackAdapter))
+    || software.test(adapterName) || info.deviceType === 'Cpu');
+  if (!isGpu) {
+    line.textContent = 'No GPU: every op runs on the CPU reference compiled into the page, the slowest ' +
+      'path, so GPT-2 writes slowly, training takes long and the parity suite cannot run.';
+    line.dataset.fallback = 'cpu';
+  } else if (fallback) {
+    line.textContent = `${adapterName} is a CPU fallback adapter: WebGPU runs on the processor instead of a ` +
+      'graphics card, so everything here is many times slower than on a GPU.';
+    line.dataset.fallback = 'yes';
+    $('webgpu').textContent = `WebGPU is available, on ${adapterName}: a CPU fallback adapter, so expect it to be slow.`;
+    lighterTraining();
+  } else {
+    line.textContent = `${adapterName} is a GPU adapter (not a CPU fallback): the kernels run on the graphics card, ` +
+      'the fast path.';
+    line.dataset.fallback = 'no';
+    $('webgpu').textContent = `WebGPU is available, on ${adapterName}.`;
+  }
+  if (!isGpu) lighterTraining();
+}
+
+function lighterTraining() {
+  const gpu = { width: $('train-width').value, batch: $('train-batch').value, steps: $('train-steps').value };
+  $('train-width').value = FALLBACK_TRAINING.width;
+  $('train-batch').value = FALLBACK_TRAINING.batch;
+  $('train-steps').value = FALLBACK_TRAINING.steps;
+  $('train-defaults').textContent = `Lighter settings on this adapter, so that training ends in a few minutes: width ` +
+    `${FALLBACK_TRAINING.width}, batch ${FALLBACK_TRAINING.batch}, ${FALLBACK_TRAINING.steps} steps (on a GPU the page ` +
+    `starts at ${gpu.width}, ${gpu.batch} and ${gpu.steps}).`;
 }
 
 // ---- parity -----------------------------------------------------------------------------
@@ -131,53 +264,55 @@ function renderCases() {
 }
 
 async function runParity() {
-  if (busy) return;
-  busy = true;
-  const summary = $('parity-summary');
-  summary.dataset.state = 'running';
-  const rows = $('parity').tBodies[0].rows;
-  let passed = 0;
-  let failed = 0;
-  try {
-    renderCases();
-    for (let i = 0; i < rows.length; i++) {
-      const t0 = performance.now();
-      const r = await engine.runParityCase(i);
-      const ms = performance.now() - t0;
-      const tr = rows[i];
-      tr.cells[5].textContent = r.strategy;
-      tr.cells[6].textContent = Number.isFinite(r.maxAbsErr) ? r.maxAbsErr.toExponential(2) : 'inf';
-      tr.cells[7].textContent = r.gate;
-      tr.cells[8].textContent = ms.toFixed(0);
-      tr.cells[9].textContent = r.passed ? 'pass' : 'FAIL';
-      tr.title = r.detail;
-      tr.className = r.passed ? 'pass' : 'fail';
-      if (r.passed) passed++; else failed++;
-      summary.textContent = `${passed} passed, ${failed} failed (${i + 1}/${rows.length})`;
+  await asJob('parity', async () => {
+    const summary = $('parity-summary');
+    summary.dataset.state = 'running';
+    const rows = $('parity').tBodies[0].rows;
+    let passed = 0;
+    let failed = 0;
+    try {
+      renderCases();
+      for (let i = 0; i < rows.length; i++) {
+        const t0 = performance.now();
+        const r = await engine.runParityCase(i);
+        const ms = performance.now() - t0;
+        const tr = rows[i];
+        tr.cells[5].textContent = r.strategy;
+        tr.cells[6].textContent = Number.isFinite(r.maxAbsErr) ? r.maxAbsErr.toExponential(2) : 'inf';
+        tr.cells[7].textContent = r.gate;
+        tr.cells[8].textContent = ms.toFixed(0);
+        tr.cells[9].textContent = r.passed ? 'pass' : 'FAIL';
+        tr.title = r.detail;
+        tr.className = r.passed ? 'pass' : 'fail';
+        if (r.passed) passed++; else failed++;
+        summary.textContent = `${passed} passed, ${failed} failed (${i + 1}/${rows.length})`;
+      }
+      summary.textContent = `${passed} passed, ${failed} failed`;
+      summary.dataset.state = failed === 0 ? 'passed' : 'failed';
+      if (failed > 0) $('parity-details').open = true;
+    } catch (err) {
+      summary.dataset.state = 'error';
+      throw err;
     }
-    summary.textContent = `${passed} passed, ${failed} failed`;
-    summary.dataset.state = failed === 0 ? 'passed' : 'failed';
-    if (failed > 0) $('parity-details').open = true;
-  } catch (err) {
-    summary.dataset.state = 'error';
-    throw err;
-  } finally {
-    busy = false;
-  }
+  });
 }
 
-// ---- GPT-2 ------------------------------------------------------------------------------
+// ---- fetching ---------------------------------------------------------------------------
 
-function progress(loaded, total, label) {
-  const bar = $('fetch-progress');
-  bar.max = total || 1;
-  bar.value = total ? loaded : 0;
-  const mib = (n) => (n / 1048576).toFixed(1);
-  $('fetch-text').textContent = total ? `${label}: ${mib(loaded)} / ${mib(total)} MiB` : `${label}: ${mib(loaded)} MiB`;
+const mib = (n) => (n / 1048576).toFixed(1);
+
+// A progress reporter onto `bar` and `text`: (loaded, total bytes, label).
+function progressTo(bar, text) {
+  return (loaded, total, label) => {
+    bar.max = total || 1;
+    bar.value = total ? loaded : 0;
+    text.textContent = total ? `${label}: ${mib(loaded)} / ${mib(total)} MiB` : `${label}: ${mib(loaded)} MiB`;
+  };
 }
+const gpt2Progress = progressTo($('fetch-progress'), $('fetch-text'));
 
-// The body of `url` as bytes, reporting progress as chunks arrive.
-async function fetchBytes(url) {
+// The body of `url` as bytes, reporting progress to `onProgress` as chunks arrive.
+async function fetchBytes(url, onProgress = gpt2Progress) {
   let resp;
   try {
     resp = await fetch(url);
@@ -194,7 +329,7 @@ async function fetchBytes(url) {
     if (done) break;
     chunks.push(value);
     loaded += value.length;
-    progress(loaded, total, url.split('/').pop());
+    onProgress(loaded, total, url.split('/').pop());
   }
   const bytes = new Uint8Array(loaded);
   let at = 0;
@@ -202,14 +337,63 @@ async function fetchBytes(url) {
   return bytes;
 }
 
-async function fetchText(url) {
-  return new TextDecoder().decode(await fetchBytes(url));
+async function fetchText(url, onProgress) {
+  return new TextDecoder().decode(await fetchBytes(url, onProgress));
+}
+
+// ---- GPT-2 ------------------------------------------------------------------------------
+
+// A GPT-2 config.json's fields the page uses, or an InputError naming the file.
+function parseConfig(configJson) {
+  let c;
+  try {
+    c = JSON.parse(configJson);
+  } catch (err) {
+    throw new InputError(`config.json is not JSON: ${err.message}`);
+  }
+  if (!c || typeof c !== 'object') throw new InputError('config.json does not hold a JSON object');
+  return c;
+}
+
+// Parameters of a GPT-2 of `config`: embeddings, blocks (attention 4C^2 + 4C, MLP 8C^2 + 5C,
+// two layer norms 4C), final layer norm, and an output matrix unless tied to wte.
+function parameterCount(c) {
+  const C = c.n_embd; const L = c.n_layer; const V = c.vocab_size; const P = c.n_positions ?? c.n_ctx;
+  const inner = c.n_inner || 4 * C;
+  const block = 4 * C * C + 4 * C + 2 * C * inner + inner + C + 4 * C;
+  return V * C + P * C + L * block + 2 * C + (c.tie_word_embeddings === false ? V * C : 0);
+}
+
+function formatCount(n) {
+  if (!Number.isFinite(n) || n <= 0) return '';
+  const [d, unit] = n >= 1e9 ? [1e9, 'B'] : n >= 1e6 ? [1e6, 'M'] : [1e3, 'K'];
+  const v = n / d;
+  return `${v < 10 ? v.toFixed(1).replace(/\.0$/, '') : Math.round(v)}${unit}`;
+}
+
+// The model in one sentence: its name, size and (from the config's _comment, when it says)
+// what it was trained on.
+function aboutModel(name, c) {
+  const params = formatCount(parameterCount(c));
+  const comment = String(c._comment || '');
+  const trained = /trained on ([^(;.]+)/i.exec(comment);
+  let what = '';
+  if (trained) what = ` trained on ${trained[1].trim()}`;
+  else if (/untrained|random weights/i.test(comment)) what = ' with random weights (a test model: it writes noise)';
+  return `The model, ${name}, is a ${params ? `${params}-parameter ` : ''}GPT-2${what}: it continues your prompt ` +
+    'one token (a word or a piece of one) at a time.';
+}
+
+// The positions of the model's context.
+function contextOf(c) {
+  return Number(c.n_positions ?? c.n_ctx ?? 1024);
 }
 
 // Loads a model with its weights in the dtype the Weights control picks ('' = as stored); on
 // failure the previous model (if any) stays loaded and usable. The source is kept so that a
 // change of dtype reloads it.
-async function load(name, configJson, weights) {
+async function load(name, url, configJson, weights) {
+  const config = parseConfig(configJson);
   const label = $('model-name');
   const previous = label.textContent;
   const dtype = $('gpt2-dtype').value;
@@ -221,36 +405,44 @@ async function load(name, configJson, weights) {
     label.textContent = previous;
     throw err;
   }
+  // A page streams per token, latency first: one decode step a submission, each token shown
+  // as it is read back (the library's default batches 8 steps a submission, for throughput).
+  if (typeof loaded.setChunk === 'function') loaded.setChunk(1);
   if (model) model.free();
   model = loaded;
-  source = { name, configJson, weights };
+  source = { name, url, config, configJson, weights };
   label.textContent = `${name}: ${model.describe()}`;
-  label.dataset.url = name;
+  label.dataset.url = url;
+  label.dataset.name = name;
   label.dataset.dtype = dtype;
-  $('generate').disabled = false;
+  $('model-about').textContent = aboutModel(name, config);
+  $('n-tokens').max = String(contextOf(config) - 1);
+  checkTopK();
 }
 
 // The Weights control: reloads the current model in the chosen dtype.
 async function reloadDtype() {
   if (!source) return;
-  if (busy) {
-    // Not while generating: the control shows the dtype that stays loaded.
-    $('gpt2-dtype').value = $('model-name').dataset.dtype || '';
-    throw new Error('the weights dtype changes after the generation in progress ends');
-  }
   try {
-    await load(source.name, source.configJson, source.weights);
+    await asJob('load', () => load(source.name, source.url, source.configJson, source.weights));
   } catch (err) {
     $('gpt2-dtype').value = $('model-name').dataset.dtype || '';
     throw err;
   }
 }
 
+// The last folder name of a URL (`.../models/shakespeare/` -> shakespeare).
+function folderName(url) {
+  return new URL(url).pathname.split('/').filter((p) => p).pop() || url;
+}
+
 async function loadFolder(url) {
   const base = url.endsWith('/') ? url : `${url}/`;
-  const config = await fetchText(`${base}config.json`);
-  const weights = await fetchBytes(`${base}model.safetensors`);
-  await load(base, config, weights);
+  await asJob('load', async () => {
+    const config = await fetchText(`${base}config.json`);
+    const weights = await fetchBytes(`${base}model.safetensors`);
+    await load(folderName(base), base, config, weights);
+  });
 }
 
 async function loadDefault() {
@@ -261,70 +453,183 @@ async function loadDefault() {
   throw new Error(`no default model found at ${DEFAULT_MODELS.join(' or ')}`);
 }
 
+// A file-loaded model's name: the config's _name_or_path, else the folder the files were
+// picked from, else its shape (never "model.safetensors").
+function filesName(configFile, config) {
+  const named = String(config._name_or_path || '').split('/').filter((p) => p).pop();
+  if (named) return named;
+  const folder = (configFile.webkitRelativePath || '').split('/').slice(-2, -1)[0];
+  if (folder) return folder;
+  return `gpt2 ${config.n_layer}-layer ${config.n_embd}-wide (from files)`;
+}
+
 async function loadFiles() {
-  const files = [...$('model-files').files];
-  const config = files.find((f) => f.name.endsWith('.json'));
-  const weights = files.find((f) => f.name.endsWith('.safetensors'));
-  if (!config || !weights) throw new Error('pick both config.json and model.safetensors (one file dialog, select both)');
-  progress(0, weights.size, weights.name);
-  const bytes = new Uint8Array(await weights.arrayBuffer());
-  progress(bytes.length, bytes.length, weights.name);
-  await load(weights.name, await config.text(), bytes);
+  const input = $('model-files');
+  try {
+    const files = [...input.files];
+    const configFile = files.find((f) => f.name.endsWith('.json'));
+    const weights = files.find((f) => f.name.endsWith('.safetensors'));
+    if (!configFile || !weights) {
+      throw new InputError('pick both config.json and model.safetensors (one file dialog, select both)');
+    }
+    await asJob('load', async () => {
+      gpt2Progress(0, weights.size, weights.name);
+      const bytes = new Uint8Array(await weights.arrayBuffer());
+      gpt2Progress(bytes.length, bytes.length, weights.name);
+      const configJson = await configFile.text();
+      await load(filesName(configFile, parseConfig(configJson)), '', configJson, bytes);
+    });
+  } catch (err) {
+    // The picker must not name files that are not the loaded model.
+    input.value = '';
+    throw err;
+  }
 }
 
 async function loadUrl() {
   const url = $('model-url').value.trim();
-  if (!url) throw new Error('enter the URL of a folder holding config.json and model.safetensors');
+  if (!url) throw new InputError('enter the URL of a folder holding config.json and model.safetensors');
   await loadFolder(new URL(url, location.href).href);
+}
+
+// A whole number read from input `id`, or an InputError saying in plain words what `what`
+// takes.
+function wholeNumber(id, what, min) {
+  const raw = $(id).value.trim();
+  const v = Number(raw);
+  if (raw === '' || !Number.isInteger(v) || v < min) {
+    throw new InputError(`${what} must be a whole number of at least ${min}${raw === '' ? '' : ` (it is ${raw})`}`);
+  }
+  return v;
 }
 
 // The sampling the controls ask for: [temperature, topK, seed], or undefined (greedy).
 function sampling() {
   if ($('greedy').checked) return [undefined, undefined, undefined];
   const t = Number($('temperature').value);
-  if (!(t > 0)) throw new Error('the temperature must be a positive number (or tick greedy)');
-  return [t, Math.max(0, Math.floor(Number($('top-k').value) || 0)), Math.max(0, Math.floor(Number($('seed').value) || 0))];
+  if (!(t > 0)) throw new InputError('the temperature must be a positive number (or tick greedy)');
+  const k = wholeNumber('top-k', 'Top-k', 0);
+  const seed = wholeNumber('seed', 'the seed', 0);
+  if (seed > 0xffffffff) throw new InputError('the seed must be below 4294967296');
+  return [t, k, seed];
+}
+
+// Warns, beside the controls, when top-k is outside what the device sampler takes.
+function checkTopK() {
+  const note = $('topk-note');
+  const k = Number($('top-k').value);
+  const vocab = source ? source.config.vocab_size : 50257;
+  const outside = !$('greedy').checked && Number.isInteger(k) && k >= 0 && (k < 1 || k > DEVICE_TOP_K_MAX);
+  note.dataset.warn = outside ? 'top-k' : '';
+  note.textContent = outside
+    ? `Top-k ${k}${k === 0 ? ` means all ${vocab.toLocaleString('en')} tokens; it` : ''} is outside 1 to ` +
+      `${DEVICE_TOP_K_MAX}, which the fast sampler on the device takes: generation uses a slower path (about 10x).`
+    : '';
 }
 
 function syncSampling() {
   const greedy = $('greedy').checked;
   for (const id of ['temperature', 'top-k', 'seed']) $(id).disabled = greedy;
+  checkTopK();
+}
+
+// The generation's phase under the prompt: what runs before the first token, then tokens
+// written, then done; data-phases lists the phases this run went through.
+function phase(name, text) {
+  const el = $('gen-status');
+  el.dataset.phase = name;
+  el.dataset.phases = el.dataset.phases ? `${el.dataset.phases},${name}` : name;
+  el.textContent = text;
+}
+
+// The engine's length error gives the prompt's token count: `prompt + tokens` is P + N.
+function promptLengthFrom(err) {
+  const m = /`prompt \+ tokens` is (\d+) \+ (\d+), expected 1..=(\d+)/.exec(messageOf(err));
+  return m ? { prompt: Number(m[1]), limit: Number(m[3]) } : null;
 }
 
 async function generate() {
-  if (busy || !model) return;
+  if (!model) throw new InputError('load a model first');
   const [temperature, topK, seed] = sampling();
-  busy = true;
-  $('generate').disabled = true;
+  let n = wholeNumber('n-tokens', 'Tokens (how many new tokens to write)', 1);
+  const context = contextOf(source.config);
+  const note = $('gen-note');
+  note.textContent = '';
+  // The prompt takes at least one of the context's positions.
+  if (n > context - 1) {
+    n = context - 1;
+    $('n-tokens').value = n;
+    note.textContent = `Tokens capped at ${n}: the model's context holds ${context} tokens, prompt included.`;
+  }
+  await asJob('generate', async () => {
+    try {
+      for (;;) {
+        try {
+          return await generateOnce(n, temperature, topK, seed);
+        } catch (err) {
+          const len = promptLengthFrom(err);
+          if (!len) throw err;
+          if (len.prompt >= len.limit) {
+            throw new InputError(`the prompt is ${len.prompt} tokens long and the model's context holds ` +
+              `${len.limit}: shorten it`);
+          }
+          if (n <= len.limit - len.prompt) throw err;
+          // The engine counted the prompt's tokens: run again with what fits.
+          n = len.limit - len.prompt;
+          $('n-tokens').value = n;
+          note.textContent = `Tokens capped at ${n}: the prompt takes ${len.prompt} of the model's ${len.limit} positions.`;
+        }
+      }
+    } catch (err) {
+      $('output').dataset.state = 'error';
+      phase('error', 'stopped by an error (shown above)');
+      throw err;
+    }
+  });
+}
+
+async function generateOnce(n, temperature, topK, seed) {
   const out = $('output');
-  const n = Number($('n-tokens').value);
-  out.textContent = $('prompt').value;
+  const prompt = $('prompt').value;
+  const status = $('gen-status');
+  out.textContent = prompt;
   out.dataset.state = 'running';
+  status.dataset.phases = '';
   $('ttft').textContent = '-';
   $('tps').textContent = '-';
+  $('run-model').textContent = `: ${n} tokens from ${source.name} on ${adapterName}`;
   const t0 = performance.now();
+  // Before the first token each run builds its plans (compiling the shaders a new model or
+  // prompt length needs) and reads the whole prompt: 8-32 s on a CPU fallback adapter.
+  const before = 'preparing the shaders and reading the prompt';
+  phase('prefill', `${before}...`);
+  const tick = setInterval(() => {
+    if (status.dataset.phase === 'prefill') {
+      status.textContent = `${before}... ${((performance.now() - t0) / 1000).toFixed(0)} s`;
+    }
+  }, 500);
   let first = 0;
+  let last = 0;
   let count = 0;
+  const rate = () => ((count - 1) * 1000) / (last - first);
   try {
-    const ids = await model.generate($('prompt').value, n, (id, text) => {
-      const now = performance.now();
+    const ids = await model.generate(prompt, n, (id, text) => {
+      last = performance.now();
       if (count === 0) {
-        first = now;
-        $('ttft').textContent = `${(now - t0).toFixed(0)} ms`;
-      } else {
-        $('tps').textContent = ((count * 1000) / (now - first)).toFixed(1);
+        first = last;
+        $('ttft').textContent = `${(first - t0).toFixed(0)} ms`;
+        phase('decode', `writing: 1/${n} tokens`);
       }
       count++;
+      if (count > 1) $('tps').textContent = rate().toFixed(1);
+      status.textContent = `writing: ${count}/${n} tokens`;
       out.textContent += text;
     }, temperature, topK, seed);
     $('ids').dataset.ids = JSON.stringify([...ids]);
     out.dataset.state = 'done';
-  } catch (err) {
-    out.dataset.state = 'error';
-    throw err;
+    phase('done', `done: ${count} tokens in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   } finally {
-    busy = false;
-    $('generate').disabled = !model;
+    clearInterval(tick);
   }
 }
 
@@ -332,7 +637,8 @@ async function generate() {
 
 const TRAIN_TEXT = new URL('../assets/text/shakespeare.txt', import.meta.url).href;
 
-// The live loss chart: one polyline vertex per step, axes rescaled as the losses come in.
+// The live loss chart: one polyline vertex per step, axes rescaled as the losses come in. The
+// loss axis spans at least 0.1 so that its five labels differ (one point, a flat stretch).
 const CHART = { left: 48, top: 10, width: 542, height: 210 };
 function drawLosses(losses, steps) {
   const svg = $('loss-chart');
@@ -343,9 +649,14 @@ function drawLosses(losses, steps) {
     $('loss-line').setAttribute('points', '');
     return;
   }
-  const hi = Math.max(...losses);
-  const lo = Math.min(...losses);
-  const span = Math.max(hi - lo, 1e-3);
+  let hi = Math.max(...losses);
+  let lo = Math.min(...losses);
+  if (hi - lo < 0.1) {
+    const mid = (hi + lo) / 2;
+    [lo, hi] = [mid - 0.05, mid + 0.05];
+  }
+  const span = hi - lo;
+  const digits = Math.max(2, Math.ceil(-Math.log10(span / 4)));
   const x = (i) => CHART.left + (CHART.width * i) / Math.max(1, steps - 1);
   const y = (v) => CHART.top + CHART.height * (1 - (v - lo) / span);
   const ns = 'http://www.w3.org/2000/svg';
@@ -358,79 +669,130 @@ function drawLosses(losses, steps) {
   for (let k = 0; k <= 4; k++) {
     const v = lo + (span * k) / 4;
     add('line', { x1: CHART.left, x2: CHART.left + CHART.width, y1: y(v), y2: y(v), class: 'grid' });
-    add('text', { x: CHART.left - 4, y: y(v) + 4, 'text-anchor': 'end' }, v.toFixed(2));
+    add('text', { x: CHART.left - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'y-label' }, v.toFixed(digits));
   }
-  for (const s of [0, steps - 1]) {
-    add('text', { x: x(s), y: CHART.top + CHART.height + 16, 'text-anchor': 'middle' }, String(s + 1));
+  for (const s of new Set([0, steps - 1])) {
+    add('text', { x: x(s), y: CHART.top + CHART.height + 16, 'text-anchor': 'middle', class: 'x-label' }, String(s + 1));
   }
   $('loss-line').setAttribute('points', losses.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' '));
 }
+
 let trainText = null;
 let stopTraining = false;
 
-// Trains a fresh model for the asked number of steps, one promise per step (the page repaints
-// between them), then samples 200 characters. data-first-loss / data-last-loss hold the means
-// of the first and last tenth of the steps' losses.
-async function train() {
-  if (busy) return;
-  busy = true;
-  stopTraining = false;
-  const status = $('train-status');
-  const sample = $('train-sample');
-  const bar = $('train-progress');
-  const steps = Math.max(1, Number($('train-steps').value) || 1);
-  $('train').disabled = true;
-  $('train-stop').disabled = false;
-  status.dataset.state = 'running';
-  sample.dataset.state = 'idle';
-  sample.textContent = '';
-  let trainer = null;
-  try {
-    if (!trainText) trainText = await fetchText(TRAIN_TEXT);
-    trainer = engine.trainer(trainText, $('mixer').value, Number($('train-width').value),
-      Number($('train-batch').value), 1);
-    $('train-model').textContent = trainer.describe();
-    const losses = [];
-    const t0 = performance.now();
-    bar.max = steps;
-    drawLosses(losses, steps);
-    for (let i = 0; i < steps && !stopTraining; i++) {
-      losses.push(await trainer.step());
-      drawLosses(losses, steps);
-      bar.value = i + 1;
-      const rate = ((i + 1) * 1000) / (performance.now() - t0);
-      status.textContent = `step ${i + 1}/${steps}: loss ${losses[i].toFixed(3)} (${rate.toFixed(1)} steps/s)`;
-    }
-    const tenth = Math.max(1, Math.floor(losses.length / 10));
-    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const first = mean(losses.slice(0, tenth));
-    const last = mean(losses.slice(-tenth));
-    status.dataset.firstLoss = String(first);
-    status.dataset.lastLoss = String(last);
-    status.textContent += ` - mean loss ${first.toFixed(3)} over the first ${tenth} steps, ${last.toFixed(3)} over the last ${tenth}`;
-    status.dataset.state = 'done';
-    sample.dataset.state = 'running';
-    sample.textContent = 'ROMEO:\n' + await trainer.sample('ROMEO:\n', 200, 0.8);
-    sample.dataset.state = 'done';
-  } catch (err) {
-    status.dataset.state = 'error';
-    throw err;
-  } finally {
-    if (trainer) trainer.free();
-    busy = false;
-    $('train').disabled = false;
-    $('train-stop').disabled = true;
-  }
+// What loss to expect, from the text: random guessing over its characters, and guessing by
+// how often each occurs (its character entropy), both in nats per character.
+function lossExpectation(text, vocab) {
+  const counts = new Map();
+  let n = 0;
+  for (const ch of text) { counts.set(ch, (counts.get(ch) || 0) + 1); n++; }
+  let entropy = 0;
+  for (const c of counts.values()) entropy -= (c / n) * Math.log(c / n);
+  const v = vocab || counts.size;
+  return `The loss is the cross-entropy in nats per character: random guessing over the text's ${v} characters ` +
+    `scores ln ${v} = ${Math.log(v).toFixed(2)}, guessing by how often each character occurs ${entropy.toFixed(2)}; ` +
+    'lower than that, the model has learned which characters follow which.';
 }
 
-$('run-parity').addEventListener('click', guarded('parity', runParity));
-$('train').addEventListener('click', guarded('minGRU training', train));
-$('train-stop').addEventListener('click', () => { stopTraining = true; });
-$('load-default').addEventListener('click', guarded('GPT-2 default model', loadDefault));
-$('load-url').addEventListener('click', guarded('GPT-2 from URL', loadUrl));
-$('model-files').addEventListener('change', guarded('GPT-2 from files', loadFiles));
-$('generate').addEventListener('click', guarded('GPT-2 generate', generate));
+// Trains a fresh model for the asked number of steps, one promise per step (the page repaints
+// between them), then samples 200 characters; Stop ends it early, and the sample is still
+// written. data-first-loss / data-last-loss hold the means of the first and last tenth of the
+// steps' losses.
+async function train() {
+  const steps = wholeNumber('train-steps', 'Steps', 1);
+  const width = wholeNumber('train-width', 'Width', 8);
+  const batch = wholeNumber('train-batch', 'Batch', 1);
+  await asJob('train', async () => {
+    stopTraining = false;
+    const status = $('train-status');
+    const sample = $('train-sample');
+    const bar = $('train-progress');
+    status.dataset.state = 'running';
+    delete status.dataset.stoppedAt;
+    sample.dataset.state = 'idle';
+    sample.textContent = '';
+    let trainer = null;
+    try {
+      if (!trainText) {
+        trainText = await fetchText(TRAIN_TEXT, progressTo(bar, status));
+        status.textContent = `the training text: ${trainText.length.toLocaleString('en')} characters`;
+      }
+      trainer = engine.trainer(trainText, $('mixer').value, width, batch, 1);
+      const about = trainer.describe();
+      $('train-model').textContent = about;
+      const vocab = Number((/vocabulary (\d+)/.exec(about) || [])[1]) || 0;
+      $('train-expect').textContent = lossExpectation(trainText, vocab);
+      const losses = [];
+      bar.max = steps;
+      bar.value = 0;
+      drawLosses(losses, steps);
+      status.textContent = 'step 1 (the first step compiles the shaders)...';
+      // The rate counts from the end of the first step: that one compiles the shaders.
+      let t1 = 0;
+      for (let i = 0; i < steps && !stopTraining; i++) {
+        losses.push(await trainer.step());
+        drawLosses(losses, steps);
+        bar.value = i + 1;
+        const now = performance.now();
+        if (i === 0) t1 = now;
+        const rate = i === 0 ? 'the first step compiles the shaders' : `${((i * 1000) / (now - t1)).toFixed(1)} steps/s`;
+        status.textContent = `step ${i + 1}/${steps}: loss ${losses[i].toFixed(3)} (${rate})`;
+      }
+      const tenth = Math.max(1, Math.floor(losses.length / 10));
+      const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const first = mean(losses.slice(0, tenth));
+      const last = mean(losses.slice(-tenth));
+      status.dataset.firstLoss = String(first);
+      status.dataset.lastLoss = String(last);
+      if (losses.length < steps) {
+        status.textContent = `stopped at step ${losses.length} of ${steps}: loss ${losses[losses.length - 1].toFixed(3)}`;
+        status.dataset.stoppedAt = String(losses.length);
+        status.dataset.state = 'stopped';
+      } else {
+        status.textContent += ` - mean loss ${first.toFixed(3)} over the first ${tenth} steps, ${last.toFixed(3)} over the last ${tenth}`;
+        status.dataset.state = 'done';
+      }
+      sample.dataset.state = 'running';
+      sample.textContent = 'ROMEO:\n' + await trainer.sample('ROMEO:\n', 200, 0.8);
+      sample.dataset.state = 'done';
+    } catch (err) {
+      status.dataset.state = 'error';
+      throw err;
+    } finally {
+      if (trainer) trainer.free();
+    }
+  });
+}
+
+$('run-parity').addEventListener('click', guarded('parity', 'parity', runParity));
+$('train').addEventListener('click', guarded('minGRU training', 'train', train));
+$('train-stop').addEventListener('click', () => {
+  stopTraining = true;
+  $('train-stop').disabled = true;
+  $('train-status').textContent += ' - stopping after this step...';
+});
+$('load-default').addEventListener('click', guarded('GPT-2 default model', 'gpt2', loadDefault));
+$('load-url').addEventListener('click', guarded('GPT-2 from URL', 'gpt2', loadUrl));
+$('model-files').addEventListener('change', guarded('GPT-2 from files', 'gpt2', loadFiles));
+$('generate').addEventListener('click', guarded('GPT-2 generate', 'gpt2', generate));
 $('greedy').addEventListener('change', syncSampling);
-$('gpt2-dtype').addEventListener('change', guarded('GPT-2 weights dtype', reloadDtype));
+$('top-k').addEventListener('input', checkTopK);
+$('gpt2-dtype').addEventListener('change', guarded('GPT-2 weights dtype', 'gpt2', reloadDtype));
 $('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter') $('generate').click(); });
-guarded('start', start)().finally(() => { document.body.dataset.ready = '1'; });
+$('top-k').dataset.deviceMax = String(DEVICE_TOP_K_MAX);
+
+// A failure to start is said at the top: what to build or serve, or what went wrong.
+async function started() {
+  try {
+    await start();
+  } catch (err) {
+    if (err instanceof SetupError) {
+      report('start', err.cause ?? err, null);
+      $('setup').textContent = err.message;
+      $('setup').dataset.state = 'setup';
+    } else {
+      report('start', err, 'page');
+    }
+  }
+}
+started().finally(() => { document.body.dataset.ready = '1'; });

@@ -3,7 +3,8 @@
 // playwright-core), and checks that
 //   - the page leads with generation: the GPT-2 panel comes first, the parity suite is a
 //     one-line summary over a collapsed table,
-//   - the page reports a WebGPU adapter,
+//   - the page reports a WebGPU adapter and says, in a sentence, that SwiftShader is a CPU
+//     fallback adapter (with lighter training defaults there),
 //   - every row of the in-browser parity suite passes,
 //   - GPT-2 opens on the default model and, greedy, generates the same token ids as the native
 //     CPU reference (`cargo run --release --example gpt2 -- PROMPT --greedy --cpu`) for the
@@ -13,9 +14,21 @@
 //   - a character-level minGRU model (GivensMinGRU, angle-fused, width 16, batches of 4 rows:
 //     SwiftShader is slow) trains in the page: its loss falls over 30 steps, the live chart
 //     plots a point per step, and it writes a sample,
-//   - bad input (a missing model URL, a file that is not a checkpoint) and a browser without
-//     WebGPU give a message on the page and no uncaught exception,
-//   - at phone width (390 px) nothing overflows sideways.
+//   - generation shows its phases (the prompt read before the first token, then tokens
+//     written), Tokens -5 and 0 are refused in plain words, Tokens 1024 is capped to the
+//     context minus the prompt, top-k outside 1..=DEVICE_TOP_K_MAX (the page's copy equals
+//     engine/models/gpt2/decode.rs) is warned; a file-loaded model is named after its config,
+//   - while training runs, Generate and Run parity are disabled and say what is busy; Stop
+//     says at which step it stopped; a one-point chart's axis labels differ; the steps/s
+//     figure is positive; the loss to expect (ln of the vocabulary) is said,
+//   - bad input (a missing model URL, a file that is not a checkpoint, picked by URL and as
+//     files) gives a message in the GPT-2 panel's live region, cleared by the next success,
+//     and the file picker is reset; a browser without WebGPU, and one whose WebGPU gives no
+//     adapter, say so and run on the CPU reference with the buttons that can work enabled;
+//     no uncaught exception,
+//   - before the build (web/pkg missing) and from file:// the page says what to do at the top,
+//   - at phone width (390 px) nothing overflows sideways, with the default model and with a
+//     file-loaded one.
 // Saves web/test/out/page.png, and the layout at desktop and phone width to
 // web/test/screenshots/{desktop,phone}.png (committed), prints one line per check and
 // `N passed, M failed`, and exits non-zero on any failure.
@@ -165,6 +178,14 @@ async function main() {
     check('adapter reported', state === 'gpu' && !!name && backend === 'BrowserWebGpu',
       `${name} (${backend}, state ${state})`);
     console.log((await page.textContent('#adapter')).replace(/^/gm, '  '));
+    const adapterClass = await page.textContent('#adapter-class');
+    check('the adapter panel says SwiftShader is a CPU fallback adapter',
+      (await page.getAttribute('#adapter-class', 'data-fallback')) === 'yes' && /CPU fallback/.test(adapterClass)
+      && /fallback/.test(await page.textContent('#webgpu')), adapterClass);
+    check('a CPU fallback adapter gets lighter training defaults',
+      Number(await page.inputValue('#train-steps')) < 200 && Number(await page.inputValue('#train-width')) < 64,
+      `${await page.inputValue('#train-width')} x ${await page.inputValue('#train-batch')}, `
+      + `${await page.inputValue('#train-steps')} steps: ${await page.textContent('#train-defaults')}`);
 
     // 2. The parity suite: every row passes.
     if (state === 'gpu') {
@@ -189,7 +210,7 @@ async function main() {
     await gpt2Checks(page, base);
     await trainChecks(page);
     await page.screenshot({ path: path.join(outDir, 'page.png'), fullPage: true });
-    await layoutChecks(page);
+    await phoneOverflow(page, 'a file-loaded model');
 
     // 4. A browser without WebGPU: a message, the CPU reference, no exception.
     const noGpu = await openPage(context, `${base}/web/index.html`, pageErrors, () => {
@@ -199,9 +220,43 @@ async function main() {
     const banner = await noGpu.textContent('#webgpu');
     check('no WebGPU is said on the page', missing === 'missing' && /no WebGPU/.test(banner), banner.slice(0, 60));
     check('no WebGPU runs on the CPU reference', (await noGpu.getAttribute('#adapter', 'data-state')) === 'cpu'
-      && await noGpu.isDisabled('#run-parity'));
+      && await noGpu.isDisabled('#run-parity') && !(await noGpu.isDisabled('#generate'))
+      && !(await noGpu.isDisabled('#train')), await noGpu.textContent('#adapter-class'));
     await noGpu.screenshot({ path: path.join(outDir, 'no-webgpu.png') });
     await noGpu.close();
+
+    // 5. WebGPU present but no adapter (Chromium on Linux without --enable-unsafe-webgpu): as
+    // without WebGPU.
+    const noAdapter = await openPage(context, `${base}/web/index.html`, pageErrors, () => {
+      GPU.prototype.requestAdapter = async () => null;
+    });
+    const said = await noAdapter.textContent('#webgpu');
+    check('no WebGPU adapter is said on the page', (await noAdapter.getAttribute('#webgpu', 'data-webgpu')) === 'no-adapter'
+      && /no WebGPU adapter/.test(said) && /--enable-unsafe-webgpu/.test(said), said.slice(0, 100));
+    check('no WebGPU adapter runs on the CPU reference, Generate and Train enabled',
+      (await noAdapter.getAttribute('#adapter', 'data-state')) === 'cpu' && await noAdapter.isDisabled('#run-parity')
+      && !(await noAdapter.isDisabled('#generate')) && !(await noAdapter.isDisabled('#train'))
+      && (await noAdapter.getAttribute('#adapter-class', 'data-fallback')) === 'cpu',
+      await noAdapter.textContent('#model-name'));
+    await noAdapter.close();
+
+    // 6. Before the build (web/pkg missing) and from file://: what to do, at the top.
+    const unbuilt = await context.newPage();
+    await unbuilt.route('**/web/pkg/**', (r) => r.fulfill({ status: 404, body: 'not found' }));
+    await unbuilt.goto(`${base}/web/index.html`);
+    await unbuilt.waitForSelector('body[data-ready="1"]', { timeout: 60_000 });
+    const setup = await unbuilt.textContent('#setup');
+    check('before the build the page says to run web/build.sh, at the top',
+      (await unbuilt.getAttribute('#setup', 'data-state')) === 'setup' && /web\/build\.sh/.test(setup)
+      && await unbuilt.isVisible('#setup'), setup);
+    await unbuilt.close();
+    const fromFile = await context.newPage();
+    await fromFile.goto(`file://${path.join(root, 'web', 'index.html')}`);
+    await fromFile.waitForSelector('#setup[data-state="setup"]', { timeout: 30_000 }).catch(() => {});
+    const fileSetup = await fromFile.textContent('#setup');
+    check('from file:// the page says to serve it with web/serve.sh, at the top', /web\/serve\.sh/.test(fileSetup)
+      && /file/.test(fileSetup), fileSetup);
+    await fromFile.close();
 
     check('no uncaught exception', pageErrors.length === 0, pageErrors.join(' | '));
     const shown = await errorsShown(page);
@@ -235,19 +290,65 @@ async function trainChecks(page) {
   const sample = await page.textContent('#train-sample');
   check('minGRU writes a sample', (await page.getAttribute('#train-sample', 'data-state')) === 'done'
     && sample.length > 200, JSON.stringify(sample.slice(0, 80)));
+  const status = await page.textContent('#train-status');
+  const rate = Number((/\(([\d.]+) steps\/s\)/.exec(status) || [])[1]);
+  check('training shows a positive steps/s', rate > 0, status);
+  const labels = await yLabels(page);
+  check('the loss axis labels differ', new Set(labels).size === labels.length && labels.length === 5, labels.join(' '));
+  const expect = await page.textContent('#train-expect');
+  const vocab = Number((/vocabulary (\d+)/.exec(await page.textContent('#train-model')) || [])[1]);
+  check('the training panel says what loss random guessing scores (ln of the vocabulary)',
+    vocab > 0 && expect.includes(`ln ${vocab} = ${Math.log(vocab).toFixed(2)}`), expect);
+  check('the training text downloads in the training panel, not the GPT-2 panel',
+    !/shakespeare\.txt/.test(await page.textContent('#fetch-text')), await page.textContent('#fetch-text'));
+
+  // Busy: while training runs, Generate and Run parity are disabled and say so; Stop says
+  // where it stopped (the text is cached: this run starts at once).
+  await page.fill('#train-steps', '1000');
+  await page.click('#train');
+  await page.waitForSelector('#loss-chart:not([data-points="0"])', { timeout: 120_000 });
+  const one = await yLabels(page);
+  check('a one-point chart\'s loss labels differ', new Set(one).size === one.length, one.join(' '));
+  const busy = await page.textContent('#gpt2-busy');
+  check('while training, Generate and Run parity are disabled and say what is busy',
+    await page.isDisabled('#generate') && await page.isDisabled('#run-parity')
+    && (await page.getAttribute('#gpt2-busy', 'data-busy')) === 'train' && /training/.test(busy)
+    && (await page.getAttribute('#parity-busy', 'data-busy')) === 'train', busy);
+  await page.click('#train-stop');
+  await page.waitForSelector('#train-sample:is([data-state="done"])', { timeout: 120_000 }).catch(() => {});
+  const stopped = await page.textContent('#train-status');
+  const at = await page.getAttribute('#train-status', 'data-stopped-at');
+  check('Stop says at which step training stopped', (await page.getAttribute('#train-status', 'data-state')) === 'stopped'
+    && new RegExp(`stopped at step ${at} of 1000`).test(stopped), stopped);
+  check('after training, Generate and Run parity are enabled again', !(await page.isDisabled('#generate'))
+    && !(await page.isDisabled('#run-parity')) && (await page.textContent('#gpt2-busy')) === '');
 }
 
-// The new layout at desktop and phone width: screenshots committed beside the test, and at
-// phone width no element wider than the screen.
-async function layoutChecks(page) {
+async function yLabels(page) {
+  return page.$$eval('#loss-grid text.y-label', (ts) => ts.map((t) => t.textContent));
+}
+
+// The layout at desktop and phone width, committed beside the test: the page as a visitor
+// first sees it, once the default model has written.
+async function screenshots(page) {
   fs.mkdirSync(shotDir, { recursive: true });
   await page.$eval('#model-details', (d) => { d.open = false; });
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: path.join(shotDir, 'desktop.png') });
   await page.setViewportSize({ width: 390, height: 844 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  check('phone width: nothing overflows sideways', overflow <= 1, `${overflow} px wider than the screen`);
   await page.screenshot({ path: path.join(shotDir, 'phone.png'), fullPage: true });
+  await page.setViewportSize({ width: 1200, height: 900 });
+}
+
+// At phone width, with the model panel open and shut, no element wider than the screen.
+async function phoneOverflow(page, what) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  let worst = 0;
+  for (const open of [true, false]) {
+    await page.$eval('#model-details', (d, o) => { d.open = o; }, open);
+    worst = Math.max(worst, await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth));
+  }
+  check(`phone width, ${what}: nothing overflows sideways`, worst <= 1, `${worst} px wider than the screen`);
   await page.setViewportSize({ width: 1200, height: 900 });
 }
 
@@ -272,7 +373,16 @@ async function gpt2Checks(page, base) {
 
   // The page's default: the Shakespeare model when shipped, else tiny-random.
   const name = fs.existsSync(path.join(root, 'assets/models/shakespeare/config.json')) ? 'shakespeare' : 'tiny-random';
-  check(`GPT-2 page opened on the default model (${name})`, modelUrl.endsWith(`/assets/models/${name}/`), modelUrl);
+  check(`GPT-2 page opened on the default model (${name})`, modelUrl.endsWith(`/assets/models/${name}/`)
+    && (await page.getAttribute('#model-name', 'data-name')) === name, modelUrl);
+  const about = await page.textContent('#model-about');
+  check('the GPT-2 panel says in a sentence what the model is', name !== 'shakespeare'
+    || /12M-parameter GPT-2 trained on Shakespeare/.test(about), about);
+  await phoneOverflow(page, 'the default model');
+  const decode = fs.readFileSync(path.join(root, 'engine/models/gpt2/decode.rs'), 'utf8');
+  const kmax = Number((/pub const DEVICE_TOP_K_MAX: usize = (\d+);/.exec(decode) || [])[1]);
+  check('the page\'s top-k limit is the library\'s DEVICE_TOP_K_MAX',
+    kmax > 0 && Number(await page.getAttribute('#top-k', 'data-device-max')) === kmax, `${kmax}`);
   const want = referenceIds(`assets/models/${name}`, GPT2_PROMPT, GPT2_TOKENS);
   check('GPT-2 samples by default', !(await page.isChecked('#greedy'))
     && Number(await page.inputValue('#temperature')) > 0, `temperature ${await page.inputValue('#temperature')}`);
@@ -294,6 +404,11 @@ async function gpt2Checks(page, base) {
   console.log(`  output: ${JSON.stringify(await page.textContent('#output'))}`);
   console.log(`  time to first token ${await page.textContent('#ttft')}, ${await page.textContent('#tps')} tokens/s`);
   check('GPT-2 shows tokens/s', Number(await page.textContent('#tps')) > 0, await page.textContent('#tps'));
+  const phases = await page.getAttribute('#gen-status', 'data-phases');
+  check('GPT-2 shows progress before the first token, then tokens written', phases === 'prefill,decode,done',
+    `${phases}: ${await page.textContent('#gen-status')}`);
+  check('the last run\'s figures are shown next to the model', /tokens\/s, first token after\s+\d+ ms: 8 tokens from /
+    .test(await page.textContent('#last-run')), await page.textContent('#last-run'));
 
   // Sampling: a seed repeats its text, another seed gives other text.
   await page.uncheck('#greedy');
@@ -308,24 +423,46 @@ async function gpt2Checks(page, base) {
     JSON.stringify(one.text));
   check('GPT-2 sampling: different seeds give different text', one.text !== two.text,
     `${JSON.stringify(one.text)} vs ${JSON.stringify(two.text)}`);
+  await screenshots(page);
+
+  // Tokens: negative and 0 refused in plain words, no engine message.
+  const logged = (await errorsShown(page)).length;
+  for (const bad of ['-5', '0']) {
+    await page.fill('#n-tokens', bad);
+    await page.click('#generate');
+    await page.waitForFunction(() => document.getElementById('gpt2-error').textContent !== '', null, { timeout: 10_000 });
+    const msg = await page.textContent('#gpt2-error');
+    check(`Tokens ${bad} is refused in plain words`, /whole number of at least 1/.test(msg) && !/4294967/.test(msg), msg);
+  }
+  await markExpected(page, logged);
+  // Top-k outside what the device sampler takes: a warning.
+  await page.uncheck('#greedy');
+  for (const [k, warn] of [['0', true], ['200', true], ['40', false]]) {
+    await page.fill('#top-k', k);
+    const w = (await page.getAttribute('#topk-note', 'data-warn')) === 'top-k';
+    check(`top-k ${k} ${warn ? 'is warned' : 'gives no warning'}`, w === warn, await page.textContent('#topk-note'));
+  }
 
   // A model picked as local files (the tiny-random checkpoint), in the collapsed model panel.
   await page.$eval('#model-details', (d) => { d.open = true; });
   const tiny = path.join(root, 'assets/models/tiny-random');
+  let logs = (await errorsShown(page)).length;
   await page.setInputFiles('#model-files', [path.join(tiny, 'config.json'), path.join(tiny, 'model.safetensors')]);
-  await page.waitForFunction(() => document.getElementById('model-name').dataset.url === 'model.safetensors'
-    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
+  await page.waitForFunction((n) => document.getElementById('model-name').dataset.url === ''
+    || document.querySelectorAll('#errors li').length > n, logs, { timeout: 120_000 });
   let picked = await page.textContent('#model-name');
-  check('GPT-2 loads a model from local files', (await page.getAttribute('#model-name', 'data-url')) === 'model.safetensors'
-    && !(await page.isDisabled('#generate')), picked);
+  const pickedName = await page.getAttribute('#model-name', 'data-name');
+  check('GPT-2 loads a model from local files, named after its config', (await page.getAttribute('#model-name', 'data-url')) === ''
+    && /2-layer 32-wide/.test(pickedName) && !(await page.isDisabled('#generate')), picked);
   check('GPT-2 weights load as stored by default (F16)', (await page.inputValue('#gpt2-dtype')) === ''
     && /weights F16 \(as stored\)/.test(picked), picked);
 
   // The Weights control reloads the model in another dtype (the gpt2 example's --dtype): bf16
   // on the tiny checkpoint, greedy ids equal to the native CPU reference with the same dtype.
+  logs = (await errorsShown(page)).length;
   await page.selectOption('#gpt2-dtype', 'bf16');
-  await page.waitForFunction(() => document.getElementById('model-name').dataset.dtype === 'bf16'
-    || document.querySelectorAll('#errors li').length > 0, null, { timeout: 120_000 });
+  await page.waitForFunction((n) => document.getElementById('model-name').dataset.dtype === 'bf16'
+    || document.querySelectorAll('#errors li').length > n, logs, { timeout: 120_000 });
   picked = await page.textContent('#model-name');
   check('GPT-2 Weights bf16 reloads the model in BF16', /weights BF16 \(stored F16, converted on the device\)/.test(picked),
     picked);
@@ -347,12 +484,45 @@ async function gpt2Checks(page, base) {
     await page.click('#load-url');
     await page.waitForFunction((n) => document.querySelectorAll('#errors li').length > n, before, { timeout: 60_000 });
     const msg = (await errorsShown(page)).slice(before).join(' | ');
-    check(`${what} gives a message on the page`, pattern.test(msg), msg.slice(0, 160));
-    // Mark them as expected so the final check ignores them.
-    await page.$$eval('#errors li', (lis, n) => lis.slice(n).forEach((li) => { li.textContent = `expected: ${li.textContent}`; }), before);
+    const inPanel = await page.textContent('#gpt2-error');
+    check(`${what} gives a message on the page, in the GPT-2 panel's live region`, pattern.test(msg)
+      && pattern.test(inPanel) && (await page.getAttribute('#gpt2-error', 'aria-live')) === 'assertive', inPanel.slice(0, 160));
+    await markExpected(page, before);
   }
   check('a failed load keeps the loaded model', !(await page.isDisabled('#generate'))
     && (await page.textContent('#model-name')) === picked, await page.textContent('#model-name'));
+
+  // A bad file picked as local files: a message in the panel, the picker reset, the model kept.
+  const before = (await errorsShown(page)).length;
+  const badFile = path.join(outDir, 'model.safetensors');
+  fs.writeFileSync(badFile, BAD_MODEL['/__test__/bad-model/model.safetensors']);
+  await page.setInputFiles('#model-files', [path.join(tiny, 'config.json'), badFile]);
+  await page.waitForFunction((n) => document.querySelectorAll('#errors li').length > n, before, { timeout: 60_000 });
+  const fileMsg = await page.textContent('#gpt2-error');
+  check('a bad model file gives a message in the GPT-2 panel and resets the file picker',
+    /safetensors|header/i.test(fileMsg) && (await page.$eval('#model-files', (i) => i.files.length)) === 0
+    && (await page.textContent('#model-name')) === picked, fileMsg.slice(0, 160));
+  await markExpected(page, before);
+
+  // Tokens beyond the context: capped to the context minus the prompt (" the" is one token:
+  // a prompt of 120 leaves 8 of the tiny model's 128 positions), said in a note. It is also
+  // the success that clears the panel's message.
+  await page.fill('#prompt', ' the'.repeat(120));
+  await page.fill('#n-tokens', '1024');
+  const capped = await generate();
+  const cap = Number(await page.inputValue('#n-tokens'));
+  const note = await page.textContent('#gen-note');
+  check('Tokens 1024 is capped to the context minus the prompt', cap === 8 && capped.ids.length === cap
+    && /capped at 8: the prompt takes 120 of the model's 128 positions/.test(note), `${capped.ids.length} tokens: ${note}`);
+  check('a success clears the GPT-2 panel\'s message', (await page.textContent('#gpt2-error')) === '',
+    await page.textContent('#gpt2-error'));
+}
+
+// Marks the messages logged from index `from` on as expected, so the final check ignores them.
+async function markExpected(page, from) {
+  await page.$$eval('#errors li', (lis, n) => lis.slice(n).forEach((li) => {
+    if (!li.textContent.startsWith('expected:')) li.textContent = `expected: ${li.textContent}`;
+  }), from);
 }
 
 try {
