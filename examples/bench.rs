@@ -21,6 +21,8 @@
 //! clock around a full wait. Prints a markdown table: time, GB/s or TFLOP/s, and the ratio
 //! to the ceiling.
 
+#[path = "common/clocks.rs"]
+mod clocks;
 #[path = "common/element_bench.rs"]
 mod element_bench;
 #[path = "common/gemv_bench.rs"]
@@ -122,6 +124,9 @@ fn args() -> Args {
 
 /// Median seconds of `repeat` timed runs of `f(i)` after `warmup` untimed ones.
 fn median(ctx: &Context, warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<(f64, Clock)> {
+    // Clocks up first where the device has idled (examples/common/clocks.rs): a suite run
+    // after large host-side work otherwise times its small cases at idle clocks.
+    clocks::warm(ctx, 0.3)?;
     for i in 0..warmup {
         f(i)?;
     }

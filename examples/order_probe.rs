@@ -9,8 +9,8 @@
 //! the adapter has them) and 15 wall times around a full wait, in phases: a baseline; while
 //! `--gib` GiB of tensors uploaded from the host are alive (twice, to see whether it passes);
 //! after they are dropped; after the pool is trimmed; while as many bytes of device-filled
-//! zeros are alive; after those are dropped and the pool trimmed; after 3 s idle; after 2 s
-//! of back-to-back work; on a new context. Prints one line per phase and case, with the
+//! zeros are alive; after those are dropped and the pool trimmed; after 3 s idle; after 0.3 s
+//! and 2 s more of back-to-back matmuls; on a new context. Prints one line per phase and case, with the
 //! pool's counts, and each phase's time since the start (to line up with a clock log).
 
 use std::sync::OnceLock;
@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 /// When the probe started: each phase prints its time, to line up with a clock log
 /// (`nvidia-smi --query-gpu=clocks.sm,pstate --format=csv -lms 100` beside it).
 static START: OnceLock<Instant> = OnceLock::new();
+
+#[path = "common/clocks.rs"]
+mod clocks;
 
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Context, Result, Tensor};
@@ -61,7 +64,10 @@ fn measure(ctx: &Context, cases: &Cases, phase: &str) -> Result<()> {
     let rows: [(&str, (f64, f64)); 3] = [
         ("floor 64", time(ctx, || cases.floor.replay(ctx))?),
         ("add 9 MB", time(ctx, || ops::add(&cases.a, &cases.b).map(drop))?),
-        ("matvec 768x3072", time(ctx, || ops::matmul(&cases.x, &cases.w).map(drop))?),
+        (
+            "matvec 768x3072",
+            time(ctx, || ops::matmul(&cases.x, &cases.w).map(drop))?,
+        ),
     ];
     for (case, (device, wall)) in rows {
         println!(
@@ -78,7 +84,9 @@ fn measure(ctx: &Context, cases: &Cases, phase: &str) -> Result<()> {
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("usage: order_probe [--gib N]   small work timed before, during and after N GiB of tensors (default 4)");
+        println!(
+            "usage: order_probe [--gib N]   small work timed before, during and after N GiB of tensors (default 4)"
+        );
         return Ok(());
     }
     let gib: usize = match args.iter().position(|a| a == "--gib") {
@@ -87,7 +95,11 @@ fn main() -> Result<()> {
     };
     START.get_or_init(Instant::now);
     let ctx = Context::new()?;
-    println!("# order probe on {} ({}), {gib} GiB", ctx.info().name, ctx.info().backend);
+    println!(
+        "# order probe on {} ({}), {gib} GiB",
+        ctx.info().name,
+        ctx.info().backend
+    );
     let n = 768 * 3072; // 9 MB: also the matrix of the matvec
     let data: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.01).collect();
     let cases = Cases {
@@ -126,17 +138,14 @@ fn main() -> Result<()> {
     drop(big);
     ctx.trim_pool();
     measure(&ctx, &cases, "zeros, dropped, trimmed")?;
-    // Clocks: three seconds idle, then two seconds of back-to-back adds (the GPU kept busy).
+    // Clocks: three seconds idle, then sustained work (2048^3 matmuls back to back) for 0.3 s
+    // and for 2 s more.
     std::thread::sleep(Duration::from_secs(3));
     measure(&ctx, &cases, "after 3 s idle")?;
-    let busy = Instant::now();
-    while busy.elapsed() < Duration::from_secs(2) {
-        for _ in 0..50 {
-            drop(ops::add(&cases.a, &cases.b)?);
-        }
-        ctx.synchronize()?;
-    }
-    measure(&ctx, &cases, "after 2 s busy")?;
+    clocks::sustain(&ctx, 0.3)?;
+    measure(&ctx, &cases, "after 0.3 s of matmuls")?;
+    clocks::sustain(&ctx, 2.0)?;
+    measure(&ctx, &cases, "after 2 s more")?;
     // A fresh context on the same process: does the state belong to the context or the device?
     drop(cases);
     ctx.trim_pool();

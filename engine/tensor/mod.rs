@@ -108,6 +108,13 @@ impl Tensor {
         let t = Self::alloc(ctx, shape, DType::F32, "Tensor::full", "shape")?;
         match (&t.storage, ctx.gpu()) {
             (Storage::Cpu(data), _) => write(data).fill(value),
+            // Zeros are cleared on the device: no host vector, no upload. Uploading them kept
+            // the H200 idle long enough (8 GiB in 7 s) for its clocks to fall from 1980 to
+            // 345 MHz, which small kernels after it then paid 2-4x for (issue #28's order
+            // effect). Inside a capture the upload path stays, and reports itself.
+            (Storage::Gpu(b), Some(gpu)) if !t.is_empty() && value.to_bits() == 0 && !gpu.capturing() => {
+                gpu.record(|e| e.clear_buffer(b.buffer(), 0, None));
+            }
             (Storage::Gpu(b), Some(gpu)) if !t.is_empty() => {
                 let mut v = host_vec("Tensor::full", "shape", t.len())?;
                 v.resize(t.len(), value);
