@@ -16,10 +16,10 @@ export ENGINE_BACKEND=${ENGINE_BACKEND:-vulkan}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 # Warm-up: clocks idle low; a few seconds of work before the first timed case.
 timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
-# Each suite in a process of its own: in one process, the suites after the large scans and
-# GPT-2 (mixers, the small scan shapes) measured 2-4x slow (MinGRU's scan 0.062 against 0.026
-# ms alone), which a fresh process does not show. The copy runs with the scans, whose table
-# reports it as the ceiling.
+# Each suite in a process of its own. In one process the suites after the large scans once
+# measured 2-4x slow: the GPU's clock had fallen to idle while the host prepared inputs, which
+# the bench now prevents (examples/common/clocks.rs; raw/2026-12-02/order). The copy runs with
+# the scans, whose table reports it as the ceiling.
 : > "$OUT/engine_bench.md"; : > "$OUT/engine_bench.err"
 # gemv and gpt2_sizes report against the copy ceiling, so the copy runs with them too.
 for suite in matmul gpt2 copy,gemv copy,gpt2_sizes copy,scans copy,element_scans mixers; do
