@@ -57,6 +57,20 @@ struct Cases {
     w: Tensor,
 }
 
+impl Cases {
+    /// The cases on `ctx`, their inputs from `data` (768 x 3072 values).
+    fn new(ctx: &Context, data: &[f32]) -> Result<Cases> {
+        let n = data.len();
+        Ok(Cases {
+            floor: Plan::dispatch_floor(ctx, 64)?.0,
+            a: Tensor::from_slice(ctx, &[n], data)?,
+            b: Tensor::from_slice(ctx, &[n], data)?,
+            x: Tensor::from_slice(ctx, &[1, 768], &data[..768])?,
+            w: Tensor::from_slice(ctx, &[768, 3072], &data[..768 * 3072])?,
+        })
+    }
+}
+
 fn measure(ctx: &Context, cases: &Cases, phase: &str) -> Result<()> {
     let s = ctx.pool_stats();
     let at = START.get_or_init(Instant::now).elapsed().as_secs_f64();
@@ -102,13 +116,7 @@ fn main() -> Result<()> {
     );
     let n = 768 * 3072; // 9 MB: also the matrix of the matvec
     let data: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.01).collect();
-    let cases = Cases {
-        floor: Plan::dispatch_floor(&ctx, 64)?.0,
-        a: Tensor::from_slice(&ctx, &[n], &data)?,
-        b: Tensor::from_slice(&ctx, &[n], &data)?,
-        x: Tensor::from_slice(&ctx, &[1, 768], &data[..768])?,
-        w: Tensor::from_slice(&ctx, &[768, 3072], &data[..768 * 3072])?,
-    };
+    let cases = Cases::new(&ctx, &data)?;
     measure(&ctx, &cases, "baseline")?;
 
     // 64 MiB tensors uploaded from the host, as a model's weights are (under every
@@ -151,13 +159,7 @@ fn main() -> Result<()> {
     ctx.trim_pool();
     drop(ctx);
     let ctx = Context::new()?;
-    let cases = Cases {
-        floor: Plan::dispatch_floor(&ctx, 64)?.0,
-        a: Tensor::from_slice(&ctx, &[n], &data)?,
-        b: Tensor::from_slice(&ctx, &[n], &data)?,
-        x: Tensor::from_slice(&ctx, &[1, 768], &data[..768])?,
-        w: Tensor::from_slice(&ctx, &[768, 3072], &data[..768 * 3072])?,
-    };
+    let cases = Cases::new(&ctx, &data)?;
     measure(&ctx, &cases, "a new context")?;
     Ok(())
 }
