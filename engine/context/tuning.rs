@@ -3,7 +3,7 @@
 //! [`Context::choose`] takes the hand rule's candidate, the other candidates and a run of
 //! the op on each; it answers from the context's tuner (`crate::tune`) when the key is
 //! known, else warms every candidate up (side by side on threads of their own, so their
-//! pipelines compile in parallel), times them on the device ([`Context::time`]: GPU
+//! pipelines compile in parallel; one after another on GL), times them on the device ([`Context::time`]: GPU
 //! timestamps where the adapter has them inside encoders, else the wall clock around a full
 //! wait; `crate::tune::measure` says how many runs), keeps the fastest and remembers it. What the runs return is dropped at once, so their outputs go
 //! back to the pool and no allocation outlives the tuning.
@@ -311,12 +311,29 @@ impl Context {
     /// parallel rather than one after another; then waits for the runs. Returns whether each
     /// ran, and the host seconds of the hand rule's run: its pipelines built, its outputs
     /// allocated, its dispatches recorded, what the call costs untuned too.
+    ///
+    /// On GL one after another: every GL call of an adapter goes through its one context,
+    /// so nothing would build in parallel, and wgpu's GL backend panics ("Could not lock
+    /// adapter context") when a thread waits for that context longer than its timeout while
+    /// another compiles a large shader (llvmpipe GL compiling the f16 scan kernels did).
     #[cfg(not(target_arch = "wasm32"))]
     fn warm_up<C: Copy + Send + Sync>(
         &self,
         candidates: &[C],
         run: &(impl Fn(C) -> Result<()> + Sync),
     ) -> (Vec<bool>, f64) {
+        let serial = self
+            .gpu()
+            .is_none_or(|g| g.device.adapter_info().backend == wgpu::Backend::Gl);
+        if serial {
+            let began = std::time::Instant::now();
+            let hand = run(candidates[0]).is_ok();
+            let first_run = began.elapsed().as_secs_f64();
+            let mut warmed = vec![hand];
+            warmed.extend(candidates[1..].iter().map(|&c| run(c).is_ok()));
+            let ok = self.synchronize().is_ok();
+            return (warmed.into_iter().map(|w| w && ok).collect(), first_run);
+        }
         let (mut warmed, first_run) = std::thread::scope(|s| {
             let others: Vec<_> = candidates[1..]
                 .iter()

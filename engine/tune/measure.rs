@@ -2,7 +2,7 @@
 //!
 //! Each candidate runs once to warm up (pipelines built, buffers in the pool, caches warm;
 //! the tuner runs the warm-ups side by side, so the candidates' pipelines compile in
-//! parallel), then the candidates are timed in rounds, one run each per round, interleaved (A B C A B C)
+//! parallel, except on GL), then the candidates are timed in rounds, one run each per round, interleaved (A B C A B C)
 //! so a drift of the device's clocks falls on all of them alike. A candidate's figure is its
 //! fastest timed run (the least disturbed by the host or other work). The rounds stop early:
 //! - after the first round, a candidate more than [`CLEAR`] slower than the fastest is
