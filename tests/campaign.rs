@@ -281,7 +281,10 @@ fn campaign_random_ops_and_views_never_panic_and_agree_with_the_reference() {
     let cpu = Context::cpu();
     // Every GPU adapter (lavapipe and llvmpipe GL in CI); `contexts` poisons their fresh
     // outputs with NaN.
-    let gpus: Vec<&Context> = contexts().iter().filter(|c| c.info().kind != DeviceKind::CpuReference).collect();
+    let gpus: Vec<&Context> = contexts()
+        .iter()
+        .filter(|c| c.info().kind != DeviceKind::CpuReference)
+        .collect();
     let mut rng = Rng::new(0x21);
     let mut c = Counts::default();
     let mut a = Agreement::default();
@@ -397,14 +400,20 @@ fn campaign_probes_of_the_public_api_return_errors() {
     let mut cfg = gpt2::tiny_random_checkpoint(gpt2::TINY_SEED).0;
     cfg.n_embd = 10;
     cfg.n_head = 3;
-    run(probe("KvCache::new n_embd 10 n_head 3", || KvCache::new(&cpu, &cfg).map(|_| ())));
+    run(probe("KvCache::new n_embd 10 n_head 3", || {
+        KvCache::new(&cpu, &cfg).map(|_| ())
+    }));
     let mut b = Body::builder(&[Ty::F32, Ty::F32]);
     let (px, py) = (b.param(0), b.param(1));
     let sum = b.binary(Binary::Add, px, py).unwrap();
     let body = b.finish(sum).unwrap();
     let mut interp = Interp::new(&body);
-    run(probe("expr::Interp::call 1 slice for 2 parameters", || interp.call(&[&[1.0]]).map(|v| v.to_vec())));
-    run(probe("expr::Interp::call no slices", || interp.call(&[]).map(|v| v.to_vec())));
+    run(probe("expr::Interp::call 1 slice for 2 parameters", || {
+        interp.call(&[&[1.0]]).map(|v| v.to_vec())
+    }));
+    run(probe("expr::Interp::call no slices", || {
+        interp.call(&[]).map(|v| v.to_vec())
+    }));
     let v3 = Ty::vector(3);
     let mut b = Body::builder(&[v3, v3]);
     let (px, py) = (b.param(0), b.param(1));

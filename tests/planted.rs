@@ -369,7 +369,12 @@ fn planted_generator_rewrites_the_prompt_of_a_length_it_has_a_plan_for() {
         for prompt in [[5u32, 17, 2, 40], [9, 3, 33, 1], [5, 17, 2, 40]] {
             let want = model.generate_eager(&prompt, 8, Sampling::Greedy, |_| {}).unwrap();
             let got = g.generate(&prompt, 8, Sampling::Greedy, |_| {}).unwrap();
-            assert_eq!(got, want, "prompt {prompt:?} (plan for length 4 reused) on {}", ctx.info().name);
+            assert_eq!(
+                got,
+                want,
+                "prompt {prompt:?} (plan for length 4 reused) on {}",
+                ctx.info().name
+            );
             seen.push(got);
         }
         assert_ne!(seen[0], seen[1], "the two prompts should lead to different ids");
