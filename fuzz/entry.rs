@@ -10,8 +10,11 @@ use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::models::gpt2::{self, safetensors, Config, Tokenizer, Weights};
 use wgsl_compute::Context;
 
+/// A target's entry point: any bytes, no panic.
+pub type Entry = fn(&[u8]);
+
 /// The targets, by the name of their corpus folder and their entry point.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+pub const TARGETS: [(&str, Entry); 5] = [
     ("safetensors", safetensors),
     ("config", config),
     ("sexpr", sexpr),
