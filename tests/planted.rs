@@ -351,3 +351,32 @@ fn planted_fusion_through_a_transposed_view_of_the_producer() {
         );
     });
 }
+
+#[test]
+fn planted_generator_rewrites_the_prompt_of_a_length_it_has_a_plan_for() {
+    // One Generator, two prompts of the SAME length: the second replays the cached prefill
+    // plan, which must read the second prompt's ids (written before every replay), not the
+    // first's. Greedy ids must equal the eager path's for each prompt, and differ between them.
+    let (config, bytes) = gpt2::tiny_random_checkpoint(gpt2::TINY_SEED);
+    let weights = Weights::from_safetensors(config, &bytes, "tiny").unwrap();
+    each_adapter(|ctx| {
+        if ctx.info().kind == wgsl_compute::DeviceKind::CpuReference {
+            return; // the compiled path is GPU-only
+        }
+        let model = gpt2::Gpt2::new(ctx, &weights).unwrap();
+        let mut g = gpt2::Generator::new(&model).unwrap();
+        let mut seen = vec![];
+        for prompt in [[5u32, 17, 2, 40], [9, 3, 33, 1], [5, 17, 2, 40]] {
+            let want = model.generate_eager(&prompt, 8, Sampling::Greedy, |_| {}).unwrap();
+            let got = g.generate(&prompt, 8, Sampling::Greedy, |_| {}).unwrap();
+            assert_eq!(
+                got,
+                want,
+                "prompt {prompt:?} (plan for length 4 reused) on {}",
+                ctx.info().name
+            );
+            seen.push(got);
+        }
+        assert_ne!(seen[0], seen[1], "the two prompts should lead to different ids");
+    });
+}

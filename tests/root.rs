@@ -14,6 +14,9 @@ mod element_scan;
 mod element_scan_tensor;
 mod elementwise;
 mod fuzz;
+// The fuzz targets' raw-byte entry points, shared with fuzz/ (the corpus replay in fuzz.rs).
+#[path = "../fuzz/entry.rs"]
+mod fuzz_entry;
 mod gpt2;
 mod gpt2_text;
 mod layering;

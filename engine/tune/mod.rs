@@ -65,6 +65,22 @@ impl std::fmt::Display for Family {
     }
 }
 
+/// Reads a tune cache file's text as a context does (`file::from_json`), for the adapter of
+/// the format's documented example (llvmpipe, Vulkan, this engine version): the entries, or
+/// why the file is refused. The fuzz targets' entry point (`fuzz/entry.rs`); never panics.
+#[doc(hidden)]
+pub fn parse_cache_text(text: &str) -> Result<Vec<TuneEntry>, String> {
+    let identity = Identity {
+        adapter: "llvmpipe (LLVM 19.1.7, 256 bits)".into(),
+        vendor: 65541,
+        device: 0,
+        driver: "llvmpipe Mesa 25.0.7".into(),
+        backend: "Vulkan".into(),
+        engine: env!("CARGO_PKG_VERSION").into(),
+    };
+    file::from_json(text, &identity)
+}
+
 /// Who a context's tuned entries belong to: a file written for another adapter, driver,
 /// backend or engine version is never used.
 #[derive(Clone, Debug, PartialEq, Eq)]

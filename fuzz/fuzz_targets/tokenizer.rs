@@ -1,0 +1,9 @@
+#![no_main]
+//! libFuzzer target: `fuzz/entry.rs`'s `tokenizer`.
+
+// Each target uses one of the entry points.
+#[allow(dead_code)]
+#[path = "../entry.rs"]
+mod entry;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| entry::tokenizer(data));
