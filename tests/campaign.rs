@@ -6,7 +6,7 @@
 //! reads as NaN. Every input must end in a clean `Error` or a result; every GPU result whose
 //! case also has a CPU result is compared with it (issue 32, item 4). A quarter of the cases
 //! put special values in their inputs (NaN, +-inf, +-f32::MAX); all of them may hold -0.0 and
-//! subnormals, which are finite. The comparison follows the README's special-values section
+//! subnormals, which are finite. The comparison follows the special-values section of docs/src/ops.md
 //! ([`agree`]): on finite inputs every element must match (NaN-ness, infinities, finite values
 //! within the gate); with special values an op is held to what the docs define for it.
 //! The public API probes of issue 32 must return an `Err`, not panic ([`campaign_probes`]).
@@ -73,7 +73,7 @@ fn specials(d: &[&Option<Vec<f32>>]) -> Specials {
     }
 }
 
-/// What the README's special-values section defines for an op (by the campaign's op number).
+/// What the special-values section of docs/src/ops.md defines for an op (by the campaign's op number).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Defined {
     /// Copies and argmax: every element, special values included, is defined.
