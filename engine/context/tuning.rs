@@ -21,7 +21,7 @@ use std::cell::Cell;
 
 use super::Context;
 use crate::error::Result;
-use crate::tune::{Family, Identity, TuneEntry, TuneMode, TuneTime};
+use crate::tune::{Family, Identity, MaybeSync, TuneEntry, TuneMode, TuneTime};
 
 thread_local! {
     /// True while this thread runs a candidate for the tuner.
@@ -213,7 +213,7 @@ impl Context {
         hand: C,
         others: &[C],
         name: impl Fn(C) -> &'static str,
-        run: impl Fn(C) -> Result<()> + Sync,
+        run: impl Fn(C) -> Result<()> + MaybeSync,
     ) -> C {
         let Some(gpu) = self.gpu() else { return hand };
         if others.is_empty() {
@@ -264,7 +264,7 @@ impl Context {
         hand: C,
         others: &[C],
         name: &impl Fn(C) -> &'static str,
-        run: &(impl Fn(C) -> Result<()> + Sync),
+        run: &(impl Fn(C) -> Result<()> + MaybeSync),
     ) -> Option<C> {
         let gpu = self.gpu()?;
         let candidates: Vec<C> = std::iter::once(hand).chain(others.iter().copied()).collect();
@@ -320,7 +320,7 @@ impl Context {
     fn warm_up<C: Copy + Send + Sync>(
         &self,
         candidates: &[C],
-        run: &(impl Fn(C) -> Result<()> + Sync),
+        run: &(impl Fn(C) -> Result<()> + MaybeSync),
     ) -> (Vec<bool>, f64) {
         let serial = self
             .gpu()
@@ -366,7 +366,7 @@ impl Context {
         hand: C,
         _others: &[C],
         _name: &impl Fn(C) -> &'static str,
-        _run: &(impl Fn(C) -> Result<()> + Sync),
+        _run: &(impl Fn(C) -> Result<()> + MaybeSync),
     ) -> Option<C> {
         Some(hand)
     }

@@ -432,7 +432,7 @@ impl ChannelKernels {
         dtype: crate::shape::DType,
         dims: (usize, usize, usize),
         reverse: bool,
-        run: impl Fn(usize) -> Result<()> + Sync,
+        run: impl Fn(usize) -> Result<()> + crate::tune::MaybeSync,
     ) -> Option<usize> {
         let (hand, others) = self.widths(gpu, strategy, dtype, dims)?;
         let key = || {

@@ -23,6 +23,19 @@ pub use mode::TuneMode;
 pub(crate) use state::Tuner;
 pub use state::{TuneEntry, TuneTime};
 
+/// `Sync` natively, where the candidates' warm-ups run side by side on threads; nothing in
+/// wasm, where wgpu's types are not `Sync` and the tuner never times (a browser's waits would
+/// block), so the ops' runs need not be.
+#[cfg(not(target_arch = "wasm32"))]
+pub trait MaybeSync: Sync {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Sync + ?Sized> MaybeSync for T {}
+/// `Sync` natively; nothing in wasm (see the native definition).
+#[cfg(target_arch = "wasm32")]
+pub trait MaybeSync {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> MaybeSync for T {}
+
 /// An op family whose path the tuner chooses. The name is what the cache file stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Family {
