@@ -724,24 +724,53 @@ fn median_wall(warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<
 /// The decode step's matrix-vector products (`examples/common/gemv_bench.rs`), f32 and f16
 /// weights, against the copy ceiling `ceiling` and a copy of the same bytes.
 fn bench_gemv(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
-    let config = if quick {
-        gpt2::tiny::tiny_config()
+    // (key prefix, layers, C, heads): 124M's shapes, and GPT-2 XL's (1.5B), where the
+    // projections are 10-41 MB and bandwidth, not latency, should bound them.
+    let sizes: &[(&str, usize, usize, usize)] = if quick {
+        &[("", 0, 0, 0)]
     } else {
-        gpt2::Config::default()
+        &[("", 12, 768, 12), ("1558m_", 2, 1600, 25)]
     };
-    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32);
-    let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
     let mut rows = vec![];
+    for &(tag, n_layer, n_embd, n_head) in sizes {
+        let mut config = if quick {
+            gpt2::tiny::tiny_config()
+        } else {
+            gpt2::Config::default()
+        };
+        if !quick {
+            // Two blocks are enough for the XL shapes: the figures are medians over blocks.
+            (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
+        }
+        let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32);
+        let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random GPT-2-shaped")?;
+        drop(bytes);
+        if !bench_gemv_size(ctx, tag, &config, &weights, ceiling, &mut rows)? {
+            break;
+        }
+    }
+    Ok(rows)
+}
+
+/// [`bench_gemv`] at one model size; false when the adapter has no GPU timestamps.
+fn bench_gemv_size(
+    ctx: &Context,
+    tag: &str,
+    config: &gpt2::Config,
+    weights: &gpt2::Weights,
+    ceiling: f64,
+    rows: &mut Vec<Row>,
+) -> Result<bool> {
     for dtype in [DType::F32, DType::F16] {
-        let found = gemv_bench::projections(ctx, &config, &weights, dtype)?;
+        let found = gemv_bench::projections(ctx, config, weights, dtype)?;
         if found.is_empty() {
             eprintln!("gemv: no GPU timestamps on this adapter; the suite needs them");
-            return Ok(rows);
+            return Ok(false);
         }
         for p in found {
             let gbps = p.weight_bytes() / p.seconds / 1e9;
             let same = p.weight_bytes() / p.copy_seconds / 1e9;
-            let key = format!("gemv_{}_{}", p.name, dtype.name().to_lowercase());
+            let key = format!("gemv_{tag}{}_{}", p.name, dtype.name().to_lowercase());
             figure(format!("{key}_us"), p.seconds * 1e6);
             figure(format!("{key}_gbps"), gbps);
             figure(format!("{key}_vs_copy"), gbps / ceiling);
@@ -761,7 +790,7 @@ fn bench_gemv(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
             });
         }
     }
-    Ok(rows)
+    Ok(true)
 }
 
 /// GPT-2's four sizes (random weights), f32 and f16 weights: decode ms per token (the compiled

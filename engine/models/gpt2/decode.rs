@@ -45,7 +45,8 @@ pub(crate) enum MatvecShape {
 }
 
 impl MatvecShape {
-    /// The shape for a projection on `info`'s adapter: `ENGINE_GEMV` when set
+    /// The shape for a projection on `info`'s adapter (`ln`: the layer norm is fused in):
+    /// `ENGINE_GEMV` when set
     /// (`whole`, or C4 then `s` for subgroups or `t` for the shared-memory tree: `1s`, `4t`;
     /// read once per process, for benchmarks), else the rule.
     ///
@@ -53,7 +54,7 @@ impl MatvecShape {
     /// 256 / c4) and fold the partial sums in different orders (subgroup sums or a
     /// shared-memory tree), so their results differ in the last bits, and the tuner only
     /// chooses between paths that give the same bits.
-    fn pick(info: &crate::context::DeviceInfo) -> MatvecShape {
+    fn pick(info: &crate::context::DeviceInfo, ln: bool) -> MatvecShape {
         static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
         let forced = FORCED.get_or_init(|| std::env::var("ENGINE_GEMV").ok());
         if let Some(shape) = forced.as_deref().and_then(|s| MatvecShape::parse(s, info)) {
@@ -62,13 +63,16 @@ impl MatvecShape {
         if info.is_software() {
             return MatvecShape::WholeColumns;
         }
-        // Measured on the H200 (bench --only gemv, each ENGINE_GEMV shape; see
-        // benches/results/h200.md): two vec4 columns a workgroup with subgroup sums was the
-        // fastest or within 3% of it at each of GPT-2 124M's four projection shapes, in f32
-        // and f16 (qkv 15.3 us against 18.2 at C4 = 1 and 16.8 at C4 = 2 without subgroups).
+        // Measured on the H200 (bench --only gemv, each ENGINE_GEMV shape, GPT-2 124M's and
+        // XL's projections; see benches/results/h200.md): subgroup sums at every shape; two
+        // vec4 columns a workgroup for the products without a layer norm (XL's fc_proj 22.7
+        // us against 26.1 at C4 = 4 and 38.0 at 8), four for those with one, where every
+        // workgroup recomputes the row's moments and fewer workgroups pay that less often
+        // (XL's qkv 22.2 us against 28.4 at C4 = 2; 124M's within 1% either way).
+        let c4 = if ln { 4 } else { 2 };
         MatvecShape::Split {
-            c4: 2,
-            subgroups: MatvecShape::subgroups_fit(info, 2),
+            c4,
+            subgroups: MatvecShape::subgroups_fit(info, c4),
         }
     }
 
@@ -245,7 +249,7 @@ pub(crate) fn ln_matvec(
     st: &DecodeState,
 ) -> Result<Option<Tensor>> {
     let gpu = x.context().require_gpu("gpt2::ln_matvec")?;
-    let shape = MatvecShape::pick(&gpu.info);
+    let shape = MatvecShape::pick(&gpu.info, norm.is_some());
     ln_matvec_shaped(x, norm, w, bias, to, st, shape)
 }
 
