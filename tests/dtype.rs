@@ -429,8 +429,12 @@ fn small_config() -> Config {
 #[test]
 fn dtype_gpt2_half_weights_match_f32_and_the_reference() {
     let cfg = small_config();
-    let weights =
-        Weights::from_safetensors(cfg.clone(), &gpt2::random_checkpoint(&cfg, 9, DType::F16), "small").unwrap();
+    let weights = Weights::from_safetensors(
+        cfg.clone(),
+        &gpt2::random_checkpoint(&cfg, 9, DType::F16).unwrap(),
+        "small",
+    )
+    .unwrap();
     assert_eq!(weights.dtype, DType::F16);
     let ids = [5u32, 17, 2, 250, 9];
     let reference = gpt2::reference::forward(&weights, &ids).unwrap();

@@ -114,9 +114,9 @@ fn io_error(r: Result<Weights, Error>) -> (String, String) {
 #[test]
 fn gpt2_loader_widens_dtypes_and_accepts_hf_variants() {
     let cfg = small_config();
-    let f32w = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 3, DType::F32), "f32").unwrap();
+    let f32w = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 3, DType::F32).unwrap(), "f32").unwrap();
     for dtype in [DType::F16, DType::BF16] {
-        let w = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 3, dtype), "half").unwrap();
+        let w = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 3, dtype).unwrap(), "half").unwrap();
         // Same seed, so each value is the f32 one rounded to the narrower type.
         let round = |x: f32| match dtype {
             DType::F16 => half::f16::from_f32(x).to_f32(),
@@ -126,7 +126,7 @@ fn gpt2_loader_widens_dtypes_and_accepts_hf_variants() {
         assert_eq!(w.blocks[2].fc_weight, f32w.blocks[2].fc_weight.mapv(round), "{dtype:?}");
     }
     // `transformer.` prefixes and an explicit tied lm_head, as some exports write them.
-    let bytes = random_checkpoint(&cfg, 3, DType::F32);
+    let bytes = random_checkpoint(&cfg, 3, DType::F32).unwrap();
     let file = parse(&bytes, "x").unwrap();
     let mut tensors: Vec<_> = file
         .iter()
@@ -147,7 +147,7 @@ fn gpt2_loader_widens_dtypes_and_accepts_hf_variants() {
 #[test]
 fn gpt2_loader_errors_name_the_file_or_tensor() {
     let cfg = small_config();
-    let good = random_checkpoint(&cfg, 5, DType::F16);
+    let good = random_checkpoint(&cfg, 5, DType::F16).unwrap();
     let load = |bytes: &[u8]| Weights::from_safetensors(cfg.clone(), bytes, "model.safetensors");
 
     // Truncated: the data section ends early.
@@ -166,7 +166,7 @@ fn gpt2_loader_errors_name_the_file_or_tensor() {
         n_embd: 30,
         ..cfg.clone()
     };
-    let (what, msg) = io_error(load(&random_checkpoint(&wider, 5, DType::F32)));
+    let (what, msg) = io_error(load(&random_checkpoint(&wider, 5, DType::F32).unwrap()));
     assert!(
         what.contains("h.0.ln_1.weight") && msg.contains("[30]") && msg.contains("[24]"),
         "{what}: {msg}"
@@ -305,7 +305,8 @@ fn gpt2_forward_matches_reference_on_every_adapter() {
     let tiny = Weights::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/tiny-random")).unwrap();
     let prompt = tok.encode("Alan Turing theorized that computers would one day become");
     let cfg = small_config();
-    let small = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 21, DType::F32), "small").unwrap();
+    let small =
+        Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 21, DType::F32).unwrap(), "small").unwrap();
     let mut rng = Rng::new(22);
     let small_prompt: Vec<u32> = (0..17).map(|_| rng.below(cfg.vocab_size) as u32).collect();
     let run = |ctx: &Context| {
@@ -326,7 +327,8 @@ fn gpt2_forward_matches_reference_on_every_adapter() {
 #[test]
 fn gpt2_cached_path_matches_full_recomputation() {
     let cfg = small_config();
-    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 31, DType::F32), "small").unwrap();
+    let weights =
+        Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 31, DType::F32).unwrap(), "small").unwrap();
     let mut rng = Rng::new(32);
     let prompt: Vec<u32> = (0..5).map(|_| rng.below(cfg.vocab_size) as u32).collect();
     let run = |ctx: &Context| {
@@ -436,7 +438,8 @@ fn gpt2_sampling_is_reproducible_by_seed() {
     .is_err());
     // Whole generations repeat with the seed, on the CPU context and on every adapter.
     let cfg = small_config();
-    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 42, DType::F32), "small").unwrap();
+    let weights =
+        Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 42, DType::F32).unwrap(), "small").unwrap();
     let mode = Sampling::TopK {
         temperature: 1.0,
         k: 50,

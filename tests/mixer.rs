@@ -53,12 +53,12 @@ impl Case {
     /// The f64 reference's gradients of sum(y * dy).
     fn reference_grads(&self, kind: MixerKind) -> reference::LayerGrads {
         let (x, w_in, b_in, w_out) = (self.x.view(), self.w_in.view(), self.b_in.view(), self.w_out.view());
-        reference::layer_backward(kind, &x, &w_in, &b_in, &w_out, &self.dy.view())
+        reference::layer_backward(kind, &x, &w_in, &b_in, &w_out, &self.dy.view()).unwrap()
     }
 }
 
 fn loss(kind: MixerKind, c: &Case) -> f64 {
-    let y = reference::layer(kind, &c.x.view(), &c.w_in.view(), &c.b_in.view(), &c.w_out.view());
+    let y = reference::layer(kind, &c.x.view(), &c.w_in.view(), &c.b_in.view(), &c.w_out.view()).unwrap();
     (&y * &c.dy).sum()
 }
 
@@ -132,7 +132,7 @@ fn check_layer(ctx: &Context, kind: MixerKind, path: MixerPath, c: &Case) {
     .expect("layer");
     let (y, tape) = layer.forward(&tensor(ctx, &c.x)).expect("forward");
     let grads = layer.backward(&tape, &tensor(ctx, &c.dy)).expect("backward");
-    let want_y = reference::layer(kind, &c.x.view(), &c.w_in.view(), &c.b_in.view(), &c.w_out.view());
+    let want_y = reference::layer(kind, &c.x.view(), &c.w_in.view(), &c.b_in.view(), &c.w_out.view()).unwrap();
     let want = c.reference_grads(kind);
     let name = format!("{kind} {path:?} {:?}", c.x.dim());
     let (out_gate, grad_gate) = (gates::MIXER, gates::MIXER_BACKWARD);

@@ -157,7 +157,8 @@ fn small_model(ctx: &Context) -> Gpt2 {
         n_head: 3,
         ..Config::default()
     };
-    let weights = Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 9, DType::F32), "small").unwrap();
+    let weights =
+        Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 9, DType::F32).unwrap(), "small").unwrap();
     Gpt2::new(ctx, &weights).unwrap()
 }
 

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod audit;
 mod campaign;
 mod charts;
 mod context;

@@ -217,8 +217,8 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
         let (av, xv) = (a.to_vec().unwrap(), x.to_vec().unwrap());
         let wide = |v: &[f32]| v.iter().map(|&e| f64::from(e)).collect::<Vec<f64>>();
         let narrow = |v: &[f64]| v.iter().map(|&e| e as f32).collect::<Vec<f32>>();
-        let want = reference::affine_forward_f64(&shape, &wide(&av), &wide(&xv), None);
-        let (da, _, _) = reference::affine_backward_f64(&shape, &wide(&av), None, &want, &wide(&xv));
+        let want = reference::affine_forward_f64(&shape, &wide(&av), &wide(&xv), None).unwrap();
+        let (da, _, _) = reference::affine_backward_f64(&shape, &wide(&av), None, &want, &wide(&xv)).unwrap();
         assert_close(ctx, "lookback forward", &hv, &narrow(&want), gates::SCAN_AFFINE);
         assert_close(ctx, "lookback dA", &dav, &narrow(&da), gates::SCAN_AFFINE_BACKWARD);
 
@@ -239,7 +239,7 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
             "{p}"
         );
         let (lca, lva) = (lc.to_array().unwrap(), lv.to_array().unwrap());
-        let want = reference::parallel_scan_log(&lca.view(), &lva.view());
+        let want = reference::parallel_scan_log(&lca.view(), &lva.view()).unwrap();
         let flat = |a: &ndarray::ArrayD<f32>| a.iter().copied().collect::<Vec<f32>>();
         assert_close(ctx, "log lookback forward", &lhv, &flat(&want), gates::SCAN_LOG);
         let (dlc, _) = reference::parallel_scan_log_backward(
@@ -247,7 +247,8 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
             &lva.view(),
             &want.view(),
             &x.to_array().unwrap().view(),
-        );
+        )
+        .unwrap();
         assert_close(ctx, "log lookback d lc", &dlcv, &flat(&dlc), gates::SCAN_LOG_BACKWARD);
     });
 }
@@ -311,6 +312,7 @@ fn scan_seam_cpu_gpu_and_auto_outside_the_envelope() {
     let (a, b, h0) = affine_inputs(&mut rng, &s);
     let f64s = |x: &[f32]| x.iter().map(|&v| v as f64).collect::<Vec<_>>();
     let want: Vec<f32> = reference::affine_forward_f64(&s, &f64s(&a), &f64s(&b), Some(&f64s(&h0)))
+        .unwrap()
         .iter()
         .map(|&v| v as f32)
         .collect();
@@ -538,7 +540,8 @@ fn scan_non_finite_inputs_do_not_crash() {
                 &a.iter().map(|&v| v as f64).collect::<Vec<_>>(),
                 &x.iter().map(|&v| v as f64).collect::<Vec<_>>(),
                 None,
-            );
+            )
+            .unwrap();
             for c in [0, 3] {
                 let got: Vec<f32> = (0..t).map(|s| h[s * d + c]).collect();
                 let w: Vec<f32> = (0..t).map(|s| want[s * d + c] as f32).collect();
@@ -570,7 +573,8 @@ fn scan_non_finite_inputs_do_not_crash() {
                 d,
                 &lc.iter().map(|&v| v as f64).collect::<Vec<_>>(),
                 &lv.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-            );
+            )
+            .unwrap();
             for c in [1, 2] {
                 let got: Vec<f32> = (0..t).map(|s| h[s * d + c]).collect();
                 let w: Vec<f32> = (0..t).map(|s| want[s * d + c] as f32).collect();
@@ -624,18 +628,18 @@ fn scan_reference_gradients_match_finite_differences() {
         let h0 = f(s.b * s.n * k * v, -1.0, 1.0, &mut rng);
         let w = f(steps * k * v, -1.0, 1.0, &mut rng);
         let h0o = with_h0.then_some(&h0[..]);
-        let h = reference::affine_forward_f64(&s, &a, &b, h0o);
-        let (da, db, dh0) = reference::affine_backward_f64(&s, &a, h0o, &h, &w);
+        let h = reference::affine_forward_f64(&s, &a, &b, h0o).unwrap();
+        let (da, db, dh0) = reference::affine_backward_f64(&s, &a, h0o, &h, &w).unwrap();
         let name = format!("affine k={k} v={v}");
         check_fd(&format!("{name} dA"), &a, &da, |x| {
-            dot(&w, &reference::affine_forward_f64(&s, x, &b, h0o))
+            dot(&w, &reference::affine_forward_f64(&s, x, &b, h0o).unwrap())
         });
         check_fd(&format!("{name} dB"), &b, &db, |x| {
-            dot(&w, &reference::affine_forward_f64(&s, &a, x, h0o))
+            dot(&w, &reference::affine_forward_f64(&s, &a, x, h0o).unwrap())
         });
         if with_h0 {
             check_fd(&format!("{name} dh0"), &h0, &dh0, |x| {
-                dot(&w, &reference::affine_forward_f64(&s, &a, &b, Some(x)))
+                dot(&w, &reference::affine_forward_f64(&s, &a, &b, Some(x)).unwrap())
             });
         }
     }
@@ -643,13 +647,13 @@ fn scan_reference_gradients_match_finite_differences() {
     let lc: Vec<f64> = (0..b * t * d).map(|_| -(1.0 + rng.normal().exp()).ln()).collect();
     let lv: Vec<f64> = (0..b * (t + 1) * d).map(|_| 0.5 * rng.normal()).collect();
     let w: Vec<f64> = (0..b * t * d).map(|_| rng.normal()).collect();
-    let h = reference::log_forward_f64(b, t, d, &lc, &lv);
-    let (dlc, dlv) = reference::log_backward_f64(b, t, d, &lc, &lv, &h, &w);
+    let h = reference::log_forward_f64(b, t, d, &lc, &lv).unwrap();
+    let (dlc, dlv) = reference::log_backward_f64(b, t, d, &lc, &lv, &h, &w).unwrap();
     check_fd("log d log_coeffs", &lc, &dlc, |x| {
-        dot(&w, &reference::log_forward_f64(b, t, d, x, &lv))
+        dot(&w, &reference::log_forward_f64(b, t, d, x, &lv).unwrap())
     });
     check_fd("log d log_values", &lv, &dlv, |x| {
-        dot(&w, &reference::log_forward_f64(b, t, d, &lc, x))
+        dot(&w, &reference::log_forward_f64(b, t, d, &lc, x).unwrap())
     });
     // And the log-space definition: h = exp(a* + logcumsumexp(lv - a*))[:, 1:].
     for bi in 0..b {
@@ -778,8 +782,8 @@ fn stress_lookback_carries_repeat_without_a_hang_or_a_wrong_value() {
         let shape = AffineShape { b, t, n: d, k: 1, v: 1 };
         let wide = |v: &[f32]| v.iter().map(|&e| f64::from(e)).collect::<Vec<f64>>();
         let narrow = |v: &[f64]| v.iter().map(|&e| e as f32).collect::<Vec<f32>>();
-        let want = reference::affine_forward_f64(&shape, &wide(&av), &wide(&xv), None);
-        let (da, _, _) = reference::affine_backward_f64(&shape, &wide(&av), None, &want, &wide(&xv));
+        let want = reference::affine_forward_f64(&shape, &wide(&av), &wide(&xv), None).unwrap();
+        let (da, _, _) = reference::affine_backward_f64(&shape, &wide(&av), None, &want, &wide(&xv)).unwrap();
         let (want, da) = (narrow(&want), narrow(&da));
         for run in 0..10 {
             let h = scan::linear_scan_with(&a, &x, None, &opts).unwrap();

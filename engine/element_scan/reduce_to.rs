@@ -42,7 +42,7 @@ pub(crate) fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
     }
     let layout = Layout {
         shape: shape.to_vec(),
-        strides: broadcast_strides(x.layout(), shape),
+        strides: broadcast_strides(x.layout(), shape)?,
         offset: x.layout().offset,
     };
     Ok(x.with_layout(layout))

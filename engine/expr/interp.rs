@@ -10,6 +10,30 @@ pub struct Interp<'a> {
     /// Start of each node's components in `vals`.
     start: Vec<usize>,
     vals: Vec<f64>,
+    /// Why the body cannot be evaluated (a node reading a later one, a parameter out of
+    /// range), when its public fields were set by hand; [`Interp::call`] reports it.
+    invalid: Option<String>,
+}
+
+/// The structure [`Interp::call`] relies on: every parameter node within the parameters and
+/// of its parameter's width, every argument an earlier node, the result a node.
+fn structure(body: &Body) -> Option<String> {
+    for (k, node) in body.nodes.iter().enumerate() {
+        let args: &[super::ir::Id] = match &node.op {
+            Op::Param(i) => match body.params.get(*i as usize) {
+                Some(ty) if ty.lanes() == node.ty.lanes() => &[],
+                _ => return Some(format!("node %{k} reads parameter {i} of {:?}", body.params)),
+            },
+            Op::Const(_) => &[],
+            Op::Unary(_, x) | Op::Reduce(_, x, _) | Op::Splat(x, _) => std::slice::from_ref(x),
+            Op::Binary(_, x, y) => &[*x, *y],
+            Op::Where(c, x, y) => &[*c, *x, *y],
+        };
+        if let Some(x) = args.iter().find(|x| x.0 as usize >= k) {
+            return Some(format!("node %{k} reads %{}, not an earlier node", x.0));
+        }
+    }
+    (body.result.0 as usize >= body.nodes.len()).then(|| format!("the result %{} is not a node", body.result.0))
 }
 
 impl<'a> Interp<'a> {
@@ -25,6 +49,7 @@ impl<'a> Interp<'a> {
             body,
             start,
             vals: vec![0.0; n],
+            invalid: structure(body),
         }
     }
 
@@ -39,9 +64,18 @@ impl<'a> Interp<'a> {
     /// returns the result's components.
     ///
     /// Errors ([`Error::Value`], op `expr::Interp::call`): the number of argument slices is not
-    /// the body's parameter count, or a slice's length is neither 1 nor its parameter's lanes.
+    /// the body's parameter count, or a slice's length is neither 1 nor its parameter's lanes,
+    /// or a body built by hand reads a node that is not an earlier one.
     pub fn call(&mut self, args: &[&[f64]]) -> Result<&[f64]> {
         const OP: &str = "expr::Interp::call";
+        if let Some(why) = &self.invalid {
+            return Err(Error::value(
+                OP,
+                "body",
+                "nodes that read earlier nodes (see Body::validate)",
+                why,
+            ));
+        }
         let params = &self.body.params;
         if args.len() != params.len() {
             return Err(Error::value(

@@ -219,8 +219,11 @@ fn launch(
     vec4: bool,
 ) -> Result<Launch> {
     let shape = out.shape();
-    let strides: Vec<Vec<usize>> = inputs.iter().map(|t| broadcast_strides(t.layout(), shape)).collect();
-    let (dims, strides) = collapse(shape, &strides);
+    let strides: Vec<Vec<usize>> = inputs
+        .iter()
+        .map(|t| broadcast_strides(t.layout(), shape))
+        .collect::<Result<_>>()?;
+    let (dims, strides) = collapse(shape, &strides)?;
     check_rank(op, &dims)?;
     let offsets: Vec<usize> = inputs.iter().map(|t| t.layout().offset).collect();
     let mut params = Params::new().usize(out.len()).usize(dims.len()).u32(0).u32(0);

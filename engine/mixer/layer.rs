@@ -103,12 +103,24 @@ impl MixerLayer {
 
     /// A fresh layer of model width `d_model` and state width `d`: weights uniform in
     /// +-1/sqrt(fan in), biases zero.
+    ///
+    /// Errors: d not a positive multiple of the block size, or (Dm, 2D) over the element
+    /// limit ([`crate::shape::MAX_ELEMENTS`]) or more than the allocator grants.
     pub fn init(ctx: &Context, kind: MixerKind, d_model: usize, d: usize, rng: &mut Rng) -> Result<Self> {
-        let w_in = rng.vec_range(d_model * 2 * d, -1.0, 1.0);
-        let w_out = rng.vec_range(d * d_model, -1.0, 1.0);
+        let op = kind.name_static();
+        kind.blocks(d)?;
+        // Checked before any host vector exists: the sizes are the caller's.
+        let two_d = crate::shape::mul(op, "d (state width)", d, 2)?;
+        let n = crate::shape::numel(op, "d_model, d", &[d_model, two_d])?;
         let (si, so) = (1.0 / (d_model as f32).sqrt(), 1.0 / (d as f32).sqrt());
-        let w_in: Vec<f32> = w_in.iter().map(|v| v * si).collect();
-        let w_out: Vec<f32> = w_out.iter().map(|v| v * so).collect();
+        let mut uniform = |count: usize, scale: f32, arg| -> Result<Vec<f32>> {
+            let mut v = crate::tensor::host_vec(op, arg, count)?;
+            v.extend((0..count).map(|_| rng.range(-1.0, 1.0) as f32 * scale));
+            Ok(v)
+        };
+        // w_in's values first, then w_out's (D Dm of them), as Rng::vec_range drew them.
+        let w_in = uniform(n, si, "w_in")?;
+        let w_out = uniform(n / 2, so, "w_out")?;
         MixerLayer::new(
             kind,
             MixerPath::Auto,

@@ -2,10 +2,9 @@
 //! linear space with every step's transition written out, forward and backward (backprop
 //! through time). It shares nothing with the GPU's log-space, gate, scan-op and angle-fused
 //! formulations, which is what makes it their oracle.
-// The f64 mixer oracle takes arrays whose shapes its callers (`mixer_scan`, the parity
-// suite, tests) have checked, and documents that it panics otherwise; its reshapes of
-// those shapes cannot fail.
-#![allow(clippy::expect_used)]
+//!
+//! Every function checks its arrays' shapes (D a positive multiple of the block size, the
+//! weights agreeing with x) and fails with [`Error`] naming the argument.
 
 use ndarray::{Array2, Array3, ArrayD, ArrayView1, ArrayView2, ArrayView3, Ix3};
 
@@ -142,8 +141,15 @@ fn dims(kind: MixerKind, pre: &ArrayView3<f64>) -> (usize, usize, usize, usize) 
     (b, t, d, d / kind.block())
 }
 
-/// States h (B, T, D) from pre (B, T, 2D), h_{-1} = 0. D must be a multiple of the block size.
-pub fn scan(kind: MixerKind, pre: &ArrayView3<f64>) -> Array3<f64> {
+/// States h (B, T, D) from pre (B, T, 2D), h_{-1} = 0.
+///
+/// Errors: pre's last axis odd, or D not a positive multiple of the block size.
+pub fn scan(kind: MixerKind, pre: &ArrayView3<f64>) -> Result<Array3<f64>> {
+    check_pre(kind, "mixer::reference::scan", pre.shape())?;
+    Ok(scan_checked(kind, pre))
+}
+
+fn scan_checked(kind: MixerKind, pre: &ArrayView3<f64>) -> Array3<f64> {
     let (bs, ts, d, nb) = dims(kind, pre);
     let k = kind.block();
     let mut h = Array3::zeros((bs, ts, d));
@@ -169,10 +175,28 @@ pub fn scan(kind: MixerKind, pre: &ArrayView3<f64>) -> Array3<f64> {
 /// dL/dpre (B, T, 2D) from pre (B, T, 2D) and dL/dh (B, T, D), by backprop through time:
 /// g_t = dh_t + A_{t+1}^T g_{t+1}, dA_t = g_t h_{t-1}^T, db_t = g_t, then each step's local
 /// derivative.
-pub fn scan_backward(kind: MixerKind, pre: &ArrayView3<f64>, dh: &ArrayView3<f64>) -> Array3<f64> {
+///
+/// Errors: as [`scan`], and dh of another shape than (B, T, D).
+pub fn scan_backward(kind: MixerKind, pre: &ArrayView3<f64>, dh: &ArrayView3<f64>) -> Result<Array3<f64>> {
+    const OP: &str = "mixer::reference::scan_backward";
+    let d = check_pre(kind, OP, pre.shape())?;
+    check_dh(OP, pre.shape(), d, dh.shape())?;
+    Ok(scan_backward_checked(kind, pre, dh))
+}
+
+/// Fails unless dh is (B, T, D) of pre (B, T, 2D).
+fn check_dh(op: &'static str, pre: &[usize], d: usize, dh: &[usize]) -> Result<()> {
+    let want = [pre[0], pre[1], d];
+    if dh != want {
+        return Err(Error::mismatch(op, "dh", dh, "(B, T, D) of pre", &want));
+    }
+    Ok(())
+}
+
+fn scan_backward_checked(kind: MixerKind, pre: &ArrayView3<f64>, dh: &ArrayView3<f64>) -> Array3<f64> {
     let (bs, ts, d, nb) = dims(kind, pre);
     let k = kind.block();
-    let h = scan(kind, pre);
+    let h = scan_checked(kind, pre);
     let mut dpre = Array3::zeros(pre.dim());
     for b in 0..bs {
         let mut carry = vec![0.0; d]; // A_{t+1}^T g_{t+1}
@@ -203,27 +227,81 @@ pub fn scan_backward(kind: MixerKind, pre: &ArrayView3<f64>, dh: &ArrayView3<f64
 
 /// A whole mixer layer: y = scan(x W_in + b_in) W_out. x (B, T, Dm), w_in (Dm, 2D),
 /// b_in (2D), w_out (D, Dm) -> y (B, T, Dm).
+///
+/// Errors: the weights' shapes not agreeing with x and each other, or D not a positive
+/// multiple of the block size.
 pub fn layer(
     kind: MixerKind,
     x: &ArrayView3<f64>,
     w_in: &ArrayView2<f64>,
     b_in: &ArrayView1<f64>,
     w_out: &ArrayView2<f64>,
-) -> Array3<f64> {
+) -> Result<Array3<f64>> {
+    const OP: &str = "mixer::reference::layer";
     let (bs, ts, dm) = x.dim();
-    let x2 = x.to_shape((bs * ts, dm)).expect("contiguous reshape").to_owned();
-    let pre: Array2<f64> = x2.dot(w_in) + b_in;
-    let pre = pre.into_shape_with_order((bs, ts, w_in.ncols())).expect("sizes agree");
-    let h = scan(kind, &pre.view());
-    let d = h.dim().2;
-    let h2 = h.into_shape_with_order((bs * ts, d)).expect("sizes agree");
+    let d = check_layer(kind, OP, x.shape(), w_in, b_in, w_out)?;
+    let (_, pre) = pre_activations(OP, x, w_in, b_in)?;
+    let h = scan_checked(kind, &pre.view());
+    let h2 = h.into_shape_with_order((bs * ts, d)).map_err(|e| sizes(OP, e))?;
     h2.dot(w_out)
-        .into_shape_with_order((bs, ts, w_out.ncols()))
-        .expect("sizes agree")
+        .into_shape_with_order((bs, ts, dm))
+        .map_err(|e| sizes(OP, e))
 }
 
-fn to_f64(a: &ArrayD<f32>) -> Array3<f64> {
-    a.mapv(f64::from).into_dimensionality::<Ix3>().expect("checked rank 3")
+/// The error of a reshape whose sizes the checks have made agree.
+fn sizes(op: &'static str, e: ndarray::ShapeError) -> Error {
+    Error::value(op, "x", "sizes that agree", e)
+}
+
+/// Checks w_in (Dm, 2D), b_in (2D), w_out (D, Dm) against x (B, T, Dm) and D against the
+/// block size; returns D.
+fn check_layer(
+    kind: MixerKind,
+    op: &'static str,
+    x: &[usize],
+    w_in: &ArrayView2<f64>,
+    b_in: &ArrayView1<f64>,
+    w_out: &ArrayView2<f64>,
+) -> Result<usize> {
+    let dm = x[2];
+    if w_in.nrows() != dm {
+        return Err(Error::shape(
+            op,
+            "w_in",
+            format!("({dm}, 2D): Dm rows like x"),
+            w_in.shape(),
+        ));
+    }
+    let d = check_pre(kind, op, &[x[0], x[1], w_in.ncols()])?;
+    if b_in.len() != 2 * d {
+        return Err(Error::shape(op, "b_in", format!("[{}] (2D)", 2 * d), b_in.shape()));
+    }
+    if w_out.dim() != (d, dm) {
+        return Err(Error::shape(op, "w_out", format!("[{d}, {dm}] (D, Dm)"), w_out.shape()));
+    }
+    Ok(d)
+}
+
+/// x as (B T, Dm) and pre = x W_in + b_in as (B, T, 2D).
+fn pre_activations(
+    op: &'static str,
+    x: &ArrayView3<f64>,
+    w_in: &ArrayView2<f64>,
+    b_in: &ArrayView1<f64>,
+) -> Result<(Array2<f64>, Array3<f64>)> {
+    let (bs, ts, dm) = x.dim();
+    let x2 = x.to_shape((bs * ts, dm)).map_err(|e| sizes(op, e))?.to_owned();
+    let pre: Array2<f64> = x2.dot(w_in) + b_in;
+    let pre = pre
+        .into_shape_with_order((bs, ts, w_in.ncols()))
+        .map_err(|e| sizes(op, e))?;
+    Ok((x2, pre))
+}
+
+fn to_f64(op: &'static str, arg: &'static str, a: &ArrayD<f32>) -> Result<Array3<f64>> {
+    a.mapv(f64::from)
+        .into_dimensionality::<Ix3>()
+        .map_err(|_| Error::shape(op, arg, "rank 3", a.shape()))
 }
 
 /// Checks `pre` is (B, T, 2D) with D a multiple of `kind`'s block size (and the block size
@@ -245,8 +323,11 @@ fn check_pre(kind: MixerKind, op: &'static str, pre: &[usize]) -> Result<usize> 
 ///
 /// Errors: pre not of rank 3 with an even last axis, or D not a multiple of the block size.
 pub fn scan_f32(kind: MixerKind, pre: &ArrayD<f32>) -> Result<ArrayD<f32>> {
-    check_pre(kind, "mixer::reference::scan_f32", pre.shape())?;
-    Ok(scan(kind, &to_f64(pre).view()).mapv(|v| v as f32).into_dyn())
+    const OP: &str = "mixer::reference::scan_f32";
+    check_pre(kind, OP, pre.shape())?;
+    Ok(scan_checked(kind, &to_f64(OP, "pre", pre)?.view())
+        .mapv(|v| v as f32)
+        .into_dyn())
 }
 
 /// [`scan_backward`] on f32 arrays (the CPU context's mixer backward). pre (B, T, 2D),
@@ -256,13 +337,12 @@ pub fn scan_f32(kind: MixerKind, pre: &ArrayD<f32>) -> Result<ArrayD<f32>> {
 pub fn scan_backward_f32(kind: MixerKind, pre: &ArrayD<f32>, dh: &ArrayD<f32>) -> Result<ArrayD<f32>> {
     const OP: &str = "mixer::reference::scan_backward_f32";
     let d = check_pre(kind, OP, pre.shape())?;
-    let want = [pre.shape()[0], pre.shape()[1], d];
-    if dh.shape() != want {
-        return Err(Error::mismatch(OP, "dh", dh.shape(), "(B, T, D) of pre", &want));
-    }
-    Ok(scan_backward(kind, &to_f64(pre).view(), &to_f64(dh).view())
-        .mapv(|v| v as f32)
-        .into_dyn())
+    check_dh(OP, pre.shape(), d, dh.shape())?;
+    Ok(
+        scan_backward_checked(kind, &to_f64(OP, "pre", pre)?.view(), &to_f64(OP, "dh", dh)?.view())
+            .mapv(|v| v as f32)
+            .into_dyn(),
+    )
 }
 
 /// Gradients of [`layer`]'s loss: dL/dx (B, T, Dm), dL/dw_in (Dm, 2D), dL/db_in (2D),
@@ -279,6 +359,8 @@ pub struct LayerGrads {
 }
 
 /// Backward of [`layer`] from dL/dy (B, T, Dm).
+///
+/// Errors: as [`layer`], and dy of another shape than x.
 pub fn layer_backward(
     kind: MixerKind,
     x: &ArrayView3<f64>,
@@ -286,32 +368,34 @@ pub fn layer_backward(
     b_in: &ArrayView1<f64>,
     w_out: &ArrayView2<f64>,
     dy: &ArrayView3<f64>,
-) -> LayerGrads {
+) -> Result<LayerGrads> {
+    const OP: &str = "mixer::reference::layer_backward";
+    let d = check_layer(kind, OP, x.shape(), w_in, b_in, w_out)?;
+    if dy.shape() != x.shape() {
+        return Err(Error::mismatch(OP, "dy", dy.shape(), "x", x.shape()));
+    }
     let (bs, ts, dm) = x.dim();
     let rows = bs * ts;
-    let (two_d, d) = (w_in.ncols(), w_out.nrows());
-    let x2 = x.to_shape((rows, dm)).expect("contiguous reshape").to_owned();
-    let dy2 = dy.to_shape((rows, dm)).expect("contiguous reshape").to_owned();
-    let pre = (x2.dot(w_in) + b_in)
-        .into_shape_with_order((bs, ts, two_d))
-        .expect("sizes agree");
-    let h2 = scan(kind, &pre.view())
+    let two_d = 2 * d;
+    let (x2, pre) = pre_activations(OP, x, w_in, b_in)?;
+    let dy2 = dy.to_shape((rows, dm)).map_err(|e| sizes(OP, e))?.to_owned();
+    let h2 = scan_checked(kind, &pre.view())
         .into_shape_with_order((rows, d))
-        .expect("sizes agree");
+        .map_err(|e| sizes(OP, e))?;
     let dh = dy2
         .dot(&w_out.t())
         .into_shape_with_order((bs, ts, d))
-        .expect("sizes agree");
-    let dpre = scan_backward(kind, &pre.view(), &dh.view())
+        .map_err(|e| sizes(OP, e))?;
+    let dpre = scan_backward_checked(kind, &pre.view(), &dh.view())
         .into_shape_with_order((rows, two_d))
-        .expect("sizes agree");
-    LayerGrads {
+        .map_err(|e| sizes(OP, e))?;
+    Ok(LayerGrads {
         x: dpre
             .dot(&w_in.t())
             .into_shape_with_order((bs, ts, dm))
-            .expect("sizes agree"),
+            .map_err(|e| sizes(OP, e))?,
         w_in: x2.t().dot(&dpre),
         b_in: dpre.sum_axis(ndarray::Axis(0)),
         w_out: h2.t().dot(&dy2),
-    }
+    })
 }

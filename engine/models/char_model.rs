@@ -71,9 +71,19 @@ impl CharModel {
             ));
         }
         config.path.fused(config.kind)?;
-        let mut rng = Rng::new(seed);
         let (v, dm) = (config.vocab, config.d_model);
-        let embed = Tensor::from_slice(ctx, &[v, dm], &rng.vec_range(v * dm, -1.0, 1.0))?;
+        // Checked before any host vector exists (the sizes are the caller's); the mixer
+        // layers check their own.
+        let n = crate::shape::numel(op, "config.vocab, config.d_model", &[v, dm])?;
+        // n values uniform in +-scale (Rng::vec_range's draws), or an error where the
+        // allocator refuses them.
+        let uniform = |rng: &mut Rng, scale: f32, arg| -> Result<Vec<f32>> {
+            let mut w = crate::tensor::host_vec(op, arg, n)?;
+            w.extend((0..n).map(|_| rng.range(-1.0, 1.0) as f32 * scale));
+            Ok(w)
+        };
+        let mut rng = Rng::new(seed);
+        let embed = Tensor::from_slice(ctx, &[v, dm], &uniform(&mut rng, 1.0, "embed")?)?;
         let layers = (0..config.layers)
             .map(|_| {
                 let mut layer = MixerLayer::init(ctx, config.kind, dm, config.d_state, &mut rng)?;
@@ -82,7 +92,7 @@ impl CharModel {
             })
             .collect::<Result<Vec<_>>>()?;
         let scale = 1.0 / (dm as f32).sqrt();
-        let head: Vec<f32> = rng.vec_range(dm * v, -1.0, 1.0).iter().map(|w| w * scale).collect();
+        let head = uniform(&mut rng, scale, "head")?;
         Ok(CharModel {
             config,
             embed,
@@ -132,7 +142,10 @@ impl CharModel {
     /// onehot(ids) (B T, V).
     fn onehot(&self, ids: &[u32]) -> Result<Tensor> {
         let v = self.config.vocab;
-        let mut data = vec![0.0f32; ids.len() * v];
+        // (B T, V) is checked before the host vector exists: ids.len() is the caller's.
+        let n = crate::shape::numel("CharModel", "ids", &[ids.len(), v])?;
+        let mut data = crate::tensor::host_vec("CharModel", "ids", n)?;
+        data.resize(n, 0.0);
         for (r, &i) in ids.iter().enumerate() {
             data[r * v + i as usize] = 1.0;
         }

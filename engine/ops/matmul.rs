@@ -426,7 +426,7 @@ pub(crate) fn linear_parts(op: &'static str, x: &Tensor, w: &Tensor) -> Result<T
 }
 
 /// Element strides of `layout`'s batch axes (all but the last two) broadcast to `batch`.
-fn batch_strides(layout: &Layout, batch: &[usize]) -> Vec<usize> {
+fn batch_strides(layout: &Layout, batch: &[usize]) -> Result<Vec<usize>> {
     let r = layout.shape.len() - 2;
     let inner = Layout {
         shape: layout.shape[..r].to_vec(),
@@ -509,8 +509,11 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     let batch: usize = s.batch.iter().product();
     let (dims, strides) = collapse(
         &s.batch,
-        &[batch_strides(a.layout(), &s.batch), batch_strides(b.layout(), &s.batch)],
-    );
+        &[
+            batch_strides(a.layout(), &s.batch)?,
+            batch_strides(b.layout(), &s.batch)?,
+        ],
+    )?;
     if dims.len() > MAX_BATCH_RANK {
         return Err(Error::Unsupported {
             op,

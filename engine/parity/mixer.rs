@@ -168,11 +168,11 @@ async fn output(ctx: &Context, c: &MixerCase) -> Result<(Vec<f32>, Vec<f32>)> {
     let pre_t = Tensor::from_slice(ctx, &[b, t, 2 * d], &pre)?;
     let fwd = mixer_scan_with(c.kind, c.path, &pre_t, &opts)?;
     if !c.backward {
-        let want = reference::scan(c.kind, &pre_host.view());
+        let want = reference::scan(c.kind, &pre_host.view())?;
         return Ok((fwd.h.to_vec_async().await?, want.iter().map(|&v| v as f32).collect()));
     }
     let dh_host = ndarray::Array3::from_shape_vec((b, t, d), dh.iter().map(|&v| v as f64).collect()).map_err(sizes)?;
     let dpre = mixer_scan_backward_with(&pre_t, &fwd, &Tensor::from_slice(ctx, &[b, t, d], &dh)?, &opts)?;
-    let want = reference::scan_backward(c.kind, &pre_host.view(), &dh_host.view());
+    let want = reference::scan_backward(c.kind, &pre_host.view(), &dh_host.view())?;
     Ok((dpre.to_vec_async().await?, want.iter().map(|&v| v as f32).collect()))
 }

@@ -484,21 +484,21 @@ async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)
     };
     if c.op == ScanOp::Log {
         let (lc, lv) = (up(&[b, t, n], &x)?, up(&[b, t + 1, n], &y)?);
-        let mut want_h = reference::log_forward_f64(b, t, n, &f64s(&x), &f64s(&y));
+        let mut want_h = reference::log_forward_f64(b, t, n, &f64s(&x), &f64s(&y))?;
         let h = scan::parallel_scan_log_with(&lc, &lv, &opts)?;
         if !c.backward {
             return Ok(vec![(h.to_vec_async().await?, want_h)]);
         }
         let h = h_input(h, &mut want_h, &[b, t, n])?;
         let gr = scan::parallel_scan_log_backward_with(&lc, &lv, &h, &up(&[b, t, n], &g)?, &opts)?;
-        let (dlc, dlv) = reference::log_backward_f64(b, t, n, &f64s(&x), &f64s(&y), &want_h, &f64s(&g));
+        let (dlc, dlv) = reference::log_backward_f64(b, t, n, &f64s(&x), &f64s(&y), &want_h, &f64s(&g))?;
         return Ok(vec![
             (gr.d_log_coeffs.to_vec_async().await?, dlc),
             (gr.d_log_values.to_vec_async().await?, dlv),
         ]);
     }
     let s = c.affine_shape();
-    let mut want_h = reference::affine_forward_f64(&s, &f64s(&x), &f64s(&y), h0.as_deref().map(f64s).as_deref());
+    let mut want_h = reference::affine_forward_f64(&s, &f64s(&x), &f64s(&y), h0.as_deref().map(f64s).as_deref())?;
     let (a_shape, b_shape, h0_shape): (Vec<usize>, Vec<usize>, Vec<usize>) = match c.op {
         ScanOp::Linear => (vec![b, t, n], vec![b, t, n], vec![b, n]),
         ScanOp::Matrix => (vec![b, t, n, 2, 2], vec![b, t, n, 2], vec![b, n, 2]),
@@ -524,7 +524,7 @@ async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)
         _ => scan::matrix_affine_scan_backward_with(&a, h0r, &h, &gt, &opts)?,
     };
     let h0f = h0.as_deref().map(f64s);
-    let (da, db, dh0) = reference::affine_backward_f64(&s, &f64s(&x), h0f.as_deref(), &want_h, &f64s(&g));
+    let (da, db, dh0) = reference::affine_backward_f64(&s, &f64s(&x), h0f.as_deref(), &want_h, &f64s(&g))?;
     Ok(vec![
         (gr.da.to_vec_async().await?, da),
         (gr.db.to_vec_async().await?, db),

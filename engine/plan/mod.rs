@@ -164,19 +164,25 @@ impl Plan {
         Ok((plan, out))
     }
 
+    /// The most dispatches [`Plan::dispatch_floor`] records (a decode step is ~100-1000).
+    pub const MAX_FLOOR_DISPATCHES: usize = 1 << 16;
+
     /// The floor under a plan's dispatches: a plan of `dispatches` dependent one-element row
     /// sums (one workgroup each, no memory traffic to speak of). Its replay time is what that
     /// many dispatches cost on the adapter, the part of any plan's time that no kernel can cut
     /// (the benchmark and the browser runner report it per dispatch). Returns the plan and its
     /// one-element result, read back to wait for a replay where there is no blocking wait.
+    ///
+    /// Errors: `dispatches` 0 or above [`Plan::MAX_FLOOR_DISPATCHES`] (each dispatch is held
+    /// by the plan: a count from a caller must not grow it without bound).
     pub fn dispatch_floor(ctx: &Context, dispatches: usize) -> Result<(Plan, Tensor)> {
-        if dispatches == 0 {
-            return Err(Error::Value {
-                op: "Plan::dispatch_floor",
-                arg: "dispatches",
-                expected: "at least 1".into(),
-                actual: "0".into(),
-            });
+        if dispatches == 0 || dispatches > Self::MAX_FLOOR_DISPATCHES {
+            return Err(Error::value(
+                "Plan::dispatch_floor",
+                "dispatches",
+                format!("1..={}", Self::MAX_FLOOR_DISPATCHES),
+                dispatches,
+            ));
         }
         let x = Tensor::from_slice(ctx, &[1, 1], &[1.0])?;
         Plan::capture(ctx, &[&x], || {

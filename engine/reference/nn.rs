@@ -58,7 +58,7 @@ pub fn softmax_last(x: &ArrayViewD<f32>, causal: Option<usize>) -> ArrayD<f32> {
 /// Layer norm over the last axis: `(x - mean) / sqrt(var + eps) * gamma + beta` with the
 /// biased variance. x (..., n), gamma (n,), beta (n,) -> (..., n).
 ///
-/// Errors: x of rank 0, gamma or beta of a shape other than (n,).
+/// Errors: x of rank 0, gamma or beta of a shape other than (n,), eps negative or not finite.
 pub fn layer_norm(
     x: &ArrayViewD<f32>,
     gamma: &ArrayViewD<f32>,
@@ -73,6 +73,9 @@ pub fn layer_norm(
         if t.shape() != [n] {
             return Err(Error::shape(OP, name, format!("[{n}] (the last axis of x)"), t.shape()));
         }
+    }
+    if !(eps >= 0.0 && eps.is_finite()) {
+        return Err(Error::value(OP, "eps", "a finite value >= 0", eps));
     }
     let g: Vec<f64> = gamma.iter().map(|&v| v as f64).collect();
     let b: Vec<f64> = beta.iter().map(|&v| v as f64).collect();
@@ -168,13 +171,31 @@ pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, 
 }
 
 /// Softmax cross-entropy per row and the gradient of the mean over rows:
-/// logits (R, V), targets (R) -> (loss (R), dlogits (R, V)). Panics unless there is one
-/// target per row, each below V (`train::cross_entropy` checks both).
+/// logits (R, V), targets (R) -> (loss (R), dlogits (R, V)).
+///
+/// Errors: targets not one per row, or a target not below V.
 pub fn cross_entropy(
     logits: &ndarray::ArrayView2<f32>,
     targets: &[u32],
-) -> (ndarray::Array1<f32>, ndarray::Array2<f32>) {
-    let rows = logits.nrows();
+) -> Result<(ndarray::Array1<f32>, ndarray::Array2<f32>)> {
+    const OP: &str = "reference::nn::cross_entropy";
+    let (rows, cols) = logits.dim();
+    if targets.len() != rows {
+        return Err(Error::value(
+            OP,
+            "targets",
+            format!("{rows} indices (one per logits row)"),
+            targets.len(),
+        ));
+    }
+    if let Some((i, &t)) = targets.iter().enumerate().find(|(_, &t)| t as usize >= cols) {
+        return Err(Error::value(
+            OP,
+            "targets",
+            format!("class indices below V = {cols}"),
+            format!("{t} at [{i}]"),
+        ));
+    }
     let mut loss = ndarray::Array1::zeros(rows);
     let mut grad = ndarray::Array2::zeros(logits.raw_dim());
     for (r, row) in logits.outer_iter().enumerate() {
@@ -187,5 +208,5 @@ pub fn cross_entropy(
             grad[[r, c]] = (p / rows as f64) as f32;
         }
     }
-    (loss, grad)
+    Ok((loss, grad))
 }

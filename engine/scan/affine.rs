@@ -379,7 +379,7 @@ pub(crate) fn forward(
         || {
             let dtype = a.dtype();
             let (a, b, h0) = (host_widened(a, op)?, host_widened(b, op)?, host_widened_opt(h0, op)?);
-            let h = reference::scan::matrix_affine_scan(&a.view(), &b.view(), h0.as_ref().map(|x| x.view()).as_ref());
+            let h = reference::scan::matrix_affine_scan(&a.view(), &b.view(), h0.as_ref().map(|x| x.view()).as_ref())?;
             from_host_as(ctx, h, dtype)
         },
     )
@@ -429,7 +429,7 @@ pub(crate) fn backward(
                 h0.as_ref().map(|x| x.view()).as_ref(),
                 &h.view(),
                 &g.view(),
-            );
+            )?;
             Ok(ScanGrads {
                 da: from_host_as(ctx, da, dtype)?,
                 db: from_host_as(ctx, db, dtype)?,

@@ -86,7 +86,7 @@ pub fn parallel_scan_log_with(log_coeffs: &Tensor, log_values: &Tensor, opts: &S
         |gpu| Ok(launch(gpu, OP, dims, log_coeffs, log_values, None, opts, None)?.0),
         || {
             let (lc, lv) = (host_widened(log_coeffs, OP)?, host_widened(log_values, OP)?);
-            let h = reference::scan::parallel_scan_log(&lc.view(), &lv.view());
+            let h = reference::scan::parallel_scan_log(&lc.view(), &lv.view())?;
             from_host_as(ctx, h, log_coeffs.dtype())
         },
     )
@@ -147,7 +147,7 @@ pub fn parallel_scan_log_backward_with(
                 host_widened(h, op)?,
                 host_widened(grad_h, op)?,
             );
-            let (dlc, dlv) = reference::scan::parallel_scan_log_backward(&lc.view(), &lv.view(), &h.view(), &g.view());
+            let (dlc, dlv) = reference::scan::parallel_scan_log_backward(&lc.view(), &lv.view(), &h.view(), &g.view())?;
             Ok(LogScanGrads {
                 d_log_coeffs: from_host_as(ctx, dlc, dtype)?,
                 d_log_values: from_host_as(ctx, dlv, dtype)?,

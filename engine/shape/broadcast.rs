@@ -29,10 +29,37 @@ pub fn broadcast_shape(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec
 }
 
 /// Strides that read `layout` as if it had `shape` (broadcast axes get stride 0).
-pub fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<usize> {
+///
+/// Errors ([`Error::Shape`], op `shape::broadcast_strides`): `layout` with as many strides
+/// as axes, of rank at most `shape`'s, each of its axes 1 or `shape`'s (numpy broadcasting
+/// from the right), or it is refused.
+pub fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Result<Vec<usize>> {
+    const OP: &str = "shape::broadcast_strides";
     let r = shape.len();
     let k = layout.shape.len();
-    (0..r)
+    if layout.strides.len() != k {
+        return Err(Error::shape(
+            OP,
+            "layout.strides",
+            format!("{k} strides (one per axis of {:?})", layout.shape),
+            &layout.strides,
+        ));
+    }
+    let fits = k <= r
+        && layout
+            .shape
+            .iter()
+            .zip(&shape[r - k.min(r)..])
+            .all(|(&l, &s)| l == 1 || l == s);
+    if !fits {
+        return Err(Error::shape(
+            OP,
+            "layout",
+            format!("a shape that broadcasts to {shape:?}"),
+            &layout.shape,
+        ));
+    }
+    Ok((0..r)
         .map(|i| {
             if i + k < r {
                 return 0;
@@ -44,12 +71,23 @@ pub fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<usize> {
                 layout.strides[j]
             }
         })
-        .collect()
+        .collect())
 }
 
 /// Merges adjacent axes that are dense in every operand, and drops size-1 axes, so the
 /// kernels loop over as few axes as possible (rank 1 for same-shape dense operands).
-pub fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
+///
+/// Errors ([`Error::Shape`], op `shape::collapse`): an operand's strides not one per axis of
+/// `shape`.
+pub fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> Result<(Vec<usize>, Vec<Vec<usize>>)> {
+    if let Some(bad) = strides.iter().find(|s| s.len() != shape.len()) {
+        return Err(Error::shape(
+            "shape::collapse",
+            "strides",
+            format!("{} strides per operand (one per axis of {shape:?})", shape.len()),
+            bad,
+        ));
+    }
     let mut out_shape: Vec<usize> = vec![];
     let mut out_strides: Vec<Vec<usize>> = vec![vec![]; strides.len()];
     for d in 0..shape.len() {
@@ -82,7 +120,7 @@ pub fn collapse(shape: &[usize], strides: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec
             o.push(0);
         }
     }
-    (out_shape, out_strides)
+    Ok((out_shape, out_strides))
 }
 
 /// How a kernel that computes four neighbouring elements per `vec4` register reads one
@@ -150,10 +188,10 @@ mod tests {
 
     #[test]
     fn collapse_merges_dense_axes() {
-        let (s, st) = collapse(&[2, 3, 4], &[vec![12, 4, 1], vec![12, 4, 1]]);
+        let (s, st) = collapse(&[2, 3, 4], &[vec![12, 4, 1], vec![12, 4, 1]]).unwrap();
         assert_eq!(s, vec![24]);
         assert_eq!(st, vec![vec![1], vec![1]]);
-        let (s, st) = collapse(&[2, 3, 4], &[vec![12, 4, 1], vec![0, 4, 1]]);
+        let (s, st) = collapse(&[2, 3, 4], &[vec![12, 4, 1], vec![0, 4, 1]]).unwrap();
         assert_eq!(s, vec![2, 12]);
         assert_eq!(st, vec![vec![12, 1], vec![0, 1]]);
     }

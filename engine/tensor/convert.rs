@@ -34,7 +34,7 @@ pub(crate) fn convert(x: &Tensor, dtype: DType) -> Result<Tensor> {
         return Ok(out);
     }
     let l: &Layout = x.layout();
-    let (dims, strides) = collapse(&l.shape, std::slice::from_ref(&l.strides));
+    let (dims, strides) = collapse(&l.shape, std::slice::from_ref(&l.strides))?;
     check_rank(op, &dims)?;
     let words = dtype.words(x.len());
     let params = Params::new()

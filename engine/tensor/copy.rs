@@ -73,7 +73,7 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     } else {
         src.clone()
     };
-    let (dims, strides) = collapse(dst.shape(), &[src.layout().strides.clone(), l.strides.clone()]);
+    let (dims, strides) = collapse(dst.shape(), &[src.layout().strides.clone(), l.strides.clone()])?;
     check_rank(op, &dims)?;
     let params = Params::new()
         .usize(dst.len())

@@ -59,7 +59,7 @@ pub fn cross_entropy(logits: &Tensor, targets: &[u32]) -> Result<CrossEntropy> {
             .host(op)?
             .into_dimensionality::<Ix2>()
             .map_err(|_| Error::shape(op, "logits", "(N, V)", logits.shape()))?;
-        let (loss, grad) = reference::nn::cross_entropy(&x.view(), targets);
+        let (loss, grad) = reference::nn::cross_entropy(&x.view(), targets)?;
         return Ok(CrossEntropy {
             loss: Tensor::from_host(ctx, loss.into_dyn())?,
             grad: Tensor::from_host(ctx, grad.into_dyn())?,

@@ -56,7 +56,7 @@ impl Model {
     pub fn random(ctx: &Context, n_layer: usize, n_embd: usize, n_head: usize, dtype: DType) -> Result<Model> {
         let mut config = Config::default();
         (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
-        let bytes = random_checkpoint(&config, 1, DType::F32);
+        let bytes = random_checkpoint(&config, 1, DType::F32)?;
         let weights = Weights::from_safetensors(config, &bytes, "random")?;
         drop(bytes);
         Ok(Model {

@@ -20,7 +20,11 @@ pub struct Trace {
 }
 
 /// Runs GPT-2 on `ids` (T tokens, T <= n_positions) from scratch.
+///
+/// Errors: weights that do not match their config ([`Weights::validate`]: the fields are
+/// public), no ids or more than n_positions, an id outside the vocabulary.
 pub fn forward(w: &Weights, ids: &[u32]) -> Result<Trace> {
+    w.validate()?;
     let cfg = &w.config;
     let (t, c) = (ids.len(), cfg.n_embd);
     if t == 0 || t > cfg.n_positions {

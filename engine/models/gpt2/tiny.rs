@@ -10,7 +10,7 @@ use super::config::Config;
 use super::safetensors::serialize;
 use crate::check::Rng;
 use crate::error::{Error, Result};
-use crate::shape::DType;
+use crate::shape::{DType, MAX_ELEMENTS};
 
 /// The seed of the shipped tiny checkpoint.
 pub const TINY_SEED: u64 = 2024;
@@ -34,7 +34,8 @@ pub fn tiny_config() -> Config {
 /// The shipped tiny checkpoint for `seed`: its config and its `model.safetensors` bytes (f16).
 pub fn tiny_random_checkpoint(seed: u64) -> (Config, Vec<u8>) {
     let config = tiny_config();
-    let bytes = random_checkpoint(&config, seed, DType::F16);
+    // The tiny config is valid and small: drawn without random_checkpoint's checks.
+    let bytes = draw_checkpoint(&config, seed, DType::F16);
     (config, bytes)
 }
 
@@ -43,7 +44,34 @@ pub fn tiny_random_checkpoint(seed: u64) -> (Config, Vec<u8>) {
 ///
 /// Scales are larger than GPT-2's initialisation (0.02) so that attention is far from
 /// uniform and the logits spread out, which makes comparisons between paths meaningful.
-pub fn random_checkpoint(config: &Config, seed: u64, dtype: DType) -> Vec<u8> {
+///
+/// Errors ([`Error::Value`], op `gpt2::random_checkpoint`): a config [`Weights`] would
+/// refuse (a zero or oversized dimension, n_embd not a multiple of n_head), or one of more
+/// than [`MAX_ELEMENTS`] parameters in all (its sizes are the caller's: checked before
+/// anything is drawn).
+///
+/// [`Weights`]: super::Weights
+pub fn random_checkpoint(config: &Config, seed: u64, dtype: DType) -> Result<Vec<u8>> {
+    const OP: &str = "gpt2::random_checkpoint";
+    config
+        .validate()
+        .map_err(|m| Error::value(OP, "config", "a valid GPT-2 config", m))?;
+    // Bounded by the config's limits (n_embd <= 2^16, n_layer <= 2^12, ...): fits u64.
+    let [c, v, p, l] = [config.n_embd, config.vocab_size, config.n_positions, config.n_layer].map(|x| x as u64);
+    let params = (v + p + 2) * c + l * (12 * c * c + 13 * c);
+    if params > MAX_ELEMENTS as u64 {
+        return Err(Error::value(
+            OP,
+            "config",
+            format!("at most {MAX_ELEMENTS} parameters in all"),
+            params,
+        ));
+    }
+    Ok(draw_checkpoint(config, seed, dtype))
+}
+
+/// [`random_checkpoint`] for a config it has checked.
+fn draw_checkpoint(config: &Config, seed: u64, dtype: DType) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     let (c, v, p) = (config.n_embd, config.vocab_size, config.n_positions);
     let mut tensors = Vec::new();
