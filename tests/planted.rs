@@ -380,3 +380,46 @@ fn planted_generator_rewrites_the_prompt_of_a_length_it_has_a_plan_for() {
         assert_ne!(seen[0], seen[1], "the two prompts should lead to different ids");
     });
 }
+
+#[test]
+fn planted_lookback_folds_every_predecessors_aggregate_back_to_the_first_chunk() {
+    // With the inclusive carries withheld (a test hook), every chunk's look-back folds the
+    // aggregates of all its predecessors back to chunk 0: the path a fast GPU takes when a
+    // look-back meets a predecessor still looking back itself, which no adapter here produces
+    // on its own. B1 T1000 D8: two vec4 walks over 32 chunks of 32 steps (and a ragged last
+    // one), so look-backs fold up to 31 aggregates. The expected values are a plain f64 loop.
+    use wgsl_compute::scan::{self, Dispatch, ScanOptions, Strategy};
+    let (t, d) = (1000, 8);
+    let mut rng = Rng::new(61);
+    let a = rng.vec_range(t * d, 0.5, 1.0);
+    let x = rng.vec_range(t * d, -1.0, 1.0);
+    let mut want = vec![0f32; t * d];
+    for c in 0..d {
+        let mut h = 0f64;
+        for s in 0..t {
+            h = f64::from(a[s * d + c]) * h + f64::from(x[s * d + c]);
+            want[s * d + c] = h as f32;
+        }
+    }
+    let opts = ScanOptions {
+        dispatch: Some(Dispatch::Gpu),
+        strategy: Strategy::LookBack,
+    };
+    scan::strategy::withhold_lookback_carries(true);
+    each_adapter(|ctx| {
+        if ctx.info().kind == wgsl_compute::context::DeviceKind::CpuReference {
+            return;
+        }
+        let at = Tensor::from_slice(ctx, &[1, t, d], &a).unwrap();
+        let xt = Tensor::from_slice(ctx, &[1, t, d], &x).unwrap();
+        let h = scan::linear_scan_with(&at, &xt, None, &opts).unwrap().to_vec().unwrap();
+        assert_close(
+            ctx,
+            "look-back through every aggregate",
+            &h,
+            &want,
+            wgsl_compute::check::gates::SCAN_AFFINE,
+        );
+    });
+    scan::strategy::withhold_lookback_carries(false);
+}

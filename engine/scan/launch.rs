@@ -468,10 +468,12 @@ impl ChannelKernels {
         };
         let outputs = if plan.w == 1 { &[][..] } else { self.outputs };
         let slots: Vec<_> = self.inputs.iter().chain(outputs).map(|&s| (s, plan.dtype)).collect();
-        // The look-back passes also take SPIN (built only when the plan is a look-back).
+        // The look-back passes also take SPIN and WITHHOLD (built only when the plan is a
+        // look-back).
         let with_spin = || -> Vec<(&'static str, f64)> {
             let spin = ("SPIN", f64::from(strategy::lookback_spin(&gpu.info)));
-            constants.iter().copied().chain([spin]).collect()
+            let withhold = ("WITHHOLD", f64::from(u8::from(strategy::lookback_withheld())));
+            constants.iter().copied().chain([spin, withhold]).collect()
         };
         let kernel = |pass: Pass| match pass {
             Pass::LookBackClear => gpu.typed_kernel(&lookback[0], &slots, &with_spin()),

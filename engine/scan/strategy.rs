@@ -79,6 +79,23 @@ pub(crate) fn lookback_spin(device: &DeviceInfo) -> u32 {
     }
 }
 
+/// Whether the look-back passes withhold their inclusive carries ([`withhold_lookback_carries`]).
+static WITHHOLD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A test hook, process-wide: while on, the look-back's chunks after the first publish their
+/// aggregates but not their inclusive carries (`WITHHOLD` in `shaders/scan/lookback.wgsl`),
+/// so every look-back folds the aggregates of all its predecessors back to chunk 0, a path a
+/// test cannot otherwise force. The results are the same; the scans are slower.
+#[doc(hidden)]
+pub fn withhold_lookback_carries(on: bool) {
+    WITHHOLD.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `WITHHOLD`'s value for the look-back kernels built now.
+pub(crate) fn lookback_withheld() -> bool {
+    WITHHOLD.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The `side` words of a look-back over `channels` channel walks of `count` chunks: the
 /// ticket, then each chunk's P, S and inclusive carry per channel (`shaders/scan/lookback.wgsl`).
 pub(crate) fn lookback_words(channels: usize, count: usize) -> usize {

@@ -25,12 +25,7 @@ table=(
   "13-generator-skips-re-uploading-the-prompt planted::planted_generator_rewrites_the_prompt_of_a_length_it_has_a_plan_for"
   "14-fusion-skips-the-dispatch-right-after-the-producer planted::planted_fusion_across_a_dispatch_that_rewrites_an_input"
   "15-lookback-publishes-the-exclusive-carry scan::scan_lookback_is_one_pass_where_offered_and_matches_the_reference"
-  # 16-lookback-reads-the-nearest-chunks-aggregate-at-every-step: MISSED by every test (a
-  # known gap). It changes only a look-back that folds the aggregate of a chunk two or more
-  # back, which needs a predecessor caught mid-look-back; lavapipe and llvmpipe GL never
-  # produced that state in stress_lookback_carries_repeat_without_a_hang_or_a_wrong_value.
-  # A test needs a way to force that path (e.g. a test-only override that withholds the
-  # inclusive carries of all but chunk 0).
+  "16-lookback-reads-the-nearest-chunks-aggregate-at-every-step planted::planted_lookback_folds_every_predecessors_aggregate_back_to_the_first_chunk"
   "17-lookback-fallback-recomputes-its-own-chunk scan::stress_lookback_carries_repeat_without_a_hang_or_a_wrong_value"
 )
 

@@ -57,6 +57,12 @@ const U: u32 = 8u;
 // were merely slow measured several times slower on an H200.
 override SPIN: u32 = 64u;
 
+// A test hook (engine/scan/strategy.rs: withhold_lookback_carries): the chunks after the first
+// publish their aggregates but never their inclusive carries, so every look-back folds the
+// aggregates of all its predecessors back to chunk 0 (on a fast GPU, the path of a look-back
+// that catches a predecessor mid-look-back). The same values, by the longest path.
+override WITHHOLD: bool = false;
+
 // A chunk's walk from empty: local state and transition (also a fold of chunks).
 struct Local {
     s: F,
@@ -273,7 +279,9 @@ fn scan_lookback(@builtin(local_invocation_index) lid: u32) {
         lookback_publish(q, 1u, lane, l.s);
         carry = lookback_carry(r, q, lane);
     }
-    lookback_publish(q, 2u, lane, combine(carry, l.p, l.s));
+    if q == 0u || !WITHHOLD {
+        lookback_publish(q, 2u, lane, combine(carry, l.p, l.s));
+    }
     let last = walk(lane, r, range, carry);
     finish(lane, r, range.x, last);
 }
