@@ -75,8 +75,9 @@ impl KernelCache {
 }
 
 /// With `ENGINE_LOG_PIPELINES=1` (read once), one stderr line per pipeline built: its name,
-/// override constants and build time (naga, the driver's compile), to find the kernels a
-/// driver takes long to compile (llvmpipe GL with a cold shader cache).
+/// override constants, build time (naga, the driver's compile) and when it ended (ms since the
+/// first build began), to find the kernels a driver takes long to compile (llvmpipe GL with a
+/// cold shader cache) and whether builds on several threads overlap.
 #[cfg(not(target_arch = "wasm32"))]
 fn log_build(name: &str, constants: &[(std::borrow::Cow<'static, str>, u64)], took: std::time::Duration) {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -85,10 +86,13 @@ fn log_build(name: &str, constants: &[(std::borrow::Cow<'static, str>, u64)], to
             .iter()
             .map(|(n, v)| format!("{n}={}", f64::from_bits(*v)))
             .collect();
+        static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        let t0 = *T0.get_or_init(|| std::time::Instant::now() - took);
         eprintln!(
-            "pipeline {name} [{}] built in {:.1} ms",
+            "pipeline {name} [{}] built in {:.1} ms, ended at {:.1} ms",
             c.join(","),
-            took.as_secs_f64() * 1e3
+            took.as_secs_f64() * 1e3,
+            t0.elapsed().as_secs_f64() * 1e3
         );
     }
 }
