@@ -40,6 +40,7 @@ pub(crate) use recorder::Profiler;
 pub use report::{Event, KernelTime, Profile};
 
 use super::{Clock, Context};
+#[cfg(not(target_arch = "wasm32"))]
 use crate::error::Result;
 
 impl Context {

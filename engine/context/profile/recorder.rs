@@ -8,8 +8,12 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use super::passes::{ProfiledPass, ProfiledPlan};
-use super::report::{Event, KernelTime, Profile};
-use crate::context::{Clock, Gpu};
+use super::report::Event;
+#[cfg(not(target_arch = "wasm32"))]
+use super::report::{KernelTime, Profile};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::context::Clock;
+use crate::context::Gpu;
 use crate::error::Result;
 
 /// Dispatches whose timestamps one query set holds (wgpu allows 4096 queries per set).
