@@ -44,12 +44,12 @@
 //! | train/cross_entropy.rs:cross_entropy | checked: logits (R, V), one target per row, below V < 2^24 |
 //! | train/vocab.rs:CharVocab::decode | total (ids outside the vocabulary become U+FFFD) |
 //! | expr/interp.rs:Interp::call | earlier: argument count and lengths; changed: a hand-built body (public fields) reading a later node or a missing parameter (panicked) |
-//! | expr/ir.rs:Body::builder, substitute, Builder::param, constant | checked: substitute's k; param past the parameters gives an id every op refuses; constants any f32 |
-//! | expr/ir.rs:Body::node; expr/codegen.rs:comp, emit | left: index a body's nodes by an `Id` (callers hold checked bodies) |
+//! | expr/ir/body.rs:Body::builder, substitute; expr/ir/builder.rs:Builder::param, constant | checked: substitute's k; param past the parameters gives an id every op refuses; constants any f32 |
+//! | expr/ir/body.rs:Body::node; expr/codegen.rs:comp, emit | left: index a body's nodes by an `Id` (callers hold checked bodies) |
 //! | expr/op.rs:Unary/Binary/Reduce::eval, Reduce::wgsl | total (f64 semantics; WGSL text from the parts given) |
 //! | fused/mod.rs:run, wgsl_vec4; fused/graph.rs:Graph::constant, eval | checked: one input per graph input, one read per input / total (missing inputs read NaN) |
 //! | ops/attention.rs, embedding.rs, layer_norm.rs, softmax.rs | checked: shapes, past + Tq <= Tk, pos_offset, eps finite and >= 0, causal past clamped |
-//! | ops/matmul.rs:tune_matmul; scan/linear_scan.rs:tune_linear_scan | checked when run (the op's own checks) |
+//! | ops/matmul/mod.rs:tune_matmul; scan/linear_scan.rs:tune_linear_scan | checked when run (the op's own checks) |
 //! | shape/mod.rs:numel, mul, add, product | checked: overflow and `MAX_ELEMENTS` |
 //! | shape/broadcast.rs:broadcast_shape, check_rank | checked |
 //! | shape/broadcast.rs:broadcast_strides | changed: strides one per axis, layout rank <= shape's, each axis 1 or the shape's (panicked / read wrong axes) |
@@ -57,10 +57,10 @@
 //! | shape/broadcast.rs:vec4_reads | left: zips strides with offsets (a shorter list gives fewer reads, no panic) |
 //! | shape/layout.rs:Layout::contiguous, transpose, narrow; tensor/mod.rs:transpose, narrow, reshape | left (contiguous saturates an unchecked shape, a debug assertion) / checked |
 //! | shape/dtype.rs:DType::words, storage_bytes; attention.rs, embedding.rs, matmul.rs shapes | total / checked |
-//! | tensor/mod.rs:from_slice, full, zeros, from_halves, from_slice_f16/bf16/as, expect_dtype | checked: element count, data length, device limit, the allocator (any fill value) |
+//! | tensor/create.rs:from_slice, full, zeros, from_halves, from_slice_f16/bf16/as; tensor/mod.rs:expect_dtype | checked: element count, data length, device limit, the allocator (any fill value) |
 //! | plan/mod.rs:Plan::dispatch_floor | checked: >= 1; changed: at most `Plan::MAX_FLOOR_DISPATCHES` (a caller's count grew the plan without bound) |
 //! | plan/mod.rs:capture, replay_in_parts | checked (context, capture) / parts clamped to 1..=16 |
-//! | scan/strategy.rs:lookback_steps, auto_chunk, Cost::block; parity/scan.rs:test_chunk, strategies, specialised_cases | total |
+//! | scan/strategy.rs:lookback_steps, auto_chunk, Cost::block; parity/scan/mod.rs:test_chunk, strategies; parity/scan/cases.rs:specialised_cases | total |
 //! | element_scan: from_body, from_body_tensors, grad, grad_program, Bindings::* | checked when built or run (shapes, seed = output's shape, numbers checked at use) |
 //! | check/rng.rs:Rng::range, below, vec_range, vec_normal; check/compare.rs:compare, Gate::new | left: test-input generators (below(0) gives 0; huge n allocates) / compare reports a length mismatch or NaN as a failure |
 //! | parity/cuda.rs:cuda_cases; parity/mod.rs:tally, markdown | checked (parse) / total |

@@ -202,7 +202,7 @@ pub(crate) async fn open(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu:
             // incomplete. The engine asks for them only when the user opts in
             // (ENGINE_EXPERIMENTAL=cooperative-matrix), and its one kernel that uses them
             // (shaders/matmul/cooperative.wgsl) loads and stores whole 16 x 16 tiles that the
-            // host has checked lie inside the operands (engine/ops/matmul.rs).
+            // host has checked lie inside the operands (engine/ops/matmul/select.rs).
             unsafe { wgpu::ExperimentalFeatures::enabled() }
         } else {
             wgpu::ExperimentalFeatures::disabled()

@@ -5,6 +5,10 @@
 //! region), numbers, `[..]` shapes, and `+ - * /` on numbers. Tensors come
 //! from the [`Bindings`] by name; `lambda` bodies are lowered to IR by [`super::body`] when an
 //! `element-scan` gives them their parameter types.
+//!
+//! Long (past the 500 lines a file gets elsewhere) because the outer forms share one
+//! environment and one error vocabulary; the recurrence layer of issue #30 item 2 will
+//! restructure it, so it is kept whole until then.
 
 use std::collections::HashMap;
 use std::rc::Rc;

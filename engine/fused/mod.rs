@@ -13,6 +13,32 @@
 //! under a broadcast) runs the scalar form, one element per invocation. The dense copy
 //! `ops::unary(Unary::Identity, ..)` is the vec4 form of the identity body.
 //!
+//! # Where a fused kernel belongs
+//!
+//! "Fused" names five places in the engine, one rule placing each:
+//!
+//! - **Generated elementwise graphs: here.** Any composition of unary and binary ops over
+//!   broadcast inputs is built as a [`Graph`] (or an [`expr`](crate::expr) body) and never
+//!   written by hand: this module generates, caches and launches its one kernel, and a plan
+//!   capture fuses chains of elementwise ops through it by itself.
+//! - **An op's own epilogue or neighbour: next to the op.** The bias, GELU and residual
+//!   epilogue of the products is part of the matmul kernels' uniform and WGSL
+//!   (`shaders/matmul/common.wgsl`), so it lives in [`ops::matmul`](mod@crate::ops::matmul); a
+//!   row op fused with the op before it lives beside the op it extends
+//!   ([`ops::linear_residual_layer_norm`](crate::ops::linear_residual_layer_norm) in
+//!   `ops/layer_norm.rs`: the norm's kernel sums the product's split-K slices); a scan fused
+//!   with the construction of its transitions lives beside its family (`mixer/fused.rs`, the
+//!   rotation mixers' angle-fused scan, on the scans' recurrence launch).
+//! - **A kernel only one model's step uses: in the model.** GPT-2's decode-step kernels
+//!   (layer norm fused into the projections, the cache write, the device sampler) read the
+//!   model's decode state and KV-cache layout, which no op should know: `models/gpt2/decode.rs`,
+//!   their WGSL in `shaders/gpt2/`.
+//!
+//! Why not one folder: layers only look down (`tests/layering.rs`). This module sits below
+//! `ops`, so it cannot name a matmul; an epilogue changes its op's kernels and uniform, so it
+//! belongs with them; and a model's kernels sit above every op they replace. A new fused op
+//! goes to the first of the three places its kernel fits.
+//!
 //! ```
 //! use wgsl_compute::fused::{self, Graph, Unary};
 //! use wgsl_compute::{Context, Tensor};

@@ -1,6 +1,13 @@
 //! Tensor ops. Each runs its WGSL kernel on a GPU context and its `reference` twin on the
 //! CPU context, under one name.
 //!
+//! Fusion inside an op stays with the op: the matmul's bias, GELU and residual epilogue in
+//! [`matmul`](mod@matmul) (its kernels' shared uniform), the projection fused with the residual add and
+//! the next layer norm in [`layer_norm`](mod@layer_norm) ([`linear_residual_layer_norm`]). Elementwise
+//! compositions are not ops written here but graphs that [`crate::fused`] generates; a kernel
+//! only one model uses belongs to that model. The rule, and the five places it puts the
+//! engine's fused kernels, is in [`crate::fused`]'s docs ("Where a fused kernel belongs").
+//!
 //! ```
 //! use wgsl_compute::{ops, Context, Tensor};
 //! let ctx = Context::cpu(); // or Context::new()? for the GPU the environment picks

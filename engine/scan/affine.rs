@@ -5,6 +5,10 @@
 //! one set for every (k, v) and specialisations for the shapes that matter most (`kernels`:
 //! (2, 1) holds its state in a vec2, k = 8 two vec4s a column) with the same passes and side
 //! layout.
+//!
+//! Long (past the 500 lines a file gets elsewhere) because both strategies and both
+//! directions of every kernel set share its seam; the recurrence layer of issue #30 item 2
+//! will restructure it, so it is kept whole until then.
 
 use super::dispatch::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::envelope::{self, AffineDims};

@@ -21,6 +21,10 @@
 //! value column for the affine scans, K + 1 product columns for a chunk reduce, and so on;
 //! nothing here assumes one element per invocation. What a kernel keeps between segments
 //! or chunks (its `side` scratch) and its own uniform words after the header are its own.
+//!
+//! Long (past the 500 lines a file gets elsewhere) because every pass of the table above is
+//! planned and recorded here; the recurrence layer of issue #30 item 2 will restructure it,
+//! so it is kept whole until then.
 
 use std::sync::Arc;
 

@@ -12,7 +12,7 @@
 // u32 words) or ran at 19.4 (f16 tiles stored one half at a time): examples/coop_probe.rs.
 // The epilogue (alpha, bias, GELU, residual) reads the stored block back, after a barrier,
 // one element per invocation a trip; a plain product skips it.
-// The host checks (engine/ops/matmul.rs): M and N multiples of 64, K of 16; both operands'
+// The host checks (engine/ops/matmul/select.rs): M and N multiples of 64, K of 16; both operands'
 // inner axes dense; their offsets, row strides and batch strides multiples of 8 elements
 // (16 bytes); out dense. Each store's offset is a `let`: naga 30's SPIR-V writer panics on a
 // cooperative store whose pointer index is computed inline.

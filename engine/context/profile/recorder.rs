@@ -1,38 +1,19 @@
-//! A per-kernel profiler: how long each dispatch ran on the device, summed by kernel.
-//!
-//! Where the adapter has `TIMESTAMP_QUERY`, every dispatch's compute pass writes a GPU
-//! timestamp at its beginning and end (each dispatch has a pass of its own), so the figure is
-//! device time only; the timestamps are resolved and read back every 2048 dispatches and when
-//! the profile is read. A compiled plan replays its dispatches in one pass (or a few): with
-//! `TIMESTAMP_QUERY_INSIDE_PASSES` each of them is bracketed by timestamps inside the pass and
-//! counted under its kernel; otherwise the whole replay is one row, `plan (one pass)`. Elsewhere (`Clock::WallClock`) each dispatch is bracketed by a full
-//! wait for the device, which serialises the work and adds the submit cost: the shares stay
-//! meaningful, the totals are upper bounds. Native only (the reads block).
-//!
-//! Turn it on with `ENGINE_PROFILE=1` (the table goes to stderr when the context is dropped;
-//! `ENGINE_PROFILE=trace.json` also writes a Chrome trace there) or with
-//! [`Context::set_profiling`], then read it with [`Context::profile`]:
-//!
-//! ```no_run
-//! let ctx = wgsl_compute::Context::new()?;
-//! ctx.set_profiling(true);
-//! let x = wgsl_compute::Tensor::from_slice(&ctx, &[4], &[1.0, 2.0, 3.0, 4.0])?;
-//! let _ = wgsl_compute::ops::sum_last(&wgsl_compute::ops::mul(&x, &x)?)?.to_vec()?;
-//! let profile = ctx.profile()?;
-//! println!("{profile}"); // kernel, calls, total, mean, share
-//! std::fs::write("trace.json", profile.chrome_trace()).unwrap(); // chrome://tracing, Perfetto
-//! # Ok::<(), wgsl_compute::Error>(())
-//! ```
-
-// In a browser the profiler stays off (its reads would block), so most of it is unused there.
-#![cfg_attr(target_arch = "wasm32", allow(dead_code))]
+//! The profiler's state, one per GPU context, and the hooks the dispatch path calls: before
+//! and after each dispatch and each plan replay, timestamps or a full wait around the work;
+//! timestamps resolved and read back in batches of `PASSES` dispatches and when the profile
+//! is read.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::{Clock, Context, Gpu};
+use super::passes::{ProfiledPass, ProfiledPlan};
+use super::report::Event;
+#[cfg(not(target_arch = "wasm32"))]
+use super::report::{KernelTime, Profile};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::context::Clock;
+use crate::context::Gpu;
 use crate::error::Result;
 
 /// Dispatches whose timestamps one query set holds (wgpu allows 4096 queries per set).
@@ -41,139 +22,18 @@ const PASSES: u32 = wgpu::QUERY_SET_MAX_QUERIES / 2;
 /// Trace events kept; later dispatches still count in the table.
 const MAX_EVENTS: usize = 1 << 20;
 
-/// One kernel's line of the table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelTime {
-    /// The kernel's name (its pipeline label).
-    pub name: String,
-    /// Dispatches recorded.
-    pub calls: u64,
-    /// Device seconds over all calls.
-    pub seconds: f64,
-}
-
-/// One dispatch in the trace.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Event {
-    /// Index into [`Profile::kernels`].
-    pub kernel: usize,
-    /// Seconds from the first profiled dispatch to this one's start.
-    pub start: f64,
-    /// Seconds it ran.
-    pub seconds: f64,
-}
-
-/// What the profiler collected: per-kernel totals, largest first, and every dispatch.
-#[derive(Clone, Debug)]
-pub struct Profile {
-    /// How the times were measured.
-    pub clock: Clock,
-    /// The adapter's name.
-    pub adapter: String,
-    /// One line per kernel that ran, by total time (largest first).
-    pub kernels: Vec<KernelTime>,
-    /// Every dispatch in order (up to about a million; see `events_dropped`).
-    pub events: Vec<Event>,
-    /// Dispatches counted in the table but left out of `events`.
-    pub events_dropped: usize,
-}
-
-impl Profile {
-    /// Device seconds over every kernel.
-    pub fn total_seconds(&self) -> f64 {
-        self.kernels.iter().map(|k| k.seconds).sum()
-    }
-
-    /// The kernel named `name`, if it ran.
-    pub fn kernel(&self, name: &str) -> Option<&KernelTime> {
-        self.kernels.iter().find(|k| k.name == name)
-    }
-
-    /// The trace in Chrome's trace-event JSON format (chrome://tracing, ui.perfetto.dev): one
-    /// complete (`"ph": "X"`) event per dispatch, times in microseconds.
-    pub fn chrome_trace(&self) -> String {
-        let events: Vec<serde_json::Value> = self
-            .events
-            .iter()
-            .map(|e| {
-                serde_json::json!({
-                    "name": self.kernels[e.kernel].name,
-                    "cat": "kernel",
-                    "ph": "X",
-                    "ts": e.start * 1e6,
-                    "dur": e.seconds * 1e6,
-                    "pid": 0,
-                    "tid": 0,
-                })
-            })
-            .collect();
-        serde_json::json!({
-            "traceEvents": events,
-            "displayTimeUnit": "ns",
-            "otherData": {
-                "adapter": self.adapter,
-                "clock": format!("{:?}", self.clock),
-                "events_dropped": self.events_dropped,
-            },
-        })
-        .to_string()
-    }
-
-    /// Writes [`Profile::chrome_trace`] to `path`.
-    pub fn write_chrome_trace(&self, path: &std::path::Path) -> Result<()> {
-        std::fs::write(path, self.chrome_trace()).map_err(|e| crate::Error::Io {
-            what: path.display().to_string(),
-            message: e.to_string(),
-        })
-    }
-}
-
-impl fmt::Display for Profile {
-    /// The table: kernel, calls, total, mean, share; then the total and the clock.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let total = self.total_seconds();
-        let width = self.kernels.iter().map(|k| k.name.len()).max().unwrap_or(0).max(6);
-        writeln!(
-            f,
-            "{:<width$}  {:>8}  {:>12}  {:>10}  {:>6}",
-            "kernel", "calls", "total ms", "mean us", "share"
-        )?;
-        for k in &self.kernels {
-            writeln!(
-                f,
-                "{:<width$}  {:>8}  {:>12.3}  {:>10.2}  {:>5.1}%",
-                k.name,
-                k.calls,
-                k.seconds * 1e3,
-                k.seconds * 1e6 / k.calls.max(1) as f64,
-                100.0 * k.seconds / total.max(f64::MIN_POSITIVE)
-            )?;
-        }
-        let calls: u64 = self.kernels.iter().map(|k| k.calls).sum();
-        writeln!(f, "{:<width$}  {calls:>8}  {:>12.3}", "total", total * 1e3)?;
-        write!(
-            f,
-            "on {}; {}",
-            self.adapter,
-            match self.clock {
-                Clock::Timestamps => "GPU timestamps around every dispatch (its pass, or inside a plan's)",
-                Clock::WallClock => "wall clock with a full wait around each dispatch (upper bounds)",
-            }
-        )
-    }
-}
-
 /// The profiler's state, one per GPU context.
 #[derive(Default)]
 pub(crate) struct Profiler {
     state: Mutex<State>,
 }
 
+/// What one context's profiler holds (behind [`Profiler`]'s lock).
 #[derive(Default)]
-struct State {
-    enabled: bool,
+pub(super) struct State {
+    pub(super) enabled: bool,
     /// Wall clock asked for, even where timestamps exist.
-    wall: bool,
+    pub(super) wall: bool,
     queries: Option<Queries>,
     /// Kernel index of each pass whose timestamps are not read yet; pass i wrote 2i and 2i+1.
     pending: Vec<usize>,
@@ -188,71 +48,12 @@ struct State {
     first_instant: Option<Instant>,
 }
 
+/// The query set the passes write their timestamps to, and the buffer it resolves into.
 struct Queries {
     set: wgpu::QuerySet,
     resolved: wgpu::Buffer,
     /// Nanoseconds per tick.
     period: f64,
-}
-
-/// A dispatch being profiled: where its pass writes its timestamps, or when it started.
-pub(crate) enum ProfiledPass {
-    Timestamps { set: wgpu::QuerySet, pass: u32 },
-    WallClock { kernel: usize, start: Instant },
-}
-
-impl ProfiledPass {
-    /// The `timestamp_writes` of the dispatch's compute pass.
-    pub(crate) fn timestamp_writes(&self) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        match self {
-            ProfiledPass::Timestamps { set, pass } => Some(wgpu::ComputePassTimestampWrites {
-                query_set: set,
-                beginning_of_pass_write_index: Some(2 * pass),
-                end_of_pass_write_index: Some(2 * pass + 1),
-            }),
-            ProfiledPass::WallClock { .. } => None,
-        }
-    }
-}
-
-/// A compiled plan's pass being profiled.
-pub(crate) enum ProfiledPlan {
-    /// A timestamp before and after each dispatch inside the pass: dispatch i uses pass slot
-    /// `first + i`.
-    Dispatches { set: wgpu::QuerySet, first: u32 },
-    /// The whole pass as one row.
-    Whole(ProfiledPass),
-}
-
-impl ProfiledPlan {
-    /// The `timestamp_writes` of one of the plan's compute passes (a plan may replay in
-    /// several): the whole-plan row begins with the first pass and ends with the last.
-    pub(crate) fn timestamp_writes(&self, first: bool, last: bool) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
-        match self {
-            ProfiledPlan::Whole(ProfiledPass::Timestamps { set, pass }) if first || last => {
-                Some(wgpu::ComputePassTimestampWrites {
-                    query_set: set,
-                    beginning_of_pass_write_index: first.then_some(2 * pass),
-                    end_of_pass_write_index: last.then_some(2 * pass + 1),
-                })
-            }
-            _ => None,
-        }
-    }
-
-    /// Called just before the plan's dispatch `i` is recorded into `pass`.
-    pub(crate) fn before(&self, pass: &mut wgpu::ComputePass<'_>, i: usize) {
-        if let ProfiledPlan::Dispatches { set, first } = self {
-            pass.write_timestamp(set, 2 * (first + i as u32));
-        }
-    }
-
-    /// Called just after the plan's dispatch `i` is recorded into `pass`.
-    pub(crate) fn after(&self, pass: &mut wgpu::ComputePass<'_>, i: usize) {
-        if let ProfiledPlan::Dispatches { set, first } = self {
-            pass.write_timestamp(set, 2 * (first + i as u32) + 1);
-        }
-    }
 }
 
 /// The row of a plan's pass timed as a whole.
@@ -268,7 +69,7 @@ impl Profiler {
         p
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -281,6 +82,17 @@ fn profile_env() -> Option<String> {
 }
 
 impl State {
+    /// Everything collected forgotten; on or off, the clock and the query set kept.
+    pub(super) fn forget(&mut self) {
+        let (enabled, wall) = (self.enabled, self.wall);
+        *self = State {
+            enabled,
+            wall,
+            queries: self.queries.take(),
+            ..State::default()
+        };
+    }
+
     fn kernel_index(&mut self, name: &str) -> usize {
         if let Some(&i) = self.index.get(name) {
             return i;
@@ -437,7 +249,7 @@ impl Gpu {
 
     /// Resolves and reads the pending passes' timestamps into the totals and events.
     #[cfg(not(target_arch = "wasm32"))]
-    fn read_timestamps(&self, st: &mut State) -> Result<()> {
+    pub(super) fn read_timestamps(&self, st: &mut State) -> Result<()> {
         let n = st.pending.len() as u32;
         let Some(q) = &st.queries else {
             return Ok(());
@@ -447,7 +259,7 @@ impl Gpu {
         }
         let (set, resolved, period) = (q.set.clone(), q.resolved.clone(), q.period);
         self.record(|e| e.resolve_query_set(&set, 0..2 * n, &resolved, 0));
-        let bytes = pollster::block_on(super::readback::read_bytes(
+        let bytes = pollster::block_on(crate::context::readback::read_bytes(
             self,
             &resolved,
             0,
@@ -467,7 +279,7 @@ impl Gpu {
 
     /// The profile so far (reads pending timestamps first).
     #[cfg(not(target_arch = "wasm32"))]
-    fn profile(&self) -> Result<Profile> {
+    pub(super) fn profile(&self) -> Result<Profile> {
         let mut st = self.profiler.lock();
         self.read_timestamps(&mut st)?;
         let mut kernels: Vec<KernelTime> = st
@@ -535,64 +347,5 @@ impl Gpu {
             }
             Err(e) => eprintln!("engine profile: {e}"),
         }
-    }
-}
-
-impl Context {
-    /// Starts (or stops) collecting per-kernel device time for every dispatch on this context,
-    /// with GPU timestamps where the adapter has them, else the wall clock.
-    /// A no-op on the CPU reference context and in a browser.
-    pub fn set_profiling(&self, on: bool) {
-        self.set_profiling_with(on, Clock::Timestamps);
-    }
-
-    /// [`Context::set_profiling`] with the clock chosen: `Clock::WallClock` waits for the
-    /// device around every dispatch even where timestamps exist (to compare the two).
-    pub fn set_profiling_with(&self, on: bool, clock: Clock) {
-        if let Some(g) = self.gpu() {
-            let mut st = g.profiler.lock();
-            st.enabled = on && cfg!(not(target_arch = "wasm32"));
-            st.wall = clock == Clock::WallClock;
-        }
-    }
-
-    /// True while dispatches are being profiled.
-    pub fn profiling(&self) -> bool {
-        self.gpu().is_some_and(|g| g.profiler.lock().enabled)
-    }
-
-    /// What the profiler has collected since it was turned on or reset: per-kernel calls and
-    /// device time, and every dispatch for a trace. Waits for the device natively. Empty on
-    /// the CPU reference context.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn profile(&self) -> Result<Profile> {
-        match self.gpu() {
-            Some(g) => g.profile(),
-            None => Ok(Profile {
-                clock: Clock::WallClock,
-                adapter: self.info().name.clone(),
-                kernels: vec![],
-                events: vec![],
-                events_dropped: 0,
-            }),
-        }
-    }
-
-    /// Forgets what the profiler has collected (it stays on or off).
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn reset_profile(&self) -> Result<()> {
-        if let Some(g) = self.gpu() {
-            let mut st = g.profiler.lock();
-            // Read what is in flight so no later read mixes old passes in.
-            g.read_timestamps(&mut st)?;
-            let (enabled, wall) = (st.enabled, st.wall);
-            *st = State {
-                enabled,
-                wall,
-                queries: st.queries.take(),
-                ..State::default()
-            };
-        }
-        Ok(())
     }
 }

@@ -1,0 +1,233 @@
+//! Which kernel takes a product: [`MatmulPath`] and its `Auto` rules, the split-K decision,
+//! the cooperative kernel's refusals, and the tuner seam that may hand a tile kernel's
+//! product to another tile kernel measured faster on this adapter.
+//!
+//! Nothing here records a command: the choice reads the operands' shapes, strides and
+//! alignment ([`Operands`]) and the adapter's features, and returns a path (or the
+//! `Error::Fallback` of a forced path that cannot run); [`super::launch`] records it.
+
+use super::launch::Operands;
+use super::Ep;
+use crate::context::Gpu;
+use crate::error::{Error, Result};
+use crate::shape::{DType, MatmulShape};
+use crate::tensor::Tensor;
+
+/// 128 x 128 tiles `Auto` wants before it picks [`MatmulPath::LargeTile`]: fewer leave a large
+/// GPU's multiprocessors idle, where the 64 x 64 kernel's four times as many tiles fill it.
+const LARGE_TILE_MIN_TILES: usize = 256;
+
+/// Which matmul kernel runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatmulPath {
+    /// Picked by shape: `Vector` for one row, `LargeTile` for large products with both
+    /// operands vec4-aligned, `RegisterTiled` when both M and N fill a 64 tile, `Tiled16`
+    /// otherwise (the hand rule); then the tuner (`crate::tune`, `ENGINE_TUNE`) may give a
+    /// tile kernel's product to another of [`MatmulPath::TILES`] measured faster here.
+    Auto,
+    /// The readable 16x16 shared-memory tile of seed 004.
+    Tiled16,
+    /// 64x64 block tile, 4x4 register tile per invocation, vec4 loads when aligned.
+    RegisterTiled,
+    /// 128x128 block tile, 8x8 register tile per invocation; both operands' inner axes dense
+    /// and vec4-aligned (forced on other operands: `Error::Fallback`).
+    LargeTile,
+    /// Row times matrix; only for M = 1.
+    Vector,
+    /// F16 `a` and `b` on the adapter's matrix units through wgpu's experimental cooperative
+    /// matrices (16 x 16 x 16 tiles, f32 accumulation, `shaders/matmul/cooperative.wgsl`),
+    /// where the context has them ([`crate::context::DeviceInfo::cooperative_matrix`], on
+    /// request: `ENGINE_EXPERIMENTAL=cooperative-matrix`). M and N multiples of 64, K of 16;
+    /// both inner axes dense; offsets, row and batch strides multiples of 8 elements. `Auto`
+    /// picks it for operands that qualify; forced on others: `Error::Fallback`.
+    Cooperative,
+}
+
+impl MatmulPath {
+    /// The paths that can be forced (every one but `Auto`), for tests and benchmarks.
+    pub const FORCED: [MatmulPath; 4] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile, Self::Vector];
+
+    /// The tile kernels the tuner chooses between (`crate::tune::Family::Matmul`). Each
+    /// output element is one f32 accumulator walking K from 0 up with one `fma` per step
+    /// (zero-padded past K: `fma(0, 0, acc)` is `acc`), then the one epilogue of
+    /// `common.wgsl`: the same bits whichever runs. Not interchangeable with them, so never
+    /// candidates: `Vector` (K split across a workgroup, then a tree sum), split-K (partial
+    /// sums over K-slices) and `Cooperative` (the matrix units' own order).
+    pub const TILES: [MatmulPath; 3] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile];
+
+    /// The path's name in the tune cache, the plan dump and reports: its kernel's file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Tiled16 => "tiled16",
+            Self::RegisterTiled => "register_tiled",
+            Self::LargeTile => "large_tile",
+            Self::Vector => "matvec",
+            Self::Cooperative => "cooperative",
+        }
+    }
+}
+
+/// How many K-slices a 2-d product should be split into, when its output has too few 64 x 64
+/// tiles to fill a GPU: the weight gradients of a layer ((Dm, B T) @ (B T, N): a 64 x 64
+/// output over K = 8192 was one workgroup walking all of K) and GPT-2's prefill projections
+/// (M = 64 rows: 12 to 48 tiles, the K = 3072 projection one walk of 3072 per tile). The
+/// slices divide K evenly, each at least `MIN_SLICE` long and a multiple of 4 (so vec4 loads
+/// stay aligned), and the tiles times the slices stay at most `TARGET` workgroups. `None`: no
+/// split.
+pub(super) fn split_k(s: &MatmulShape) -> Option<usize> {
+    const MIN_SLICE: usize = 64;
+    const TARGET: usize = 512;
+    let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
+    // An empty output (m or n = 0) has no tiles and nothing to split.
+    if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= TARGET / 4 || s.k < 2 * MIN_SLICE {
+        return None;
+    }
+    let mut splits = 1;
+    while splits * 2 * tiles <= TARGET
+        && s.k.is_multiple_of(splits * 2)
+        && s.k / (splits * 2) >= MIN_SLICE
+        && (s.k / (splits * 2)).is_multiple_of(4)
+    {
+        splits *= 2;
+    }
+    (splits > 1).then_some(splits)
+}
+
+/// Why the cooperative-matrix kernel cannot take this product (`None`: it can). `strides` are
+/// a's and b's (row, column) strides, `batch` their strides over the collapsed batch axes.
+fn cooperative_refusal(
+    gpu_has_it: bool,
+    a: &Tensor,
+    b: &Tensor,
+    s: &MatmulShape,
+    strides: [(usize, usize); 2],
+    batch: [&[usize]; 2],
+) -> Option<String> {
+    if !gpu_has_it {
+        return Some(format!(
+            "this context has no cooperative matrices (they need ENGINE_EXPERIMENTAL={} and an adapter with 16x16x16 f16 -> f32)",
+            crate::context::COOPERATIVE_MATRIX
+        ));
+    }
+    if a.dtype() != DType::F16 || b.dtype() != DType::F16 {
+        return Some(format!(
+            "a {} and b {}: the kernel takes F16 operands",
+            a.dtype(),
+            b.dtype()
+        ));
+    }
+    if !s.m.is_multiple_of(64) || !s.n.is_multiple_of(64) || !s.k.is_multiple_of(16) {
+        return Some(format!(
+            "M {}, N {}, K {}: the kernel takes M and N multiples of 64, K of 16",
+            s.m, s.n, s.k
+        ));
+    }
+    let offsets = [a.layout().offset, b.layout().offset];
+    for (i, name) in ["a", "b"].into_iter().enumerate() {
+        let (rs, cs) = strides[i];
+        if cs != 1
+            || !rs.is_multiple_of(8)
+            || !offsets[i].is_multiple_of(8)
+            || batch[i].iter().any(|v| !v.is_multiple_of(8))
+        {
+            return Some(format!(
+                "{name}: strides ({rs}, {cs}), offset {}, batch strides {:?}: the kernel loads 16-byte rows (inner axis dense, the rest multiples of 8 elements)",
+                offsets[i], batch[i]
+            ));
+        }
+    }
+    None
+}
+
+/// The tuner's shape key of a product: batch, M, N, K bucketed with their classes mod 4, the
+/// dtypes, and which operands load as vec4s (which decides whether `LargeTile` may run).
+fn tune_key(s: &MatmulShape, batch: usize, dtypes: (DType, DType), vec: (bool, bool)) -> String {
+    let (a, b) = (dtypes.0.to_string(), dtypes.1.to_string());
+    crate::tune::key::shape_key(
+        &[("b", batch), ("m", s.m), ("n", s.n), ("k", s.k)],
+        &[("m", s.m), ("n", s.n), ("k", s.k)],
+        &[
+            &a,
+            &b,
+            if vec.0 { "vec_a" } else { "" },
+            if vec.1 { "vec_b" } else { "" },
+        ],
+    )
+}
+
+/// The kernel that runs `alpha * (a @ b)` with epilogue `ep` when `requested` was asked for:
+/// `Auto`'s hand rule (above the split-K decision, which [`super::gemm`] takes first), a
+/// forced path checked against the operands, then the tuner's turn on a tile kernel's product
+/// (it measures the candidates by running them through [`super::gemm`]). Never `Auto`.
+pub(super) fn choose(
+    op: &'static str,
+    gpu: &Gpu,
+    (a, b): (&Tensor, &Tensor),
+    alpha: f32,
+    ep: Ep,
+    requested: MatmulPath,
+    o: &Operands,
+) -> Result<MatmulPath> {
+    let s = &o.shape;
+    let (vec_a, vec_b) = (o.vec_a, o.vec_b);
+    let large_tiles = s.m.div_ceil(128) * s.n.div_ceil(128) * o.batch;
+    let coop_refusal = || {
+        cooperative_refusal(
+            gpu.info.cooperative_matrix,
+            a,
+            b,
+            s,
+            [o.a_strides, o.b_strides],
+            [&o.batch_strides[0], &o.batch_strides[1]],
+        )
+    };
+    let path = match requested {
+        MatmulPath::Auto if s.m == 1 => MatmulPath::Vector,
+        MatmulPath::Auto if gpu.info.cooperative_matrix && coop_refusal().is_none() => MatmulPath::Cooperative,
+        MatmulPath::Cooperative => {
+            if let Some(reason) = coop_refusal() {
+                return Err(Error::Fallback { op, reason });
+            }
+            MatmulPath::Cooperative
+        }
+        MatmulPath::Auto if vec_a && vec_b && large_tiles >= LARGE_TILE_MIN_TILES => MatmulPath::LargeTile,
+        MatmulPath::Auto if s.m >= 64 && s.n >= 64 => MatmulPath::RegisterTiled,
+        MatmulPath::Auto => MatmulPath::Tiled16,
+        MatmulPath::LargeTile if !(vec_a && vec_b) => {
+            let (al, bl) = (a.layout(), b.layout());
+            return Err(Error::Fallback {
+                op,
+                reason: format!(
+                    "the large-tile kernel reads both operands as vec4s; a {:?} (strides {:?}, offset {}) @ b {:?} (strides {:?}, offset {}) are not both aligned",
+                    a.shape(),
+                    al.strides,
+                    al.offset,
+                    b.shape(),
+                    bl.strides,
+                    bl.offset
+                ),
+            });
+        }
+        p => p,
+    };
+    // The tuner may give the hand rule's tile kernel's product to another tile kernel: the
+    // same bits (`MatmulPath::TILES`), measured faster on this adapter.
+    Ok(match path {
+        p if requested == MatmulPath::Auto && MatmulPath::TILES.contains(&p) => {
+            let others: Vec<MatmulPath> = MatmulPath::TILES
+                .into_iter()
+                .filter(|&o| o != p && (o != MatmulPath::LargeTile || (vec_a && vec_b)))
+                .collect();
+            a.context().choose(
+                crate::tune::Family::Matmul,
+                || tune_key(s, o.batch, (a.dtype(), b.dtype()), (vec_a, vec_b)),
+                p,
+                &others,
+                MatmulPath::name,
+                |c| super::gemm(op, a, b, alpha, ep, c).map(drop),
+            )
+        }
+        p => p,
+    })
+}
