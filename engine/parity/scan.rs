@@ -15,7 +15,7 @@ use crate::check::{compare, gates, Rng};
 use crate::context::Context;
 use crate::error::Result;
 use crate::reference::scan::{self as reference, AffineShape};
-use crate::scan::{self, Dispatch, ScanOptions, Strategy};
+use crate::scan::{self, Route, ScanOptions, Strategy};
 use crate::shape::DType;
 use crate::tensor::Tensor;
 
@@ -461,9 +461,9 @@ pub async fn run_case(ctx: &Context, c: &ScanCase) -> Row {
 
 /// Every output of the case as (got, reference) pairs.
 async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)>> {
-    let dispatch = if ctx.is_gpu() { Dispatch::Gpu } else { Dispatch::Cpu };
+    let route = if ctx.is_gpu() { Route::Gpu } else { Route::Cpu };
     let opts = ScanOptions {
-        dispatch: Some(dispatch),
+        route: Some(route),
         strategy: c.strategy,
     };
     let dtype = c.dtype;

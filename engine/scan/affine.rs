@@ -6,7 +6,7 @@
 //! (2, 1) holds its state in a vec2, k = 8 two vec4s a column) with the same passes and side
 //! layout.
 
-use super::dispatch::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
+use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
 use super::linear_gpu;
@@ -321,7 +321,7 @@ macro_rules! public_fns {
             $forward_with(a, b, h0, &$crate::scan::ScanOptions::default())
         }
 
-        #[doc = concat!("[`", stringify!($forward), "`] with an explicit dispatch and strategy.")]
+        #[doc = concat!("[`", stringify!($forward), "`] with an explicit route and strategy.")]
         pub fn $forward_with(
             a: &$crate::tensor::Tensor,
             b: &$crate::tensor::Tensor,
@@ -341,7 +341,7 @@ macro_rules! public_fns {
             $backward_with(a, h0, h, grad_h, &$crate::scan::ScanOptions::default())
         }
 
-        #[doc = concat!("[`", stringify!($backward), "`] with an explicit dispatch and strategy.")]
+        #[doc = concat!("[`", stringify!($backward), "`] with an explicit route and strategy.")]
         pub fn $backward_with(
             a: &$crate::tensor::Tensor,
             h0: Option<&$crate::tensor::Tensor>,
@@ -365,7 +365,7 @@ pub(crate) fn forward(
     opts: &ScanOptions,
 ) -> Result<Tensor> {
     let ctx = a.context();
-    dispatch::run(
+    route::run(
         op,
         ctx,
         opts,
@@ -396,7 +396,7 @@ pub(crate) fn backward(
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
     let ctx = a.context();
-    dispatch::run(
+    route::run(
         op,
         ctx,
         opts,

@@ -19,7 +19,7 @@
 //! invocation per output word), so each output is rounded once either way.
 
 use super::affine::ScanGrads;
-use super::dispatch::ScanOptions;
+use super::route::ScanOptions;
 use super::envelope::AffineDims;
 use super::launch::{lookbacks, passes, ChannelKernels};
 use crate::context::Gpu;
