@@ -38,7 +38,7 @@
 //! differentiated again. The seed's three example programs live in [`seed`].
 
 mod body;
-pub mod check;
+pub mod diagnose;
 mod codegen;
 mod eval;
 mod grad;
@@ -177,7 +177,7 @@ impl ElementScan {
         .map_err(|(c, m)| crate::expr::ir::builder_error(c, m))?;
         if body.params != types {
             return Err(crate::expr::ir::builder_error(
-                check::code::TYPE,
+                diagnose::code::TYPE,
                 format!(
                     "the body's parameters are {:?}; these inputs give {:?}",
                     body.params, types
