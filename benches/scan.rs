@@ -107,7 +107,7 @@ fn bench_scans(c: &mut Criterion) {
     let gpu = gpu_context();
     if let Some(g) = &gpu {
         eprintln!(
-            "adapter: {} ({}, {})",
+            "adapter: {} ({:?}, {})",
             g.info().name,
             g.info().backend,
             g.info().device_type

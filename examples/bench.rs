@@ -1219,7 +1219,7 @@ fn main() -> Result<()> {
         ctx.set_profiling(true);
     }
     println!(
-        "# engine bench on {} ({}, {})",
+        "# engine bench on {} ({:?}, {})",
         ctx.info().name,
         ctx.info().backend,
         ctx.info().driver

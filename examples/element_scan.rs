@@ -89,7 +89,7 @@ fn main() -> wgsl_compute::Result<()> {
         return Ok(());
     }
     let ctx = Context::new()?;
-    println!("adapter: {} ({})", ctx.info().name, ctx.info().backend);
+    println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
     let mut rng = Rng::new(7);
 
     let (b, t, w) = (8, 256, 64);

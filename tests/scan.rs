@@ -36,7 +36,7 @@ fn assert_rows_pass(ctx: &Context, cases: &[ScanCase]) {
         .collect();
     assert!(
         failed.is_empty(),
-        "on {} ({}):\n{}",
+        "on {} ({:?}):\n{}",
         ctx.info().name,
         ctx.info().backend,
         failed.join("\n")

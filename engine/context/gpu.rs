@@ -123,7 +123,7 @@ impl Gpu {
         }));
         let pool = BufferPool::new(device.clone(), info.max_buffer_size);
         let uniform_stride = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(256);
-        let kernels = KernelCache::new(info.backend != "Gl");
+        let kernels = KernelCache::new(info.backend != wgpu::Backend::Gl);
         // Contexts check `ENGINE_TUNE` before they get here (`Context::from_adapter` fails on a
         // bad value); a device handed over by the application warns instead.
         let mode = crate::tune::TuneMode::from_env().unwrap_or_else(|e| {

@@ -172,7 +172,7 @@ fn sizes(names: &[&'static str], d: &AffineDims) -> Vec<(&'static str, f64)> {
 /// for 107 s on one parity row (B 2, T 65, v 4) and lost the device, and a page cannot
 /// count on the adapter's name to tell a CPU adapter apart.
 fn kernels(ctx: &Context, d: &AffineDims) -> &'static Kernels {
-    let browser = ctx.info().backend == "BrowserWebGpu";
+    let browser = ctx.info().backend == wgpu::Backend::BrowserWebGpu;
     match (d.k, d.v) {
         (2, 1) => &MATRIX2,
         (8, v) if v >= 4 && !browser => &AFFINE8,

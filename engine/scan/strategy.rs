@@ -73,7 +73,7 @@ pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
 /// 1024, a few microseconds' wait before the work is done twice.
 pub(crate) fn lookback_spin(device: &DeviceInfo) -> u32 {
     match device.kind {
-        crate::context::DeviceKind::Gpu if matches!(device.backend.as_str(), "Vulkan" | "Dx12") => 1 << 20,
+        crate::context::DeviceKind::Gpu if matches!(device.backend, wgpu::Backend::Vulkan | wgpu::Backend::Dx12) => 1 << 20,
         crate::context::DeviceKind::Software => 64,
         _ => 1024,
     }
@@ -250,10 +250,10 @@ mod tests {
     use super::*;
     use crate::context::DeviceKind;
 
-    fn device(kind: DeviceKind, backend: &str, max_storage_binding: u64) -> DeviceInfo {
+    fn device(kind: DeviceKind, backend: wgpu::Backend, max_storage_binding: u64) -> DeviceInfo {
         DeviceInfo {
             kind,
-            backend: backend.into(),
+            backend,
             max_storage_binding,
             ..DeviceInfo::cpu()
         }
@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn lookback_is_planned_only_when_asked_offered_and_its_words_fit() {
         let gib = 1 << 30;
-        let vulkan = device(DeviceKind::Gpu, "Vulkan", gib);
+        let vulkan = device(DeviceKind::Gpu, wgpu::Backend::Vulkan, gib);
         let forced = Strategy::LookBack;
         // Chunks of 32 steps at few lanes; longer ones (to 256) as the lanes grow.
         assert_eq!(
@@ -297,25 +297,25 @@ mod tests {
         // Offered on every adapter (the fallback needs no forward-progress guarantee), not on
         // the CPU context.
         for (kind, backend, offered) in [
-            (DeviceKind::Gpu, "Dx12", true),
-            (DeviceKind::Gpu, "Gl", true),
-            (DeviceKind::Gpu, "Metal", true),
-            (DeviceKind::Gpu, "BrowserWebGpu", true),
-            (DeviceKind::Software, "Vulkan", true),
-            (DeviceKind::Software, "Gl", true),
-            (DeviceKind::Software, "BrowserWebGpu", true),
-            (DeviceKind::CpuReference, "Cpu", false),
+            (DeviceKind::Gpu, wgpu::Backend::Dx12, true),
+            (DeviceKind::Gpu, wgpu::Backend::Gl, true),
+            (DeviceKind::Gpu, wgpu::Backend::Metal, true),
+            (DeviceKind::Gpu, wgpu::Backend::BrowserWebGpu, true),
+            (DeviceKind::Software, wgpu::Backend::Vulkan, true),
+            (DeviceKind::Software, wgpu::Backend::Gl, true),
+            (DeviceKind::Software, wgpu::Backend::BrowserWebGpu, true),
+            (DeviceKind::CpuReference, wgpu::Backend::Noop, false),
         ] {
             let d = device(kind, backend, gib);
             assert_eq!(
                 lookback(forced, 64, 1, 100, &d).is_some(),
                 offered,
-                "{kind:?} {backend}"
+                "{kind:?} {backend:?}"
             );
         }
         // The flag words must fit one binding: 1 + 3 x 4 chunks x 64 lanes x 2 channels.
         let words = 1 + 3 * 4 * 64 * 2;
-        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, "Vulkan", words * 4)).is_some());
-        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, "Vulkan", words * 4 - 1)).is_none());
+        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4)).is_some());
+        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4 - 1)).is_none());
     }
 }
