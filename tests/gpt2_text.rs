@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use wgsl_compute::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
 use wgsl_compute::context::Backend;
+use wgsl_compute::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
 use wgsl_compute::Context;
 
 use crate::common::each_adapter;

@@ -33,7 +33,11 @@ const SUMMARIES: &[&str] = &["engine/lib.rs", "docs/src/design.md"];
 /// The order in one line: `` `error`, `shape`, `check` < `kernel`, `tune` < ... ``.
 fn summary() -> String {
     let layer = |mods: &[&str]| mods.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
-    LAYERS.iter().map(|(_, mods)| layer(mods)).collect::<Vec<_>>().join(" < ")
+    LAYERS
+        .iter()
+        .map(|(_, mods)| layer(mods))
+        .collect::<Vec<_>>()
+        .join(" < ")
 }
 
 /// The index in [`LAYERS`] of `module`'s layer.
@@ -180,11 +184,17 @@ fn every_engine_module_sits_in_one_layer() {
     }
     for m in g.keys() {
         let n = LAYERS.iter().filter(|(_, mods)| mods.contains(&m.as_str())).count();
-        assert_eq!(n, 1, "engine/{m} is in {n} layers of LAYERS in tests/layering.rs; put it in one");
+        assert_eq!(
+            n, 1,
+            "engine/{m} is in {n} layers of LAYERS in tests/layering.rs; put it in one"
+        );
     }
     for (_, mods) in LAYERS {
         for m in *mods {
-            assert!(g.contains_key(*m), "LAYERS names `{m}`, which is not a module of engine/");
+            assert!(
+                g.contains_key(*m),
+                "LAYERS names `{m}`, which is not a module of engine/"
+            );
         }
     }
 }

@@ -38,8 +38,8 @@
 //! differentiated again. The spec's three example programs live in [`spec_programs`].
 
 mod body;
-pub mod diagnose;
 mod codegen;
+pub mod diagnose;
 mod eval;
 mod grad;
 mod graph;
@@ -47,8 +47,8 @@ mod interp;
 mod launch;
 mod layout;
 mod reduce_to;
-pub mod spec_programs;
 pub mod sexpr;
+pub mod spec_programs;
 mod window;
 
 use std::collections::{BTreeMap, HashMap};

@@ -121,7 +121,12 @@ impl Plan {
         // One uniform buffer for every dispatch's parameters, a slot of `stride` bytes each.
         let stride = u64::from(gpu.device.limits().min_uniform_buffer_offset_alignment).max(256);
         let slot = |bytes: &[u8]| (bytes.len() as u64).next_multiple_of(stride);
-        let total: u64 = capture.dispatches.iter().filter_map(|a| a.params.as_deref()).map(slot).sum();
+        let total: u64 = capture
+            .dispatches
+            .iter()
+            .filter_map(|a| a.params.as_deref())
+            .map(slot)
+            .sum();
         let params = (total > 0).then(|| {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("plan params"),

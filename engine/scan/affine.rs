@@ -6,10 +6,10 @@
 //! (2, 1) holds its state in a vec2, k = 8 two vec4s a column) with the same passes and side
 //! layout.
 
-use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
 use super::linear_gpu;
+use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::strategy::Cost;
 use crate::context::{Context, Gpu};
 use crate::error::Result;

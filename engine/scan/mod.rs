@@ -46,7 +46,6 @@ pub mod route;
 pub mod strategy;
 
 pub use affine::ScanGrads;
-pub use route::{Route, ScanOptions};
 pub use linear_scan::{
     linear_scan, linear_scan_backward, linear_scan_backward_with, linear_scan_with, tune_linear_scan,
 };
@@ -58,4 +57,5 @@ pub use parallel_scan_log::{
     parallel_scan_log, parallel_scan_log_backward, parallel_scan_log_backward_with, parallel_scan_log_with,
     LogScanGrads,
 };
+pub use route::{Route, ScanOptions};
 pub use strategy::Strategy;

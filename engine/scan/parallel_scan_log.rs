@@ -7,9 +7,9 @@
 //! kernels' dtype slots, f32 state, outputs in the inputs' dtype written as whole packed words
 //! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
-use super::route::{self, from_host_as, host_widened, ScanOptions};
 use super::envelope;
 use super::launch::{lookbacks, passes, ChannelKernels};
+use super::route::{self, from_host_as, host_widened, ScanOptions};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::kernel::Params;

@@ -73,7 +73,9 @@ pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
 /// 1024, a few microseconds' wait before the work is done twice.
 pub(crate) fn lookback_spin(device: &DeviceInfo) -> u32 {
     match device.kind {
-        crate::context::DeviceKind::Gpu if matches!(device.backend, wgpu::Backend::Vulkan | wgpu::Backend::Dx12) => 1 << 20,
+        crate::context::DeviceKind::Gpu if matches!(device.backend, wgpu::Backend::Vulkan | wgpu::Backend::Dx12) => {
+            1 << 20
+        }
         crate::context::DeviceKind::Software => 64,
         _ => 1024,
     }
@@ -315,7 +317,21 @@ mod tests {
         }
         // The flag words must fit one binding: 1 + 3 x 4 chunks x 64 lanes x 2 channels.
         let words = 1 + 3 * 4 * 64 * 2;
-        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4)).is_some());
-        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4 - 1)).is_none());
+        assert!(lookback(
+            forced,
+            64,
+            2,
+            100,
+            &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4)
+        )
+        .is_some());
+        assert!(lookback(
+            forced,
+            64,
+            2,
+            100,
+            &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4 - 1)
+        )
+        .is_none());
     }
 }

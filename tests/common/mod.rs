@@ -28,7 +28,9 @@ pub fn contexts() -> &'static [Context] {
         // so a suite that promises lavapipe and llvmpipe GL cannot pass on one of them.
         if let Ok(want) = std::env::var("ENGINE_REQUIRE_BACKENDS") {
             for b in want.split(',').map(str::trim).filter(|b| !b.is_empty()) {
-                let found = list.iter().any(|c| format!("{:?}", c.info().backend).eq_ignore_ascii_case(b));
+                let found = list
+                    .iter()
+                    .any(|c| format!("{:?}", c.info().backend).eq_ignore_ascii_case(b));
                 assert!(
                     found,
                     "ENGINE_REQUIRE_BACKENDS lists `{b}` but no adapter of that backend was found"

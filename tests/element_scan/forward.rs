@@ -142,7 +142,13 @@ fn element_scan_reverse_equals_flip_scan_flip() {
                 .unwrap(),
         );
         let got = scan.run(ctx).unwrap().to_vec().unwrap();
-        assert_close(ctx, "spec program 2 reverse vs flip", &got, &flat(&want), Gate::new(1e-6, 1e-6));
+        assert_close(
+            ctx,
+            "spec program 2 reverse vs flip",
+            &got,
+            &flat(&want),
+            Gate::new(1e-6, 1e-6),
+        );
     });
 }
 
