@@ -28,13 +28,13 @@ fn sizes(ctx: &Context) -> Vec<usize> {
 fn matmul_paths(c: &mut Criterion) {
     let ctx = Context::new().expect("a GPU adapter (ENGINE_BACKEND / WGPU_ADAPTER_NAME)");
     eprintln!(
-        "adapter: {} ({}, {})",
+        "adapter: {} ({:?}, {})",
         ctx.info().name,
         ctx.info().backend,
         ctx.info().device_type
     );
     let mut rng = Rng::new(1);
-    let mut group = c.benchmark_group(format!("matmul {}", ctx.info().backend));
+    let mut group = c.benchmark_group(format!("matmul {:?}", ctx.info().backend));
     group.sample_size(10);
     for n in sizes(&ctx) {
         let a = Tensor::from_slice(&ctx, &[n, n], &rng.vec_range(n * n, -1.0, 1.0)).expect("upload");

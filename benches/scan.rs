@@ -13,7 +13,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use wgsl_compute::check::Rng;
-use wgsl_compute::scan::{self, Dispatch, ScanOptions};
+use wgsl_compute::scan::{self, Route, ScanOptions};
 use wgsl_compute::{Context, Tensor};
 
 /// One benchmarked configuration: its tensors on one context.
@@ -107,7 +107,7 @@ fn bench_scans(c: &mut Criterion) {
     let gpu = gpu_context();
     if let Some(g) = &gpu {
         eprintln!(
-            "adapter: {} ({}, {})",
+            "adapter: {} ({:?}, {})",
             g.info().name,
             g.info().backend,
             g.info().device_type
@@ -118,13 +118,13 @@ fn bench_scans(c: &mut Criterion) {
         for op in ["linear_scan", "parallel_scan_log", "matrix_scan", "matrix_affine_scan"] {
             let mut group = c.benchmark_group(format!("{op}/{shape}"));
             group.sample_size(10);
-            let mut sides: Vec<(&str, Context, Dispatch)> = vec![("cpu", cpu.clone(), Dispatch::Cpu)];
+            let mut sides: Vec<(&str, Context, Route)> = vec![("cpu", cpu.clone(), Route::Cpu)];
             if let Some(g) = &gpu {
-                sides.insert(0, ("gpu", g.clone(), Dispatch::Gpu));
+                sides.insert(0, ("gpu", g.clone(), Route::Gpu));
             }
-            for (side, ctx, dispatch) in &sides {
+            for (side, ctx, route) in &sides {
                 let i = inputs(ctx, op, b, t);
-                let opts = ScanOptions::dispatch(*dispatch);
+                let opts = ScanOptions::route(*route);
                 group.throughput(Throughput::ElementsAndBytes {
                     elements: i.elements,
                     bytes: i.fwd_bytes,
@@ -166,7 +166,7 @@ fn pool_peak(_: &mut Criterion) {
     let x = Tensor::from_slice(&ctx, &[b, t, n, k, k], &rng.vec_range(b * t * n * k * k, -1.0, 1.0)).unwrap();
     let g = Tensor::from_slice(&ctx, &[b, t, n, k, k], &rng.vec_normal(b * t * n * k * k, 1.0)).unwrap();
     let inputs_bytes = ctx.pool_stats().in_use - before;
-    let opts = ScanOptions::dispatch(Dispatch::Gpu);
+    let opts = ScanOptions::route(Route::Gpu);
     let h = scan::matrix_affine_scan_with(&a, &x, None, &opts).unwrap();
     let grads = scan::matrix_affine_scan_backward_with(&a, None, &h, &g, &opts).unwrap();
     ctx.synchronize().unwrap();

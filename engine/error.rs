@@ -184,7 +184,7 @@ pub enum Error {
     /// Text in a small language (an s-expression body, a config) failed to parse or check.
     #[error("{code} at {position}: {message}")]
     Syntax {
-        /// The error code, e.g. `E-SCAN-002` (see `element_scan::check::code`).
+        /// The error code, e.g. `E-SCAN-002` (see `element_scan::diagnose::code`).
         code: &'static str,
         /// Where: `line:col (byte n)`.
         position: String,

@@ -14,20 +14,25 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 //!
-//! Layout, bottom up (a module imports only from those below it; `tests/layering.rs` checks
-//! the folder graph has no cycle): [`shape`] (element counts, view layouts, broadcasting,
-//! `matmul_shapes`, checked arithmetic), [`check`] (seeded inputs, the table of tolerance
-//! gates), [`kernel`] (WGSL sources and the shader table, pipeline cache, uniform parameters),
-//! [`tune`] (the tuner's modes, shape keys, entries and cache file), [`context`] (adapter,
-//! device, info, buffer pool, readback, dispatch, the tuning seam), [`tensor`] (buffers,
-//! views, the strided copy), [`expr`] (the one expression IR: op vocabulary, f64
-//! interpreter, WGSL code generator, derivative rules), [`reference`](mod@reference) (the CPU
-//! oracle of the ops, f64 accumulation), [`fused`] (elementwise expression graphs compiled into one kernel), [`ops`]
-//! (tensor ops), [`plan`] (captured op sequences replayed in one pass), [`scan`] (the four
-//! associative scans, forward and backward), [`mixer`] (minGRU mixers on the scans, with
-//! gradients and their f64 reference), [`element_scan`] (user recurrences compiled to WGSL,
-//! with gradients), [`train`] (loss, optimiser, character vocabulary), [`models`] (GPT-2 and
-//! its reference forward, the character model), [`parity`] (the parity suite).
+//! Layers, bottom up (a module imports only from its own layer and those below; the order is
+//! the table `LAYERS` of `tests/layering.rs`, which checks every import against it):
+//! `error`, `shape`, `check` < `kernel`, `tune` < `context` < `tensor` < `expr` < `reference` <
+//! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `train`, `models` < `parity`.
+//!
+//! The modules: [`check`] (seeded inputs, compare, the tolerance gates the shipped tests and
+//! parity rows share), [`context`] (adapter, device, info, buffer pool, readback, dispatch,
+//! the tuning seam), [`element_scan`] (user recurrences compiled to WGSL, with gradients),
+//! [`error`] (the one `Error` enum), [`expr`] (the one expression IR: op vocabulary, f64
+//! interpreter, WGSL code generator, derivative rules), [`fused`] (elementwise expression
+//! graphs compiled into one kernel), [`kernel`] (WGSL sources and the shader table, pipeline
+//! cache, uniform parameters), [`mixer`] (minGRU mixers on the scans, with gradients and
+//! their f64 reference), [`models`] (GPT-2 and its reference forward, the character model),
+//! [`ops`] (tensor ops), [`parity`] (the parity suite), [`plan`] (captured op sequences
+//! replayed in one pass), [`reference`](mod@reference) (the CPU oracle of the ops, f64
+//! accumulation), [`scan`] (the four associative scans, forward and backward), [`shape`]
+//! (element counts, view layouts, broadcasting, `matmul_shapes`, checked arithmetic, `DType`),
+//! [`train`] (loss, optimiser, character vocabulary), [`tune`] (the tuner's modes, shape keys,
+//! entries and cache file), [`tensor`] (buffers, views, the strided copy).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![warn(missing_docs)]

@@ -379,7 +379,7 @@ fn strategy_tag(strategy: scan::Strategy) -> String {
 }
 
 fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strategy) -> Result<Vec<Row>> {
-    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
+    let opts = ScanOptions::route(scan::Route::Gpu).with_strategy(strategy);
     let mut rows = vec![];
     let mut rng = Rng::new(7);
     for c in scan_cases(quick) {
@@ -572,7 +572,7 @@ fn bench_element_scans(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<R
 }
 
 fn bench_mixers(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<()> {
-    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
+    let opts = ScanOptions::route(scan::Route::Gpu).with_strategy(strategy);
     let (b, t, dm, d) = if quick { (16, 64, 64, 64) } else { (128, 64, 64, 64) };
     let mut rng = Rng::new(9);
     println!("\n### mixers (B = {b}, T = {t}, d_model = {dm}, d = {d}; scan strategy {strategy})\n");
@@ -1064,7 +1064,7 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
             groups.push((sets, vec![case]));
         }
     }
-    let opts = ScanOptions::dispatch(scan::Dispatch::Gpu).with_strategy(strategy);
+    let opts = ScanOptions::route(scan::Route::Gpu).with_strategy(strategy);
     for c in scan_cases(quick) {
         if !matches!(c.op, "linear_scan" | "parallel_scan_log") {
             continue; // no tuned family
@@ -1219,7 +1219,7 @@ fn main() -> Result<()> {
         ctx.set_profiling(true);
     }
     println!(
-        "# engine bench on {} ({}, {})",
+        "# engine bench on {} ({:?}, {})",
         ctx.info().name,
         ctx.info().backend,
         ctx.info().driver
@@ -1264,7 +1264,7 @@ fn main() -> Result<()> {
     }
     if a.suite("scans") {
         ctx.trim_pool();
-        let title = format!("scans (Dispatch::Gpu, strategy {})", a.strategy);
+        let title = format!("scans (Route::Gpu, strategy {})", a.strategy);
         print_rows(&title, &bench_scans(&ctx, a.quick, ceiling, a.strategy)?);
     }
     if a.suite("element_scans") {

@@ -35,7 +35,7 @@ fn main() -> Result<()> {
         .and_then(|s| s.parse().ok())
         .unwrap_or(64);
     let ctx = Context::new()?;
-    println!("# decode probe on {} ({})", ctx.info().name, ctx.info().backend);
+    println!("# decode probe on {} ({:?})", ctx.info().name, ctx.info().backend);
     let config = if tiny {
         gpt2::tiny::tiny_config()
     } else {

@@ -1,4 +1,4 @@
-//! Nonlinear element scans: the seed's three examples, run from their s-expression text.
+//! Nonlinear element scans: the spec's three example programs, run from their s-expression text.
 //!
 //!     cargo run --release --example element_scan
 //!     ENGINE_BACKEND=gl cargo run --release --example element_scan
@@ -13,12 +13,12 @@ use std::time::Instant;
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{compare, Gate, Rng};
-use wgsl_compute::element_scan::seed::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
+use wgsl_compute::element_scan::spec_programs::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::Context;
 
 const USAGE: &str = "usage: element_scan
-Runs the element-scan seed's three examples from their s-expression text on the adapter the
+Runs the element-scan spec's three example programs from their s-expression text on the adapter the
 environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME): output, differences from the CPU
 interpreter, gradients, the IR and timings.";
 
@@ -89,7 +89,7 @@ fn main() -> wgsl_compute::Result<()> {
         return Ok(());
     }
     let ctx = Context::new()?;
-    println!("adapter: {} ({})", ctx.info().name, ctx.info().backend);
+    println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
     let mut rng = Rng::new(7);
 
     let (b, t, w) = (8, 256, 64);

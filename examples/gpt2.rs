@@ -185,7 +185,7 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
     let cwd = std::env::current_dir().unwrap_or_default();
     println!("model: {}{note}", dir.strip_prefix(&cwd).unwrap_or(&dir).display());
     let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
-    println!("device: {} ({})", ctx.info().name, ctx.info().backend);
+    println!("device: {} ({:?})", ctx.info().name, ctx.info().backend);
     if let Some(note) = ctx.info().software_note() {
         println!("{note}");
     }

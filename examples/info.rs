@@ -30,7 +30,7 @@ fn main() -> wgsl_compute::Result<()> {
     println!("adapters ({}):", all.len());
     for (i, ctx) in all.iter().enumerate() {
         let info = ctx.info();
-        println!("  [{i}] {} ({}, {})", info.name, info.backend, info.device_type);
+        println!("  [{i}] {} ({:?}, {})", info.name, info.backend, info.device_type);
     }
     drop(all);
 
@@ -53,7 +53,7 @@ fn main() -> wgsl_compute::Result<()> {
 fn tuned(tune_first: bool) -> wgsl_compute::Result<()> {
     use wgsl_compute::{ops::tune_matmul, scan::tune_linear_scan, DType};
     let ctx = Context::new()?;
-    println!("adapter: {} ({})", ctx.info().name, ctx.info().backend);
+    println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
     if tune_first {
         ctx.tune(&[
             tune_matmul(&[64, 768], &[768, 2304], DType::F32),

@@ -110,7 +110,7 @@ fn main() -> Result<()> {
     START.get_or_init(Instant::now);
     let ctx = Context::new()?;
     println!(
-        "# order probe on {} ({}), {gib} GiB",
+        "# order probe on {} ({:?}), {gib} GiB",
         ctx.info().name,
         ctx.info().backend
     );

@@ -56,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let ctx = Context::new()?;
     let info = ctx.info();
-    println!("adapter: {} ({}, {})", info.name, info.backend, info.device_type);
+    println!("adapter: {} ({:?}, {})", info.name, info.backend, info.device_type);
     let (cases, kind) = match against.as_deref() {
         None => (parity::cases(!quick), if quick { "quick" } else { "full" }),
         Some("cuda") => (cuda_rows()?, "against CUDA"),

@@ -174,7 +174,7 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
         d_state: args.d_state,
     };
     let model = CharModel::init(&ctx, config, args.seed)?;
-    println!("adapter: {} ({})", ctx.info().name, ctx.info().backend);
+    println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
     println!(
         "text: {} ({} chars, vocabulary {}); model: {} layers of {}, path {:?}, d_model {}, d_state {}, {} parameters",
         args.text.display(),

@@ -50,7 +50,7 @@ fn check(ctx: &Context, cases: &[CudaCase]) {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} CUDA rows failed on {} ({}):\n{}",
+        "{} of {} CUDA rows failed on {} ({:?}):\n{}",
         failures.len(),
         cases.len(),
         info.name,

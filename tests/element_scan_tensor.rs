@@ -5,6 +5,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::element_scan::spec_programs::TANH_SCAN;
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::{ops, Context, Tensor};
 
@@ -16,19 +17,14 @@ const GATE: Gate = Gate::new(1e-5, 1e-5);
 /// of nothing (the gate only guards against a different summation order in reductions).
 const SAME: Gate = Gate::new(1e-6, 1e-6);
 
-/// Seed example 1: h = tanh(x + a h) along axis 1.
-const SEED1: &str = "(element-scan (lambda (h x a) (tanh (+ x (* a h))))
-              initial
-              (list x (broadcast-to decay (shape x)))
-              :axis 1)";
-
 fn random(rng: &mut Rng, shape: &[usize], lo: f64, hi: f64) -> ArrayD<f32> {
     let n = shape.iter().product();
     ArrayD::from_shape_vec(IxDyn(shape), rng.vec_range(n, lo, hi)).unwrap()
 }
 
-/// x (b, t, w), decay (t, w), initial (b, w) as host arrays.
-fn seed1_host(rng: &mut Rng, b: usize, t: usize, w: usize) -> [ArrayD<f32>; 3] {
+/// x (b, t, w), decay (t, w), initial (b, w) as host arrays: the inputs of [`TANH_SCAN`],
+/// the spec's first program, h = tanh(x + a h) along axis 1.
+fn tanh_host(rng: &mut Rng, b: usize, t: usize, w: usize) -> [ArrayD<f32>; 3] {
     [
         random(rng, &[b, t, w], -1.0, 1.0),
         random(rng, &[t, w], 0.2, 1.0),
@@ -36,7 +32,7 @@ fn seed1_host(rng: &mut Rng, b: usize, t: usize, w: usize) -> [ArrayD<f32>; 3] {
     ]
 }
 
-fn seed1_bindings(host: &[ArrayD<f32>; 3]) -> Bindings {
+fn tanh_bindings(host: &[ArrayD<f32>; 3]) -> Bindings {
     Bindings::new()
         .tensor("x", host[0].clone())
         .tensor("decay", host[1].clone())
@@ -74,10 +70,10 @@ fn element_scan_longer_than_the_software_loop_limit_is_split_and_correct() {
     // 65,523 on. The launch splits the walk, forward and in the gradient's reverse scan.
     let mut rng = Rng::new(70);
     let t = 70_000;
-    let host = seed1_host(&mut rng, 1, t, 2);
-    let scan = ElementScan::from_sexpr(SEED1, &seed1_bindings(&host)).unwrap();
+    let host = tanh_host(&mut rng, 1, t, 2);
+    let scan = ElementScan::from_sexpr(TANH_SCAN, &tanh_bindings(&host)).unwrap();
     let seed = random(&mut rng, scan.shape(), -1.0, 1.0);
-    each_adapter(|ctx| check_against_interpreter(ctx, "seed 1 T = 70,000", &scan, &seed));
+    each_adapter(|ctx| check_against_interpreter(ctx, "spec program 1 T = 70,000", &scan, &seed));
 
     // A reverse scan along axis 0: h = tanh(x - 0.5 h) from the last trip to the first.
     let x = random(&mut rng, &[t, 3], -1.0, 1.0);
@@ -95,15 +91,15 @@ fn element_scan_device_tensors_give_the_host_path() {
         let mut rng = Rng::new(71);
         // Lanes 1, 63, 65 and two workgroups; trips 1 and longer.
         for (b, t, w) in [(1, 1, 1), (1, 5, 63), (2, 9, 65), (3, 40, 70)] {
-            let host = seed1_host(&mut rng, b, t, w);
-            let by_host = ElementScan::from_sexpr(SEED1, &seed1_bindings(&host)).unwrap();
+            let host = tanh_host(&mut rng, b, t, w);
+            let by_host = ElementScan::from_sexpr(TANH_SCAN, &tanh_bindings(&host)).unwrap();
             let dev: Vec<Tensor> = host.iter().map(|a| Tensor::from_array(ctx, a).unwrap()).collect();
             let bind = Bindings::new()
                 .device("x", &dev[0])
                 .device_parameter("decay", &dev[1])
                 .device("initial", &dev[2]);
-            let by_device = ElementScan::from_sexpr(SEED1, &bind).unwrap();
-            let case = format!("seed 1 {:?}", [b, t, w]);
+            let by_device = ElementScan::from_sexpr(TANH_SCAN, &bind).unwrap();
+            let case = format!("spec program 1 {:?}", [b, t, w]);
             let want = by_host.run(ctx).unwrap();
             close(
                 ctx,
@@ -134,8 +130,8 @@ fn element_scan_reads_views_in_place() {
     let mut check = |ctx: &Context| {
         let mut rng = Rng::new(72);
         let (b, t, w) = (2, 33, 65);
-        let host = seed1_host(&mut rng, b, t, w);
-        let by_host = ElementScan::from_sexpr(SEED1, &seed1_bindings(&host)).unwrap();
+        let host = tanh_host(&mut rng, b, t, w);
+        let by_host = ElementScan::from_sexpr(TANH_SCAN, &tanh_bindings(&host)).unwrap();
         let want = by_host.run(ctx).unwrap();
         // x stored (t, b, w) and seen (b, t, w) through a transpose; decay a narrowed window
         // of a longer tensor; initial a transposed view of a (w, b) tensor.
@@ -155,7 +151,7 @@ fn element_scan_reads_views_in_place() {
             .device("x", &x)
             .device("decay", &decay)
             .device("initial", &initial);
-        let by_view = ElementScan::from_sexpr(SEED1, &bind).unwrap();
+        let by_view = ElementScan::from_sexpr(TANH_SCAN, &bind).unwrap();
         close(ctx, "views forward", &by_view.run(ctx).unwrap(), &want, SAME);
         let seed = random(&mut rng, by_host.shape(), -1.0, 1.0);
         let want = by_host.grad(ctx, &seed).unwrap();
@@ -195,14 +191,14 @@ fn element_scan_takes_a_matmul_output_without_a_readback() {
             .device("x", &x)
             .tensor("decay", decay.clone())
             .tensor("initial", initial.clone());
-        let got = ElementScan::from_sexpr(SEED1, &bind).unwrap().run(ctx).unwrap();
+        let got = ElementScan::from_sexpr(TANH_SCAN, &bind).unwrap().run(ctx).unwrap();
         let host = [x.to_array().unwrap(), decay, initial];
-        let want = ElementScan::from_sexpr(SEED1, &seed1_bindings(&host))
+        let want = ElementScan::from_sexpr(TANH_SCAN, &tanh_bindings(&host))
             .unwrap()
             .run(ctx)
             .unwrap();
         close(ctx, "matmul -> scan", &got, &want, SAME);
-        ElementScan::from_sexpr(SEED1, &bind).unwrap()
+        ElementScan::from_sexpr(TANH_SCAN, &bind).unwrap()
     };
     each_adapter(|ctx| {
         // A program bound to one context's tensors refuses another context.

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use wgsl_compute::context::Backend;
 use wgsl_compute::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
 use wgsl_compute::Context;
 
@@ -67,7 +68,7 @@ fn gpt2_text_software_adapters_say_what_is_faster() {
         if info.is_software() {
             let note = info.software_note().expect("a software adapter gets a note");
             assert!(note.contains(&info.name), "{note}");
-            if info.backend == "Gl" {
+            if info.backend == Backend::Gl {
                 assert!(note.contains("mesa-vulkan-drivers"), "{note}");
             } else {
                 assert!(note.contains("GPU"), "{note}");

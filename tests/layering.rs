@@ -1,15 +1,49 @@
-//! Layers only look down: the folders (and top-level modules) of `engine/` import one another
-//! without a cycle. Read from the sources, so a `use crate::` that climbs back up fails here.
-//!
-//! The intended order, bottom up: `error`, `shape`, `check` < `kernel`, `tune` < `context` (the device:
-//! pool, readback, dispatch) < `tensor` < `reference` < `fused`, `ops` < `plan`, `scan` <
-//! `mixer`, `element_scan` < `train`, `models` < `parity`.
+//! Layers only look down. [`LAYERS`] is the one statement of the order of `engine/`'s
+//! top-level modules (the crate root's doc and the book's design chapter carry its one-line
+//! [`summary`], checked equal here). Read from the sources: a module may import the modules of
+//! its own layer and of the layers below, and the import graph has no cycle (so the modules of
+//! one layer import one another in one direction only). A `use crate::` that climbs a layer
+//! fails here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Edges that still close a cycle, with the change that removes each. Keep this empty.
+/// The layers of `engine/`, bottom up, each with the top-level modules that sit in it.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("errors, shape algebra, tolerances", &["error", "shape", "check"]),
+    ("kernel sources and the tuner's bookkeeping", &["kernel", "tune"]),
+    ("the device", &["context"]),
+    ("tensors", &["tensor"]),
+    ("the expression IR", &["expr"]),
+    ("the CPU reference", &["reference"]),
+    ("fused kernels and tensor ops", &["fused", "ops"]),
+    ("plans and scans", &["plan", "scan"]),
+    ("mixers and element scans", &["mixer", "element_scan"]),
+    ("training and models", &["train", "models"]),
+    ("the parity suite", &["parity"]),
+];
+
+/// Edges that climb a layer or close a cycle, each as (from, to, the change that removes it).
+/// Keep this empty.
 const KNOWN: &[(&str, &str, &str)] = &[];
+
+/// The files that state the order in one line: [`summary`], word for word.
+const SUMMARIES: &[&str] = &["engine/lib.rs", "docs/src/design.md"];
+
+/// The order in one line: `` `error`, `shape`, `check` < `kernel`, `tune` < ... ``.
+fn summary() -> String {
+    let layer = |mods: &[&str]| mods.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ");
+    LAYERS
+        .iter()
+        .map(|(_, mods)| layer(mods))
+        .collect::<Vec<_>>()
+        .join(" < ")
+}
+
+/// The index in [`LAYERS`] of `module`'s layer.
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|(_, mods)| mods.contains(&module))
+}
 
 /// Top-level names the crate root re-exports, and the module they come from.
 const ROOT_REEXPORTS: &[(&str, &str)] = &[
@@ -140,20 +174,83 @@ fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
 }
 
 #[test]
-fn engine_folders_import_without_a_cycle() {
-    let g = graph_without_known();
+fn every_engine_module_sits_in_one_layer() {
+    let g = graph();
     for name in ["shape", "tensor", "ops", "reference", "context", "kernel"] {
         assert!(
             g.contains_key(name),
             "engine/{name} not found: is the layering test reading engine/?"
         );
     }
+    for m in g.keys() {
+        let n = LAYERS.iter().filter(|(_, mods)| mods.contains(&m.as_str())).count();
+        assert_eq!(
+            n, 1,
+            "engine/{m} is in {n} layers of LAYERS in tests/layering.rs; put it in one"
+        );
+    }
+    for (_, mods) in LAYERS {
+        for m in *mods {
+            assert!(
+                g.contains_key(*m),
+                "LAYERS names `{m}`, which is not a module of engine/"
+            );
+        }
+    }
+}
+
+/// The edges of `g` that climb: from a module to one of a higher layer of [`LAYERS`].
+fn upward(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut up = vec![];
+    for (m, deps) in g {
+        let Some(lm) = layer_of(m) else { continue };
+        for d in deps {
+            if let Some(ld) = layer_of(d).filter(|&ld| ld > lm) {
+                up.push(format!("{m} ({}) -> {d} ({})", LAYERS[lm].0, LAYERS[ld].0));
+            }
+        }
+    }
+    up
+}
+
+#[test]
+fn engine_modules_import_only_their_own_layer_and_below() {
+    let up = upward(&graph_without_known());
+    assert!(
+        up.is_empty(),
+        "imports that climb a layer (the order is LAYERS in tests/layering.rs):\n  {}",
+        up.join("\n  ")
+    );
+}
+
+#[test]
+fn engine_modules_import_without_a_cycle() {
+    let g = graph_without_known();
     if let Some(cycle) = find_cycle(&g) {
         let edges: Vec<String> = g.iter().map(|(m, d)| format!("  {m} -> {d:?}")).collect();
         panic!(
-            "import cycle between engine folders: {}\n{}",
+            "import cycle between engine modules: {}\n{}",
             cycle.join(" -> "),
             edges.join("\n")
+        );
+    }
+}
+
+#[test]
+fn the_docs_state_the_layer_order_of_the_table() {
+    let want = summary();
+    for file in SUMMARIES {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Line breaks and a doc comment's `//!` are not part of the sentence.
+        let words: Vec<&str> = text
+            .lines()
+            .map(|l| l.trim_start().strip_prefix("//!").unwrap_or(l))
+            .flat_map(str::split_whitespace)
+            .collect();
+        assert!(
+            words.join(" ").contains(&want),
+            "{file} does not state the layer order of tests/layering.rs; write it as:\n{want}"
         );
     }
 }
@@ -186,4 +283,15 @@ fn the_cycle_finder_finds_a_planted_cycle() {
         found,
         ["kernel", "ops", "tensor"].iter().map(|s| s.to_string()).collect()
     );
+}
+
+#[test]
+fn the_direction_check_finds_a_planted_upward_edge() {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("ops".into()).or_default().insert("tensor".into());
+    g.entry("ops".into()).or_default().insert("fused".into());
+    assert!(upward(&g).is_empty(), "down and same-layer edges are allowed");
+    g.entry("tensor".into()).or_default().insert("ops".into());
+    assert_eq!(upward(&g).len(), 1);
+    assert!(upward(&g)[0].starts_with("tensor (tensors) -> ops"), "{:?}", upward(&g));
 }

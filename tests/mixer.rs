@@ -9,7 +9,7 @@ use wgsl_compute::mixer::reference;
 use wgsl_compute::mixer::{
     mixer_scan, mixer_scan_backward, mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath,
 };
-use wgsl_compute::scan::{Dispatch, ScanOptions, Strategy};
+use wgsl_compute::scan::{Route, ScanOptions, Strategy};
 use wgsl_compute::{Context, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter};
@@ -247,7 +247,7 @@ fn mixer_angle_fused_long_walks_resume_across_segments() {
     // second dispatch resumes from the stored state (forward) and the carry (backward).
     let mut rng = Rng::new(64);
     let kind = MixerKind::GivensMinGru { k: 4 };
-    let lanes = ScanOptions::dispatch(Dispatch::Gpu).with_strategy(Strategy::Lanes);
+    let lanes = ScanOptions::route(Route::Gpu).with_strategy(Strategy::Lanes);
     each_adapter(|ctx| {
         let (pre, dh, pre_h, dh_h) = scan_inputs(ctx, &mut rng, 1, 3500, 4);
         let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &lanes).expect("forward");
@@ -290,7 +290,7 @@ fn mixer_angle_fused_chunked_matches_the_reference() {
                 Strategy::Chunked { chunk: None },
                 Strategy::Auto,
             ] {
-                let opts = ScanOptions::dispatch(Dispatch::Gpu).with_strategy(strategy);
+                let opts = ScanOptions::route(Route::Gpu).with_strategy(strategy);
                 let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &opts).expect("forward");
                 let dpre = mixer_scan_backward_with(&pre, &fwd, &dh, &opts).expect("backward");
                 let name = format!("{kind} T={t} {strategy}");
@@ -336,7 +336,7 @@ fn mixer_angle_fused_backward_is_exact_at_strong_decay() {
         let pre = Tensor::from_slice(ctx, &[b, t, 2 * d], &pre).unwrap();
         let dh = Tensor::from_slice(ctx, &[b, t, d], &dh).unwrap();
         for strategy in [Strategy::Lanes, Strategy::Chunked { chunk: Some(16) }] {
-            let opts = ScanOptions::dispatch(Dispatch::Gpu).with_strategy(strategy);
+            let opts = ScanOptions::route(Route::Gpu).with_strategy(strategy);
             let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &opts).unwrap();
             let got = mixer_scan_backward_with(&pre, &fwd, &dh, &opts)
                 .unwrap()

@@ -388,7 +388,7 @@ fn planted_lookback_folds_every_predecessors_aggregate_back_to_the_first_chunk()
     // look-back meets a predecessor still looking back itself, which no adapter here produces
     // on its own. B1 T1000 D8: two vec4 walks over 32 chunks of 32 steps (and a ragged last
     // one), so look-backs fold up to 31 aggregates. The expected values are a plain f64 loop.
-    use wgsl_compute::scan::{self, Dispatch, ScanOptions, Strategy};
+    use wgsl_compute::scan::{self, Route, ScanOptions, Strategy};
     let (t, d) = (1000, 8);
     let mut rng = Rng::new(61);
     let a = rng.vec_range(t * d, 0.5, 1.0);
@@ -402,7 +402,7 @@ fn planted_lookback_folds_every_predecessors_aggregate_back_to_the_first_chunk()
         }
     }
     let opts = ScanOptions {
-        dispatch: Some(Dispatch::Gpu),
+        route: Some(Route::Gpu),
         strategy: Strategy::LookBack,
     };
     scan::strategy::withhold_lookback_carries(true);

@@ -474,9 +474,9 @@ fn robustness_safetensors_offsets_tile_the_data_exactly() {
 #[test]
 fn robustness_unparsable_environment_variables_are_errors() {
     use wgsl_compute::context::BackendChoice;
-    use wgsl_compute::scan::Dispatch;
-    assert!(Dispatch::parse("gpu").is_ok());
-    expect_error(Dispatch::parse("fast"), &["ENGINE_SCAN"]);
+    use wgsl_compute::scan::Route;
+    assert!(Route::parse("gpu").is_ok());
+    expect_error(Route::parse("fast"), &["ENGINE_SCAN"]);
     expect_error(BackendChoice::parse("vulcan"), &["ENGINE_BACKEND"]);
     // The variables themselves, in a child process so this binary's environment is untouched.
     let exe = std::env::current_exe().unwrap();

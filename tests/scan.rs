@@ -1,11 +1,11 @@
 //! The four scans, forward and backward: the quick parity subset on every adapter (every op,
-//! every (k, v), odd T, both strategies), the dispatch seam, every bad-input error, non-finite
-//! inputs, and the reference gradients against central finite differences.
+//! every (k, v), odd T, both strategies), the route (kernel or reference), every bad-input
+//! error, non-finite inputs, and the reference gradients against central finite differences.
 
 use wgsl_compute::check::{compare, gates, Gate, Rng};
 use wgsl_compute::parity::{self, scan::ScanCase, scan::ScanOp};
 use wgsl_compute::reference::scan::{self as reference, AffineShape};
-use wgsl_compute::scan::{self, Dispatch, ScanOptions, Strategy};
+use wgsl_compute::scan::{self, Route, ScanOptions, Strategy};
 use wgsl_compute::{Context, DeviceKind, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
@@ -36,7 +36,7 @@ fn assert_rows_pass(ctx: &Context, cases: &[ScanCase]) {
         .collect();
     assert!(
         failed.is_empty(),
-        "on {} ({}):\n{}",
+        "on {} ({:?}):\n{}",
         ctx.info().name,
         ctx.info().backend,
         failed.join("\n")
@@ -132,7 +132,7 @@ fn scan_channel_kernels_carry_four_channels_only_when_the_walks_are_many() {
     // GPU); linear_scan's backward is one walk that writes dA itself (no separate dA pass).
     // Nothing else runs meanwhile, so the counts are exact.
     let opts = ScanOptions {
-        dispatch: Some(Dispatch::Gpu),
+        route: Some(Route::Gpu),
         strategy: Strategy::Lanes,
     };
     let scalar = (
@@ -180,7 +180,7 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
     // of three workgroups a chunk, the last one part full) over 129 chunks of 32 and a
     // ragged last chunk.
     let opts = ScanOptions {
-        dispatch: Some(Dispatch::Gpu),
+        route: Some(Route::Gpu),
         strategy: Strategy::LookBack,
     };
     each_adapter_alone(|ctx| {
@@ -258,7 +258,7 @@ fn scan_lookback_on_empty_inputs_returns_empty_outputs() {
     // No lanes (B = 0 or D = 0): the forced look-back neither fails nor hangs. No steps
     // (T = 0) is the scans' usual error, naming the op and the argument.
     let opts = ScanOptions {
-        dispatch: Some(Dispatch::Gpu),
+        route: Some(Route::Gpu),
         strategy: Strategy::LookBack,
     };
     each_adapter(|ctx| {
@@ -292,12 +292,12 @@ fn affine_inputs(rng: &mut Rng, s: &AffineShape) -> (Vec<f32>, Vec<f32>, Vec<f32
 }
 
 #[test]
-fn scan_seam_cpu_gpu_and_auto_outside_the_envelope() {
-    assert_eq!(Dispatch::parse("eager").unwrap(), Dispatch::Cpu);
-    assert_eq!(Dispatch::parse("CPU").unwrap(), Dispatch::Cpu);
-    assert_eq!(Dispatch::parse("gpu").unwrap(), Dispatch::Gpu);
-    assert_eq!(Dispatch::parse("auto").unwrap(), Dispatch::Auto);
-    let e = Dispatch::parse("triton").unwrap_err().to_string();
+fn scan_route_cpu_gpu_and_auto_outside_the_envelope() {
+    assert_eq!(Route::parse("eager").unwrap(), Route::Cpu);
+    assert_eq!(Route::parse("CPU").unwrap(), Route::Cpu);
+    assert_eq!(Route::parse("gpu").unwrap(), Route::Gpu);
+    assert_eq!(Route::parse("auto").unwrap(), Route::Auto);
+    let e = Route::parse("triton").unwrap_err().to_string();
     assert!(e.contains("ENGINE_SCAN") && e.contains("triton"), "{e}");
 
     let mut rng = Rng::new(5);
@@ -316,17 +316,17 @@ fn scan_seam_cpu_gpu_and_auto_outside_the_envelope() {
         .iter()
         .map(|&v| v as f32)
         .collect();
-    let run = |ctx: &Context, d: Dispatch| {
+    let run = |ctx: &Context, d: Route| {
         let at = Tensor::from_slice(ctx, &[2, 9, 3, 3, 3], &a).unwrap();
         let bt = Tensor::from_slice(ctx, &[2, 9, 3, 3, 2], &b).unwrap();
         let h0t = Tensor::from_slice(ctx, &[2, 3, 3, 2], &h0).unwrap();
-        scan::matrix_affine_scan_with(&at, &bt, Some(&h0t), &ScanOptions::dispatch(d))
+        scan::matrix_affine_scan_with(&at, &bt, Some(&h0t), &ScanOptions::route(d))
     };
     each_adapter(|ctx| {
-        let e = run(ctx, Dispatch::Gpu).unwrap_err();
+        let e = run(ctx, Route::Gpu).unwrap_err();
         assert!(matches!(e, Error::Fallback { .. }), "{e}");
         assert!(e.to_string().contains("k = 3"), "{e}");
-        for d in [Dispatch::Auto, Dispatch::Cpu] {
+        for d in [Route::Auto, Route::Cpu] {
             let h = run(ctx, d).unwrap();
             assert!(h.context().same(ctx), "the result stays on the caller's context");
             assert_close(
@@ -340,13 +340,13 @@ fn scan_seam_cpu_gpu_and_auto_outside_the_envelope() {
     });
     // The CPU context: auto and cpu run the reference, gpu is an error.
     let cpu = Context::cpu();
-    assert_eq!(run(&cpu, Dispatch::Auto).unwrap().to_vec().unwrap(), want);
-    let e = run(&cpu, Dispatch::Gpu).unwrap_err().to_string();
+    assert_eq!(run(&cpu, Route::Auto).unwrap().to_vec().unwrap(), want);
+    let e = run(&cpu, Route::Gpu).unwrap_err().to_string();
     assert!(e.contains("GPU context"), "{e}");
 }
 
 #[test]
-fn scan_cpu_dispatch_on_a_gpu_context_matches_the_gpu_kernel() {
+fn scan_cpu_route_on_a_gpu_context_matches_the_gpu_kernel() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(9);
         let (b, t, d) = (2, 33, 5);
@@ -361,8 +361,8 @@ fn scan_cpu_dispatch_on_a_gpu_context_matches_the_gpu_kernel() {
         let lvt = Tensor::from_slice(ctx, &[b, t + 1, d], &lv).unwrap();
         let gt = Tensor::from_slice(ctx, &[b, t, d], &g).unwrap();
         let mut outs = vec![];
-        for disp in [Dispatch::Cpu, Dispatch::Gpu] {
-            let opts = ScanOptions::dispatch(disp);
+        for disp in [Route::Cpu, Route::Gpu] {
+            let opts = ScanOptions::route(disp);
             let h = scan::parallel_scan_log_with(&lct, &lvt, &opts).unwrap();
             let gr = scan::parallel_scan_log_backward_with(&lct, &lvt, &h, &gt, &opts).unwrap();
             outs.push([h, gr.d_log_coeffs, gr.d_log_values].map(|x| x.to_vec().unwrap()));
@@ -529,7 +529,7 @@ fn scan_non_finite_inputs_do_not_crash() {
         ];
         for strategy in strategies {
             let opts = ScanOptions {
-                dispatch: Some(Dispatch::Gpu),
+                route: Some(Route::Gpu),
                 strategy,
             };
             let at = Tensor::from_slice(ctx, &[b, t, d], &a).unwrap();
@@ -685,7 +685,7 @@ fn scan_half_views_at_odd_offsets_read_like_dense_inputs() {
     // A half view at an odd element offset starts in the middle of a packed word: the scans
     // take it through a dense copy, so the result equals the one from dense inputs, bit for bit.
     each_adapter(|ctx| {
-        let opts = ScanOptions::dispatch(Dispatch::Gpu);
+        let opts = ScanOptions::route(Route::Gpu);
         for dtype in [wgsl_compute::DType::F16, wgsl_compute::DType::BF16] {
             let (b, t, d) = (2, 9, 6);
             let mut rng = Rng::new(31);
@@ -770,7 +770,7 @@ fn stress_lookback_carries_repeat_without_a_hang_or_a_wrong_value() {
     // adapter: no run may hang, and every run must match the f64 reference. Run it with
     // LP_NUM_THREADS from 1 to 16 to vary how many workgroups the software adapters run at once.
     let opts = ScanOptions {
-        dispatch: Some(Dispatch::Gpu),
+        route: Some(Route::Gpu),
         strategy: Strategy::LookBack,
     };
     each_adapter_alone(|ctx| {

@@ -18,7 +18,7 @@ fn each_context(mut f: impl FnMut(&Context)) {
 }
 
 fn name(ctx: &Context) -> String {
-    format!("{} ({})", ctx.info().name, ctx.info().backend)
+    format!("{} ({:?})", ctx.info().name, ctx.info().backend)
 }
 
 /// A quiet NaN, a negative one with a payload and a signalling one, by bits.

@@ -3,6 +3,7 @@
 //! for 1,000 mixed ops each with correct results (Vulkan and GL); a 10,000-op soak keeps host
 //! RSS and pool bytes within 10% after warm-up.
 
+use wgsl_compute::context::Backend;
 use wgsl_compute::{ops, Context, Error, Tensor};
 
 use crate::common::{contexts, each_adapter};
@@ -22,7 +23,7 @@ fn own_device(backend: wgpu::Backends) -> Option<(Context, wgpu::Device)> {
 
 #[test]
 fn stress_device_loss_is_an_error_and_a_new_context_works() {
-    if contexts().iter().all(|c| c.info().backend != "Vulkan") {
+    if contexts().iter().all(|c| c.info().backend != Backend::Vulkan) {
         eprintln!("SKIPPED stress_device_loss: no Vulkan adapter");
         return;
     }
@@ -125,7 +126,7 @@ fn stress_eight_threads_share_one_context() {
             }
         });
         eprintln!(
-            "stress: {threads} threads x {ops_per_thread} ops on {} ({}): {:.1} s",
+            "stress: {threads} threads x {ops_per_thread} ops on {} ({:?}): {:.1} s",
             ctx.info().name,
             ctx.info().backend,
             t0.elapsed().as_secs_f64()
@@ -152,7 +153,7 @@ fn stress_soak_probe() {
     let ctx = pollster::block_on(Context::each_adapter())
         .unwrap()
         .into_iter()
-        .find(|c| c.info().backend == "Vulkan")
+        .find(|c| c.info().backend == Backend::Vulkan)
         .unwrap_or_else(Context::cpu);
     let (warm, total) = (1_000, 10_000);
     let mut rng = wgsl_compute::check::Rng::new(7);

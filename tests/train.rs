@@ -125,7 +125,7 @@ fn loss_falls(ctx: &Context, kind: MixerKind, path: MixerPath) {
         adam.step(&model.params(), &grads).unwrap();
     }
     let last = model.loss(&inputs, &targets, batch).unwrap();
-    let name = format!("{kind} {path:?} on {} ({})", ctx.info().name, ctx.info().backend);
+    let name = format!("{kind} {path:?} on {} ({:?})", ctx.info().name, ctx.info().backend);
     assert!(last < 0.8 * first, "{name}: loss {first} -> {last} after 12 steps");
 }
 

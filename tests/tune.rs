@@ -37,7 +37,7 @@ fn each_fresh(mut f: impl FnMut(&Context)) {
 fn cache_file(ctx: &Context, test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wgsl-compute-tune-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{test}-{}.json", ctx.info().backend));
+    let path = dir.join(format!("{test}-{:?}.json", ctx.info().backend));
     let _ = std::fs::remove_file(&path);
     path
 }
@@ -412,7 +412,7 @@ fn tune_env_is_read_once_per_context() {
                 .env("ENGINE_TUNE_CHILD", mode)
                 .env("ENGINE_TUNE", mode)
                 .env("ENGINE_TUNE_CACHE", &path)
-                .env("ENGINE_BACKEND", shared.info().backend.to_lowercase())
+                .env("ENGINE_BACKEND", format!("{:?}", shared.info().backend).to_lowercase())
                 .env("WGPU_ADAPTER_NAME", &shared.info().name)
                 .output()
                 .unwrap();

@@ -1,6 +1,10 @@
-//! The tolerance gates, one table: every test and every parity row that holds a result to
-//! one of these facts reads it from here. Each is `|got - want| <= atol + rtol * |want|`
-//! against the f64 reference.
+//! The shared tolerance gates: the gate of each op family that the parity suite and the
+//! tests both hold results to (scans, mixers, element scans, tensor ops, GPT-2's logits, half
+//! products), and the unit roundoffs of the half dtypes with the gate they give a half scan.
+//! Each is `|got - want| <= atol + rtol * |want|` against the f64 reference. A test that
+//! holds one case to a bound of its own (a tighter one, an exactness check, a looser one for a
+//! long walk) writes that `Gate::new` where it asserts, as do the web suite and the examples;
+//! a bound that two places share belongs here.
 
 use super::Gate;
 

@@ -2,7 +2,7 @@
 //!
 //! Shared by the test suite, the parity example and the benchmarks, so every one of them
 //! judges a result the same way: `|got - want| <= atol + rtol * |want|`, elementwise, under
-//! the gates of one table ([`gates`]).
+//! a [`Gate`] (the shared ones, each op family's, are in [`gates`]).
 //!
 //! ```
 //! use wgsl_compute::check::{compare, Gate, Rng};

@@ -111,7 +111,7 @@ impl Gpu {
         }
         self.dispatched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let captured = self.with_capture(|c| {
-            c.atoms.push(crate::context::gpu::CapturedAtom {
+            c.dispatches.push(crate::context::gpu::CapturedDispatch {
                 kernel: kernel.clone(),
                 params: kernel.bindings.contains(&Binding::Uniform).then(|| params.bytes()),
                 buffers: buffers.iter().map(|b| (*b).clone()).collect(),

@@ -60,7 +60,7 @@ pub(crate) struct Capture {
     pub pool: BufferPool,
     /// Every buffer `pool` created, to tell the plan's own buffers from outside ones.
     pub owned: Vec<wgpu::Buffer>,
-    pub atoms: Vec<CapturedAtom>,
+    pub dispatches: Vec<CapturedDispatch>,
     /// The first thing the captured work did that a replay could not repeat.
     pub error: Option<String>,
     /// The tuner's choices the captured ops made, one line each (`Plan::dump` lists them).
@@ -68,7 +68,7 @@ pub(crate) struct Capture {
 }
 
 /// One captured dispatch: its kernel, uniform bytes, storage buffers and grid.
-pub(crate) struct CapturedAtom {
+pub(crate) struct CapturedDispatch {
     pub kernel: Arc<Kernel>,
     pub params: Option<Vec<u8>>,
     pub buffers: Vec<wgpu::Buffer>,
@@ -123,7 +123,7 @@ impl Gpu {
         }));
         let pool = BufferPool::new(device.clone(), info.max_buffer_size);
         let uniform_stride = u64::from(device.limits().min_uniform_buffer_offset_alignment).max(256);
-        let kernels = KernelCache::new(info.backend != "Gl");
+        let kernels = KernelCache::new(info.backend != wgpu::Backend::Gl);
         // Contexts check `ENGINE_TUNE` before they get here (`Context::from_adapter` fails on a
         // bad value); a device handed over by the application warns instead.
         let mode = crate::tune::TuneMode::from_env().unwrap_or_else(|e| {
@@ -218,7 +218,7 @@ impl Gpu {
             thread: here,
             pool: BufferPool::unbounded(self.device.clone(), self.info.max_buffer_size),
             owned: Vec::new(),
-            atoms: Vec::new(),
+            dispatches: Vec::new(),
             error: None,
             choices: Vec::new(),
         });
@@ -311,7 +311,7 @@ impl Gpu {
     pub fn write(&self, buffer: &wgpu::Buffer, offset: u64, bytes: &[u8]) {
         self.with_capture(|c| {
             let after = c
-                .atoms
+                .dispatches
                 .last()
                 .map_or("the start".to_string(), |a| format!("kernel `{}`", a.kernel.name));
             c.error.get_or_insert(format!(

@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+/// wgpu's backend enum, re-exported so that a caller comparing [`DeviceInfo::backend`] needs no
+/// wgpu dependency of its own.
+pub use wgpu::Backend;
+
 /// What runs a context's kernels: the one test of "is this a software adapter" that every
 /// size choice (scan segments, chunk caps, plan defaults) and every test goes through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,8 +39,9 @@ impl DeviceKind {
 pub struct DeviceInfo {
     /// Adapter name, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)` or `NVIDIA H200`.
     pub name: String,
-    /// `Vulkan`, `Gl`, `Metal`, `Dx12`, `BrowserWebGpu`, or `Cpu` for the reference context.
-    pub backend: String,
+    /// The wgpu backend (`Vulkan`, `Gl`, `Metal`, `Dx12`, `BrowserWebGpu`); `Noop` for the CPU
+    /// reference context, which runs no wgpu backend. Printed with `{:?}`.
+    pub backend: Backend,
     /// `DiscreteGpu`, `IntegratedGpu`, `Cpu` (software rasterisers such as lavapipe), ...
     /// as wgpu reports it, for display; decisions go through [`DeviceInfo::kind`].
     pub device_type: String,
@@ -85,7 +90,7 @@ impl DeviceInfo {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         DeviceInfo {
             name: format!("CPU reference #{n} (ndarray, f64 accumulation)"),
-            backend: "Cpu".into(),
+            backend: Backend::Noop,
             device_type: "Cpu".into(),
             kind: DeviceKind::CpuReference,
             driver: String::new(),
@@ -106,15 +111,16 @@ impl DeviceInfo {
         }
     }
 
+    /// The info of a device on `backend`, from its adapter's info when the engine opened it.
     pub(crate) fn from_device(
         adapter: Option<&wgpu::AdapterInfo>,
+        backend: Backend,
         features: wgpu::Features,
         limits: &wgpu::Limits,
     ) -> Self {
-        let (name, backend, device_type, kind, driver, subgroup_size) = match adapter {
+        let (name, device_type, kind, driver, subgroup_size) = match adapter {
             Some(a) => (
                 a.name.clone(),
-                format!("{:?}", a.backend),
                 format!("{:?}", a.device_type),
                 DeviceKind::of(a.device_type, &a.name),
                 format!("{} {}", a.driver, a.driver_info).trim().to_string(),
@@ -122,7 +128,6 @@ impl DeviceInfo {
             ),
             None => (
                 "external device".into(),
-                "unknown".into(),
                 "unknown".into(),
                 // A device the application made: assume hardware (it chose it for its work).
                 DeviceKind::Gpu,
@@ -174,7 +179,7 @@ impl DeviceInfo {
         if !self.is_software() {
             return None;
         }
-        Some(if self.backend == "Gl" {
+        Some(if self.backend == Backend::Gl {
             format!(
                 "note: {} is Mesa's OpenGL software rasteriser on the CPU; lavapipe (Vulkan, \
                  `apt-get install mesa-vulkan-drivers`) runs the same kernels about 4x faster, \
@@ -182,10 +187,10 @@ impl DeviceInfo {
                 self.name
             )
         } else {
-            let what = if self.backend == "Vulkan" && self.name.contains("llvmpipe") {
-                "Vulkan: Mesa's lavapipe"
+            let what = if self.backend == Backend::Vulkan && self.name.contains("llvmpipe") {
+                "Vulkan: Mesa's lavapipe".to_string()
             } else {
-                &self.backend
+                format!("{:?}", self.backend)
             };
             format!(
                 "note: {} ({what}) is a software adapter running on the CPU; a GPU runs the \
@@ -199,7 +204,7 @@ impl DeviceInfo {
 impl fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "adapter:          {}", self.name)?;
-        writeln!(f, "backend:          {} ({})", self.backend, self.device_type)?;
+        writeln!(f, "backend:          {:?} ({})", self.backend, self.device_type)?;
         if !self.driver.is_empty() {
             writeln!(f, "driver:           {}", self.driver)?;
         }

@@ -25,7 +25,7 @@ pub use adapter::skip_device_select_layer;
 pub use adapter::{BackendChoice, COOPERATIVE_MATRIX};
 pub use dispatch::check_wgsl;
 pub(crate) use gpu::Gpu;
-pub use info::{DeviceInfo, DeviceKind};
+pub use info::{Backend, DeviceInfo, DeviceKind};
 pub use pool::PoolStats;
 pub use profile::{Event, KernelTime, Profile};
 pub use timing::{Clock, Timed};
@@ -123,14 +123,16 @@ impl Context {
         pool::idle_bound_from_env()?;
         crate::tune::TuneMode::from_env()?;
         let (device, queue) = adapter::open(adapter).await?;
-        let info = DeviceInfo::from_device(Some(&adapter.get_info()), device.features(), &device.limits());
+        let a = adapter.get_info();
+        let info = DeviceInfo::from_device(Some(&a), a.backend, device.features(), &device.limits());
         Ok(Self::from_gpu(Gpu::new(device, queue, info)))
     }
 
     /// A context over a device the application already owns (a renderer sharing its device).
     /// The engine uses the features and limits the device was created with.
     pub fn from_wgpu(device: wgpu::Device, queue: wgpu::Queue) -> Self {
-        let info = DeviceInfo::from_device(None, device.features(), &device.limits());
+        let backend = device.adapter_info().backend;
+        let info = DeviceInfo::from_device(None, backend, device.features(), &device.limits());
         Self::from_gpu(Gpu::new(device, queue, info))
     }
 
@@ -249,7 +251,7 @@ impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Context #{} ({} / {})",
+            "Context #{} ({} / {:?})",
             self.id,
             self.info().name,
             self.info().backend

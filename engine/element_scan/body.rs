@@ -3,13 +3,13 @@
 //! Local names (parameters, body `let`s) become IR values; names the lambda closes over may
 //! be compile-time numbers and bools (constants) or functions (inlined at the call). Reading
 //! an outer tensor (`E-FLOW-002`), a parameter or context scalar (`E-SCAN-001`), calling a
-//! forbidden operation (see [`check::forbidden`]), reducing in a scalar-state body and asking
+//! forbidden operation (see [`diagnose::forbidden`]), reducing in a scalar-state body and asking
 //! for bf16 are errors at the offending form.
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::check::{self, at, code, reposition};
+use super::diagnose::{self, at, code, reposition};
 use super::eval::{describe, let_parts, split_keywords, Env, Lambda, Origin, Val};
 use super::sexpr::{Atom, Sexp};
 use crate::error::Result;
@@ -151,7 +151,7 @@ impl Lowerer {
         let Some(name) = head.sym() else {
             return Err(at(code::FORM, head.pos, format!("`{head}` cannot be called")));
         };
-        if let Some((code, why)) = check::forbidden(name) {
+        if let Some((code, why)) = diagnose::forbidden(name) {
             return Err(at(
                 code,
                 form.pos,

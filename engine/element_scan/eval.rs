@@ -16,7 +16,7 @@ use std::rc::Rc;
 use ndarray::ArrayD;
 
 use super::body;
-use super::check::{at, code};
+use super::diagnose::{at, code};
 use super::graph::{GOp, Graph, NodeId, ScanSpec};
 use super::sexpr::{Atom, Pos, Sexp};
 use crate::error::Result;

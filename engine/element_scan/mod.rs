@@ -3,12 +3,12 @@
 //! `h[t] = f(h[t-1], x1[t], x2[t], ..)` from `h[-1] = initial`, independently at every
 //! position outside the trip axis (a *lane*); the output holds the state after every trip.
 //! The body is the engine's typed expression IR ([`crate::expr`]) written with the Rust [`Builder`] or as the
-//! seed's s-expression text, compiled once into a WGSL kernel (one invocation per lane, the
+//! spec's s-expression text, compiled once into a WGSL kernel (one invocation per lane, the
 //! state in registers, a loop over the trips) and cached under the hash of the IR. The CPU
 //! interpreter of the IR is the reference and the CPU context's implementation.
 //!
 //! ```no_run
-//! use wgsl_compute::element_scan::{seed, Bindings, ElementScan};
+//! use wgsl_compute::element_scan::{spec_programs, Bindings, ElementScan};
 //! use wgsl_compute::Context;
 //! use ndarray::ArrayD;
 //! let ctx = Context::new()?;
@@ -17,8 +17,8 @@
 //!     .tensor("x", x.clone())
 //!     .tensor("decay", ArrayD::from_elem(ndarray::IxDyn(&[3]), 0.9))  // broadcast to x
 //!     .tensor("initial", ArrayD::zeros(ndarray::IxDyn(&[2, 3])));      // (batch, width)
-//! // The seed's first program: (element-scan (lambda (h x a) (tanh (+ x (* a h)))) ..)
-//! let scan = ElementScan::from_sexpr(seed::TANH_SCAN, &b)?;
+//! // The spec's first program: (element-scan (lambda (h x a) (tanh (+ x (* a h)))) ..)
+//! let scan = ElementScan::from_sexpr(spec_programs::TANH_SCAN, &b)?;
 //! let h = scan.run(&ctx)?;                                              // (2, 8, 3)
 //! let grads = scan.grad(&ctx, &ArrayD::ones(ndarray::IxDyn(&[2, 8, 3])))?;
 //! let d_decay = &grads["decay"];                                        // (3,)
@@ -35,11 +35,11 @@
 //! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction
 //! over the saved states, plus pointwise scans and tensor ops (the `graph` module); they are
 //! programs themselves ([`ElementScan::grad_program`]), so smooth bodies can be
-//! differentiated again. The seed's three example programs live in [`seed`].
+//! differentiated again. The spec's three example programs live in [`spec_programs`].
 
 mod body;
-pub mod check;
 mod codegen;
+pub mod diagnose;
 mod eval;
 mod grad;
 mod graph;
@@ -47,8 +47,8 @@ mod interp;
 mod launch;
 mod layout;
 mod reduce_to;
-pub mod seed;
 pub mod sexpr;
+pub mod spec_programs;
 mod window;
 
 use std::collections::{BTreeMap, HashMap};
@@ -117,7 +117,7 @@ pub struct ScanOptions {
 pub type Gradients = BTreeMap<String, Tensor>;
 
 impl ElementScan {
-    /// Reads a program in the seed's s-expression form; `bindings` name its tensors and
+    /// Reads a program in the spec's s-expression form; `bindings` name its tensors and
     /// numbers. Shapes and the body are checked here (errors carry the code and position).
     pub fn from_sexpr(text: &str, bindings: &Bindings) -> Result<Self> {
         let form = sexpr::read(text)?;
@@ -177,7 +177,7 @@ impl ElementScan {
         .map_err(|(c, m)| crate::expr::ir::builder_error(c, m))?;
         if body.params != types {
             return Err(crate::expr::ir::builder_error(
-                check::code::TYPE,
+                diagnose::code::TYPE,
                 format!(
                     "the body's parameters are {:?}; these inputs give {:?}",
                     body.params, types

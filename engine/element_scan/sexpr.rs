@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use super::check::{at, code};
+use super::diagnose::{at, code};
 use crate::error::Result;
 
 /// Deepest nesting the reader accepts.

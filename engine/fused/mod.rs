@@ -68,7 +68,7 @@ pub use graph::{Binary, Graph, Node, NodeId, Unary, MAX_GRAPH_NODES};
 
 use std::sync::Arc;
 
-use crate::context::gpu::{CapturedAtom, Gpu};
+use crate::context::gpu::{CapturedDispatch, Gpu};
 use crate::error::{Error, Result};
 use crate::expr::{Body, Interp};
 use crate::kernel::{groups_1d, push_dims, Binding, Kernel, KernelKey, KernelSource, Params};
@@ -209,8 +209,8 @@ pub(crate) fn run_body(body: &Body, inputs: &[&Tensor], op: &'static str, kernel
     // Inside a plan capture the dispatch keeps what it computes, so the plan can fuse it
     // into the elementwise kernel that reads it (`fuse_captured`).
     gpu.with_capture(|c| {
-        if let Some(atom) = c.atoms.last_mut() {
-            atom.fusible = Some(Box::new(Deferred {
+        if let Some(dispatch) = c.dispatches.last_mut() {
+            dispatch.fusible = Some(Box::new(Deferred {
                 body: body.clone(),
                 inputs: inputs.iter().map(|t| (*t).clone()).collect(),
                 out: out.clone(),
@@ -322,12 +322,12 @@ struct Deferred {
 /// tensor outside the two holds it (the capture's result included), and no dispatch between
 /// them writes one of A's inputs. A then disappears, and chains fold into one kernel. Returns
 /// how many dispatches it removed.
-pub(crate) fn fuse_captured(gpu: &Gpu, atoms: &mut Vec<CapturedAtom>) -> Result<usize> {
+pub(crate) fn fuse_captured(gpu: &Gpu, dispatches: &mut Vec<CapturedDispatch>) -> Result<usize> {
     let limit = gpu.info.max_storage_buffers as usize;
-    let mut removed = vec![false; atoms.len()];
-    for b in 0..atoms.len() {
-        while let Some((a, k)) = producer(atoms, &removed, b, limit) {
-            let (Some(da), Some(db)) = (deferred(&atoms[a]), deferred(&atoms[b])) else {
+    let mut removed = vec![false; dispatches.len()];
+    for b in 0..dispatches.len() {
+        while let Some((a, k)) = producer(dispatches, &removed, b, limit) {
+            let (Some(da), Some(db)) = (deferred(&dispatches[a]), deferred(&dispatches[b])) else {
                 break;
             };
             let Ok(body) = db.body.substitute(k, &da.body) else {
@@ -347,49 +347,49 @@ pub(crate) fn fuse_captured(gpu: &Gpu, atoms: &mut Vec<CapturedAtom>) -> Result<
             let l = launch(gpu, &body, &refs, &out, op, &name, true)?;
             let per_group = l.kernel.workgroup_size[0].max(1) as usize;
             let groups = groups_1d(u32::try_from(l.invocations.div_ceil(per_group)).unwrap_or(u32::MAX));
-            atoms[b] = CapturedAtom {
+            dispatches[b] = CapturedDispatch {
                 params: Some(l.params.bytes()),
                 kernel: l.kernel,
                 buffers: l.buffers,
                 groups,
                 fusible: Some(Box::new(Deferred { body, inputs, out, op })),
             };
-            atoms[a].fusible = None;
+            dispatches[a].fusible = None;
             removed[a] = true;
         }
     }
-    let before = atoms.len();
+    let before = dispatches.len();
     let mut keep = removed.iter().map(|r| !r);
-    atoms.retain(|_| keep.next().unwrap_or(true));
-    Ok(before - atoms.len())
+    dispatches.retain(|_| keep.next().unwrap_or(true));
+    Ok(before - dispatches.len())
 }
 
-fn deferred(atom: &CapturedAtom) -> Option<&Deferred> {
-    atom.fusible.as_ref().and_then(|p| p.downcast_ref::<Deferred>())
+fn deferred(dispatch: &CapturedDispatch) -> Option<&Deferred> {
+    dispatch.fusible.as_ref().and_then(|p| p.downcast_ref::<Deferred>())
 }
 
 /// An earlier captured elementwise dispatch `a` whose output input `k` of dispatch `b` reads,
 /// and that `b` may absorb (see [`fuse_captured`]).
-fn producer(atoms: &[CapturedAtom], removed: &[bool], b: usize, limit: usize) -> Option<(usize, usize)> {
-    let db = deferred(&atoms[b])?;
+fn producer(dispatches: &[CapturedDispatch], removed: &[bool], b: usize, limit: usize) -> Option<(usize, usize)> {
+    let db = deferred(&dispatches[b])?;
     for (k, input) in db.inputs.iter().enumerate() {
         let buf = input.buffer()?;
         let Some(a) = (0..b)
             .rev()
-            .find(|&a| !removed[a] && atoms[a].buffers.iter().any(|x| x == buf))
+            .find(|&a| !removed[a] && dispatches[a].buffers.iter().any(|x| x == buf))
         else {
             continue;
         };
-        let Some(da) = deferred(&atoms[a]) else { continue };
+        let Some(da) = deferred(&dispatches[a]) else { continue };
         let only_here = da.out.buffer() == Some(buf)
             && da.out.layout() == input.layout()
             // A's own handle and this input: nobody else holds the output.
             && da.out.handles() == 2
-            && atoms.iter().enumerate().all(|(j, x)| j == a || j == b || removed[j] || !x.buffers.iter().any(|y| y == buf));
+            && dispatches.iter().enumerate().all(|(j, x)| j == a || j == b || removed[j] || !x.buffers.iter().any(|y| y == buf));
         let inputs_unchanged = (a + 1..b).filter(|&j| !removed[j]).all(|j| {
-            let atom = &atoms[j];
-            let storage = atom.kernel.bindings.iter().filter(|x| **x != Binding::Uniform);
-            storage.zip(&atom.buffers).all(|(kind, written)| {
+            let dispatch = &dispatches[j];
+            let storage = dispatch.kernel.bindings.iter().filter(|x| **x != Binding::Uniform);
+            storage.zip(&dispatch.buffers).all(|(kind, written)| {
                 *kind != Binding::ReadWrite || !da.inputs.iter().any(|t| t.buffer() == Some(written))
             })
         });

@@ -6,7 +6,7 @@ use super::gates;
 use super::kind::{MixerKind, MixerPath};
 use super::reference;
 use crate::error::{Error, Result};
-use crate::scan::dispatch::{self, host, ScanOptions};
+use crate::scan::route::{self, host, ScanOptions};
 use crate::scan::{self as scans, envelope};
 use crate::tensor::Tensor;
 
@@ -71,7 +71,7 @@ pub fn mixer_scan_with(kind: MixerKind, path: MixerPath, pre: &Tensor, opts: &Sc
     let fused = path.fused(kind)?;
     let ctx = pre.context();
     let k = kind.block();
-    dispatch::run(
+    route::run(
         op,
         ctx,
         opts,

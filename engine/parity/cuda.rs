@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::Row;
 use crate::check::{compare, gates, Gate};
 use crate::context::Context;
-use crate::element_scan::seed::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
+use crate::element_scan::spec_programs::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use crate::element_scan::{Bindings, ElementScan};
 use crate::error::{Error, Result};
 use crate::models::gpt2::{safetensors, Config, Gpt2, Sampling, Weights};
@@ -373,7 +373,7 @@ async fn outputs(ctx: &Context, c: &CudaCase) -> Result<Vec<(String, Vec<f32>)>>
     read(list).await
 }
 
-/// One of the seed's element-scan examples from its text, bound to the fixture's inputs and
+/// One of the spec's element-scan example programs from its text, bound to the fixture's inputs and
 /// its numeric parameters (batch, time, heads, width).
 async fn element_scan(ctx: &Context, c: &CudaCase) -> Result<Vec<(String, Vec<f32>)>> {
     let text = match c.op.as_str() {

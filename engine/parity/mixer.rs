@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::mixer::reference;
 use crate::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerPath};
-use crate::scan::{Dispatch, ScanOptions, Strategy};
+use crate::scan::{Route, ScanOptions, Strategy};
 use crate::tensor::Tensor;
 
 /// One mixer case: pre (B, T, 2D) -> h (B, T, D), or d pre from a seeded dL/dh.
@@ -139,9 +139,9 @@ pub async fn run_case(ctx: &Context, c: &MixerCase) -> Row {
 
 /// The case's output (h, or d pre) and the reference's.
 async fn output(ctx: &Context, c: &MixerCase) -> Result<(Vec<f32>, Vec<f32>)> {
-    let dispatch = if ctx.is_gpu() { Dispatch::Gpu } else { Dispatch::Cpu };
+    let route = if ctx.is_gpu() { Route::Gpu } else { Route::Cpu };
     let opts = ScanOptions {
-        dispatch: Some(dispatch),
+        route: Some(route),
         strategy: c.strategy,
     };
     let (b, t, d) = (c.b, c.t, c.d);

@@ -116,7 +116,7 @@ pub fn markdown_row(row: &Row) -> String {
 /// The table (with a header naming the adapter) and the `N passed, M failed` line.
 pub fn markdown(ctx: &Context, rows: &[Row]) -> String {
     let info = ctx.info();
-    let mut s = format!("# Parity on {} ({})\n\n", info.name, info.backend);
+    let mut s = format!("# Parity on {} ({:?})\n\n", info.name, info.backend);
     s.push_str("| op | direction | shape | strategy | max abs err | gate (atol, rtol) | result |\n");
     s.push_str("| --- | --- | --- | --- | --- | --- | --- |\n");
     for r in rows {

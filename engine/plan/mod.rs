@@ -39,7 +39,7 @@ use crate::kernel::Kernel;
 use crate::tensor::Tensor;
 
 /// One recorded dispatch with its bind group built.
-struct Atom {
+struct Recorded {
     kernel: Arc<Kernel>,
     bind_group: wgpu::BindGroup,
     groups: [u32; 3],
@@ -50,7 +50,7 @@ struct Atom {
 /// A captured op sequence, replayable on the context it was captured on.
 pub struct Plan {
     ctx: Context,
-    atoms: Vec<Atom>,
+    recorded: Vec<Recorded>,
     /// The plan's own intermediates (kept alive and reserved for it).
     _pool: BufferPool,
     /// Every buffer the plan binds that it does not own (held so none is reused under it).
@@ -100,13 +100,13 @@ impl Plan {
         }
         // Chains of elementwise ops become one kernel each, then the tensors the pass kept
         // go back to the plan's pool.
-        let traced = capture.atoms.len();
-        crate::fused::fuse_captured(gpu, &mut capture.atoms)?;
-        for a in &mut capture.atoms {
+        let traced = capture.dispatches.len();
+        crate::fused::fuse_captured(gpu, &mut capture.dispatches)?;
+        for a in &mut capture.dispatches {
             a.fusible = None;
         }
         let known = |b: &wgpu::Buffer| capture.owned.contains(b) || hold.iter().any(|t| t.buffer() == Some(b));
-        for a in &capture.atoms {
+        for a in &capture.dispatches {
             if let Some(b) = a.buffers.iter().find(|b| !known(b)) {
                 return Err(Error::Unsupported {
                     op: "Plan::capture",
@@ -121,7 +121,12 @@ impl Plan {
         // One uniform buffer for every dispatch's parameters, a slot of `stride` bytes each.
         let stride = u64::from(gpu.device.limits().min_uniform_buffer_offset_alignment).max(256);
         let slot = |bytes: &[u8]| (bytes.len() as u64).next_multiple_of(stride);
-        let total: u64 = capture.atoms.iter().filter_map(|a| a.params.as_deref()).map(slot).sum();
+        let total: u64 = capture
+            .dispatches
+            .iter()
+            .filter_map(|a| a.params.as_deref())
+            .map(slot)
+            .sum();
         let params = (total > 0).then(|| {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("plan params"),
@@ -131,8 +136,8 @@ impl Plan {
             })
         });
         let mut offset = 0;
-        let mut atoms = Vec::with_capacity(capture.atoms.len());
-        for a in &capture.atoms {
+        let mut recorded = Vec::with_capacity(capture.dispatches.len());
+        for a in &capture.dispatches {
             let uniform = match (&a.params, &params) {
                 (Some(bytes), Some(buffer)) => {
                     gpu.queue.write_buffer(buffer, offset, bytes);
@@ -142,7 +147,7 @@ impl Plan {
                 }
                 _ => None,
             };
-            atoms.push(Atom {
+            recorded.push(Recorded {
                 kernel: a.kernel.clone(),
                 bind_group: gpu.bind_group(&a.kernel, uniform.as_ref(), &a.buffers),
                 groups: a.groups,
@@ -153,7 +158,7 @@ impl Plan {
         let peak_bytes = capture.pool.stats().peak_in_use;
         let plan = Plan {
             ctx: ctx.clone(),
-            atoms,
+            recorded,
             _pool: capture.pool,
             _held: hold.iter().map(|t| (*t).clone()).collect(),
             _params: params,
@@ -224,17 +229,17 @@ impl Plan {
                 message: "a plan cannot be replayed inside another capture".into(),
             });
         }
-        let profiled = gpu.profile_plan_begin(self.atoms.iter().map(|a| a.kernel.name.as_str()))?;
-        // The first part's size: parts of first, 2 first, 4 first, ... cover every atom.
+        let profiled = gpu.profile_plan_begin(self.recorded.iter().map(|a| a.kernel.name.as_str()))?;
+        // The first part's size: parts of first, 2 first, 4 first, ... cover every recorded dispatch.
         let parts = parts.clamp(1, 16);
-        let first = self.atoms.len().div_ceil((1 << parts) - 1).max(1);
+        let first = self.recorded.len().div_ceil((1 << parts) - 1).max(1);
         let mut chunks = vec![];
         let (mut at, mut size) = (0, first);
-        while at < self.atoms.len() {
+        while at < self.recorded.len() {
             let end = if chunks.len() + 1 == parts {
-                self.atoms.len()
+                self.recorded.len()
             } else {
-                (at + size).min(self.atoms.len())
+                (at + size).min(self.recorded.len())
             };
             chunks.push(at..end);
             at = end;
@@ -244,7 +249,7 @@ impl Plan {
         while let Some(range) = chunks.next() {
             let last = chunks.peek().is_none();
             let start = range.start;
-            let chunk = &self.atoms[range];
+            let chunk = &self.recorded[range];
             gpu.record(|encoder| {
                 let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                     label: Some("plan"),
@@ -267,7 +272,7 @@ impl Plan {
 
     /// Dispatches per replay.
     pub fn dispatches(&self) -> usize {
-        self.atoms.len()
+        self.recorded.len()
     }
 
     /// Dispatches the captured ops made, before chains of elementwise ops were fused.
@@ -291,7 +296,7 @@ impl Plan {
     /// choices ([`Plan::choices`]), then the totals.
     pub fn dump(&self) -> String {
         let mut s = String::new();
-        for (i, a) in self.atoms.iter().enumerate() {
+        for (i, a) in self.recorded.iter().enumerate() {
             let [x, y, z] = a.groups;
             s += &format!("{i:4}  {:<36} groups {x}x{y}x{z}  binds {} B\n", a.kernel.name, a.bytes);
         }
@@ -301,8 +306,8 @@ impl Plan {
         s += &format!(
             "{} dispatches traced -> {} after fusion, {} distinct kernels, intermediates peak {} B\n",
             self.traced,
-            self.atoms.len(),
-            self.atoms
+            self.recorded.len(),
+            self.recorded
                 .iter()
                 .map(|a| a.kernel.name.as_str())
                 .collect::<HashSet<_>>()
@@ -315,6 +320,6 @@ impl Plan {
 
 impl std::fmt::Debug for Plan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Plan({} dispatches on {:?})", self.atoms.len(), self.ctx)
+        write!(f, "Plan({} dispatches on {:?})", self.recorded.len(), self.ctx)
     }
 }

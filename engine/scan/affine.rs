@@ -10,10 +10,10 @@
 //! directions of every kernel set share its seam; the recurrence layer of issue #30 item 2
 //! will restructure it, so it is kept whole until then.
 
-use super::dispatch::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
 use super::linear_gpu;
+use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use super::strategy::Cost;
 use crate::context::{Context, Gpu};
 use crate::error::Result;
@@ -176,7 +176,7 @@ fn sizes(names: &[&'static str], d: &AffineDims) -> Vec<(&'static str, f64)> {
 /// for 107 s on one parity row (B 2, T 65, v 4) and lost the device, and a page cannot
 /// count on the adapter's name to tell a CPU adapter apart.
 fn kernels(ctx: &Context, d: &AffineDims) -> &'static Kernels {
-    let browser = ctx.info().backend == "BrowserWebGpu";
+    let browser = ctx.info().backend == wgpu::Backend::BrowserWebGpu;
     match (d.k, d.v) {
         (2, 1) => &MATRIX2,
         (8, v) if v >= 4 && !browser => &AFFINE8,
@@ -325,7 +325,7 @@ macro_rules! public_fns {
             $forward_with(a, b, h0, &$crate::scan::ScanOptions::default())
         }
 
-        #[doc = concat!("[`", stringify!($forward), "`] with an explicit dispatch and strategy.")]
+        #[doc = concat!("[`", stringify!($forward), "`] with an explicit route and strategy.")]
         pub fn $forward_with(
             a: &$crate::tensor::Tensor,
             b: &$crate::tensor::Tensor,
@@ -345,7 +345,7 @@ macro_rules! public_fns {
             $backward_with(a, h0, h, grad_h, &$crate::scan::ScanOptions::default())
         }
 
-        #[doc = concat!("[`", stringify!($backward), "`] with an explicit dispatch and strategy.")]
+        #[doc = concat!("[`", stringify!($backward), "`] with an explicit route and strategy.")]
         pub fn $backward_with(
             a: &$crate::tensor::Tensor,
             h0: Option<&$crate::tensor::Tensor>,
@@ -369,7 +369,7 @@ pub(crate) fn forward(
     opts: &ScanOptions,
 ) -> Result<Tensor> {
     let ctx = a.context();
-    dispatch::run(
+    route::run(
         op,
         ctx,
         opts,
@@ -400,7 +400,7 @@ pub(crate) fn backward(
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
     let ctx = a.context();
-    dispatch::run(
+    route::run(
         op,
         ctx,
         opts,

@@ -2,7 +2,7 @@
 //! angle-fused scans, generated element scans) walks T on the GPU.
 //!
 //! A launch is `lanes` independent walks of `t` steps in one direction. It plans the
-//! [`Strategy`] ([`strategy::plan`]: lane walks, or chunked passes) and the segments (a lane
+//! [`Strategy`] ([`strategy::walk`]: lane walks, or chunked passes) and the segments (a lane
 //! walk is split into dispatches of at most [`strategy::max_segment`] steps on the adapters
 //! that cap a shader's loops), writes the one uniform header every recurrence kernel's
 //! `Params` opens with (`struct Launch` in `shaders/scan/launch.wgsl`, the shared prelude
@@ -28,7 +28,7 @@
 
 use std::sync::Arc;
 
-use super::strategy::{self, Plan};
+use super::strategy::{self, Walk};
 pub(crate) use super::strategy::{Cost, Strategy};
 use crate::context::Gpu;
 use crate::error::Result;
@@ -103,7 +103,7 @@ pub(crate) struct Launch {
     pub t: usize,
     pub reverse: bool,
     pub columns: Columns,
-    pub plan: Plan,
+    pub walk: Walk,
 }
 
 impl Launch {
@@ -117,13 +117,13 @@ impl Launch {
         columns: Columns,
         cost: Cost,
     ) -> Self {
-        let plan = strategy::plan(strategy, lanes * columns.walk, t, cost, &gpu.info);
+        let walk = strategy::walk(strategy, lanes * columns.walk, t, cost, &gpu.info);
         Launch {
             lanes,
             t,
             reverse,
             columns,
-            plan,
+            walk,
         }
     }
 
@@ -138,41 +138,41 @@ impl Launch {
         t: usize,
         reverse: bool,
     ) -> Option<Self> {
-        let plan = strategy::lookback(strategy, lanes, width, t, &gpu.info)?;
+        let walk = strategy::lookback(strategy, lanes, width, t, &gpu.info)?;
         Some(Launch {
             lanes,
             t,
             reverse,
             columns: Columns { walk: 1, reduce: 1 },
-            plan,
+            walk,
         })
     }
 
-    /// `(chunk length, chunk count)` of a chunked plan.
+    /// `(chunk length, chunk count)` of a chunked walk.
     pub fn chunks(&self) -> Option<(usize, usize)> {
-        match self.plan {
-            Plan::Chunked { len, count } => Some((len, count)),
-            Plan::Lanes { .. } | Plan::LookBack { .. } => None,
+        match self.walk {
+            Walk::Chunked { len, count } => Some((len, count)),
+            Walk::Lanes { .. } | Walk::LookBack { .. } => None,
         }
     }
 
-    /// The `side` words of a look-back plan ([`strategy::lookback_words`]).
+    /// The `side` words of a look-back walk ([`strategy::lookback_words`]).
     pub fn lookback_words(&self) -> Option<usize> {
-        match self.plan {
-            Plan::LookBack { count, width, .. } => Some(strategy::lookback_words(self.lanes * width, count)),
+        match self.walk {
+            Walk::LookBack { count, width, .. } => Some(strategy::lookback_words(self.lanes * width, count)),
             _ => None,
         }
     }
 
     /// Whether a lane walk runs in more than one segment.
     pub fn segmented(&self) -> bool {
-        matches!(self.plan, Plan::Lanes { segment } if segment < self.t)
+        matches!(self.walk, Walk::Lanes { segment } if segment < self.t)
     }
 
     /// The uniform header (`struct Launch` of the prelude) for one dispatch.
     fn header(&self, begin: usize, end: usize) -> Params {
-        let (chunk, chunks) = match self.plan {
-            Plan::LookBack { len, count, .. } => (len, count),
+        let (chunk, chunks) = match self.walk {
+            Walk::LookBack { len, count, .. } => (len, count),
             _ => self.chunks().unwrap_or((self.t, 1)),
         };
         Params::new()
@@ -186,7 +186,7 @@ impl Launch {
             .u32(0)
     }
 
-    /// Records the plan's dispatches: `kernel(pass)` is the pipeline of each pass, `tail` the
+    /// Records the walk's dispatches: `kernel(pass)` is the pipeline of each pass, `tail` the
     /// kernel's own uniform words after the header, `buffers` its storage bindings.
     pub fn run(
         &self,
@@ -196,14 +196,14 @@ impl Launch {
         buffers: &[&wgpu::Buffer],
     ) -> Result<()> {
         let walk = self.lanes * self.columns.walk;
-        match self.plan {
-            Plan::Lanes { segment } => {
+        match self.walk {
+            Walk::Lanes { segment } => {
                 let lanes = kernel(Pass::Lanes)?;
                 for (begin, end) in strategy::segments(self.t, segment, self.reverse) {
                     gpu.dispatch(&lanes, &self.header(begin, end).extend(tail), buffers, groups(walk))?;
                 }
             }
-            Plan::Chunked { count, .. } => {
+            Walk::Chunked { count, .. } => {
                 let params = self.header(0, self.t).extend(tail);
                 let per_chunk = self.lanes * count;
                 let passes = [
@@ -215,7 +215,7 @@ impl Launch {
                     gpu.dispatch(&kernel(pass)?, &params, buffers, groups(invocations))?;
                 }
             }
-            Plan::LookBack { count, width, .. } => {
+            Walk::LookBack { count, width, .. } => {
                 let params = self.header(0, self.t).extend(tail);
                 let words = strategy::lookback_words(self.lanes * width, count);
                 let tickets = walk.div_ceil(WORKGROUP) * WORKGROUP * count;
@@ -441,10 +441,10 @@ impl ChannelKernels {
         let (hand, others) = self.widths(gpu, strategy, dtype, dims)?;
         let key = || {
             let (channels, walks, t) = dims;
-            let kind = match self.plan(gpu, strategy, dtype, dims, reverse, None).launch.plan {
-                Plan::Lanes { .. } => "lanes",
-                Plan::Chunked { .. } => "chunked",
-                Plan::LookBack { .. } => "lookback",
+            let kind = match self.plan(gpu, strategy, dtype, dims, reverse, None).launch.walk {
+                Walk::Lanes { .. } => "lanes",
+                Walk::Chunked { .. } => "chunked",
+                Walk::LookBack { .. } => "lookback",
             };
             let (dtype, strategy) = (dtype.to_string(), strategy.to_string());
             crate::tune::key::shape_key(

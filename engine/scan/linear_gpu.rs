@@ -19,9 +19,9 @@
 //! invocation per output word), so each output is rounded once either way.
 
 use super::affine::ScanGrads;
-use super::dispatch::ScanOptions;
 use super::envelope::AffineDims;
 use super::launch::{lookbacks, passes, ChannelKernels};
+use super::route::ScanOptions;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Params;

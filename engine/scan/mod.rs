@@ -10,12 +10,12 @@
 //! | [`matrix_scan`] | A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) | h (B, T, N, 2) |
 //! | [`matrix_affine_scan`] | A (B, T, N, k, k), B (B, T, N, k, v), h0 (B, N, k, v) | H (B, T, N, k, v) |
 //!
-//! Each has a `_with` form taking [`ScanOptions`] (the [`Dispatch`] seam and the
+//! Each has a `_with` form taking [`ScanOptions`] (the [`Route`]: kernel or reference, and the
 //! [`Strategy`]) and a `_backward` form that reads only the forward's inputs and output plus
 //! the output gradient. The GPU kernels accumulate in f32; the reference
 //! ([`crate::reference::scan`]) in f64.
 //!
-//! Layout: [`envelope`] (shape checks), [`dispatch`] (the seam), [`strategy`] (lanes vs
+//! Layout: [`envelope`] (shape checks), [`route`] (kernel or reference), [`strategy`] (lanes vs
 //! chunked, segments), `launch` (the one recurrence launch: plans the strategy and segments,
 //! writes the uniform header of `shaders/scan/launch.wgsl` and records the passes; the
 //! mixers' fused scans and element scans use it too), `affine` (the shared k x v GPU core),
@@ -35,7 +35,6 @@
 //! ```
 
 mod affine;
-pub mod dispatch;
 pub mod envelope;
 pub(crate) mod launch;
 mod linear_gpu;
@@ -43,10 +42,10 @@ mod linear_scan;
 mod matrix_affine_scan;
 mod matrix_scan;
 mod parallel_scan_log;
+pub mod route;
 pub mod strategy;
 
 pub use affine::ScanGrads;
-pub use dispatch::{Dispatch, ScanOptions};
 pub use linear_scan::{
     linear_scan, linear_scan_backward, linear_scan_backward_with, linear_scan_with, tune_linear_scan,
 };
@@ -58,4 +57,5 @@ pub use parallel_scan_log::{
     parallel_scan_log, parallel_scan_log_backward, parallel_scan_log_backward_with, parallel_scan_log_with,
     LogScanGrads,
 };
+pub use route::{Route, ScanOptions};
 pub use strategy::Strategy;

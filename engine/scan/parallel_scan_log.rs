@@ -7,9 +7,9 @@
 //! kernels' dtype slots, f32 state, outputs in the inputs' dtype written as whole packed words
 //! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
-use super::dispatch::{self, from_host_as, host_widened, ScanOptions};
 use super::envelope;
 use super::launch::{lookbacks, passes, ChannelKernels};
+use super::route::{self, from_host_as, host_widened, ScanOptions};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::kernel::Params;
@@ -75,11 +75,11 @@ pub fn parallel_scan_log(log_coeffs: &Tensor, log_values: &Tensor) -> Result<Ten
     parallel_scan_log_with(log_coeffs, log_values, &ScanOptions::default())
 }
 
-/// [`parallel_scan_log`] with an explicit dispatch and strategy.
+/// [`parallel_scan_log`] with an explicit route and strategy.
 pub fn parallel_scan_log_with(log_coeffs: &Tensor, log_values: &Tensor, opts: &ScanOptions) -> Result<Tensor> {
     let dims = dims(OP, log_coeffs, log_values)?;
     let ctx = log_coeffs.context();
-    dispatch::run(
+    route::run(
         OP,
         ctx,
         opts,
@@ -103,7 +103,7 @@ pub fn parallel_scan_log_backward(
     parallel_scan_log_backward_with(log_coeffs, log_values, h, grad_h, &ScanOptions::default())
 }
 
-/// [`parallel_scan_log_backward`] with an explicit dispatch and strategy.
+/// [`parallel_scan_log_backward`] with an explicit route and strategy.
 pub fn parallel_scan_log_backward_with(
     log_coeffs: &Tensor,
     log_values: &Tensor,
@@ -128,7 +128,7 @@ pub fn parallel_scan_log_backward_with(
         &crate::DType::ALL,
     )?;
     let ctx = log_coeffs.context();
-    dispatch::run(
+    route::run(
         op,
         ctx,
         opts,

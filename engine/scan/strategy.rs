@@ -10,7 +10,7 @@
 //! memory, on every adapter (the fallback needs no forward-progress guarantee).
 //!
 //! On software adapters a walk also has a loop budget (`Cost`, `max_segment`): lane walks
-//! are split into segments and chunked carry walks capped. `super::launch` turns the plan
+//! are split into segments and chunked carry walks capped. `super::launch` turns the [`Walk`]
 //! into dispatches for every recurrence kernel.
 
 use crate::context::DeviceInfo;
@@ -18,7 +18,7 @@ use crate::context::DeviceInfo;
 /// The strategy a caller asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Strategy {
-    /// Chosen from the lane count, T and the device (`strategy::plan`).
+    /// Chosen from the lane count, T and the device (`strategy::walk`).
     #[default]
     Auto,
     /// One invocation per (batch, block, column) walks all of T.
@@ -29,7 +29,7 @@ pub enum Strategy {
         chunk: Option<usize>,
     },
     /// One pass over chunks of [`lookback_steps`] steps whose carries pass by decoupled
-    /// look-back. Kernels without a look-back pass, and the CPU context, run the plan `Auto`
+    /// look-back. Kernels without a look-back pass, and the CPU context, run the walk `Auto`
     /// would.
     LookBack,
 }
@@ -46,11 +46,11 @@ impl std::fmt::Display for Strategy {
     }
 }
 
-/// What a kernel launch does: walk whole lanes (in dispatches of at most `segment` steps),
-/// chunks of `len` steps (`count` of them), or `count` chunks of `len` steps, `width`
-/// channels an invocation, in one look-back pass.
+/// How a launch walks T, the [`Strategy`] resolved for one device: whole lanes (in dispatches
+/// of at most `segment` steps), chunks of `len` steps (`count` of them), or `count` chunks of
+/// `len` steps, `width` channels an invocation, in one look-back pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Plan {
+pub(crate) enum Walk {
     Lanes { segment: usize },
     Chunked { len: usize, count: usize },
     LookBack { len: usize, count: usize, width: usize },
@@ -73,7 +73,9 @@ pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
 /// 1024, a few microseconds' wait before the work is done twice.
 pub(crate) fn lookback_spin(device: &DeviceInfo) -> u32 {
     match device.kind {
-        crate::context::DeviceKind::Gpu if matches!(device.backend.as_str(), "Vulkan" | "Dx12") => 1 << 20,
+        crate::context::DeviceKind::Gpu if matches!(device.backend, wgpu::Backend::Vulkan | wgpu::Backend::Dx12) => {
+            1 << 20
+        }
         crate::context::DeviceKind::Software => 64,
         _ => 1024,
     }
@@ -128,19 +130,19 @@ pub fn lookback_steps(lanes: usize, t: usize) -> usize {
     len.clamp(32, 256)
 }
 
-/// The look-back plan for `lanes` walks of `t` steps when `strategy` asks for one, `device`
+/// The look-back walk for `lanes` walks of `t` steps when `strategy` asks for one, `device`
 /// offers it and its flag words ([`lookback_words`]) fit one
-/// storage binding; `None` otherwise (the caller plans with [`plan`]). `Auto` does not pick it:
+/// storage binding; `None` otherwise (the caller picks with [`walk`]). `Auto` does not pick it:
 /// on the H200 it measured slower than the lane walks and chunked passes
 /// (`benches/results/h200.md`, 2026-12-02).
-pub(crate) fn lookback(strategy: Strategy, lanes: usize, width: usize, t: usize, device: &DeviceInfo) -> Option<Plan> {
+pub(crate) fn lookback(strategy: Strategy, lanes: usize, width: usize, t: usize, device: &DeviceInfo) -> Option<Walk> {
     if strategy != Strategy::LookBack || t == 0 || !lookback_offered(device) {
         return None;
     }
     let len = lookback_steps(lanes, t);
     let count = t.div_ceil(len);
     let bytes = lookback_words(lanes * width, count).saturating_mul(4) as u64;
-    (bytes <= device.max_storage_binding).then_some(Plan::LookBack { len, count, width })
+    (bytes <= device.max_storage_binding).then_some(Walk::LookBack { len, count, width })
 }
 
 /// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
@@ -187,12 +189,12 @@ pub fn auto_chunk(t: usize) -> usize {
     ((t as f64).sqrt().ceil() as usize).next_power_of_two().clamp(16, 256)
 }
 
-/// Picks the plan for `invocations` independent lane walks of `t` steps costing `cost` on
+/// Picks the walk for `invocations` independent lane walks of `t` steps costing `cost` on
 /// `device`.
 ///
 /// Lane-sequential when the lanes alone fill the device (or T is too short to split);
 /// otherwise chunked. "Fill" is a few thousand invocations on a GPU, a few hundred on a
-/// software adapter, whose cores are few. A chunked plan reads the inputs twice (5 transfers
+/// software adapter, whose cores are few. A chunked walk reads the inputs twice (5 transfers
 /// per element instead of 3 forward), so it pays only when the lane walks are too few to keep
 /// the memory system busy. (The channel scans keep 8 to 16 steps' loads in flight per walk,
 /// software pipelined: 8192 one-channel walks hold 0.5-1 MB, a quarter of what HBM needs, but
@@ -200,28 +202,28 @@ pub fn auto_chunk(t: usize) -> usize {
 /// software adapter the chunked carry walk stays inside the loop limit too: at most
 /// `LOOP_BUDGET / cost.carry` chunks (longer chunks, or lane walks when a chunk would pass a
 /// segment).
-pub(crate) fn plan(strategy: Strategy, invocations: usize, t: usize, cost: Cost, device: &DeviceInfo) -> Plan {
-    let p = plan_steps(strategy, invocations, t, cost.step, device);
+pub(crate) fn walk(strategy: Strategy, invocations: usize, t: usize, cost: Cost, device: &DeviceInfo) -> Walk {
+    let p = walk_steps(strategy, invocations, t, cost.step, device);
     let max_chunks = (LOOP_BUDGET / cost.carry.max(1)).max(1);
     match p {
-        Plan::Chunked { count, .. } if device.is_software() && count > max_chunks => {
+        Walk::Chunked { count, .. } if device.is_software() && count > max_chunks => {
             let len = t.div_ceil(max_chunks);
             let segment = max_segment(device, cost.step);
             if len <= segment {
-                Plan::Chunked {
+                Walk::Chunked {
                     len,
                     count: t.div_ceil(len),
                 }
             } else {
-                Plan::Lanes { segment }
+                Walk::Lanes { segment }
             }
         }
         p => p,
     }
 }
 
-/// [`plan`] for steps costing `step` loop trips, with no more chunks than a segment's steps.
-fn plan_steps(strategy: Strategy, invocations: usize, t: usize, step: usize, device: &DeviceInfo) -> Plan {
+/// [`walk`] for steps costing `step` loop trips, with no more chunks than a segment's steps.
+fn walk_steps(strategy: Strategy, invocations: usize, t: usize, step: usize, device: &DeviceInfo) -> Walk {
     let segment = max_segment(device, step);
     let chunked = |chunk: Option<usize>| {
         // Within the loop budget both ways: no chunk longer than a segment, and no more
@@ -231,18 +233,18 @@ fn plan_steps(strategy: Strategy, invocations: usize, t: usize, step: usize, dev
             .clamp(1, t.max(1))
             .min(segment)
             .max(t.div_ceil(segment));
-        Plan::Chunked {
+        Walk::Chunked {
             len,
             count: t.div_ceil(len),
         }
     };
     match strategy {
-        Strategy::Lanes => Plan::Lanes { segment },
+        Strategy::Lanes => Walk::Lanes { segment },
         Strategy::Chunked { chunk } => chunked(chunk),
         Strategy::Auto | Strategy::LookBack => {
             let fill = if device.is_software() { 256 } else { 8192 };
             if invocations >= fill || t < 4 * auto_chunk(t) {
-                Plan::Lanes { segment }
+                Walk::Lanes { segment }
             } else {
                 chunked(None)
             }
@@ -267,10 +269,10 @@ mod tests {
     use super::*;
     use crate::context::DeviceKind;
 
-    fn device(kind: DeviceKind, backend: &str, max_storage_binding: u64) -> DeviceInfo {
+    fn device(kind: DeviceKind, backend: wgpu::Backend, max_storage_binding: u64) -> DeviceInfo {
         DeviceInfo {
             kind,
-            backend: backend.into(),
+            backend,
             max_storage_binding,
             ..DeviceInfo::cpu()
         }
@@ -279,12 +281,12 @@ mod tests {
     #[test]
     fn lookback_is_planned_only_when_asked_offered_and_its_words_fit() {
         let gib = 1 << 30;
-        let vulkan = device(DeviceKind::Gpu, "Vulkan", gib);
+        let vulkan = device(DeviceKind::Gpu, wgpu::Backend::Vulkan, gib);
         let forced = Strategy::LookBack;
         // Chunks of 32 steps at few lanes; longer ones (to 256) as the lanes grow.
         assert_eq!(
             lookback(forced, 600, 1, 4099, &vulkan),
-            Some(Plan::LookBack {
+            Some(Walk::LookBack {
                 len: 32,
                 count: 129,
                 width: 1
@@ -292,7 +294,7 @@ mod tests {
         );
         assert_eq!(
             lookback(forced, 1, 4, 32, &vulkan),
-            Some(Plan::LookBack {
+            Some(Walk::LookBack {
                 len: 32,
                 count: 1,
                 width: 4
@@ -300,7 +302,7 @@ mod tests {
         );
         assert_eq!(
             lookback(forced, 16 * 1024, 4, 4096, &vulkan),
-            Some(Plan::LookBack {
+            Some(Walk::LookBack {
                 len: 256,
                 count: 16,
                 width: 4
@@ -314,25 +316,39 @@ mod tests {
         // Offered on every adapter (the fallback needs no forward-progress guarantee), not on
         // the CPU context.
         for (kind, backend, offered) in [
-            (DeviceKind::Gpu, "Dx12", true),
-            (DeviceKind::Gpu, "Gl", true),
-            (DeviceKind::Gpu, "Metal", true),
-            (DeviceKind::Gpu, "BrowserWebGpu", true),
-            (DeviceKind::Software, "Vulkan", true),
-            (DeviceKind::Software, "Gl", true),
-            (DeviceKind::Software, "BrowserWebGpu", true),
-            (DeviceKind::CpuReference, "Cpu", false),
+            (DeviceKind::Gpu, wgpu::Backend::Dx12, true),
+            (DeviceKind::Gpu, wgpu::Backend::Gl, true),
+            (DeviceKind::Gpu, wgpu::Backend::Metal, true),
+            (DeviceKind::Gpu, wgpu::Backend::BrowserWebGpu, true),
+            (DeviceKind::Software, wgpu::Backend::Vulkan, true),
+            (DeviceKind::Software, wgpu::Backend::Gl, true),
+            (DeviceKind::Software, wgpu::Backend::BrowserWebGpu, true),
+            (DeviceKind::CpuReference, wgpu::Backend::Noop, false),
         ] {
             let d = device(kind, backend, gib);
             assert_eq!(
                 lookback(forced, 64, 1, 100, &d).is_some(),
                 offered,
-                "{kind:?} {backend}"
+                "{kind:?} {backend:?}"
             );
         }
         // The flag words must fit one binding: 1 + 3 x 4 chunks x 64 lanes x 2 channels.
         let words = 1 + 3 * 4 * 64 * 2;
-        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, "Vulkan", words * 4)).is_some());
-        assert!(lookback(forced, 64, 2, 100, &device(DeviceKind::Gpu, "Vulkan", words * 4 - 1)).is_none());
+        assert!(lookback(
+            forced,
+            64,
+            2,
+            100,
+            &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4)
+        )
+        .is_some());
+        assert!(lookback(
+            forced,
+            64,
+            2,
+            100,
+            &device(DeviceKind::Gpu, wgpu::Backend::Vulkan, words * 4 - 1)
+        )
+        .is_none());
     }
 }

@@ -3,9 +3,9 @@
 //!
 //! | body | program | inputs |
 //! | --- | --- | --- |
-//! | seed_tanh | `h = tanh(x + a h)` (the seed's first example) | x, a: (B, T, D); h0: (B, D) |
+//! | seed_tanh | `h = tanh(x + a h)` (the spec's first example) | x, a: (B, T, D); h0: (B, D) |
 //! | gru | `z = sigmoid(xz)`, `h = (1 - z) h + z tanh(xh + a h)` | xz, xh, a: (B, T, D); h0: (B, D) |
-//! | norm16 | `y = a h + x`, `h = y / max(1, |y|)` over 16 values (the seed's vector state) | x: (B, T, H, 16); a: (B, T, H, 1); h0 = 0 |
+//! | norm16 | `y = a h + x`, `h = y / max(1, |y|)` over 16 values (the spec's vector state) | x: (B, T, H, 16); a: (B, T, H, 1); h0 = 0 |
 //!
 //! Shapes: lab B128 T64 D256, large B16 T4096 D4096 (norm16: H = D / 16). The forward is one
 //! `ElementScan::run`; forward+backward is `run` then `grad_tensor` (the gradients of the sum
@@ -14,11 +14,11 @@
 //! `_fwd_gbps`.
 
 use wgsl_compute::check::Rng;
-use wgsl_compute::element_scan::seed::{NORM_CAPPED_SCAN, TANH_SCAN};
+use wgsl_compute::element_scan::spec_programs::{NORM_CAPPED_SCAN, TANH_SCAN};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::{Context, Result, Tensor};
 
-/// The GRU-style gated body, in the seed's s-expression form.
+/// The GRU-style gated body, in the spec's s-expression form.
 const GRU_SCAN: &str = "(element-scan (lambda (h xz xh a)
                 (let ((z (sigmoid xz)))
                   (+ (* (- 1.0 z) h) (* z (tanh (+ xh (* a h)))))))

@@ -45,9 +45,9 @@ impl Peer {
             .into_iter()
             .find(|a| {
                 let a = a.get_info();
-                a.name == info.name && format!("{:?}", a.backend) == info.backend
+                a.name == info.name && a.backend == info.backend
             })
-            .ok_or_else(|| format!("no adapter {} ({}) for the bench's peers", info.name, info.backend))?;
+            .ok_or_else(|| format!("no adapter {} ({:?}) for the bench's peers", info.name, info.backend))?;
         let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
         let features = adapter.features() & wanted;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {

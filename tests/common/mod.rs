@@ -6,6 +6,7 @@
 use std::sync::{Mutex, OnceLock, RwLock};
 
 use wgsl_compute::check::{compare, Gate};
+use wgsl_compute::context::Backend;
 use wgsl_compute::Context;
 
 /// One context per adapter present, with outputs poisoned (NaN) before every op and the tuner
@@ -21,13 +22,15 @@ pub fn contexts() -> &'static [Context] {
         for c in &list {
             c.set_poison(Some(f32::NAN));
             c.set_tune_mode(wgsl_compute::tune::TuneMode::Off);
-            eprintln!("test adapter: {} ({})", c.info().name, c.info().backend);
+            eprintln!("test adapter: {} ({:?})", c.info().name, c.info().backend);
         }
         // `ENGINE_REQUIRE_BACKENDS=vulkan,gl` (CI): each listed backend must have an adapter,
         // so a suite that promises lavapipe and llvmpipe GL cannot pass on one of them.
         if let Ok(want) = std::env::var("ENGINE_REQUIRE_BACKENDS") {
             for b in want.split(',').map(str::trim).filter(|b| !b.is_empty()) {
-                let found = list.iter().any(|c| c.info().backend.eq_ignore_ascii_case(b));
+                let found = list
+                    .iter()
+                    .any(|c| format!("{:?}", c.info().backend).eq_ignore_ascii_case(b));
                 assert!(
                     found,
                     "ENGINE_REQUIRE_BACKENDS lists `{b}` but no adapter of that backend was found"
@@ -76,7 +79,7 @@ fn run_each(mut f: impl FnMut(&Context)) {
         );
     }
     for ctx in list {
-        let _turn = (ctx.info().backend == "Gl").then(|| GL_TURN.lock().unwrap_or_else(|p| p.into_inner()));
+        let _turn = (ctx.info().backend == Backend::Gl).then(|| GL_TURN.lock().unwrap_or_else(|p| p.into_inner()));
         f(ctx);
     }
 }
@@ -85,5 +88,5 @@ fn run_each(mut f: impl FnMut(&Context)) {
 #[track_caller]
 pub fn assert_close(ctx: &Context, case: &str, got: &[f32], want: &[f32], gate: Gate) {
     let c = compare(got, want, gate);
-    assert!(c.ok, "{case} on {} ({}): {c}", ctx.info().name, ctx.info().backend);
+    assert!(c.ok, "{case} on {} ({:?}): {c}", ctx.info().name, ctx.info().backend);
 }

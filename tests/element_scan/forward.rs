@@ -1,4 +1,4 @@
-//! Element scans forward: the seed's examples and other programs on every adapter against the
+//! Element scans forward: the spec's example programs and other programs on every adapter against the
 //! f64 interpreter, final-state slices, `:reverse` against flip-scan-flip, any trip axis.
 
 use std::collections::BTreeMap;
@@ -14,20 +14,20 @@ use super::{
 use crate::common::{assert_close, each_adapter};
 
 #[test]
-fn element_scan_seed_examples_match_the_interpreter() {
+fn element_scan_spec_programs_match_the_interpreter() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(501);
         // Lanes 1, 63, 64, 65 and more than two workgroups; trips 1 and longer.
         for (b, t, w) in [(1, 1, 1), (1, 5, 63), (2, 3, 32), (5, 2, 13), (2, 40, 70)] {
             let scan = ElementScan::from_sexpr(TANH_SCAN, &tanh_scan_bindings(&mut rng, b, t, w)).unwrap();
             assert_eq!(scan.shape(), &[b, t, w]);
-            check_against_interpreter(ctx, &format!("seed 1 {:?}", [b, t, w]), &scan, &mut rng);
+            check_against_interpreter(ctx, &format!("spec program 1 {:?}", [b, t, w]), &scan, &mut rng);
         }
         for (b, t, h) in [(1, 1, 1), (2, 6, 3), (3, 17, 5)] {
             let scan =
                 ElementScan::from_sexpr(NORM_CAPPED_SCAN, &norm_capped_scan_bindings(&mut rng, b, t, h)).unwrap();
             assert_eq!(scan.shape(), &[b, t, h, 16]);
-            check_against_interpreter(ctx, &format!("seed 2 {:?}", [b, t, h]), &scan, &mut rng);
+            check_against_interpreter(ctx, &format!("spec program 2 {:?}", [b, t, h]), &scan, &mut rng);
         }
         for (b, t, w) in [(1, 1, 1), (3, 9, 65), (2, 33, 7)] {
             let scan = ElementScan::from_sexpr(
@@ -35,7 +35,7 @@ fn element_scan_seed_examples_match_the_interpreter() {
                 &max_plus_reverse_scan_bindings(&mut rng, b, t, w),
             )
             .unwrap();
-            check_against_interpreter(ctx, &format!("seed 3 {:?}", [b, t, w]), &scan, &mut rng);
+            check_against_interpreter(ctx, &format!("spec program 3 {:?}", [b, t, w]), &scan, &mut rng);
         }
     });
 }
@@ -58,12 +58,12 @@ fn element_scan_final_state_slices_keep_the_axis() {
         let want: Vec<f32> = all.index_axis(Axis(1), t - 1).iter().copied().collect();
         assert_close(
             ctx,
-            "seed 1 final state",
+            "spec program 1 final state",
             &last.run(ctx).unwrap().to_vec().unwrap(),
             &want,
             GATE,
         );
-        check_against_interpreter(ctx, "seed 1 final state", &last, &mut rng);
+        check_against_interpreter(ctx, "spec program 1 final state", &last, &mut rng);
 
         let rev = format!("(let ((states {MAX_PLUS_REVERSE_SCAN})) (slice states 1 0 1))");
         let bind = max_plus_reverse_scan_bindings(&mut rng, b, t, w);
@@ -77,12 +77,12 @@ fn element_scan_final_state_slices_keep_the_axis() {
         let want: Vec<f32> = all.index_axis(Axis(1), 0).iter().copied().collect();
         assert_close(
             ctx,
-            "seed 3 final state",
+            "spec program 3 final state",
             &first.run(ctx).unwrap().to_vec().unwrap(),
             &want,
             GATE,
         );
-        check_against_interpreter(ctx, "seed 3 final state", &first, &mut rng);
+        check_against_interpreter(ctx, "spec program 3 final state", &first, &mut rng);
     });
 }
 
@@ -122,7 +122,7 @@ fn element_scan_reverse_equals_flip_scan_flip() {
         let text = NORM_CAPPED_SCAN.replace(":state-axis -1", ":state-axis -1 :reverse true");
         let bind = norm_capped_scan_bindings(&mut rng, 2, 7, 3);
         let scan = ElementScan::from_sexpr(&text, &bind).unwrap();
-        check_against_interpreter(ctx, "seed 2 reversed", &scan, &mut rng);
+        check_against_interpreter(ctx, "spec program 2 reversed", &scan, &mut rng);
         let x = match &bind.items()[0].1 {
             wgsl_compute::element_scan::Bound::Tensor(a) => a.clone(),
             _ => unreachable!(),
@@ -142,7 +142,13 @@ fn element_scan_reverse_equals_flip_scan_flip() {
                 .unwrap(),
         );
         let got = scan.run(ctx).unwrap().to_vec().unwrap();
-        assert_close(ctx, "seed 2 reverse vs flip", &got, &flat(&want), Gate::new(1e-6, 1e-6));
+        assert_close(
+            ctx,
+            "spec program 2 reverse vs flip",
+            &got,
+            &flat(&want),
+            Gate::new(1e-6, 1e-6),
+        );
     });
 }
 

@@ -48,14 +48,14 @@ fn check_finite_differences(case: &str, text: &str, bindings: &Bindings, rng: &m
 fn element_scan_interpreter_gradients_match_finite_differences() {
     let mut rng = Rng::new(503);
     check_finite_differences(
-        "seed 1",
+        "spec program 1",
         TANH_SCAN,
         &tanh_scan_bindings(&mut rng, 2, 7, 3),
         &mut rng,
         1e-2,
     );
     check_finite_differences(
-        "seed 2",
+        "spec program 2",
         NORM_CAPPED_SCAN,
         &norm_capped_scan_bindings(&mut rng, 2, 5, 2),
         &mut rng,
@@ -63,7 +63,7 @@ fn element_scan_interpreter_gradients_match_finite_differences() {
     );
     // Max-plus is piecewise linear: small steps stay on one piece.
     check_finite_differences(
-        "seed 3",
+        "spec program 3",
         MAX_PLUS_REVERSE_SCAN,
         &max_plus_reverse_scan_bindings(&mut rng, 2, 6, 3),
         &mut rng,

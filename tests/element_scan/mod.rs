@@ -1,9 +1,9 @@
-//! Element scans, one file per concern: `forward` (the seed's examples and other programs on
+//! Element scans, one file per concern: `forward` (the spec's example programs and other programs on
 //! every adapter against the f64 interpreter, `:reverse` against flipping, any trip axis),
 //! `builder` (the Rust builder front end and random bodies), `grad` (gradients against finite
 //! differences and between adapters), `sexpr` (the parser: fuzz and every error code),
 //! `kernels` (the IR dump, the kernel cache, generated WGSL through naga's other backends) and
-//! `limits` (storage-buffer and loop limits). Shared here: the seed's programs and their
+//! `limits` (storage-buffer and loop limits). Shared here: the spec's programs and their
 //! bindings, and the GPU-against-interpreter check.
 
 mod builder;
@@ -15,7 +15,7 @@ mod sexpr;
 
 use ndarray::{ArrayD, Axis, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::element_scan::seed::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
+use wgsl_compute::element_scan::spec_programs::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::Context;
 

@@ -1,5 +1,5 @@
 //! The s-expression front end: a parser fuzz that never panics and whose errors carry
-//! positions, and every error code of the seed at the offending form.
+//! positions, and every error code of the spec at the offending form.
 
 use wgsl_compute::check::Rng;
 use wgsl_compute::element_scan::{Bindings, ElementScan};
@@ -9,7 +9,7 @@ use super::{
     cpu, norm_capped_scan_bindings, random, tanh_scan_bindings, MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN,
 };
 
-/// Parses `text` with the seed-1 bindings; any error must carry a position.
+/// Parses `text` with the bindings of spec program 1; any error must carry a position.
 fn parse_never_panics(text: &str, bind: &Bindings) {
     match ElementScan::from_sexpr(text, bind) {
         Ok(_) => {}
@@ -131,7 +131,7 @@ fn expect_error(text: &str, bind: &Bindings, code: &str, at: &str, says: &str) {
 }
 
 #[test]
-fn element_scan_errors_carry_the_seed_codes_and_positions() {
+fn element_scan_errors_carry_the_spec_codes_and_positions() {
     let mut rng = Rng::new(511);
     let bind = tanh_scan_bindings(&mut rng, 2, 3, 4)
         .parameter("w", random(&mut rng, &[4], -1.0, 1.0))

@@ -93,7 +93,7 @@ impl Engine {
         let i = self.ctx.info();
         object(&[
             ("name", i.name.as_str().into()),
-            ("backend", i.backend.as_str().into()),
+            ("backend", format!("{:?}", i.backend).into()),
             ("deviceType", i.device_type.as_str().into()),
             ("driver", i.driver.as_str().into()),
             ("isGpu", self.ctx.is_gpu().into()),

@@ -26,7 +26,7 @@ fn open_contexts() -> Vec<Context> {
         panic!("ENGINE_REQUIRE_GPU=1 but no GPU adapter was found");
     }
     for c in &list {
-        eprintln!("suite adapter: {} ({})", c.info().name, c.info().backend);
+        eprintln!("suite adapter: {} ({:?})", c.info().name, c.info().backend);
     }
     list
 }

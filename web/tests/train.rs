@@ -2,6 +2,7 @@
 //! sample has the asked length, and bad input is an error.
 
 use engine_web::train::Trainer;
+use wgsl_compute::context::Backend;
 use wgsl_compute::Context;
 
 const TEXT: &str = include_str!("../../assets/text/shakespeare.txt");
@@ -14,7 +15,7 @@ fn the_page_trainer_learns_on_every_adapter() {
     }
     // Vulkan only: 15 steps on llvmpipe GL take 40 s here, and tests/train.rs already trains
     // every mixer on GL through the same wgsl_compute::train code.
-    for ctx in list.iter().filter(|c| c.info().backend != "Gl") {
+    for ctx in list.iter().filter(|c| c.info().backend != Backend::Gl) {
         let mut t = Trainer::new(ctx, &TEXT[..20_000], "givens:4", 32, 16, 3).unwrap();
         let losses: Vec<f32> = (0..15).map(|_| pollster::block_on(t.step()).unwrap()).collect();
         let (first, last) = (

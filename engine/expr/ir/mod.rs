@@ -24,7 +24,7 @@ pub use ty::{Kind, Ty};
 
 use crate::error::Error;
 
-/// Codes of the builder's errors (the element-scan error codes; `element_scan::check::code`
+/// Codes of the builder's errors (the element-scan error codes; `element_scan::diagnose::code`
 /// lists them with the rest).
 pub mod code {
     /// A form with the wrong arguments, an unknown keyword, or a value of the wrong sort.

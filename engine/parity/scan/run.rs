@@ -8,7 +8,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::parity::Row;
 use crate::reference::scan as reference;
-use crate::scan::{self, Dispatch, ScanOptions};
+use crate::scan::{self, Route, ScanOptions};
 use crate::shape::DType;
 use crate::tensor::Tensor;
 
@@ -99,9 +99,9 @@ pub async fn run_case(ctx: &Context, c: &ScanCase) -> Row {
 
 /// Every output of the case as (got, reference) pairs.
 async fn outputs(ctx: &Context, c: &ScanCase) -> Result<Vec<(Vec<f32>, Vec<f64>)>> {
-    let dispatch = if ctx.is_gpu() { Dispatch::Gpu } else { Dispatch::Cpu };
+    let route = if ctx.is_gpu() { Route::Gpu } else { Route::Cpu };
     let opts = ScanOptions {
-        dispatch: Some(dispatch),
+        route: Some(route),
         strategy: c.strategy,
     };
     let dtype = c.dtype;

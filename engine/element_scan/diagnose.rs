@@ -7,7 +7,7 @@
 use super::sexpr::Pos;
 use crate::error::Error;
 
-/// Error codes. `E-FLOW-002` and `E-SCAN-001` are the seed's; the rest follow its scheme.
+/// Error codes. `E-FLOW-002` and `E-SCAN-001` are the spec's; the rest follow its scheme.
 pub mod code {
     // The codes of the IR builder's errors (form, type, reduction of a scalar, width, size).
     pub use crate::expr::ir::code::{FORM, SCALAR_REDUCE, TOO_LARGE, TOO_WIDE, TYPE};

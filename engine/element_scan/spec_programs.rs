@@ -1,4 +1,4 @@
-//! The element-scan seed's three example programs, exactly as the seed writes them: the one
+//! The element-scan spec's three example programs, exactly as the spec writes them: the one
 //! copy that the examples, the tests, the CUDA parity cases and the docs use.
 //!
 //! Each names its inputs; bind them with [`Bindings`](super::Bindings) (`batch`, `time` and

@@ -1,7 +1,7 @@
-//! The dispatch seam: which implementation runs a scan.
+//! The route of a scan: the GPU kernel or the CPU reference, which one runs it.
 //!
 //! `ENGINE_SCAN=auto|cpu|gpu` (`eager` is accepted for `cpu`), or a per-call
-//! [`ScanOptions::dispatch`] that wins over the environment:
+//! [`ScanOptions::route`] that wins over the environment:
 //! - `cpu` runs the f64 CPU reference (reading device inputs back, uploading the result);
 //! - `auto` runs the GPU kernel and, when the input is outside the kernel's envelope
 //!   ([`Error::Fallback`]), warns once per process and runs the reference; on the CPU
@@ -20,7 +20,7 @@ use crate::tensor::Tensor;
 
 /// Which implementation runs a scan.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Dispatch {
+pub enum Route {
     /// The GPU kernel, the CPU reference outside its envelope (one warning per process).
     #[default]
     Auto,
@@ -30,13 +30,13 @@ pub enum Dispatch {
     Gpu,
 }
 
-impl Dispatch {
+impl Route {
     /// Parses `auto`, `cpu` (or `eager`), `gpu`, case-insensitively.
     pub fn parse(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "" | "auto" => Ok(Dispatch::Auto),
-            "cpu" | "eager" => Ok(Dispatch::Cpu),
-            "gpu" => Ok(Dispatch::Gpu),
+            "" | "auto" => Ok(Route::Auto),
+            "cpu" | "eager" => Ok(Route::Cpu),
+            "gpu" => Ok(Route::Gpu),
             other => Err(Error::value(
                 "ENGINE_SCAN",
                 "ENGINE_SCAN",
@@ -50,7 +50,7 @@ impl Dispatch {
     pub fn from_env() -> Result<Self> {
         match std::env::var("ENGINE_SCAN") {
             Ok(s) => Self::parse(&s),
-            Err(std::env::VarError::NotPresent) => Ok(Dispatch::Auto),
+            Err(std::env::VarError::NotPresent) => Ok(Route::Auto),
             Err(std::env::VarError::NotUnicode(v)) => Err(Error::value(
                 "ENGINE_SCAN",
                 "ENGINE_SCAN",
@@ -61,20 +61,20 @@ impl Dispatch {
     }
 }
 
-/// Per-call options of every scan (`Default`: the environment's dispatch, automatic strategy).
+/// Per-call options of every scan (`Default`: the environment's route, automatic strategy).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ScanOptions {
     /// Overrides `ENGINE_SCAN` for this call when set.
-    pub dispatch: Option<Dispatch>,
+    pub route: Option<Route>,
     /// How the GPU kernel walks T.
     pub strategy: Strategy,
 }
 
 impl ScanOptions {
-    /// Options with this dispatch and the automatic strategy.
-    pub fn dispatch(d: Dispatch) -> Self {
+    /// Options with this route and the automatic strategy.
+    pub fn route(r: Route) -> Self {
         ScanOptions {
-            dispatch: Some(d),
+            route: Some(r),
             ..Self::default()
         }
     }
@@ -88,7 +88,7 @@ impl ScanOptions {
 
 static FALLBACK_WARNING: Once = Once::new();
 
-/// Runs `gpu` or `cpu` as the seam decides for `op` on `ctx`.
+/// Runs `gpu` or `cpu` as the route decides for `op` on `ctx`.
 pub(crate) fn run<R>(
     op: &'static str,
     ctx: &Context,
@@ -96,18 +96,18 @@ pub(crate) fn run<R>(
     gpu: impl FnOnce(&Gpu) -> Result<R>,
     cpu: impl FnOnce() -> Result<R>,
 ) -> Result<R> {
-    let mode = match opts.dispatch {
+    let mode = match opts.route {
         Some(d) => d,
-        None => Dispatch::from_env()?,
+        None => Route::from_env()?,
     };
     match (mode, ctx.gpu()) {
-        (Dispatch::Cpu, _) | (Dispatch::Auto, None) => cpu(),
-        (Dispatch::Gpu, None) => Err(Error::Unsupported {
+        (Route::Cpu, _) | (Route::Auto, None) => cpu(),
+        (Route::Gpu, None) => Err(Error::Unsupported {
             op,
-            message: "dispatch `gpu` needs a GPU context; this is the CPU reference context".into(),
+            message: "route `gpu` needs a GPU context; this is the CPU reference context".into(),
         }),
-        (Dispatch::Gpu, Some(g)) => gpu(g),
-        (Dispatch::Auto, Some(g)) => match gpu(g) {
+        (Route::Gpu, Some(g)) => gpu(g),
+        (Route::Auto, Some(g)) => match gpu(g) {
             Err(Error::Fallback { op, reason }) => {
                 FALLBACK_WARNING.call_once(|| {
                     let msg = format!(
