@@ -18,7 +18,8 @@
 //! the folder graph has no cycle): [`shape`] (element counts, view layouts, broadcasting,
 //! `matmul_shapes`, checked arithmetic), [`check`] (seeded inputs, the table of tolerance
 //! gates), [`kernel`] (WGSL sources and the shader table, pipeline cache, uniform parameters),
-//! [`tune`] (the tuner's modes, shape keys, entries and cache file), [`context`] (adapter,
+//! [`tune`] (the tuner's modes, shape keys, entries and cache file), [`io`] (the safetensors
+//! reader and writer), [`context`] (adapter,
 //! device, info, buffer pool, readback, dispatch, the tuning seam), [`tensor`] (buffers,
 //! views, the strided copy), [`expr`] (the one expression IR: op vocabulary, f64
 //! interpreter, WGSL code generator, derivative rules), [`reference`](mod@reference) (the CPU
@@ -38,6 +39,7 @@ pub mod element_scan;
 pub mod error;
 pub mod expr;
 pub mod fused;
+pub mod io;
 pub mod kernel;
 pub mod mixer;
 pub mod models;

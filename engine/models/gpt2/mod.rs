@@ -19,12 +19,13 @@ pub mod generate;
 pub mod kv_cache;
 pub mod model;
 pub mod reference;
-pub mod safetensors;
 pub mod text_stream;
 pub mod tiny;
 pub mod tokenizer;
 pub mod weights;
 
+/// The safetensors reader and writer, moved to [`crate::io`]; kept here for the old path.
+pub use crate::io::safetensors;
 pub use crate::shape::DType;
 pub use compiled::{Generator, Streaming};
 pub use config::Config;

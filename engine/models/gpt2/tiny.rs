@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::config::Config;
-use super::safetensors::serialize;
+use crate::io::safetensors::serialize;
 use crate::check::Rng;
 use crate::error::{Error, Result};
 use crate::shape::{DType, MAX_ELEMENTS};

@@ -16,7 +16,7 @@ use std::path::Path;
 use ndarray::{Array1, Array2};
 
 use super::config::Config;
-use super::safetensors::{self, TensorBytes};
+use crate::io::safetensors::{self, TensorBytes};
 use crate::error::{Error, Result};
 use crate::shape::DType;
 
