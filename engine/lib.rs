@@ -19,15 +19,16 @@
 //! `matmul_shapes`, checked arithmetic), [`check`] (seeded inputs, the table of tolerance
 //! gates), [`kernel`] (WGSL sources and the shader table, pipeline cache, uniform parameters),
 //! [`tune`] (the tuner's modes, shape keys, entries and cache file), [`io`] (the safetensors
-//! reader and writer), [`context`] (adapter,
-//! device, info, buffer pool, readback, dispatch, the tuning seam), [`tensor`] (buffers,
+//! reader and writer), [`context`] (adapter, device, info, buffer pool, readback, dispatch,
+//! the tuning seam), [`tensor`] (buffers,
 //! views, the strided copy), [`expr`] (the one expression IR: op vocabulary, f64
 //! interpreter, WGSL code generator, derivative rules), [`reference`](mod@reference) (the CPU
 //! oracle of the ops, f64 accumulation), [`fused`] (elementwise expression graphs compiled into one kernel), [`ops`]
 //! (tensor ops), [`plan`] (captured op sequences replayed in one pass), [`scan`] (the four
 //! associative scans, forward and backward), [`mixer`] (minGRU mixers on the scans, with
 //! gradients and their f64 reference), [`element_scan`] (user recurrences compiled to WGSL,
-//! with gradients), [`train`] (loss, optimiser, character vocabulary), [`models`] (GPT-2 and
+//! with gradients), [`generate`] (sampling, the device sampler and decode state, the
+//! generator over compiled plans for any [`generate::Decoder`]), [`train`] (loss, optimiser, character vocabulary), [`models`] (GPT-2 and
 //! its reference forward, the character model), [`parity`] (the parity suite).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -39,6 +40,7 @@ pub mod element_scan;
 pub mod error;
 pub mod expr;
 pub mod fused;
+pub mod generate;
 pub mod io;
 pub mod kernel;
 pub mod mixer;

@@ -1,9 +1,9 @@
 //! Layers only look down: the folders (and top-level modules) of `engine/` import one another
 //! without a cycle. Read from the sources, so a `use crate::` that climbs back up fails here.
 //!
-//! The intended order, bottom up: `error`, `shape`, `check` < `kernel`, `tune` < `context` (the device:
+//! The intended order, bottom up: `error`, `shape`, `check` < `kernel`, `tune`, `io` < `context` (the device:
 //! pool, readback, dispatch) < `tensor` < `reference` < `fused`, `ops` < `plan`, `scan` <
-//! `mixer`, `element_scan` < `train`, `models` < `parity`.
+//! `mixer`, `element_scan`, `generate` < `train`, `models` < `parity`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
