@@ -16,15 +16,17 @@
 //!
 //! Layers, bottom up (a module imports only from its own layer and those below; the order is
 //! the table `LAYERS` of `tests/layering.rs`, which checks every import against it):
-//! `error`, `shape`, `check` < `kernel`, `tune` < `context` < `tensor` < `expr` < `reference` <
-//! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `train`, `models` < `parity`.
+//! `error`, `shape`, `check` < `kernel`, `tune`, `io` < `context` < `tensor` < `expr` < `reference` <
+//! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `generate` < `train`, `models` < `parity`.
 //!
 //! The modules: [`check`] (seeded inputs, compare, the tolerance gates the shipped tests and
 //! parity rows share), [`context`] (adapter, device, info, buffer pool, readback, dispatch,
 //! the tuning seam), [`element_scan`] (user recurrences compiled to WGSL, with gradients),
 //! [`error`] (the one `Error` enum), [`expr`] (the one expression IR: op vocabulary, f64
 //! interpreter, WGSL code generator, derivative rules), [`fused`] (elementwise expression
-//! graphs compiled into one kernel), [`kernel`] (WGSL sources and the shader table, pipeline
+//! graphs compiled into one kernel), [`generate`] (sampling, the device sampler and decode
+//! state, the generator over compiled plans for any [`generate::Decoder`]), [`io`] (the
+//! safetensors reader and writer), [`kernel`] (WGSL sources and the shader table, pipeline
 //! cache, uniform parameters), [`mixer`] (minGRU mixers on the scans, with gradients and
 //! their f64 reference), [`models`] (GPT-2 and its reference forward, the character model),
 //! [`ops`] (tensor ops), [`parity`] (the parity suite), [`plan`] (captured op sequences
@@ -43,6 +45,8 @@ pub mod element_scan;
 pub mod error;
 pub mod expr;
 pub mod fused;
+pub mod generate;
+pub mod io;
 pub mod kernel;
 pub mod mixer;
 pub mod models;

@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::element_scan::{Bindings, ElementScan};
-use wgsl_compute::models::gpt2::{self, safetensors, Config, Tokenizer, Weights};
+use wgsl_compute::io::safetensors;
+use wgsl_compute::models::gpt2::{self, Config, Tokenizer, Weights};
 use wgsl_compute::Context;
 
 /// A target's entry point: any bytes, no panic.

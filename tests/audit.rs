@@ -35,11 +35,11 @@
 //! | models/gpt2/tiny.rs:tiny_random_checkpoint, write_tiny_random | total (a fixed config) |
 //! | models/gpt2/reference.rs:forward | checked: 1..=n_positions ids below V; changed: the weights against their config (`Weights::validate`; public fields) |
 //! | models/gpt2/model.rs:Gpt2::step, forward, with_vocab_block | checked: 1..=remaining ids; rows clamped to 1..=V |
-//! | models/gpt2/generate.rs:Sampler::pick, Gpt2::generate* ; compiled.rs:Generator::generate*, prefill_plan | checked: non-empty logits; prompt + n within n_positions; 1..=n_positions |
-//! | models/gpt2/generate.rs:argmax | total (0 for an empty slice, NaN wins) |
+//! | generate/sampling.rs:Sampler::pick; models/gpt2/generate.rs:Gpt2::generate* ; generate/generator.rs:Generator::generate*, prefill_plan | checked: non-empty logits; prompt + n within n_positions; 1..=n_positions |
+//! | generate/sampling.rs:argmax | total (0 for an empty slice, NaN wins) |
 //! | models/gpt2/kv_cache.rs:KvCache::new | earlier: n_embd % n_head, zero or oversized dimensions |
 //! | models/gpt2/tokenizer.rs:decode, decode_bytes; text_stream.rs:TextStream::push | checked: ids below the vocabulary |
-//! | models/gpt2/weights.rs:from_safetensors; safetensors.rs:serialize | checked (parse, shapes) / left: serialize writes the entries it is given |
+//! | models/gpt2/weights.rs:from_safetensors; io/safetensors.rs:serialize | checked (parse, shapes) / left: serialize writes the entries it is given |
 //! | train/adam.rs:Adam::new, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense |
 //! | train/cross_entropy.rs:cross_entropy | checked: logits (R, V), one target per row, below V < 2^24 |
 //! | train/vocab.rs:CharVocab::decode | total (ids outside the vocabulary become U+FFFD) |

@@ -14,7 +14,8 @@ use arbitrary::{Result as AResult, Unstructured};
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::Rng;
 use wgsl_compute::element_scan::{Bindings, ElementScan};
-use wgsl_compute::models::gpt2::{self, safetensors, Config, Tokenizer, Weights};
+use wgsl_compute::io::safetensors;
+use wgsl_compute::models::gpt2::{self, Config, Tokenizer, Weights};
 use wgsl_compute::{Context, Tensor};
 
 fn iterations(default: usize) -> usize {

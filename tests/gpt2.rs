@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use wgsl_compute::check::{gates, Gate, Rng};
+use wgsl_compute::io::safetensors::{parse, serialize};
 use wgsl_compute::models::gpt2::reference;
-use wgsl_compute::models::gpt2::safetensors::{parse, serialize};
 use wgsl_compute::models::gpt2::{
     random_checkpoint, tiny_random_checkpoint, Config, DType, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
     END_OF_TEXT, TINY_SEED,

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 /// The layers of `engine/`, bottom up, each with the top-level modules that sit in it.
 const LAYERS: &[(&str, &[&str])] = &[
     ("errors, shape algebra, tolerances", &["error", "shape", "check"]),
-    ("kernel sources and the tuner's bookkeeping", &["kernel", "tune"]),
+    (
+        "kernel sources, the tuner's bookkeeping, file formats",
+        &["kernel", "tune", "io"],
+    ),
     ("the device", &["context"]),
     ("tensors", &["tensor"]),
     ("the expression IR", &["expr"]),
@@ -19,6 +22,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("fused kernels and tensor ops", &["fused", "ops"]),
     ("plans and scans", &["plan", "scan"]),
     ("mixers and element scans", &["mixer", "element_scan"]),
+    ("generation", &["generate"]),
     ("training and models", &["train", "models"]),
     ("the parity suite", &["parity"]),
 ];

@@ -445,7 +445,7 @@ fn safetensors_file(entries: &[(&str, &str, &[u64], [u64; 2])], data: usize) -> 
 
 #[test]
 fn robustness_safetensors_offsets_tile_the_data_exactly() {
-    use gpt2::safetensors::parse;
+    use wgsl_compute::io::safetensors::parse;
     let ok = safetensors_file(&[("a", "F32", &[2], [0, 8]), ("b", "F16", &[2], [8, 12])], 12);
     assert_eq!(parse(&ok, "f").unwrap().len(), 2);
     // Overlapping.

@@ -1,5 +1,5 @@
 // prelude: reduce/tree.wgsl
-// prelude: gpt2/state.wgsl
+// prelude: generate/state.wgsl
 // Causal attention of the decode step's one query per head over every cached position
 // 0..=state.pos (the current token's key and value were written by the QKV kernel):
 //   out[h, :] = softmax_j(scale * q[h] . K[h, j]) @ V[h, :]

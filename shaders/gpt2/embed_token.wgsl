@@ -1,4 +1,4 @@
-// prelude: gpt2/state.wgsl
+// prelude: generate/state.wgsl
 // dtype: wte scalar
 // dtype: wpe scalar
 // Token + position embedding of the current token, read from the decode state:

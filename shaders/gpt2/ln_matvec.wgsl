@@ -1,6 +1,6 @@
 // prelude: reduce/tree.wgsl
 // prelude: nn/gelu.wgsl
-// prelude: gpt2/state.wgsl
+// prelude: generate/state.wgsl
 // prelude: gpt2/ln_matvec_body.wgsl
 // The decode projection (gpt2/ln_matvec_body.wgsl) with workgroup sums through shared memory,
 // for adapters without subgroups.

@@ -1,6 +1,6 @@
 // prelude: reduce/tree.wgsl
 // prelude: nn/gelu.wgsl
-// prelude: gpt2/state.wgsl
+// prelude: generate/state.wgsl
 // prelude: gpt2/ln_matvec_body.wgsl
 // The decode projection (gpt2/ln_matvec_body.wgsl) with workgroup sums through subgroups (the
 // shared-memory ones of reduce/tree.wgsl unused; its row_scale and norm helpers used): each

@@ -2,24 +2,21 @@
 //! decode plan is made of.
 //!
 //! Everything a step needs that changes from one token to the next (the token id, its
-//! position, the sampler's counter) lives in a [`DecodeState`] on the device, so the same
-//! dispatches serve every step: `embed_token` reads the token and position from it, the QKV
-//! projection writes this position's key and value into the cache, attention covers positions
-//! `0..=pos`, and `sample` picks the next token, appends it to the ids ring and advances the
-//! state. Per block the step is five dispatches: layer norm fused into the QKV projection
+//! position, the sampler's counter) lives in a [`DecodeState`] on the device
+//! ([`crate::generate::device`]), so the same dispatches serve every step: `embed_token`
+//! reads the token and position from it, the QKV projection writes this position's key and
+//! value into the cache, attention covers positions `0..=pos`, and the device sampler
+//! ([`crate::generate::device::sample`]) picks the next token, appends it to the ids ring and
+//! advances the state. Per block the step is five dispatches: layer norm fused into the QKV projection
 //! (with the cache write), attention, the output projection with the residual add, layer norm
 //! fused into the MLP's first projection (bias + GELU), the second projection with the
 //! residual add. The ops run eagerly like any other op, or inside [`crate::plan::Plan::capture`].
 
 use crate::error::{Error, Result};
+use crate::generate::DecodeState;
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
-
-/// Words of the decode state (`shaders/gpt2/state.wgsl`).
-pub(crate) const STATE_WORDS: usize = 8;
-/// Largest top-k the device sampler takes (`KMAX` in `shaders/gpt2/sample.wgsl`).
-pub const DEVICE_TOP_K_MAX: usize = 128;
 
 const EMBED_TOKEN: KernelDef = KernelDef::new("gpt2/embed_token", shader!("gpt2/embed_token.wgsl"), "embed_token");
 
@@ -133,59 +130,6 @@ const ATTENTION_MAX_P: usize = 2048;
 
 /// Widest C the head kernel holds (`MAX_C` in `lm_head.wgsl`: GPT-2 XL's 1600).
 const LM_HEAD_MAX_C: usize = 1600;
-
-const SAMPLE: KernelDef = KernelDef::new("gpt2/sample", shader!("gpt2/sample.wgsl"), "sample");
-
-/// Logits per workgroup of the sampler's first stage (`BLOCK` in `sample.wgsl`): on GPUs, and
-/// on CPU adapters, where fewer workgroups pay off.
-const SAMPLE_BLOCK: usize = 2048;
-const SAMPLE_BLOCK_SOFTWARE: usize = 16384;
-
-/// The device side of one generated sequence: the decode state and the ring of chosen ids.
-#[derive(Clone, Debug)]
-pub(crate) struct DecodeState {
-    pub state: Tensor, // (STATE_WORDS,) u32 words (`State` in state.wgsl)
-    pub ids: Tensor,   // (capacity,) u32 ids, ids[i] = the token chosen at step i
-}
-
-/// The sampler's settings as the device reads them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct DeviceSampling {
-    pub top_k: u32, // 0 or 1: greedy
-    pub temperature: f32,
-    pub seed: u64,
-}
-
-impl DecodeState {
-    pub fn new(ctx: &crate::Context, capacity: usize) -> Result<Self> {
-        Ok(DecodeState {
-            state: Tensor::uninit(ctx, &[STATE_WORDS], "DecodeState::new")?,
-            ids: Tensor::uninit(ctx, &[capacity.max(1)], "DecodeState::new")?,
-        })
-    }
-
-    /// Writes a fresh state: position `pos`, no step taken, `token`, and the sampler.
-    pub fn reset(&self, pos: u32, token: u32, s: DeviceSampling) -> Result<()> {
-        let gpu = self.state.context().require_gpu("DecodeState::reset")?;
-        let mode = u32::from(s.top_k > 1);
-        let words = [
-            pos,
-            0,
-            token,
-            mode,
-            s.top_k,
-            s.temperature.to_bits(),
-            s.seed as u32,
-            (s.seed >> 32) as u32,
-        ];
-        gpu.write(
-            self.state.gpu_buffer("DecodeState::reset")?,
-            0,
-            bytemuck::cast_slice(&words),
-        );
-        Ok(())
-    }
-}
 
 fn check_row(op: &'static str, arg: &'static str, t: &Tensor, len: usize) -> Result<()> {
     let l = t.layout();
@@ -495,100 +439,11 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
     Ok(logits)
 }
 
-/// Picks the next token from `logits` (1, V) into the state and the ids ring; the position
-/// then becomes `new_pos` (after a prefill) or advances by one.
-pub(crate) fn sample(logits: &Tensor, st: &DecodeState, new_pos: Option<usize>) -> Result<()> {
-    let op = "gpt2::sample";
-    let gpu = logits.context().require_gpu(op)?;
-    let v = logits.len();
-    if !logits.layout().is_dense() || v == 0 {
-        return Err(Error::shape(op, "logits", "a dense row (1, V)", logits.shape()));
-    }
-    // Stage 1: each block's best candidates; stage 2: the pick among all of them.
-    let software = gpu.info.is_software();
-    let block = if software { SAMPLE_BLOCK_SOFTWARE } else { SAMPLE_BLOCK };
-    let blocks = v.div_ceil(block);
-    let cands = Tensor::uninit(logits.context(), &[blocks * DEVICE_TOP_K_MAX * 2], op)?; // (blocks * KMAX) (key, id)
-    let buffers = [
-        logits.gpu_buffer(op)?,
-        st.state.gpu_buffer(op)?,
-        st.ids.gpu_buffer(op)?,
-        cands.gpu_buffer(op)?,
-    ];
-    for (pick, items, groups) in [(false, v, blocks), (true, blocks * DEVICE_TOP_K_MAX, 1)] {
-        let params = Params::new()
-            .usize(items)
-            .usize(logits.layout().offset)
-            .usize(st.ids.len())
-            .u32(u32::from(new_pos.is_some()))
-            .usize(new_pos.unwrap_or(0));
-        let consts = [
-            ("PICK", f64::from(u8::from(pick))),
-            ("BLOCK", block as f64),
-            ("SERIAL_SCAN", f64::from(u8::from(software))),
-        ];
-        let kernel = gpu.kernel(&SAMPLE, &consts)?;
-        gpu.dispatch(&kernel, &params, &buffers, [groups as u32, 1, 1])?;
-    }
-    Ok(())
-}
-
-/// Top-k sampling as the device sampler (`sample.wgsl`) does it, draw `step` of a run seeded
-/// `seed`: the k largest logits (larger first, lower id first on ties), f32 weights
-/// `exp((l - max) / temperature)` summed in that order, and a uniform from the counter-based
-/// generator (seed, step) walked against them. k <= 1 is greedy.
-pub(crate) fn top_k_draw(logits: &[f32], k: usize, temperature: f32, seed: u64, step: u32) -> u32 {
-    let k = k.min(logits.len());
-    if k <= 1 {
-        return crate::models::gpt2::argmax(logits);
-    }
-    let mut order: Vec<usize> = (0..logits.len()).collect();
-    order.sort_by(|&a, &b| key_of(logits[b]).cmp(&key_of(logits[a])).then(a.cmp(&b)));
-    let top = &order[..k];
-    let max = logits[top[0]];
-    let weight = |i: usize| ((logits[i] - max) / temperature).exp();
-    let total: f32 = top.iter().map(|&i| weight(i)).sum();
-    let r = hash(seed as u32 ^ hash((seed >> 32) as u32 ^ hash(step)));
-    let mut u = (r >> 8) as f32 * (1.0 / 16_777_216.0) * total;
-    for &i in top {
-        let w = weight(i);
-        if u < w {
-            return i as u32;
-        }
-        u -= w;
-    }
-    top[k - 1] as u32
-}
-
-/// The order-preserving f32 -> u32 key of `sample.wgsl`: every NaN gets the largest key and
-/// -0.0 the key of +0.0 (the engine's argmax rule, `reference::nn::argmax_index`).
-fn key_of(v: f32) -> u32 {
-    if v.is_nan() {
-        return u32::MAX;
-    }
-    let b = if v == 0.0 { 0 } else { v.to_bits() };
-    if b & 0x8000_0000 != 0 {
-        !b
-    } else {
-        b | 0x8000_0000
-    }
-}
-
-/// lowbias32, the counter-based generator of `sample.wgsl`.
-fn hash(v: u32) -> u32 {
-    let mut x = v;
-    x ^= x >> 16;
-    x = x.wrapping_mul(0x7feb_352d);
-    x ^= x >> 15;
-    x = x.wrapping_mul(0x846c_a68b);
-    x ^= x >> 16;
-    x
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{lm_head, ln_matvec_shaped, sample, DecodeState, DeviceSampling, MatvecShape, Project};
+    use super::{lm_head, ln_matvec_shaped, MatvecShape, Project};
     use crate::check::Rng;
+    use crate::generate::device::{DecodeState, DeviceSampling};
     use crate::{Context, DType, Tensor};
 
     /// y = xn @ w + bias (f64), xn the layer-normed x when `ln`.
@@ -685,55 +540,6 @@ mod tests {
                     let r = f64::from(r0[j]) + y0;
                     assert!(close(res[j], r), "{what}: residual[{j}] = {} against {r}", res[j]);
                 }
-            }
-        }
-    }
-
-    /// The device sampler's greedy path (k = 1: a tree over the invocations' bests) picks what
-    /// the engine's argmax rule picks: the largest logit, the first on ties, within a block and
-    /// across blocks, and the first NaN if any; top-k with k = 1 agrees.
-    #[test]
-    fn the_device_sampler_picks_the_argmax_rule_greedily() {
-        let ctx = Context::new().expect("a context");
-        if ctx.require_gpu("test").is_err() {
-            return;
-        }
-        let v = 50_257;
-        let mut rng = Rng::new(7);
-        let base = rng.vec_range(v, -4.0, 4.0);
-        let mut rows = vec![];
-        // A tie of the maximum in two blocks far apart, and next to each other in one block.
-        for (a, b) in [(40_001, 3), (100, 101), (v - 1, v - 2)] {
-            let mut r = base.clone();
-            r[a] = 9.0;
-            r[b] = 9.0;
-            rows.push(r);
-        }
-        let mut nan = base.clone();
-        nan[30_000] = f32::NAN;
-        nan[20] = f32::NAN;
-        nan[5] = f32::INFINITY;
-        rows.push(nan);
-        rows.push(vec![-f32::INFINITY; v]);
-        let st = DecodeState::new(&ctx, 4).unwrap();
-        for row in &rows {
-            let want = crate::reference::nn::argmax_index(row.iter().copied()) as u32;
-            for top_k in [0, 1] {
-                st.reset(
-                    0,
-                    0,
-                    DeviceSampling {
-                        top_k,
-                        temperature: 1.0,
-                        seed: 3,
-                    },
-                )
-                .unwrap();
-                let logits = Tensor::from_slice(&ctx, &[1, v], row).unwrap();
-                sample(&logits, &st, None).unwrap();
-                // The ids are u32 words; to_vec copies the bits.
-                let got = st.ids.to_vec().unwrap()[0].to_bits();
-                assert_eq!(got, want, "top_k {top_k}");
             }
         }
     }

@@ -1,5 +1,7 @@
-//! GPT-2: config, safetensors weights, the byte-level BPE tokenizer, the forward pass on the
-//! engine's ops with a key/value cache, and generation.
+//! GPT-2: config, safetensors weights ([`crate::io`]), the byte-level BPE tokenizer, the
+//! forward pass on the engine's ops with a key/value cache, its fused decode kernels, and
+//! generation ([`crate::generate`]'s [`Decoder`](crate::generate::Decoder), implemented in
+//! [`compiled`]).
 //!
 //! ```no_run
 //! use wgsl_compute::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
@@ -19,17 +21,18 @@ pub mod generate;
 pub mod kv_cache;
 pub mod model;
 pub mod reference;
-pub mod safetensors;
 pub mod text_stream;
 pub mod tiny;
 pub mod tokenizer;
 pub mod weights;
 
+/// Sampling and the generator, moved to [`crate::generate`]; kept here for the old paths.
+pub use crate::generate::{argmax, choose, Sampler, Sampling, Streaming, DEVICE_TOP_K_MAX};
+/// The safetensors reader and writer, moved to [`crate::io`]; kept here for the old path.
+pub use crate::io::safetensors;
 pub use crate::shape::DType;
-pub use compiled::{Generator, Streaming};
+pub use compiled::Generator;
 pub use config::Config;
-pub use decode::DEVICE_TOP_K_MAX;
-pub use generate::{argmax, choose, Sampler, Sampling};
 pub use kv_cache::KvCache;
 pub use model::{Gpt2, Step, StepOptions};
 pub use text_stream::TextStream;

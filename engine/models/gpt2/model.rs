@@ -29,9 +29,10 @@ use crate::ops::{self, AttentionPath};
 use crate::tensor::{DType, Tensor};
 
 use super::config::Config;
-use super::decode::{self, DecodeState, Project};
+use super::decode::{self, Project};
 use super::kv_cache::KvCache;
 use super::weights::{Block, Weights};
+use crate::generate::{self, DecodeState};
 
 /// One block's parameters on a context.
 #[derive(Clone)]
@@ -125,7 +126,11 @@ impl Gpt2 {
     /// head reads all of it), without wpe (one row a step).
     pub fn weight_bytes(&self) -> usize {
         let wpe = self.wpe.len() * self.wpe.dtype().size();
-        self.tensors().iter().map(|t| t.len() * t.dtype().size()).sum::<usize>() - wpe
+        self.weight_tensors()
+            .iter()
+            .map(|t| t.len() * t.dtype().size())
+            .sum::<usize>()
+            - wpe
     }
 
     /// [`Gpt2::new`] with the matrices in `dtype`: uploaded as stored, then converted on the
@@ -289,7 +294,7 @@ impl Gpt2 {
         let x = ops::embedding::embedding_of(wte, &self.wpe, ids, 0)?; // (T, C)
         let (_, h) = self.blocks(x, cache, None)?; // h = ln_f(x)
         let logits = self.logits(&h.narrow(0, t - 1, t)?)?; // (1, V)
-        decode::sample(&logits, st, Some(t))?;
+        generate::sample(&logits, st, Some(t))?;
         Ok(logits)
     }
 
@@ -347,7 +352,7 @@ impl Gpt2 {
             )?;
         }
         let logits = decode::lm_head(&x, (&self.ln_f_weight, &self.ln_f_bias, eps), wte)?; // (1, V)
-        decode::sample(&logits, st, None)?;
+        generate::sample(&logits, st, None)?;
         Ok(logits)
     }
 
@@ -362,7 +367,7 @@ impl Gpt2 {
     }
 
     /// Every weight tensor, for plans that must hold what they bind.
-    pub(crate) fn tensors(&self) -> Vec<&Tensor> {
+    pub(crate) fn weight_tensors(&self) -> Vec<&Tensor> {
         let mut out: Vec<&Tensor> = self.wte.iter().collect();
         out.extend([&self.wpe, &self.ln_f_weight, &self.ln_f_bias]);
         for b in &self.blocks {

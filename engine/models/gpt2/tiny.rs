@@ -7,9 +7,9 @@
 use std::path::Path;
 
 use super::config::Config;
-use super::safetensors::serialize;
 use crate::check::Rng;
 use crate::error::{Error, Result};
+use crate::io::safetensors::serialize;
 use crate::shape::{DType, MAX_ELEMENTS};
 
 /// The seed of the shipped tiny checkpoint.

@@ -16,8 +16,8 @@ use std::path::Path;
 use ndarray::{Array1, Array2};
 
 use super::config::Config;
-use super::safetensors::{self, TensorBytes};
 use crate::error::{Error, Result};
+use crate::io::safetensors::{self, TensorBytes};
 use crate::shape::DType;
 
 /// One transformer block's parameters.

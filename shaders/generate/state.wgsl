@@ -1,5 +1,6 @@
-// The decode state of a compiled GPT-2 plan (prepended to its kernels): one small device
-// buffer the plan's kernels read and the sampler advances, so one plan serves every step.
+// The decode state of a compiled generation (prepended to the model's decode kernels and the
+// sampler): one small device buffer the plan's kernels read and the sampler advances, so one
+// plan serves every step (`engine/generate/device.rs`).
 //   pos:   position of the current token (the one the next step embeds)
 //   step:  tokens chosen so far (index into the ids ring)
 //   token: the current token id

@@ -1,4 +1,4 @@
-// prelude: gpt2/state.wgsl
+// prelude: generate/state.wgsl
 // Picks the next token from one row of logits on the device and advances the decode state:
 // greedy (the largest logit, the lowest id on a tie) or top-k sampling (softmax of
 // logits / temperature over the k largest, k <= 128) with a counter-based generator, so the
@@ -15,7 +15,7 @@
 // order. The k best are found exactly by a radix select over order-preserving u32 keys
 // (4 rounds of 8 bits, a 256-bucket histogram each), gathered (ties at the threshold: first
 // in item order), ranked, and the draw walks their weights in rank order, as
-// `decode::top_k_draw` does on the host. Greedy is k = 1.
+// `generate::sampling::top_k_draw` does on the host. Greedy is k = 1.
 
 override PICK: bool = false;
 // Logits per workgroup of the BLOCK stage: 2048 on GPUs, 16384 on CPU adapters (fewer

@@ -1,0 +1,28 @@
+//! Generation, for any model: choosing the next token ([`sampling`]: greedy or seeded top-k
+//! on the host), its device twin and the per-sequence state a decode plan reads
+//! ([`device`]: [`DecodeState`], the device sampler, `shaders/generate/`), and the decode
+//! loop over compiled plans ([`generator`]: [`Generator`] over a model that implements
+//! [`Decoder`]).
+//!
+//! Above [`crate::ops`] and [`crate::plan`], below [`crate::models`]: a model implements
+//! [`Decoder`] (GPT-2 does, in `models::gpt2::compiled`) and keeps its own eager loop; nothing
+//! here names a model.
+//!
+//! ```no_run
+//! use wgsl_compute::generate::{Generator, Sampling};
+//! use wgsl_compute::models::gpt2::{Gpt2, Weights};
+//! let ctx = wgsl_compute::Context::new()?;
+//! let model = Gpt2::new(&ctx, &Weights::load(std::path::Path::new("assets/models/tiny-random"))?)?;
+//! let mut g = Generator::new(&model)?;                // captures the decode plan
+//! let ids = g.generate(&[464, 3290], 8, Sampling::recommended(3), |_| {})?;
+//! assert_eq!(ids.len(), 8);
+//! # Ok::<(), wgsl_compute::Error>(())
+//! ```
+
+pub mod device;
+pub mod generator;
+pub mod sampling;
+
+pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
+pub use generator::{Decoder, Generator, Streaming};
+pub use sampling::{argmax, choose, Sampler, Sampling};

@@ -1,0 +1,6 @@
+//! Reading and writing model files, below every model: the safetensors format ([`safetensors`]:
+//! a parser over borrowed bytes and a writer, no file I/O, so it runs in wasm). Models map the
+//! named tensors to their own parameters (`models::gpt2::Weights`); the parity suite reads its
+//! fixtures through the same parser.
+
+pub mod safetensors;
