@@ -2,8 +2,8 @@
 //!
 //! The only synchronisation point of the engine. One async path serves both targets: a
 //! staging copy, `map_async` whose callback fires a oneshot channel, then the channel is
-//! awaited. Natively the device is polled until the copy's own submission has finished
-//! first, so `pollster::block_on` over it never spins; in a browser the callback fires from
+//! awaited. Natively the device is polled first (to completion for [`read_bytes`], until the
+//! copy's own submission has finished for a [`PendingRead`]), so `pollster::block_on` over it never spins; in a browser the callback fires from
 //! the event loop and nothing blocks.
 //!
 //! [`read_bytes`] starts a read and awaits it at once; a [`PendingRead`] splits the two, so a
@@ -17,7 +17,11 @@ type MapDone = futures_intrusive::channel::shared::OneshotReceiver<std::result::
 
 /// Copies `bytes` bytes from `offset` of `buffer` to the host.
 pub(crate) async fn read_bytes(gpu: &Gpu, buffer: &wgpu::Buffer, offset: u64, bytes: u64) -> Result<Vec<u8>> {
-    PendingRead::start(gpu, buffer, offset, bytes)?.finish(gpu).await
+    let mut read = PendingRead::start(gpu, buffer, offset, bytes)?;
+    // Waits for the whole device, as a blocking read always has: a device lost meanwhile
+    // then reports as such.
+    read.submission = None;
+    read.finish(gpu).await
 }
 
 /// A read of a buffer range on its way to the host: the copy is recorded and submitted, and
@@ -28,6 +32,7 @@ pub(crate) struct PendingRead {
     /// Bytes of the 4-byte aligned copy before the range read.
     skip: usize,
     bytes: usize,
+    /// The copy's submission (None: wait for the whole device).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     submission: Option<wgpu::SubmissionIndex>,
     done: Option<MapDone>,
@@ -87,10 +92,14 @@ impl PendingRead {
         };
         // A device lost while waiting reports as such (the map fails as a consequence).
         #[cfg(not(target_arch = "wasm32"))]
-        if let Err(e) = gpu.device.poll(wgpu::PollType::Wait {
-            submission_index: self.submission,
-            timeout: None,
-        }) {
+        let wait = match self.submission {
+            Some(index) => wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: None,
+            },
+            None => wgpu::PollType::wait_indefinitely(),
+        };
+        if let Err(e) = gpu.device.poll(wait) {
             gpu.check("readback")?;
             return Err(Error::Map(format!("waiting for the device: {e}")));
         }
