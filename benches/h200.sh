@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark script of ../shared/BENCH.md, run from the repo root on the device machine
+# The benchmark script (docs/src/benchmarks.md), run from the repo root on the device machine
 # with binaries built on the development machine and carried in .h200/ (see README):
 #   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe,coop_probe,gpt2_logits} .h200/ && strip .h200/* && gzip -9 .h200/*
 # (gzipped, the binaries stay well under the device's 64 MiB carry; the script unpacks them).

@@ -6,7 +6,7 @@
 //! `ENGINE_BENCH_SIZES=256,512` overrides the sizes; software adapters (device type `Cpu`:
 //! lavapipe, llvmpipe) default to 256 and 512, where a 2048^3 product on the 16x16 tile takes
 //! minutes per sample. Each sample records the product and waits for the device.
-//! Ceiling for comparison (DESIGN.md, one H200): cuBLAS fp32 51.4 TFLOP/s; the naive 16x16
+//! Ceiling for comparison (measured on one H200, `benches/results/h200.md`): cuBLAS fp32 51.4 TFLOP/s; the naive 16x16
 //! WGSL tile 3.26 TFLOP/s.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};

@@ -239,7 +239,7 @@ def main():
         run_matmul(dev, rows)
     if "gpt2" in args.only:
         run_gpt2(dev, rows)
-    # Flat figures under the keys of ../shared/BENCH.md (merged into benches/results/h200.json).
+    # Flat figures under the keys of docs/src/benchmarks.md (merged into benches/results/h200.json).
     figures = {}
     for r in rows:
         case = r.get("case", "")

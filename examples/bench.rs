@@ -48,7 +48,7 @@ const ROTATE: usize = 3;
 /// every output of the largest scan case (3 x 512 MiB forward+backward) and its scratch.
 const BENCH_POOL_BYTES: u64 = 8 << 30;
 
-/// Every figure the run prints, under the keys of `../shared/BENCH.md`, for `--json`.
+/// Every figure the run prints, under the keys of the book's benchmarks chapter (`docs/src/benchmarks.md`), for `--json`.
 static FIGURES: std::sync::Mutex<std::collections::BTreeMap<String, f64>> =
     std::sync::Mutex::new(std::collections::BTreeMap::new());
 
@@ -1235,7 +1235,7 @@ fn main() -> Result<()> {
         let (c, rows) = copy_ceiling(&ctx, a.quick)?;
         ceiling = c;
         print_rows("bandwidth ceiling of this run", &rows);
-        println!("(DESIGN.md's H200 figure for a vec4 grid-stride WGSL copy: 4130 GB/s; torch clone is torch_copy_gbps in benches/torch_reference.py)");
+        println!("(an earlier H200 measurement of a vec4 grid-stride WGSL copy: 4130 GB/s; torch clone is torch_copy_gbps in benches/torch_reference.py)");
     }
     // Matmul and GPT-2 first: after the large scans (buffers of up to 1 GiB) the 1024 and 2048
     // matmuls once measured 3x and 2x slow in the same process (alone they do not); each

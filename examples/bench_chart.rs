@@ -4,7 +4,7 @@
 //! cargo run --release --example bench_chart -- [RESULTS.json] [--out CHART.svg]
 //! ```
 //! Reads a flat JSON object of figures (default `benches/results/h200.json`, the keys of
-//! `../shared/BENCH.md`), pairs every engine figure with its peer measured in the same run
+//! `docs/src/benchmarks.md`), pairs every engine figure with its peer measured in the same run
 //! (`scan_*` with `eager_*`, `matmul_*` with `cublas_*`, `gpt2_*` with `transformers_*`, ...)
 //! and writes an SVG beside it (`h200.svg`): one panel per unit, one row per case, labelled
 //! with the speed-up. Keys without a peer and nulls are left out and listed.

@@ -1,6 +1,6 @@
 //! CUDA parity: every row of the golden fixtures (PyTorch on an NVIDIA H200, made by
 //! `tests/fixtures/cuda/make_fixtures.py`) on every adapter and on the CPU context, under the
-//! gates of DESIGN.md; GPT-2's greedy tokens identical.
+//! tolerance gates of `check::gates`; GPT-2's greedy tokens identical.
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Parity against golden CUDA outputs: every case of `tests/fixtures/cuda` (made by
 //! `make_fixtures.py` with PyTorch on an NVIDIA GPU, TF32 off) run through the engine's public
-//! API on a context and compared under the gates of DESIGN.md.
+//! API on a context and compared under the tolerance gates of `crate::check::gates`.
 //!
 //! Wasm-safe: no file I/O and no blocking. The caller hands over the manifest text, the
 //! fixture safetensors bytes and, for the GPT-2 case, the model files; [`cuda_cases`] turns
@@ -191,7 +191,7 @@ impl CudaCase {
         parts.join(" ")
     }
 
-    /// The gate of this row (DESIGN.md); the generate row allows no differing token.
+    /// The gate of this row (`crate::check::gates`); the generate row allows no differing token.
     pub fn gate(&self) -> Gate {
         let backward = self.part == Part::Backward;
         match self.op.as_str() {

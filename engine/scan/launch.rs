@@ -276,7 +276,7 @@ pub(crate) use lookbacks;
 /// many walks' loads, each four times as wide), but hiding HBM latency takes warps to switch
 /// between. At B16 D4096 (65536 walks) on the H200, four channels per invocation (four warps
 /// per SM, eight steps' loads ahead) measured 4.07 ms (0.79 TB/s), and one channel per
-/// invocation 2.07 ms. (`../shared/DESIGN.md`'s 0.97 ms for a one-channel probe read buffers
+/// invocation 2.07 ms. (An earlier probe's 0.97 ms for one channel per invocation read buffers
 /// that were never written, which the H200 serves far faster than data: the bench's walk
 /// peers fill theirs first.)
 pub(crate) const VEC4_WALKS: usize = 4 * 65_536;

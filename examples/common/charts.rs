@@ -131,7 +131,7 @@ impl Pair {
     }
 }
 
-/// Engine key prefix -> peer key prefix, as in `../shared/BENCH.md`; the first rule whose peer
+/// Engine key prefix -> peer key prefix, as in `docs/src/benchmarks.md`; the first rule whose peer
 /// key is present wins (so `matmul_f16_*` pairs with `torch_f16_*`, not `cublas_f16_*`).
 const PEERS: &[(&str, &str, &str)] = &[
     ("scan_", "eager_", "PyTorch eager"),
