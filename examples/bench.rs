@@ -742,7 +742,7 @@ fn bench_gemv(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
             // Two blocks are enough for the XL shapes: the figures are medians over blocks.
             (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
         }
-        let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32)?;
+        let bytes = gpt2::random_checkpoint(&config, 1, DType::F32)?;
         let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random GPT-2-shaped")?;
         drop(bytes);
         if !bench_gemv_size(ctx, tag, &config, &weights, ceiling, &mut rows)? {
@@ -819,7 +819,7 @@ fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>
             gpt2::Config::default()
         };
         (config.n_layer, config.n_embd, config.n_head) = (n_layer, n_embd, n_head);
-        let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32)?;
+        let bytes = gpt2::random_checkpoint(&config, 1, DType::F32)?;
         let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?;
         drop(bytes);
         let prompts: Vec<Vec<u32>> = (0..ROTATE)
@@ -874,7 +874,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     } else {
         gpt2::Config::default()
     };
-    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32)?;
+    let bytes = gpt2::random_checkpoint(&config, 1, DType::F32)?;
     let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random 124M-shaped")?;
     let model = gpt2::Gpt2::new(ctx, &weights)?;
     let shape = format!("{} layers, C {}", config.n_layer, config.n_embd);
@@ -952,7 +952,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     // The same model and run with the matrices in f16 (converted on the device): decode
     // reads half the weight bytes; activations, biases and the cache stay f32.
     drop(g);
-    let half_model = gpt2::Gpt2::with_dtype(ctx, &weights, gpt2::DType::F16)?;
+    let half_model = gpt2::Gpt2::with_dtype(ctx, &weights, DType::F16)?;
     let mut g = gpt2::Generator::new(&half_model)?;
     let prefill_f16 = median_wall(3, 15, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
     let long_f16 = median_wall(2, 7, |i| {

@@ -41,7 +41,7 @@ fn main() -> Result<()> {
     } else {
         gpt2::Config::default()
     };
-    let bytes = gpt2::random_checkpoint(&config, 1, gpt2::DType::F32)?;
+    let bytes = gpt2::random_checkpoint(&config, 1, wgsl_compute::DType::F32)?;
     let model = Gpt2::new(
         &ctx,
         &gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?,

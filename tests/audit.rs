@@ -76,7 +76,7 @@ use wgsl_compute::plan::Plan;
 use wgsl_compute::reference::nn;
 use wgsl_compute::reference::scan::{self as rs, AffineShape};
 use wgsl_compute::shape::{broadcast_strides, collapse, Layout, MAX_ELEMENTS};
-use wgsl_compute::{Context, Result};
+use wgsl_compute::{Context, DType, Result};
 
 /// `r` is an error whose message holds every one of `words`.
 #[track_caller]
@@ -592,7 +592,7 @@ fn audit_random_checkpoint_checks_the_config() {
         n_positions: 8,
         ..tiny.clone()
     };
-    let bytes = gpt2::random_checkpoint(&small, 1, gpt2::DType::F32).unwrap();
+    let bytes = gpt2::random_checkpoint(&small, 1, DType::F32).unwrap();
     Weights::from_safetensors(small.clone(), &bytes, "small").unwrap();
     // Zero, a width n_head does not divide, NaN eps, and a huge model (it aborted in the
     // allocator): errors before anything is drawn.
@@ -603,7 +603,7 @@ fn audit_random_checkpoint_checks_the_config() {
                 ..small.clone()
             },
             1,
-            gpt2::DType::F32,
+            DType::F32,
         ),
         &["gpt2::random_checkpoint", "`config`", "n_layer"],
     );
@@ -614,7 +614,7 @@ fn audit_random_checkpoint_checks_the_config() {
                 ..small.clone()
             },
             1,
-            gpt2::DType::F32,
+            DType::F32,
         ),
         &["`config`", "multiple of n_head"],
     );
@@ -625,7 +625,7 @@ fn audit_random_checkpoint_checks_the_config() {
                 ..small.clone()
             },
             1,
-            gpt2::DType::F32,
+            DType::F32,
         ),
         &["`config`", "layer_norm_epsilon"],
     );
@@ -636,7 +636,7 @@ fn audit_random_checkpoint_checks_the_config() {
                 ..small.clone()
             },
             1,
-            gpt2::DType::F32,
+            DType::F32,
         ),
         &["`config`", "n_embd"],
     );
@@ -647,7 +647,7 @@ fn audit_random_checkpoint_checks_the_config() {
         ..small.clone()
     };
     err(
-        gpt2::random_checkpoint(&huge, 1, gpt2::DType::F16),
+        gpt2::random_checkpoint(&huge, 1, DType::F16),
         &["`config`", "parameters in all"],
     );
 }

@@ -8,10 +8,10 @@ use wgsl_compute::check::{gates, Gate, Rng};
 use wgsl_compute::io::safetensors::{parse, serialize};
 use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::{
-    random_checkpoint, tiny_random_checkpoint, Config, DType, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
+    random_checkpoint, tiny_random_checkpoint, Config, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
     END_OF_TEXT, TINY_SEED,
 };
-use wgsl_compute::{Context, Error};
+use wgsl_compute::{Context, DType, Error};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 

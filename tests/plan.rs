@@ -6,9 +6,9 @@
 use std::path::Path;
 
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::models::gpt2::{random_checkpoint, Config, DType, Generator, Gpt2, Sampling, Streaming, Weights};
+use wgsl_compute::models::gpt2::{random_checkpoint, Config, Generator, Gpt2, Sampling, Streaming, Weights};
 use wgsl_compute::plan::Plan;
-use wgsl_compute::{ops, Context, Error, Tensor};
+use wgsl_compute::{ops, Context, DType, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 

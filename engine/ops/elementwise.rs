@@ -13,7 +13,8 @@ use crate::error::Result;
 pub use crate::expr::{Binary, Unary};
 use crate::expr::{Body, Kind, Ty};
 use crate::fused::run_body;
-use crate::tensor::{DType, Tensor};
+use crate::shape::DType;
+use crate::tensor::Tensor;
 
 /// The one-node body `op(p0, p1)` (a bool result as 0.0 / 1.0).
 pub(crate) fn binary_body(op: Binary) -> Result<Body> {

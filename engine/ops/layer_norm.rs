@@ -5,7 +5,8 @@ use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops::matmul::{linear_parts, linear_residual};
 use crate::ops::softmax::rows_cols;
 use crate::reference;
-use crate::tensor::{DType, Tensor};
+use crate::shape::DType;
+use crate::tensor::Tensor;
 
 const LAYER_NORM: KernelDef = KernelDef::new("reduce/layer_norm", shader!("reduce/layer_norm.wgsl"), "layer_norm");
 

@@ -2,9 +2,10 @@
 //! a dense tensor of any dtype, behind [`Tensor::to_dtype`] and the `contiguous` of a half
 //! view. On the CPU context the `half` crate does the same rounding on the host.
 
-use super::{narrow, widen, DType, Tensor};
+use super::{narrow, widen, Tensor};
 use crate::error::Result;
 use crate::kernel::{push_dims, shader, KernelDef, Params};
+use crate::shape::DType;
 use crate::shape::{check_rank, collapse, Layout};
 
 const CONVERT: KernelDef = KernelDef::new("tensor/convert", shader!("tensor/convert.wgsl"), "convert");

@@ -46,8 +46,8 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     let ctx = dst.context();
     src.expect_context(ctx, op, "src")?;
     // Two invocations would share a packed word of a half dst: convert first (`to_dtype`).
-    dst.expect_dtype(op, "dst", &[super::DType::F32])?;
-    src.expect_dtype(op, "src", &[super::DType::F32])?;
+    dst.expect_dtype(op, "dst", &[crate::shape::DType::F32])?;
+    src.expect_dtype(op, "src", &[crate::shape::DType::F32])?;
     if dst.shape() != src.shape() {
         return Err(Error::mismatch(op, "dst", dst.shape(), "src", src.shape()));
     }

@@ -37,7 +37,8 @@ mod read;
 use std::sync::{Arc, RwLock};
 
 use crate::context::pool::PooledBuffer;
-pub use crate::shape::{numel, DType, Layout, MAX_ELEMENTS};
+use crate::shape::DType;
+pub use crate::shape::{numel, Layout, MAX_ELEMENTS};
 pub use copy::copy_into;
 pub(crate) use create::host_vec;
 pub(crate) use halves::{narrow, widen};

@@ -30,7 +30,6 @@ pub mod weights;
 pub use crate::generate::{argmax, choose, Sampler, Sampling, Streaming, DEVICE_TOP_K_MAX};
 /// The safetensors reader and writer, moved to [`crate::io`]; kept here for the old path.
 pub use crate::io::safetensors;
-pub use crate::shape::DType;
 pub use compiled::Generator;
 pub use config::Config;
 pub use kv_cache::KvCache;

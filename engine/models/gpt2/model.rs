@@ -26,7 +26,8 @@
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::ops::{self, AttentionPath};
-use crate::tensor::{DType, Tensor};
+use crate::shape::DType;
+use crate::tensor::Tensor;
 
 use super::config::Config;
 use super::decode::{self, Project};
