@@ -92,16 +92,18 @@ impl PendingRead {
         };
         // A device lost while waiting reports as such (the map fails as a consequence).
         #[cfg(not(target_arch = "wasm32"))]
-        let wait = match self.submission {
-            Some(index) => wgpu::PollType::Wait {
-                submission_index: Some(index),
-                timeout: None,
-            },
-            None => wgpu::PollType::wait_indefinitely(),
-        };
-        if let Err(e) = gpu.device.poll(wait) {
-            gpu.check("readback")?;
-            return Err(Error::Map(format!("waiting for the device: {e}")));
+        {
+            let wait = match self.submission {
+                Some(index) => wgpu::PollType::Wait {
+                    submission_index: Some(index),
+                    timeout: None,
+                },
+                None => wgpu::PollType::wait_indefinitely(),
+            };
+            if let Err(e) = gpu.device.poll(wait) {
+                gpu.check("readback")?;
+                return Err(Error::Map(format!("waiting for the device: {e}")));
+            }
         }
         match done.receive().await {
             Some(Ok(())) => {}
