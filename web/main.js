@@ -16,8 +16,8 @@ const $ = (id) => document.getElementById(id);
 const DEFAULT_MODELS = ['../assets/models/shakespeare/', '../assets/models/tiny-random/']
   .map((p) => new URL(p, import.meta.url).href);
 
-// The largest top-k the device sampler takes: wgsl_compute::models::gpt2::DEVICE_TOP_K_MAX
-// (engine/models/gpt2/decode.rs; the browser test checks that the two agree). Outside
+// The largest top-k the device sampler takes: wgsl_compute::generate::DEVICE_TOP_K_MAX
+// (engine/generate/device.rs; the browser test checks that the two agree). Outside
 // 1..=DEVICE_TOP_K_MAX (0 means every token) generation samples on a slower path.
 const DEVICE_TOP_K_MAX = 128;
 

@@ -17,7 +17,7 @@
 //   - generation shows its phases (the prompt read before the first token, then tokens
 //     written), Tokens -5 and 0 are refused in plain words, Tokens 1024 is capped to the
 //     context minus the prompt, top-k outside 1..=DEVICE_TOP_K_MAX (the page's copy equals
-//     engine/models/gpt2/decode.rs) is warned; a file-loaded model is named after its config,
+//     engine/generate/device.rs) is warned; a file-loaded model is named after its config,
 //   - while training runs, Generate and Run parity are disabled and say what is busy; Stop
 //     says at which step it stopped; a one-point chart's axis labels differ; the steps/s
 //     figure is positive; the loss to expect (ln of the vocabulary) is said,
@@ -379,7 +379,7 @@ async function gpt2Checks(page, base) {
   check('the GPT-2 panel says in a sentence what the model is', name !== 'shakespeare'
     || /12M-parameter GPT-2 trained on Shakespeare/.test(about), about);
   await phoneOverflow(page, 'the default model');
-  const decode = fs.readFileSync(path.join(root, 'engine/models/gpt2/decode.rs'), 'utf8');
+  const decode = fs.readFileSync(path.join(root, 'engine/generate/device.rs'), 'utf8');
   const kmax = Number((/pub const DEVICE_TOP_K_MAX: usize = (\d+);/.exec(decode) || [])[1]);
   check('the page\'s top-k limit is the library\'s DEVICE_TOP_K_MAX',
     kmax > 0 && Number(await page.getAttribute('#top-k', 'data-device-max')) === kmax, `${kmax}`);
