@@ -4,7 +4,7 @@ CUDA graphs, on the same GPU as the engine's bench and under its protocol.
     python3 benches/gpt2_cuda_graph.py [--models 124M,355M,774M,1.5B] [--out peer.json]
                                        [--quick] [--check-all] [--no-check] [--device cpu]
 
-Protocol (examples/bench.rs): a 64-token prompt, then 256 new tokens, greedy, the argmax taken on
+Protocol (dev/src/bin/bench.rs): a 64-token prompt, then 256 new tokens, greedy, the argmax taken on
 the device, no host sync per token. GPT-2's forward is written here in plain torch ops from the
 state_dict of transformers' GPT2LMHeadModel: ln_1, the fused c_attn QKV (HF's Conv1D, x @ W + b
 with W (C, 3C), as torch.addmm like HF), causal attention, c_proj, ln_2, c_fc, gelu tanh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark script (docs/src/benchmarks.md), run from the repo root on the device machine
 # with binaries built on the development machine and carried in .h200/ (see README):
-#   cargo build --release --examples && mkdir -p .h200 && cp target/release/examples/{bench,decode_probe,coop_probe,gpt2_logits} .h200/ && strip .h200/* && gzip -9 .h200/*
+#   cargo build --release -p wgsl-compute-dev --bins && mkdir -p .h200 && cp target/release/{bench,decode_probe,coop_probe,gpt2_logits} .h200/ && strip .h200/* && gzip -9 .h200/*
+# (the dev tools, dev/src/bin/: cargo puts a workspace package's binaries in target/release/)
 # (gzipped, the binaries stay well under the device's 64 MiB carry; the script unpacks them).
 # Writes $OUT/engine.json, $OUT/torch.json, raw outputs, and $OUT/h200.json (merged).
 set -uo pipefail
@@ -18,7 +19,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt
 timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
 # Each suite in a process of its own. In one process the suites after the large scans once
 # measured 2-4x slow: the GPU's clock had fallen to idle while the host prepared inputs, which
-# the bench now prevents (examples/common/clocks.rs; raw/2026-12-02/order). The copy runs with
+# the bench now prevents (dev/src/bin/common/clocks.rs; raw/2026-12-02/order). The copy runs with
 # the scans, whose table reports it as the ceiling.
 : > "$OUT/engine_bench.md"; : > "$OUT/engine_bench.err"
 # gemv and gpt2_sizes report against the copy ceiling, so the copy runs with them too.
@@ -39,17 +40,13 @@ for suite in copy,scans mixers; do
 done
 .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
 echo "decode probe rc $?"
-# Issue #19's cooperative-matrix probe (f16 inputs, f32 accumulation) where the binary was carried.
-# The kernels that load their tiles directly are timed together; each workgroup-staged one runs
-# in a process of its own, because the driver's compiler rejects them and loses the device
-# (examples/coop_probe.rs).
+# Issue #19's cooperative-matrix probe (f16 inputs, f32 accumulation) where the binary was carried:
+# its kernels, which load their tiles directly, timed together. The workgroup-staged variants,
+# which the driver's compiler rejected (losing the device), are gone (dev/src/bin/coop_probe.rs
+# names the commit that has them).
 if [ -x .h200/coop_probe ]; then
   .h200/coop_probe --only coop_matmul,coop_matmul_2x2,coop_matmul_2x2_k32 --json "$OUT/coop.json" > "$OUT/coop_probe.md" 2>&1
   echo "coop probe rc $?"
-  for v in coop_staged_v4 coop_staged_u32 coop_staged_v4_nopad coop_staged_v4_256x128 coop_staged_v4_128x256 coop_staged_v4_k16 coop_staged_v4_64x128; do
-    echo "--only $v:" >> "$OUT/coop_probe.md"
-    timeout 60 .h200/coop_probe --only $v 2>&1 | grep -v "^  M \|^NVIDIA\|^ \+[0-9]\+:\|^ \+at \|^note:\|^stack" >> "$OUT/coop_probe.md"
-  done
 fi
 python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"

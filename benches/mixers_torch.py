@@ -1,4 +1,4 @@
-"""Peer figures for the engine's mixer benchmark (`examples/bench.rs --only mixers`): the same
+"""Peer figures for the engine's mixer benchmark (`dev/src/bin/bench.rs --only mixers`): the same
 four mixer layers in eager PyTorch on the same GPU, with autograd for the backward.
 
 Each layer is pre = x W_in + b_in -> gates -> the seed's eager scan -> h W_out, with the math of

@@ -1,4 +1,4 @@
-"""Peer timings on the same GPU as the engine's benchmark (examples/bench.rs).
+"""Peer timings on the same GPU as the engine's benchmark (dev/src/bin/bench.rs).
 
 The scan cases are the eager reference the scan seed describes: pure-PyTorch Hillis-Steele
 associative scans for linear_scan, matrix_scan and matrix_affine_scan, and the minGRU
@@ -160,7 +160,7 @@ def run_scans(quick, dev, rows, only_cases=None):
 
 
 def run_copy(dev, rows):
-    # The peer of the engine's copy ceiling (examples/bench.rs): torch clone of the same
+    # The peer of the engine's copy ceiling (dev/src/bin/bench.rs): torch clone of the same
     # 512 MiB, bytes read + written per second. Warm-up first: clocks idle low.
     n = 1 << 27
     x = torch.full((n,), 1.5, device=dev)

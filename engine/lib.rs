@@ -51,6 +51,7 @@ pub mod kernel;
 pub mod mixer;
 pub mod models;
 pub mod ops;
+#[cfg(feature = "parity")]
 pub mod parity;
 pub mod plan;
 pub mod reference;

@@ -9,7 +9,7 @@
 // four A tiles and four B tiles straight from the storage buffers and issues 16
 // multiply-adds. Why straight loads: on the H200 they ran 4096^3 at 74.6 TFLOP/s, and every
 // workgroup-staged form either failed in the driver's compiler (cooperative loads through
-// u32 words) or ran at 19.4 (f16 tiles stored one half at a time): examples/coop_probe.rs.
+// u32 words) or ran at 19.4 (f16 tiles stored one half at a time): dev/src/bin/coop_probe.rs.
 // The epilogue (alpha, bias, GELU, residual) reads the stored block back, after a barrier,
 // one element per invocation a trip; a plain product skips it.
 // The host checks (engine/ops/matmul/select.rs): M and N multiples of 64, K of 16; both operands'

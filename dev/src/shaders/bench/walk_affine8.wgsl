@@ -1,4 +1,4 @@
-// A bench peer (examples/common/peer.rs), never used by the engine: the simplest one-pass lane
+// A bench peer (dev/src/bin/common/peer.rs), never used by the engine: the simplest one-pass lane
 // walk of matrix_affine_scan at k = v = 8, H_t = A_t H_{t-1} + X_t (H_{-1} = 0), one invocation
 // per (lane, value column j) of (B, T, N) steps, its state column as two vec4s. Each trip
 // issues two steps' loads (A_t as 16 vec4 rows, shared by the 8 column invocations of a lane

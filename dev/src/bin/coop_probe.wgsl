@@ -1,4 +1,4 @@
-// The cooperative-matrix probe of `examples/coop_probe.rs` (outside `shaders/`: it needs the
+// The cooperative-matrix probe of `dev/src/bin/coop_probe.rs` (outside `shaders/`: it needs the
 // native-only `wgpu_cooperative_matrix` extension and f16, which the engine's kernels do not).
 //   c (M, N) f32 = a (M, K) f16 @ b (K, N) f16, all row-major, M, N multiples of 64, K of 16.
 // One subgroup (32 invocations) a workgroup computes a 64 x 64 block of c as 4 x 4 tiles of

@@ -2,10 +2,10 @@
 //! the minGRU mixers (time and peak device memory of the angle-fused vs the materialising
 //! path), fp32 matmul, a GPT-2 124M-shaped prefill and per-token decode, and the bandwidth
 //! ceiling measured in the same run: the engine's dense copy next to a plain vec4
-//! grid-stride WGSL copy written for the bench alone (`examples/common/peer.rs`).
+//! grid-stride WGSL copy written for the bench alone (`dev/src/bin/common/peer.rs`).
 //!
-//!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback] [--json out.json]
-//!     cargo run --release --example bench -- --tuned-vs-rule [--quick] [--json out.json]
+//!     cargo run --release -p wgsl-compute-dev --bin bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback] [--json out.json]
+//!     cargo run --release -p wgsl-compute-dev --bin bench -- --tuned-vs-rule [--quick] [--json out.json]
 //!
 //! `--tuned-vs-rule` (the `tuner` suite) times, for each matmul and channel-scan case, the
 //! hand rule's path against the tuner's choice interleaved in one process (`bench_tuner`).
@@ -124,7 +124,7 @@ fn args() -> Args {
 
 /// Median seconds of `repeat` timed runs of `f(i)` after `warmup` untimed ones.
 fn median(ctx: &Context, warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<(f64, Clock)> {
-    // Clocks up first where the device has idled (examples/common/clocks.rs): a suite run
+    // Clocks up first where the device has idled (dev/src/bin/common/clocks.rs): a suite run
     // after large host-side work otherwise times its small cases at idle clocks.
     clocks::warm(ctx, 0.3)?;
     for i in 0..warmup {
@@ -177,7 +177,7 @@ fn random(ctx: &Context, rng: &mut Rng, shape: &[usize], lo: f64, hi: f64) -> Re
 
 /// The copy ceiling of this run, bytes read + written per second: the engine's dense copy
 /// (`ops::unary(Unary::Identity, ..)`, its vec4 elementwise kernel) and, in the same run, the
-/// bench-only plain vec4 grid-stride copy (`shaders/bench/copy_vec4.wgsl` on a device of its
+/// bench-only plain vec4 grid-stride copy (`dev/src/shaders/bench/copy_vec4.wgsl` on a device of its
 /// own, at the best of a few grid sizes). Returns the peer's figure (the engine's where the
 /// peer cannot run) and the rows.
 fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Vec<Row>)> {
@@ -436,7 +436,7 @@ fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strateg
     Ok(rows)
 }
 
-/// The bench-only one-pass lane walks of `c`'s op at its shape (`shaders/bench/walk_*.wgsl`
+/// The bench-only one-pass lane walks of `c`'s op at its shape (`dev/src/shaders/bench/walk_*.wgsl`
 /// on a peer device), where one is written: the recurrence, and the same loads and stores in
 /// the same order without it (`CARRY` off: every step from a zero state, so no load waits on
 /// a previous step). Their inputs hold data: never-written buffers read much faster on the
@@ -721,7 +721,7 @@ fn median_wall(warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<
     Ok(times[times.len() / 2])
 }
 
-/// The decode step's matrix-vector products (`examples/common/gemv_bench.rs`), f32 and f16
+/// The decode step's matrix-vector products (`dev/src/bin/common/gemv_bench.rs`), f32 and f16
 /// weights, against the copy ceiling `ceiling` and a copy of the same bytes.
 fn bench_gemv(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
     // (key prefix, layers, C, heads): 124M's shapes, and GPT-2 XL's (1.5B), where the
@@ -981,7 +981,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let dir = if local.exists() {
         local.to_path_buf()
     } else {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(local)
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(local)
     };
     let shakespeare = gpt2::Gpt2::new(ctx, &gpt2::Weights::load(&dir)?)?;
     let sampling = gpt2::Sampling::TopK {

@@ -2,7 +2,7 @@
 //! (`--against cuda`) every row of the golden CUDA fixtures in `tests/fixtures/cuda`.
 //!
 //! ```text
-//! cargo run --release --example parity [-- --quick] [--against cuda] [--out parity.md]
+//! cargo run --release -p wgsl-compute-dev --bin parity [-- --quick] [--against cuda] [--out parity.md]
 //! ```
 //! Prints one row per case and ends with `N passed, M failed`; exits non-zero on a failure.
 //! The adapter comes from the environment (`ENGINE_BACKEND=vulkan`, `WGPU_ADAPTER_NAME`).
@@ -17,7 +17,8 @@ use wgsl_compute::{parity, Context};
 
 /// The CUDA fixture rows, read from the repository (the GPT-2 case needs the tiny checkpoint).
 fn cuda_rows() -> Result<Vec<Case>, Box<dyn std::error::Error>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The repository root: dev/ is one of its packages.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("dev/ is in the repository");
     let read = |p: &str| std::fs::read(root.join(p)).map_err(|e| format!("{p}: {e}"));
     let manifest = String::from_utf8(read("tests/fixtures/cuda/manifest.json")?)?;
     let model = ModelFiles {

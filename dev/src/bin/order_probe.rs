@@ -2,7 +2,7 @@
 //! after large allocations, so that what slows it can be told apart.
 //!
 //! ```text
-//! cargo run --release --example order_probe [-- --gib 4]
+//! cargo run --release -p wgsl-compute-dev --bin order_probe [-- --gib 4]
 //! ```
 //! Three small cases (a plan of 64 one-element dispatches, a 9 MB elementwise add, a decode-
 //! sized matrix-vector product), each as the median of 15 device times (GPU timestamps where

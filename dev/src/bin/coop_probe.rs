@@ -36,7 +36,7 @@
 //! `coop_probe_<entry>_4096_tflops` and the best as `coop_probe_f16_4096_tflops`.
 //! `tests/shaders.rs` checks that naga validates the WGSL and writes its SPIR-V.
 //!
-//!     cargo run --release --example coop_probe [-- --only ENTRY,ENTRY] [--json out.json]
+//!     cargo run --release -p wgsl-compute-dev --bin coop_probe [-- --only ENTRY,ENTRY] [--json out.json]
 
 use std::time::Instant;
 

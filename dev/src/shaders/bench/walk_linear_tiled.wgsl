@@ -1,4 +1,4 @@
-// A bench peer (examples/common/peer.rs), never used by the engine: the linear lane walk of
+// A bench peer (dev/src/bin/common/peer.rs), never used by the engine: the linear lane walk of
 // walk_linear.wgsl (h_t = a_t h_{t-1} + x_t, one invocation per channel walk (b, n)), with
 // its loads staged through workgroup memory: a workgroup of 256 channels loads each block of
 // 8 steps as 1 KB rows of vec4s, all of its warps together (a barrier a block), and every

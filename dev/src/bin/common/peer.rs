@@ -1,4 +1,4 @@
-//! The benchmark's peers: plain WGSL kernels written for the bench alone (`shaders/bench/`),
+//! The benchmark's peers: plain WGSL kernels written for the bench alone (`dev/src/shaders/bench/`),
 //! run through plain wgpu on a device of their own, opened on the engine's adapter, so nothing
 //! of the engine (its kernels, dispatch, pool) is in their figures. Timed as `Context::time`
 //! times the engine: GPU timestamps written into the command stream around the dispatch where

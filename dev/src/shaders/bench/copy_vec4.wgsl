@@ -1,4 +1,4 @@
-// The benchmark's reference copy (examples/bench.rs), written apart from the engine's
+// The benchmark's reference copy (dev/src/bin/bench.rs), written apart from the engine's
 // kernels and never used by them: a plain grid-stride copy of vec4s. A fixed grid of
 // invocations walks the buffer, each moving one vec4 per trip, stride = the whole grid.
 // Its bytes read + written per second are the `copy_vec4_gbps` the engine's copy is held to.

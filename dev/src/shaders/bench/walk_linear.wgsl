@@ -1,4 +1,4 @@
-// A bench peer (examples/common/peer.rs), never used by the engine: the simplest one-pass lane
+// A bench peer (dev/src/bin/common/peer.rs), never used by the engine: the simplest one-pass lane
 // walk of linear_scan, h_t = a_t h_{t-1} + x_t from h_{-1} = 0, one invocation per channel
 // walk (b, n) of (B, T, N) inputs. Each trip issues 8 steps' loads of a and x before the 8
 // dependent updates. T % 8 == 0 (the peer runs at the large shape only).

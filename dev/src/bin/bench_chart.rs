@@ -1,7 +1,7 @@
 //! Draws the benchmark results as a chart of the engine vs its peer per case.
 //!
 //! ```text
-//! cargo run --release --example bench_chart -- [RESULTS.json] [--out CHART.svg]
+//! cargo run --release -p wgsl-compute-dev --bin bench_chart -- [RESULTS.json] [--out CHART.svg]
 //! ```
 //! Reads a flat JSON object of figures (default `benches/results/h200.json`, the keys of
 //! `docs/src/benchmarks.md`), pairs every engine figure with its peer measured in the same run
@@ -9,7 +9,7 @@
 //! and writes an SVG beside it (`h200.svg`): one panel per unit, one row per case, labelled
 //! with the speed-up. Keys without a peer and nulls are left out and listed.
 
-#[path = "common/charts.rs"]
+#[path = "../../../examples/common/charts.rs"]
 mod charts;
 
 use std::path::PathBuf;
@@ -19,7 +19,10 @@ Charts engine vs peer per case from a flat JSON results object
 (default benches/results/h200.json; the chart goes beside it as .svg).";
 
 fn main() {
-    let mut input = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/results/h200.json");
+    let mut input = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("dev/ is in the repository")
+        .join("benches/results/h200.json");
     let mut out = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {

@@ -1,6 +1,6 @@
 //! Writes the untrained tiny GPT-2 test checkpoint to `assets/models/tiny-random/`.
 //!
-//! `cargo run --release --example make_tiny_gpt2 [-- DIR]`. The bytes are a pure function
+//! `cargo run --release -p wgsl-compute-dev --bin make_tiny_gpt2 [-- DIR]`. The bytes are a pure function
 //! of the seed, and a test checks the shipped files equal a fresh generation.
 
 use std::path::PathBuf;
@@ -19,7 +19,10 @@ fn main() -> Result<(), wgsl_compute::Error> {
     let dir = std::env::args()
         .nth(1)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/models/tiny-random"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .expect("dev/ is in the repository")
+                .join("assets/models/tiny-random"));
     write_tiny_random(&dir, TINY_SEED)?;
     println!("wrote the untrained tiny GPT-2 (seed {TINY_SEED}) to {}", dir.display());
     Ok(())

@@ -1,4 +1,4 @@
-// A bench peer (examples/common/peer.rs), never used by the engine: the simplest one-pass lane
+// A bench peer (dev/src/bin/common/peer.rs), never used by the engine: the simplest one-pass lane
 // walk of matrix_scan, h_t = A_t h_{t-1} + x_t (2 x 2 A_t, h_{-1} = 0), one invocation per
 // lane (b, n) of (B, T, N) steps. Each trip issues 8 steps' loads (A_t one vec4, x_t one vec2)
 // before the 8 dependent updates. T % 8 == 0 (the peer runs at the large shape only).

@@ -1,7 +1,7 @@
 //! Where a GPT-2 decode step's time goes (issue: measure before designing), on the adapter
 //! the environment picks:
 //!
-//!     cargo run --release --example decode_probe -- [--tiny] [--steps N] [--prefill T]
+//!     cargo run --release -p wgsl-compute-dev --bin decode_probe -- [--tiny] [--steps N] [--prefill T]
 //!
 //! Prints, for the eager path: host time to record one step (split into recording and
 //! submit), the wait for the token readback, and for the compiled path: host time to record

@@ -1,7 +1,7 @@
 //! Runs a GPT-2 checkpoint greedily and writes what a peer needs to check it: the token ids,
 //! every step's logits (f32, little-endian, steps x vocab) and the timings.
 //!
-//!     cargo run --release --example gpt2_logits -- --model DIR --prompt TEXT --tokens N --out PREFIX [--dtype D]
+//!     cargo run --release -p wgsl-compute-dev --bin gpt2_logits -- --model DIR --prompt TEXT --tokens N --out PREFIX [--dtype D]
 //!
 //! The weights run in the dtype the checkpoint stores them in unless `--dtype f16|bf16|f32`
 //! converts them on the device (activations and accumulation stay f32 either way).
