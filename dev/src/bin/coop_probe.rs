@@ -17,22 +17,26 @@
 //! 16 x 8 x 16 shape, stores into workgroup memory as wide as the loads.
 //!
 //! Eight more variants, measured on the H200 on 2026-12-01 (each in a process of its own):
-//! - `coop_matmul_2x2_k32` (direct loads, K unrolled by 2): 74.5 TFLOP/s, no better.
-//! - seven staged ones (`coop_staged_*`: 16-byte words stored into workgroup memory as they
-//!   were loaded, cooperative loads through that vec4<u32> (or u32) pointer, rows padded
-//!   against bank conflicts, double buffers with one barrier a slice, 16- or 32-wide K
-//!   slices, tiles of 64 x 128 to 256 x 128): every one fails in the driver's compiler
-//!   ("NVVM compilation failed: 1" at pipeline creation), which loses the device. naga
-//!   accepts them and writes SPIR-V, so a cooperative load of f16 matrices through a pointer
-//!   to other element types is where the driver stops. With f16 workgroup arrays stored one
-//!   half at a time (the only store WGSL has for them) staging measured 19.4 (commit
-//!   6406cc0), so direct loads at ~75 TFLOP/s are the best this toolchain gives.
+//! - `coop_matmul_2x2_k32` (direct loads, K unrolled by 2): 74.5 TFLOP/s, no better; kept.
+//! - seven workgroup-staged ones, deleted since; commit 177c1ce8af52 (`git show
+//!   177c1ce8af52:examples/coop_probe.wgsl`, harness `examples/coop_probe.rs`) holds them:
+//!   `coop_staged_v4` (a 128 x 128 tile, four subgroups, 32-wide K slices stored into
+//!   workgroup memory as the 16-byte words they were loaded as, the cooperative loads reading
+//!   f16 through that vec4<u32> pointer, rows padded by 8 halves against bank conflicts,
+//!   double buffers with one barrier a slice), `coop_staged_u32` (the same through u32
+//!   pairs), `coop_staged_v4_nopad` (no padding), `coop_staged_v4_k16` (16-wide K slices),
+//!   and tiles of 256 x 128, 128 x 256 and 64 x 128. Every one fails in the driver's
+//!   compiler ("NVVM compilation failed: 1" at pipeline creation), which loses the device.
+//!   naga accepts them and writes SPIR-V, so a cooperative load of f16 matrices through a
+//!   pointer to other element types is where the driver stops. With f16 workgroup arrays
+//!   stored one half at a time (the only store WGSL has for them) staging measured 19.4
+//!   (commit 6406cc0), so direct loads at ~75 TFLOP/s are the best this toolchain gives.
 //!
 //! The 16 x 8 x 16 shape cannot be written: naga 30's WGSL has only `coop_mat8x8` and
-//! `coop_mat16x16`. Each variant is checked against the f64 product at 128^3 (256^3 for the
-//! 256-wide tiles) before it is timed; one that fails or whose pipeline the driver rejects
-//! with a validation error is reported and skipped (a compiler failure that loses the device
-//! ends the process: `--only` runs chosen entries). `--json` writes every timed variant's
+//! `coop_mat16x16`. Each variant is checked against the f64 product at 128^3 before it is
+//! timed; one that fails or whose pipeline the driver rejects with a validation error is
+//! reported and skipped (a compiler failure that loses the device ends the process: `--only`
+//! runs chosen entries). `--json` writes every timed variant's
 //! `coop_probe_<entry>_4096_tflops` and the best as `coop_probe_f16_4096_tflops`.
 //! `tests/shaders.rs` checks that naga validates the WGSL and writes its SPIR-V.
 //!
@@ -157,17 +161,10 @@ fn main() -> Result<()> {
 }
 
 /// The kernel's entry points and the output tile (rows, columns) each workgroup covers.
-const ENTRIES: [(&str, usize, usize); 10] = [
+const ENTRIES: [(&str, usize, usize); 3] = [
     ("coop_matmul", 64, 64),
     ("coop_matmul_2x2", 128, 128),
     ("coop_matmul_2x2_k32", 128, 128),
-    ("coop_staged_v4", 128, 128),
-    ("coop_staged_u32", 128, 128),
-    ("coop_staged_v4_nopad", 128, 128),
-    ("coop_staged_v4_256x128", 256, 128),
-    ("coop_staged_v4_128x256", 128, 256),
-    ("coop_staged_v4_k16", 128, 128),
-    ("coop_staged_v4_64x128", 64, 128),
 ];
 
 /// The probe's device, pipeline and timestamp support.
