@@ -16,13 +16,12 @@ fn main() -> Result<(), wgsl_compute::Error> {
         println!("{USAGE}");
         return Ok(());
     }
-    let dir = std::env::args()
-        .nth(1)
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .expect("dev/ is in the repository")
-                .join("assets/models/tiny-random"));
+    let dir = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("dev/ is in the repository")
+            .join("assets/models/tiny-random")
+    });
     write_tiny_random(&dir, TINY_SEED)?;
     println!("wrote the untrained tiny GPT-2 (seed {TINY_SEED}) to {}", dir.display());
     Ok(())

@@ -18,7 +18,9 @@ use wgsl_compute::{parity, Context};
 /// The CUDA fixture rows, read from the repository (the GPT-2 case needs the tiny checkpoint).
 fn cuda_rows() -> Result<Vec<Case>, Box<dyn std::error::Error>> {
     // The repository root: dev/ is one of its packages.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("dev/ is in the repository");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("dev/ is in the repository");
     let read = |p: &str| std::fs::read(root.join(p)).map_err(|e| format!("{p}: {e}"));
     let manifest = String::from_utf8(read("tests/fixtures/cuda/manifest.json")?)?;
     let model = ModelFiles {
