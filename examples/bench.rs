@@ -4,7 +4,7 @@
 //! ceiling measured in the same run: the engine's dense copy next to a plain vec4
 //! grid-stride WGSL copy written for the bench alone (`examples/common/peer.rs`).
 //!
-//!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback] [--json out.json]
+//!     cargo run --release --example bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback|tuned] [--json out.json]
 //!     cargo run --release --example bench -- --tuned-vs-rule [--quick] [--json out.json]
 //!
 //! `--tuned-vs-rule` (the `tuner` suite) times, for each matmul and channel-scan case, the
@@ -70,13 +70,14 @@ struct Args {
 
 const USAGE: &str =
     "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,tuner] \
-[--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
+[--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback|tuned] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
 --profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
 --trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.
 --tuned-vs-rule (= --only tuner, not in the default list) tunes every matmul and channel-scan case
-in this process and times the hand rule's path against the tuner's, interleaved.";
+in this process and times the hand rule's path against the tuner's, interleaved; with
+--strategy tuned the channel scans' walk is tuned too (Strategy::Tuned against Auto's walk).";
 
 impl Args {
     /// Whether `--only` names `suite` (a whole comma-separated name: `scans` is not
@@ -109,6 +110,7 @@ fn args() -> Args {
                     Some("lanes") => scan::Strategy::Lanes,
                     Some("chunked") => scan::Strategy::Chunked { chunk: None },
                     Some("lookback") => scan::Strategy::LookBack,
+                    Some("tuned") => scan::Strategy::Tuned,
                     _ => scan::Strategy::Auto,
                 }
             }
@@ -1030,7 +1032,9 @@ struct TunerCase {
 ///    (below 1: the tuner's path is faster).
 ///
 /// Also prints each key's chosen and hand-rule path, and the tuning time per family
-/// (`tune_<family>_ms`, of which `tune_<family>_first_run_ms` the hand rule's own first runs).
+/// (`tune_<family>_ms`, of which `tune_<family>_first_run_ms` the hand rule's own first runs;
+/// the rounds that time a key again once its candidates' background builds end included), and
+/// the build time spent on background threads (`tune_background_build_ms`).
 fn bench_tuner(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<()> {
     let (mode, path) = (ctx.tune_mode(), ctx.tune_cache_path());
     ctx.set_tune_cache(None);
@@ -1111,7 +1115,9 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
             ctx.synchronize()?;
             let before = ctx.pool_stats().in_use;
             let known = ctx.tune_entries();
-            (case.run)(0)?;
+            // The candidates' pipelines build in the background; the keys are timed again at
+            // the first call after they are built.
+            ctx.tune_settled(|| (case.run)(0))?;
             ctx.synchronize()?;
             let after = ctx.pool_stats().in_use;
             pool_before += before;
@@ -1200,6 +1206,9 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
         figure(format!("tune_{}_first_run_ms", t.family), t.first_run_ms);
         figure(format!("tune_{}_keys", t.family), t.keys as f64);
     }
+    let background = ctx.tune_background_ms();
+    println!("the candidates' pipelines built on background threads meanwhile: {background:.1} ms of build time");
+    figure("tune_background_build_ms", background);
     println!(
         "pool in use around each case's tuning call, summed over the cases: {pool_before} B before, {pool_after} B after"
     );

@@ -132,6 +132,10 @@ impl Gpu {
             crate::tune::TuneMode::Cached
         });
         let tuner = crate::tune::Tuner::new(crate::context::tuning::identity(&device), mode);
+        // Background builds pay on a GPU, whose compiles take host cores the device does not
+        // need. On a software adapter a compile takes the cores the candidates are timed on,
+        // and GL builds on its one context.
+        tuner.set_background(!info.is_software() && info.backend != wgpu::Backend::Gl);
         Gpu {
             device,
             queue,
