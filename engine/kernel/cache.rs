@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, TryLockError};
+use std::sync::{Arc, Mutex};
 
 use super::{Binding, KernelKey, KernelSource};
 use crate::error::{Error, Result};
@@ -43,8 +43,10 @@ thread_local! {
 /// While alive, a pipeline this thread asks for and the cache lacks is built on a thread of
 /// its own, and the request fails at once (`Error::Unsupported`, "still building"). For runs
 /// whose result is dropped: the tuner's warm-ups. Never in a browser (nothing is tuned there).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 pub(crate) struct DeferBuilds;
 
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 impl DeferBuilds {
     pub fn start() -> Self {
         DEFER.with(|d| d.set(true));
@@ -72,6 +74,7 @@ struct Background {
     building: AtomicUsize,
     /// Microseconds of build time spent on background threads, in all.
     micros: AtomicUsize,
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     failed: Mutex<HashSet<KernelKey>>,
 }
 
@@ -143,8 +146,8 @@ impl KernelCache {
         };
         let built = match slot.try_lock() {
             Ok(b) => b,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return still_building(),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return still_building(),
         };
         if let Some(k) = &*built {
             return Ok(k.clone());
