@@ -630,3 +630,75 @@ fn tune_scan_walk_strategy_tuned_times_every_walk_and_stays_within_the_gate() {
         }
     });
 }
+
+#[test]
+fn tune_matrix_scan_strategy_tuned_times_every_kernel_set_and_walk_within_the_gate() {
+    use wgsl_compute::check::{compare, gates, Gate};
+    each_fresh(|ctx| {
+        let mut rng = Rng::new(3232);
+        let tuned = ScanOptions::default().with_strategy(Strategy::Tuned);
+        // (B, T, N, k, v): k = 8 at v = 1 (rule: generic) and v = 4 (rule: affine8), (2, 1)
+        // (matrix2), (4, 2) (generic only: the walks alone); few lanes and long T, so the
+        // chunked walk is Auto's or a candidate.
+        for (b, t, n, k, v, sets) in [
+            (1, 300, 2, 8, 1, 2),
+            (1, 65, 3, 8, 4, 2),
+            (2, 700, 3, 2, 1, 2),
+            (1, 300, 5, 4, 2, 1),
+        ] {
+            let a = Tensor::from_slice(
+                ctx,
+                &[b, t, n, k, k],
+                &rng.vec_range(b * t * n * k * k, -0.4 / k as f64, 0.4 / k as f64),
+            )
+            .unwrap();
+            let x = random(ctx, &mut rng, &[b, t, n, k, v]);
+            let g = random(ctx, &mut rng, &[b, t, n, k, v]);
+            let run = |opts: &ScanOptions| {
+                let h = scan::matrix_affine_scan_with(&a, &x, None, opts).unwrap();
+                let gr = scan::matrix_affine_scan_backward_with(&a, None, &h, &g, opts).unwrap();
+                [h.to_vec().unwrap(), gr.db.to_vec().unwrap()]
+            };
+            let case = format!(
+                "matrix_affine_scan Tuned (B {b}, T {t}, N {n}, k {k}, v {v}) on {}",
+                ctx.info().name
+            );
+            ctx.set_tune_mode(TuneMode::Off);
+            let auto = run(&ScanOptions::default());
+            let differ = |x: &[Vec<f32>]| -> Vec<usize> {
+                x.iter()
+                    .zip(&auto)
+                    .map(|(p, q)| p.iter().zip(q).filter(|(u, w)| u.to_bits() != w.to_bits()).count())
+                    .collect()
+            };
+            assert_eq!(differ(&run(&ScanOptions::default())), [0, 0], "{case}: Auto twice");
+            assert_eq!(differ(&run(&tuned)), [0, 0], "{case}: tuning off runs Auto");
+            ctx.set_tune_mode(TuneMode::On);
+            // Two f32 paths, each within the scan's gate of the exact scan: within twice it of
+            // each other.
+            let twice = |g: Gate| Gate::new(2.0 * g.atol, 2.0 * g.rtol);
+            let within = |got: &[Vec<f32>], what: &str| {
+                let gates = [twice(gates::SCAN_AFFINE), twice(gates::SCAN_AFFINE_BACKWARD)];
+                for ((g, w), gate) in got.iter().zip(&auto).zip(gates) {
+                    let c = compare(g, w, gate);
+                    assert!(c.ok, "{case}: {what}: {c}");
+                }
+            };
+            let entries = learnt(ctx, Family::MatrixScan, || {
+                for got in settled(ctx, || run(&tuned)) {
+                    within(&got, "tuned");
+                }
+            });
+            assert_eq!(entries.len(), 2, "{case}: forward and the adjoint scan: {entries:?}");
+            for e in &entries {
+                assert!(e.times_ms.iter().all(|(_, t)| t.is_some()), "{case}: {e:?}");
+                let walks = e.times_ms.len() / sets;
+                assert!(e.times_ms.len() == sets * walks && walks >= 2, "{case}: {e:?}");
+                for (pick, _) in &e.times_ms {
+                    ctx.set_tune_choice(Family::MatrixScan, &e.key, pick).unwrap();
+                    within(&run(&tuned), &format!("{pick} pinned ({})", e.key));
+                }
+            }
+        }
+    });
+}

@@ -8,7 +8,8 @@
 //! it without timing. Every candidate an op offers computes the same bits as the hand rule
 //! (its own contract), so a tuning call changes speed only, never a result. The one
 //! exception is asked for by name: a scan called with `Strategy::Tuned` lets the tuner pick
-//! its walk ([`Family::ScanWalk`]), whose candidates agree within the scan's gate.
+//! its walk ([`Family::ScanWalk`]) and a k x v scan its kernels too ([`Family::MatrixScan`]),
+//! whose candidates agree within the scan's gate.
 //!
 //! This layer holds no device: the mode ([`TuneMode`], `ENGINE_TUNE`), the entries
 //! ([`TuneEntry`]) in memory per context, the time spent per family, and natively the JSON
@@ -60,6 +61,14 @@ pub enum Family {
     /// their results agree within the scan's gate, not bit for bit. It is tuned only where
     /// the caller asks for it; `Strategy::Auto` keeps the hand rule's walk.
     ScanWalk,
+    /// The k x v scans (`matrix_scan`, `matrix_affine_scan` past k = v = 1, forward and the
+    /// backward's adjoint scan) called with `Strategy::Tuned`: which kernel set (`generic`,
+    /// or the specialisation the shape has: `affine8` at k = 8, `matrix2` at (2, 1)) under
+    /// which walk (`auto`, `lanes`, `chunked`), e.g. `affine8 auto`. The kernels sum a row's k
+    /// products in different orders (two vec4 dot products, or one by one) and the walks
+    /// combine carries differently, so like [`Family::ScanWalk`] the candidates agree within
+    /// the scan's gate, and only a caller who asks for `Strategy::Tuned` gets them.
+    MatrixScan,
 }
 
 impl Family {
@@ -78,6 +87,7 @@ impl Family {
             Family::ChannelScan => "channel_scan",
             Family::Elementwise => "elementwise",
             Family::ScanWalk => "scan_walk",
+            Family::MatrixScan => "matrix_scan",
         }
     }
 
