@@ -27,6 +27,8 @@ pub struct Input {
     pub shape: Vec<usize>,
     pub lo: f64,
     pub hi: f64,
+    /// Values within this of 0 move out by it (inputs of a function with a kink at 0).
+    pub gap: f64,
 }
 
 pub fn input(shape: &[usize], lo: f64, hi: f64) -> Input {
@@ -34,6 +36,15 @@ pub fn input(shape: &[usize], lo: f64, hi: f64) -> Input {
         shape: shape.to_vec(),
         lo,
         hi,
+        gap: 0.0,
+    }
+}
+
+/// [`input`] with no value within `gap` of 0 (a kink there would defeat finite differences).
+pub fn input_away(shape: &[usize], lo: f64, hi: f64, gap: f64) -> Input {
+    Input {
+        gap,
+        ..input(shape, lo, hi)
     }
 }
 
@@ -73,7 +84,13 @@ pub fn check(case: &str, seed: u64, inputs: &[Input], cross: Gate, f: impl Fn(&[
     let mut rng = Rng::new(seed);
     let xs: Vec<Vec<f32>> = inputs
         .iter()
-        .map(|i| rng.vec_range(i.shape.iter().product(), i.lo, i.hi))
+        .map(|i| {
+            let mut x = rng.vec_range(i.shape.iter().product(), i.lo, i.hi);
+            for v in x.iter_mut().filter(|v| v.abs() < i.gap as f32) {
+                *v += (i.gap as f32).copysign(*v);
+            }
+            x
+        })
         .collect();
     let cpu = Context::cpu();
     let probe = {

@@ -8,7 +8,7 @@ use wgsl_compute::element_scan::spec_programs::TANH_SCAN;
 use wgsl_compute::element_scan::{Bindings, ElementScan};
 use wgsl_compute::mixer::{MixerKind, MixerPath};
 
-use super::{check, input};
+use super::{check, input, input_away};
 
 #[test]
 fn autograd_affine_scans_agree_with_their_backward() {
@@ -50,7 +50,8 @@ fn autograd_mixer_scans_agree_with_their_backward() {
     ];
     for (i, (kind, width)) in kinds.into_iter().enumerate() {
         for path in [MixerPath::Auto, MixerPath::Materialized] {
-            let pre = [input(&[2, 5, width], -1.0, 1.0)];
+            // MinGRU's value map has a kink at 0.
+            let pre = [input_away(&[2, 5, width], -1.0, 1.0, 0.05)];
             check(&kind.name(), 1100 + i as u64, &pre, gates::MIXER_BACKWARD, |v| {
                 Var::mixer_scan(kind, path, &v[0])
             });
