@@ -47,7 +47,10 @@ impl Var {
             let scale = Tensor::full(t[0].context(), &[], 1.0 / rows as f32)?;
             let loss = ops::mul(&ops::sum_last(&ce.loss)?, &scale)?; // ()
             let grad = ce.grad; // (R, V): d mean / d logits
-            Ok((loss, rule(move |g, need| Ok(vec![when(need[0], || ops::mul(&grad, g))?]))))
+            Ok((
+                loss,
+                rule(move |g, need| Ok(vec![when(need[0], || ops::mul(&grad, g))?])),
+            ))
         })
     }
 }

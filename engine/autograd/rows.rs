@@ -38,7 +38,9 @@ impl Var {
                 y,
                 rule(move |g, need| {
                     // Every element of a row gets the row's gradient: (...) -> (..., n).
-                    Ok(vec![when(need[0], || broadcast_to(&keep_last(g, &shape)?, &shape)?.contiguous())?])
+                    Ok(vec![when(need[0], || {
+                        broadcast_to(&keep_last(g, &shape)?, &shape)?.contiguous()
+                    })?])
                 }),
             ))
         })

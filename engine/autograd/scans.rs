@@ -61,7 +61,10 @@ impl Var {
                 h,
                 rule(move |g, need| {
                     let d = scan::parallel_scan_log_backward(&lc, &lv, &saved, g)?;
-                    Ok(vec![need[0].then_some(d.d_log_coeffs), need[1].then_some(d.d_log_values)])
+                    Ok(vec![
+                        need[0].then_some(d.d_log_coeffs),
+                        need[1].then_some(d.d_log_values),
+                    ])
                 }),
             ))
         })
@@ -72,7 +75,10 @@ impl Var {
         Var::record(kind.name_static(), &[pre], |t| {
             let fwd = mixer::mixer_scan(kind, path, t[0])?;
             let (pre, h) = (t[0].clone(), fwd.h.clone());
-            Ok((h, rule(move |g, _| Ok(vec![Some(mixer::mixer_scan_backward(&pre, &fwd, g)?)]))))
+            Ok((
+                h,
+                rule(move |g, _| Ok(vec![Some(mixer::mixer_scan_backward(&pre, &fwd, g)?)])),
+            ))
         })
     }
 

@@ -32,6 +32,7 @@ enum Step {
     Freed,
 }
 
+#[derive(Clone)]
 struct Entry {
     op: &'static str,
     /// The tape index of each input that is a variable (None: a constant).
@@ -203,20 +204,16 @@ pub(crate) fn backward(loss: &Var, seed: &Tensor, retain: bool) -> Result<Grads>
         return Err(Error::mismatch(op, "seed", seed.shape(), "loss", loss.shape()));
     }
     // The entries up to the root, copied out so that no lock is held while rules run.
-    let steps: Vec<(&'static str, Vec<Option<usize>>, Vec<usize>, Step)> = {
-        let inner = tape.lock();
-        inner.entries[..=root]
-            .iter()
-            .map(|e| (e.op, e.inputs.clone(), e.shape.clone(), e.step.clone()))
-            .collect()
-    };
+    let steps: Vec<Entry> = tape.lock().entries[..=root].to_vec();
     let mut grads: Vec<Option<Tensor>> = vec![None; root + 1];
     grads[root] = Some(seed.clone());
     let mut visited = vec![false; root + 1];
     for i in (0..=root).rev() {
         let Some(g) = grads[i].clone() else { continue };
         visited[i] = true;
-        let (name, inputs, _, step) = &steps[i];
+        let Entry {
+            op: name, inputs, step, ..
+        } = &steps[i];
         let rule = match step {
             Step::Leaf => continue,
             Step::Op(rule) => rule,
@@ -226,10 +223,18 @@ pub(crate) fn backward(loss: &Var, seed: &Tensor, retain: bool) -> Result<Grads>
         let need: Vec<bool> = inputs.iter().map(Option::is_some).collect();
         let got = rule(&g, &need)?;
         for (k, input) in inputs.iter().enumerate() {
-            let (Some(j), Some(Some(d))) = (input, got.get(k)) else { continue };
-            let want = &steps[*j].2;
+            let (Some(j), Some(Some(d))) = (input, got.get(k)) else {
+                continue;
+            };
+            let want = &steps[*j].shape;
             if d.shape() != want.as_slice() {
-                return Err(Error::mismatch(name, "gradient of an input", d.shape(), "the input", want));
+                return Err(Error::mismatch(
+                    name,
+                    "gradient of an input",
+                    d.shape(),
+                    "the input",
+                    want,
+                ));
             }
             grads[*j] = Some(match grads[*j].take() {
                 Some(prev) => ops::add(&prev, d)?,

@@ -86,7 +86,12 @@ pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Ten
     grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
     let t = ids.len();
     if grad.rank() != 2 || grad.shape()[0] != t {
-        return Err(Error::shape(op, "grad", format!("(T, C) with T = {t} ids"), grad.shape()));
+        return Err(Error::shape(
+            op,
+            "grad",
+            format!("(T, C) with T = {t} ids"),
+            grad.shape(),
+        ));
     }
     let c = grad.shape()[1];
     crate::shape::numel(op, "output (rows, C)", &[rows, c])?;
@@ -98,7 +103,10 @@ pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Ten
     }
     let ctx = grad.context();
     let Some(gpu) = ctx.gpu() else {
-        return Tensor::from_host(ctx, reference::nn::embedding_backward(&grad.host(op)?.view(), ids, rows)?);
+        return Tensor::from_host(
+            ctx,
+            reference::nn::embedding_backward(&grad.host(op)?.view(), ids, rows)?,
+        );
     };
     if t == 0 || rows * c == 0 {
         return Tensor::zeros(ctx, &[rows, c]);

@@ -151,7 +151,12 @@ pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_
 pub fn embedding_backward(grad: &ArrayViewD<f32>, ids: &[u32], rows: usize) -> Result<ArrayD<f32>> {
     let op = "reference::embedding_backward";
     if grad.ndim() != 2 || grad.shape()[0] != ids.len() {
-        return Err(Error::shape(op, "grad", format!("(T, C) with T = {} ids", ids.len()), grad.shape()));
+        return Err(Error::shape(
+            op,
+            "grad",
+            format!("(T, C) with T = {} ids", ids.len()),
+            grad.shape(),
+        ));
     }
     if let Some(bad) = ids.iter().find(|&&id| id as usize >= rows) {
         return Err(Error::value(op, "ids", format!("row indices below {rows}"), bad));

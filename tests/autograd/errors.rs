@@ -18,7 +18,17 @@ fn autograd_backward_of_a_non_scalar_loss_needs_a_seed() {
     let x = tape.var(&tensor(&ctx, &[3, 5])).unwrap();
     let y = x.exp().unwrap();
     let err = y.backward().unwrap_err();
-    assert!(matches!(err, Error::Shape { op: "backward", arg: "loss", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Shape {
+                op: "backward",
+                arg: "loss",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("[3, 5]"), "{err}");
     // With a seed of the loss's shape it runs; a seed of another shape is refused.
     let bad = y.backward_with(&tensor(&ctx, &[5, 3])).unwrap_err();

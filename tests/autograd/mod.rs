@@ -60,7 +60,13 @@ fn loss(f: &dyn Fn(&[Var]) -> Result<Var>, ctx: &Context, xs: &[Vec<f32>], input
 }
 
 /// The tape's gradients of `sum(w * f(inputs))` for seeded inputs, on `ctx`.
-fn tape_grads(f: &dyn Fn(&[Var]) -> Result<Var>, ctx: &Context, xs: &[Vec<f32>], inputs: &[Input], w: &[f32]) -> Vec<Vec<f32>> {
+fn tape_grads(
+    f: &dyn Fn(&[Var]) -> Result<Var>,
+    ctx: &Context,
+    xs: &[Vec<f32>],
+    inputs: &[Input],
+    w: &[f32],
+) -> Vec<Vec<f32>> {
     let tape = Tape::new(ctx);
     let vars: Vec<Var> = xs
         .iter()
@@ -114,7 +120,11 @@ pub fn check(case: &str, seed: u64, inputs: &[Input], cross: Gate, f: impl Fn(&[
             fd[j] = ((loss(&f, &cpu, &plus, inputs, &w) - loss(&f, &cpu, &minus, inputs, &w)) / (2.0 * h)) as f32;
         }
         let c = compare(&want[k], &fd, FD);
-        assert!(c.ok, "{case}: d/d input {k} {:?}, CPU tape vs finite differences: {c}", inputs[k].shape);
+        assert!(
+            c.ok,
+            "{case}: d/d input {k} {:?}, CPU tape vs finite differences: {c}",
+            inputs[k].shape
+        );
     }
     each_adapter(|ctx| {
         let got = tape_grads(&f, ctx, &xs, inputs, &w);

@@ -18,14 +18,20 @@ fn autograd_affine_scans_agree_with_their_backward() {
         input(&[2, 5, 3], -1.0, 1.0),
         input(&[2, 3], -1.0, 1.0),
     ];
-    check("linear_scan", 1000, &lin, g, |v| Var::linear_scan(&v[0], &v[1], Some(&v[2])));
-    check("linear_scan, no h0", 1001, &lin[..2], g, |v| Var::linear_scan(&v[0], &v[1], None));
+    check("linear_scan", 1000, &lin, g, |v| {
+        Var::linear_scan(&v[0], &v[1], Some(&v[2]))
+    });
+    check("linear_scan, no h0", 1001, &lin[..2], g, |v| {
+        Var::linear_scan(&v[0], &v[1], None)
+    });
     let mat = [
         input(&[1, 5, 3, 2, 2], -0.6, 0.6),
         input(&[1, 5, 3, 2], -1.0, 1.0),
         input(&[1, 3, 2], -1.0, 1.0),
     ];
-    check("matrix_scan", 1002, &mat, g, |v| Var::matrix_scan(&v[0], &v[1], Some(&v[2])));
+    check("matrix_scan", 1002, &mat, g, |v| {
+        Var::matrix_scan(&v[0], &v[1], Some(&v[2]))
+    });
     let aff = [
         input(&[1, 5, 3, 2, 2], -0.6, 0.6),
         input(&[1, 5, 3, 2, 3], -1.0, 1.0),
@@ -72,7 +78,11 @@ fn autograd_element_scan_agrees_with_its_backward() {
         input(&[5, 3], 0.2, 1.0),
         input(&[2, 3], -1.0, 1.0),
     ];
-    check("element_scan TANH_SCAN", 1201, &inputs, gates::ELEMENT_SCAN_BACKWARD, |v| {
-        Var::element_scan(&program, &[("x", &v[0]), ("decay", &v[1]), ("initial", &v[2])])
-    });
+    check(
+        "element_scan TANH_SCAN",
+        1201,
+        &inputs,
+        gates::ELEMENT_SCAN_BACKWARD,
+        |v| Var::element_scan(&program, &[("x", &v[0]), ("decay", &v[1]), ("initial", &v[2])]),
+    );
 }

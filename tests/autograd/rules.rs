@@ -22,10 +22,14 @@ fn autograd_unary_ops_match_finite_differences() {
         (Unary::Cos, -2.0, 2.0),
     ];
     for (i, &(op, lo, hi)) in cases.iter().enumerate() {
-        check(op.name(), 100 + i as u64, &[input(&[3, 5], lo, hi)], CROSS, |v| v[0].unary(op));
+        check(op.name(), 100 + i as u64, &[input(&[3, 5], lo, hi)], CROSS, |v| {
+            v[0].unary(op)
+        });
         // The negative side of abs and relu.
         if matches!(op, Unary::Abs | Unary::Relu) {
-            check(op.name(), 200 + i as u64, &[input(&[3, 5], -1.0, -0.1)], CROSS, |v| v[0].unary(op));
+            check(op.name(), 200 + i as u64, &[input(&[3, 5], -1.0, -0.1)], CROSS, |v| {
+                v[0].unary(op)
+            });
         }
     }
     check("gelu", 111, &[input(&[2, 3, 7], -2.0, 2.0)], CROSS, |v| v[0].gelu());
@@ -34,7 +38,9 @@ fn autograd_unary_ops_match_finite_differences() {
 
 #[test]
 fn autograd_binary_ops_sum_over_broadcast_axes() {
-    let cases: &[(Binary, [usize; 2], [usize; 2], f64, f64)] = &[
+    // (op, shape of a, shape of b, range of both)
+    type Case = (Binary, [usize; 2], [usize; 2], f64, f64);
+    let cases: &[Case] = &[
         (Binary::Add, [3, 5], [1, 5], -1.0, 1.0),
         (Binary::Sub, [3, 5], [3, 1], -1.0, 1.0),
         (Binary::Mul, [3, 5], [3, 5], -1.0, 1.0),
@@ -57,7 +63,9 @@ fn autograd_binary_ops_sum_over_broadcast_axes() {
 fn autograd_fused_graph_backward_is_generated() {
     let g = fused::bias_gelu_graph();
     let inputs = [input(&[3, 5], -1.0, 1.0), input(&[5], -1.0, 1.0)];
-    check("bias_gelu graph", 320, &inputs, CROSS, |v| Var::fused(&g, &[&v[0], &v[1]]));
+    check("bias_gelu graph", 320, &inputs, CROSS, |v| {
+        Var::fused(&g, &[&v[0], &v[1]])
+    });
 }
 
 #[test]
@@ -80,22 +88,30 @@ fn autograd_matmul_and_linear_match_finite_differences() {
         input(&[3], -1.0, 1.0),
         input(&[3, 3], -1.0, 1.0),
     ];
-    check("linear_residual", 405, &res, CROSS, |v| v[0].linear_residual(&v[1], &v[2], &v[3]));
+    check("linear_residual", 405, &res, CROSS, |v| {
+        v[0].linear_residual(&v[1], &v[2], &v[3])
+    });
 }
 
 #[test]
 fn autograd_row_ops_match_finite_differences() {
-    check("sum_last", 500, &[input(&[3, 5], -1.0, 1.0)], CROSS, |v| v[0].sum_last());
-    check("sum_all", 501, &[input(&[2, 3, 7], -1.0, 1.0)], CROSS, |v| v[0].sum_all());
-    check("softmax_last", 502, &[input(&[3, 5], -2.0, 2.0)], CROSS, |v| v[0].softmax_last(None));
-    check("softmax_last, causal", 503, &[input(&[2, 3, 5], -2.0, 2.0)], CROSS, |v| {
-        v[0].softmax_last(Some(1))
+    check("sum_last", 500, &[input(&[3, 5], -1.0, 1.0)], CROSS, |v| {
+        v[0].sum_last()
     });
-    let ln = [
-        input(&[3, 5], -1.0, 1.0),
-        input(&[5], 0.5, 1.5),
-        input(&[5], -1.0, 1.0),
-    ];
+    check("sum_all", 501, &[input(&[2, 3, 7], -1.0, 1.0)], CROSS, |v| {
+        v[0].sum_all()
+    });
+    check("softmax_last", 502, &[input(&[3, 5], -2.0, 2.0)], CROSS, |v| {
+        v[0].softmax_last(None)
+    });
+    check(
+        "softmax_last, causal",
+        503,
+        &[input(&[2, 3, 5], -2.0, 2.0)],
+        CROSS,
+        |v| v[0].softmax_last(Some(1)),
+    );
+    let ln = [input(&[3, 5], -1.0, 1.0), input(&[5], 0.5, 1.5), input(&[5], -1.0, 1.0)];
     check("layer_norm", 504, &ln, CROSS, |v| v[0].layer_norm(&v[1], &v[2], 1e-5));
 }
 
@@ -115,14 +131,18 @@ fn autograd_attention_matches_finite_differences() {
         input(&[2, 4, 5], -1.0, 1.0),
         input(&[2, 4, 5], -1.0, 1.0),
     ];
-    check("attention", 700, &qkv, CROSS, |v| Var::attention(&v[0], &v[1], &v[2], 1));
+    check("attention", 700, &qkv, CROSS, |v| {
+        Var::attention(&v[0], &v[1], &v[2], 1)
+    });
 }
 
 #[test]
 fn autograd_embedding_scatters_by_id() {
     let tables = [input(&[7, 5], -1.0, 1.0), input(&[6, 5], -1.0, 1.0)];
     // Token 3 twice: its row sums two gradients; rows 2, 4, 5, 6 get none.
-    check("embedding", 800, &tables, CROSS, |v| Var::embedding(&v[0], &v[1], &[3, 1, 3, 0], 1));
+    check("embedding", 800, &tables, CROSS, |v| {
+        Var::embedding(&v[0], &v[1], &[3, 1, 3, 0], 1)
+    });
 }
 
 #[test]
