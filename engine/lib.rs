@@ -83,4 +83,6 @@ mod book {
     struct Scans;
     #[doc = include_str!("../docs/src/element-scans.md")]
     struct ElementScans;
+    #[doc = include_str!("../docs/src/autograd.md")]
+    struct Autograd;
 }

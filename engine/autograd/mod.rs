@@ -43,5 +43,5 @@ mod tape;
 mod var;
 mod views;
 
-pub use tape::{is_recording, no_grad, Grads, Rule, Tape};
+pub use tape::{is_recording, no_grad, Grads, Rule, RuleFn, Tape};
 pub use var::{rule, when, Var};

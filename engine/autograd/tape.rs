@@ -16,8 +16,24 @@ use crate::tensor::Tensor;
 
 /// A backward rule: from dL/d output and which inputs want a gradient (`need[k]`), the
 /// gradient of each input (None for an input that wants none or gets none), each of its
-/// input's shape.
+/// input's shape. `Send + Sync` natively (a tape may cross threads); on wasm, where tensors
+/// are neither, not.
+#[cfg(not(target_arch = "wasm32"))]
 pub type Rule = Arc<dyn Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync>;
+/// A backward rule (see the native form).
+#[cfg(target_arch = "wasm32")]
+pub type Rule = Arc<dyn Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>>>;
+
+/// What [`rule`](super::rule) takes: a closure that can be a [`Rule`].
+#[cfg(not(target_arch = "wasm32"))]
+pub trait RuleFn: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<F: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static> RuleFn for F {}
+/// What [`rule`](super::rule) takes: a closure that can be a [`Rule`].
+#[cfg(target_arch = "wasm32")]
+pub trait RuleFn: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + 'static {}
+#[cfg(target_arch = "wasm32")]
+impl<F: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + 'static> RuleFn for F {}
 
 /// What an entry of the tape can still do.
 #[derive(Clone)]

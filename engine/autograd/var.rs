@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::tape::{self, is_recording, Grads, Rule, Tape};
+use super::tape::{self, is_recording, Grads, Rule, RuleFn, Tape};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -28,7 +28,7 @@ impl std::fmt::Debug for Var {
 }
 
 /// A backward rule from a closure: `f(dL/d output, need)` -> one gradient per input.
-pub fn rule(f: impl Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static) -> Rule {
+pub fn rule(f: impl RuleFn) -> Rule {
     Arc::new(f)
 }
 
