@@ -17,9 +17,9 @@
 //! Layers, bottom up (a module imports only from its own layer and those below; the order is
 //! the table `LAYERS` of `tests/layering.rs`, which checks every import against it):
 //! `error`, `shape`, `check` < `kernel`, `tune`, `io` < `context` < `tensor` < `expr` < `reference` <
-//! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `generate` < `train`, `models` < `parity`.
+//! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `generate` < `train`, `autograd`, `models` < `parity`.
 //!
-//! The modules: [`check`] (seeded inputs, compare, the tolerance gates the shipped tests and
+//! The modules: [`autograd`] (the tape: variables, backward rules, gradients), [`check`] (seeded inputs, compare, the tolerance gates the shipped tests and
 //! parity rows share), [`context`] (adapter, device, info, buffer pool, readback, dispatch,
 //! the tuning seam), [`element_scan`] (user recurrences compiled to WGSL, with gradients),
 //! [`error`] (the one `Error` enum), [`expr`] (the one expression IR: op vocabulary, f64
@@ -39,6 +39,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![warn(missing_docs)]
 
+pub mod autograd;
 pub mod check;
 pub mod context;
 pub mod element_scan;
@@ -82,4 +83,6 @@ mod book {
     struct Scans;
     #[doc = include_str!("../docs/src/element-scans.md")]
     struct ElementScans;
+    #[doc = include_str!("../docs/src/autograd.md")]
+    struct Autograd;
 }

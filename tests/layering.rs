@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("plans and scans", &["plan", "scan"]),
     ("mixers and element scans", &["mixer", "element_scan"]),
     ("generation", &["generate"]),
-    ("training and models", &["train", "models"]),
+    ("training, autograd and models", &["train", "autograd", "models"]),
     ("the parity suite", &["parity"]),
 ];
 

@@ -6,6 +6,7 @@
 mod common;
 
 mod audit;
+mod autograd;
 mod campaign;
 mod charts;
 mod context;

@@ -46,7 +46,7 @@ mod graph;
 mod interp;
 mod launch;
 mod layout;
-mod reduce_to;
+pub(crate) mod reduce_to;
 pub mod sexpr;
 pub mod spec_programs;
 mod window;

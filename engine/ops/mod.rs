@@ -37,7 +37,7 @@ pub use elementwise::{
     abs, add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, Binary,
     Unary,
 };
-pub use embedding::embedding;
+pub use embedding::{embedding, embedding_backward};
 pub use gelu::gelu;
 pub use layer_norm::{layer_norm, linear_residual_layer_norm};
 pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, tune_matmul, MatmulPath};
