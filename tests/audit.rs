@@ -40,7 +40,7 @@
 //! | models/gpt2/kv_cache.rs:KvCache::new | earlier: n_embd % n_head, zero or oversized dimensions |
 //! | models/gpt2/tokenizer.rs:decode, decode_bytes; text_stream.rs:TextStream::push | checked: ids below the vocabulary |
 //! | models/gpt2/weights.rs:from_safetensors; io/safetensors.rs:serialize | checked (parse, shapes) / left: serialize writes the entries it is given |
-//! | train/adam.rs:Adam::new, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense |
+//! | train/optim/adam.rs:Adam::new, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense |
 //! | train/cross_entropy.rs:cross_entropy | checked: logits (R, V), one target per row, below V < 2^24 |
 //! | train/vocab.rs:CharVocab::decode | total (ids outside the vocabulary become U+FFFD) |
 //! | expr/interp.rs:Interp::call | earlier: argument count and lengths; changed: a hand-built body (public fields) reading a later node or a missing parameter (panicked) |

@@ -1,13 +1,12 @@
 //! Network ops on variables: causal attention (composed of recorded ops), the token +
 //! position embedding (its backward a scatter-add, `ops::embedding_backward`) and softmax
-//! cross-entropy (its backward the gradient `train::cross_entropy` computes with the loss).
+//! cross-entropy (its backward the gradient `ops::cross_entropy` computes with the loss).
 
 use super::var::{rule, when, Var};
 use crate::error::Result;
 use crate::ops;
 use crate::shape::attention_shapes;
 use crate::tensor::Tensor;
-use crate::train;
 
 impl Var {
     /// `softmax(q k^T / sqrt(D), causal) v` per head, as `ops::attention`, composed of
@@ -39,10 +38,10 @@ impl Var {
     }
 
     /// The mean softmax cross-entropy of logits (R, V) against `targets` (R class indices),
-    /// from `train::cross_entropy`, whose gradient of the mean is the backward. -> ().
+    /// from `ops::cross_entropy`, whose gradient of the mean is the backward. -> ().
     pub fn cross_entropy(&self, targets: &[u32]) -> Result<Var> {
         Var::record("cross_entropy", &[self], |t| {
-            let ce = train::cross_entropy(t[0], targets)?;
+            let ce = ops::cross_entropy(t[0], targets)?;
             let rows = t[0].shape()[0].max(1);
             let scale = Tensor::full(t[0].context(), &[], 1.0 / rows as f32)?;
             let loss = ops::mul(&ops::sum_last(&ce.loss)?, &scale)?; // ()

@@ -199,6 +199,16 @@ impl Grads {
         }
         self.grads.get(index)?.as_ref()
     }
+
+    /// dL/d `v`, to replace (e.g. by gradient clipping); None as for [`Grads::get`]. A
+    /// replacement must keep the variable's shape for an optimiser to accept it.
+    pub fn get_mut(&mut self, v: &Var) -> Option<&mut Tensor> {
+        let (tape, index) = v.node()?;
+        if !tape.same(&self.tape) {
+            return None;
+        }
+        self.grads.get_mut(index)?.as_mut()
+    }
 }
 
 /// dL/d every variable the loss depends on, seeded with `seed` (loss's shape); frees the

@@ -22,6 +22,7 @@
 
 pub mod argmax;
 pub mod attention;
+pub mod cross_entropy;
 pub mod elementwise;
 pub mod embedding;
 pub mod gelu;
@@ -33,6 +34,7 @@ pub mod softmax;
 pub use crate::tensor::copy_into;
 pub use argmax::argmax_last;
 pub use attention::{attention, attention_with, AttentionPath};
+pub use cross_entropy::{cross_entropy, CrossEntropy};
 pub use elementwise::{
     abs, add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, Binary,
     Unary,
