@@ -25,6 +25,7 @@ mod layering;
 mod matmul;
 mod mixer;
 mod nn;
+mod optim;
 mod plan;
 mod planted;
 mod profile;
