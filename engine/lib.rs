@@ -85,4 +85,6 @@ mod book {
     struct ElementScans;
     #[doc = include_str!("../docs/src/autograd.md")]
     struct Autograd;
+    #[doc = include_str!("../docs/src/training.md")]
+    struct Training;
 }

@@ -146,7 +146,13 @@ fn optim_sgd_momentum_and_adamw_match_hand_computations() {
                 .iter()
                 .flat_map(|(w, g)| sgd_f64(w, g, 0.05, 0.9, 0.01, nesterov))
                 .collect();
-            assert_close(ctx, &format!("sgd vs f64 nesterov={nesterov}"), &got, &want, gates::OPTIMIZER);
+            assert_close(
+                ctx,
+                &format!("sgd vs f64 nesterov={nesterov}"),
+                &got,
+                &want,
+                gates::OPTIMIZER,
+            );
         }
         let got = run_steps(ctx, &prob, |p| Adam::adamw(p, 0.01, 0.1).unwrap());
         let want: Vec<f32> = prob.iter().flat_map(|(w, g)| adamw_f64(w, g, 0.01, 0.1)).collect();
@@ -162,15 +168,30 @@ fn optim_sgd_momentum_and_adamw_match_hand_computations() {
 fn optim_clip_grad_norm_scales_to_the_bound() {
     let mut rng = Rng::new(51);
     let (c1, c2) = (rng.vec_range(65, -1.0, 1.0), rng.vec_range(7, -1.0, 1.0));
-    let norm: f64 = c1.iter().chain(&c2).map(|&x| (x as f64) * (x as f64)).sum::<f64>().sqrt();
+    let norm: f64 = c1
+        .iter()
+        .chain(&c2)
+        .map(|&x| (x as f64) * (x as f64))
+        .sum::<f64>()
+        .sqrt();
     let mut check = |ctx: &Context| {
         for max_norm in [norm as f32 * 0.25, norm as f32 * 4.0] {
             let tape = Tape::new(ctx);
-            let w1 = tape.var(&Tensor::from_slice(ctx, &[5, 13], &rng.vec_range(65, -1.0, 1.0)).unwrap()).unwrap();
-            let w2 = tape.var(&Tensor::from_slice(ctx, &[7], &rng.vec_range(7, -1.0, 1.0)).unwrap()).unwrap();
+            let w1 = tape
+                .var(&Tensor::from_slice(ctx, &[5, 13], &rng.vec_range(65, -1.0, 1.0)).unwrap())
+                .unwrap();
+            let w2 = tape
+                .var(&Tensor::from_slice(ctx, &[7], &rng.vec_range(7, -1.0, 1.0)).unwrap())
+                .unwrap();
             let k1 = Var::constant(&Tensor::from_slice(ctx, &[5, 13], &c1).unwrap());
             let k2 = Var::constant(&Tensor::from_slice(ctx, &[7], &c2).unwrap());
-            let loss = w1.mul(&k1).unwrap().sum_all().unwrap().add(&w2.mul(&k2).unwrap().sum_all().unwrap()).unwrap();
+            let loss = w1
+                .mul(&k1)
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .add(&w2.mul(&k2).unwrap().sum_all().unwrap())
+                .unwrap();
             let mut grads = loss.backward().unwrap();
             let vars = [w1.clone(), w2.clone()];
             let got = clip_grad_norm(&vars, &mut grads, max_norm).unwrap();
@@ -180,7 +201,11 @@ fn optim_clip_grad_norm_scales_to_the_bound() {
             let mut g = grads.get(&w1).unwrap().to_vec().unwrap();
             g.extend(grads.get(&w2).unwrap().to_vec().unwrap());
             if scale == 1.0 {
-                assert_eq!(g, c1.iter().chain(&c2).copied().collect::<Vec<_>>(), "under the bound: unchanged");
+                assert_eq!(
+                    g,
+                    c1.iter().chain(&c2).copied().collect::<Vec<_>>(),
+                    "under the bound: unchanged"
+                );
             }
             assert_close(ctx, &format!("clipped grads at {max_norm}"), &g, &want, gates::TENSOR);
             assert_eq!(grads.get(&w1).unwrap().shape(), &[5, 13]);
@@ -189,7 +214,9 @@ fn optim_clip_grad_norm_scales_to_the_bound() {
         let w = tape.var(&Tensor::full(ctx, &[2], 1.0).unwrap()).unwrap();
         let unused = tape.var(&Tensor::full(ctx, &[3], 1.0).unwrap()).unwrap();
         let mut grads = w.sum_all().unwrap().backward().unwrap();
-        let msg = clip_grad_norm(&[w.clone(), unused], &mut grads, 1.0).unwrap_err().to_string();
+        let msg = clip_grad_norm(&[w.clone(), unused], &mut grads, 1.0)
+            .unwrap_err()
+            .to_string();
         assert!(msg.contains("param 1") && msg.contains("gradient"), "{msg}");
         let msg = clip_grad_norm(&[w], &mut grads, f32::NAN).unwrap_err().to_string();
         assert!(msg.contains("max_norm"), "{msg}");
@@ -207,9 +234,12 @@ fn store(ctx: &Context, seed: u64) -> ParamStore {
     w[1] = 1e-40;
     w[2] = 3.0e38;
     // Inserted out of name order: the file must keep the insertion order.
-    s.insert("layer.w", Tensor::from_slice(ctx, &[3, 4], &w).unwrap()).unwrap();
-    s.insert("bias", Tensor::from_slice(ctx, &[5], &rng.vec_normal(5, 1.0)).unwrap()).unwrap();
-    s.insert("a.scalar", Tensor::from_slice(ctx, &[1], &[0.5]).unwrap()).unwrap();
+    s.insert("layer.w", Tensor::from_slice(ctx, &[3, 4], &w).unwrap())
+        .unwrap();
+    s.insert("bias", Tensor::from_slice(ctx, &[5], &rng.vec_normal(5, 1.0)).unwrap())
+        .unwrap();
+    s.insert("a.scalar", Tensor::from_slice(ctx, &[1], &[0.5]).unwrap())
+        .unwrap();
     s
 }
 
@@ -218,7 +248,11 @@ fn bits(s: &ParamStore) -> Vec<(String, Vec<usize>, Vec<u32>)> {
         .iter()
         .map(|&n| {
             let t = s.get(n).unwrap();
-            (n.to_string(), t.shape().to_vec(), t.to_vec().unwrap().iter().map(|x| x.to_bits()).collect())
+            (
+                n.to_string(),
+                t.shape().to_vec(),
+                t.to_vec().unwrap().iter().map(|x| x.to_bits()).collect(),
+            )
         })
         .collect()
 }
@@ -237,7 +271,11 @@ fn optim_param_store_round_trips_bit_for_bit() {
         other.load_into(&bytes, "memory").unwrap();
         assert_eq!(bits(&other), bits(&s));
         // Through a file.
-        let path = std::env::temp_dir().join(format!("optim-round-trip-{}-{:?}.safetensors", std::process::id(), ctx.info().backend));
+        let path = std::env::temp_dir().join(format!(
+            "optim-round-trip-{}-{:?}.safetensors",
+            std::process::id(),
+            ctx.info().backend
+        ));
         s.save(&path).unwrap();
         let loaded = ParamStore::load(ctx, &path).unwrap();
         std::fs::remove_file(&path).ok();
@@ -262,26 +300,41 @@ fn optim_param_store_bad_files_name_what_is_wrong() {
     ];
     let before = bits(&s);
     let fail = |tensors: &[(String, DType, Vec<usize>, Vec<u8>)]| {
-        let msg = s.load_into(&safetensors::serialize(tensors, &[]), "ckpt.safetensors").unwrap_err().to_string();
+        let msg = s
+            .load_into(&safetensors::serialize(tensors, &[]), "ckpt.safetensors")
+            .unwrap_err()
+            .to_string();
         assert_eq!(bits(&s), before, "a failed load wrote something: {msg}");
         msg
     };
     let missing = fail(&good[..2]);
-    assert!(missing.contains("ckpt.safetensors") && missing.contains("`a.scalar`") && missing.contains("found none"), "{missing}");
+    assert!(
+        missing.contains("ckpt.safetensors") && missing.contains("`a.scalar`") && missing.contains("found none"),
+        "{missing}"
+    );
     let mut shaped = good.clone();
     shaped[1] = entry("bias", DType::F32, &[6]);
     let msg = fail(&shaped);
-    assert!(msg.contains("`bias`") && msg.contains("expected shape [5]") && msg.contains("found shape [6]"), "{msg}");
+    assert!(
+        msg.contains("`bias`") && msg.contains("expected shape [5]") && msg.contains("found shape [6]"),
+        "{msg}"
+    );
     let mut typed = good.clone();
     typed[0] = entry("layer.w", DType::F16, &[3, 4]);
     let msg = fail(&typed);
-    assert!(msg.contains("`layer.w`") && msg.contains("expected dtype F32") && msg.contains("found dtype F16"), "{msg}");
+    assert!(
+        msg.contains("`layer.w`") && msg.contains("expected dtype F32") && msg.contains("found dtype F16"),
+        "{msg}"
+    );
     // A good file loads (zeros), and extra tensors in it are ignored.
     let mut extra = good.to_vec();
     extra.push(entry("unused", DType::F32, &[2]));
-    s.load_into(&safetensors::serialize(&extra, &[]), "ckpt.safetensors").unwrap();
+    s.load_into(&safetensors::serialize(&extra, &[]), "ckpt.safetensors")
+        .unwrap();
     assert!(s.get("bias").unwrap().to_vec().unwrap().iter().all(|&x| x == 0.0));
-    let msg = ParamStore::from_bytes(&ctx, &safetensors::serialize(&typed, &[]), "ckpt").unwrap_err().to_string();
+    let msg = ParamStore::from_bytes(&ctx, &safetensors::serialize(&typed, &[]), "ckpt")
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains("expected dtype F32"), "{msg}");
     let mut dup = ParamStore::new();
     dup.insert("w", Tensor::zeros(&ctx, &[1]).unwrap()).unwrap();
@@ -294,7 +347,7 @@ fn train_mlp(ctx: &Context, steps: usize) -> Vec<f32> {
     let (n, d, h, classes) = (32, 6, 16, 3);
     let mut rng = Rng::new(81);
     let x = Tensor::from_slice(ctx, &[n, d], &rng.vec_normal(n * d, 1.0)).unwrap(); // (N, D)
-    // Labels from a fixed random linear rule, so the data is learnable.
+                                                                                    // Labels from a fixed random linear rule, so the data is learnable.
     let rule = rng.vec_normal(d * classes, 1.0);
     let xs = x.to_vec().unwrap();
     let targets: Vec<u32> = (0..n)
@@ -304,9 +357,19 @@ fn train_mlp(ctx: &Context, steps: usize) -> Vec<f32> {
         })
         .collect();
     let mut params = ParamStore::new();
-    params.insert("w1", Tensor::from_slice(ctx, &[d, h], &rng.vec_normal(d * h, 0.4)).unwrap()).unwrap();
+    params
+        .insert(
+            "w1",
+            Tensor::from_slice(ctx, &[d, h], &rng.vec_normal(d * h, 0.4)).unwrap(),
+        )
+        .unwrap();
     params.insert("b1", Tensor::zeros(ctx, &[h]).unwrap()).unwrap();
-    params.insert("w2", Tensor::from_slice(ctx, &[h, classes], &rng.vec_normal(h * classes, 0.4)).unwrap()).unwrap();
+    params
+        .insert(
+            "w2",
+            Tensor::from_slice(ctx, &[h, classes], &rng.vec_normal(h * classes, 0.4)).unwrap(),
+        )
+        .unwrap();
     params.insert("b2", Tensor::zeros(ctx, &[classes]).unwrap()).unwrap();
     let mut opt = Adam::adamw(&params.tensors(), 0.03, 0.01).unwrap();
     let x = Var::constant(&x);
@@ -315,7 +378,11 @@ fn train_mlp(ctx: &Context, steps: usize) -> Vec<f32> {
             let tape = Tape::new(ctx);
             let v = params.vars(&tape).unwrap(); // w1, b1, w2, b2
             let hidden = x.linear(&v[0], Some(&v[1])).unwrap().gelu().unwrap(); // (N, H)
-            let loss = hidden.linear(&v[2], Some(&v[3])).unwrap().cross_entropy(&targets).unwrap(); // ()
+            let loss = hidden
+                .linear(&v[2], Some(&v[3]))
+                .unwrap()
+                .cross_entropy(&targets)
+                .unwrap(); // ()
             let mut grads = loss.backward().unwrap();
             clip_grad_norm(&v, &mut grads, 5.0).unwrap();
             opt.step_vars(&v, &grads).unwrap();
@@ -329,7 +396,11 @@ fn optim_mlp_on_the_tape_learns() {
     let check = |ctx: &Context| {
         let losses = train_mlp(ctx, 40);
         let (first, last) = (losses[0], *losses.last().unwrap());
-        assert!(last < 0.5 * first, "{}: loss {first} -> {last} ({losses:?})", ctx.info().name);
+        assert!(
+            last < 0.5 * first,
+            "{}: loss {first} -> {last} ({losses:?})",
+            ctx.info().name
+        );
         losses
     };
     let want = check(&Context::cpu());

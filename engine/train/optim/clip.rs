@@ -40,7 +40,7 @@ pub fn clip_grad_norm_tensor(vars: &[Var], grads: &mut Grads, max_norm: f32) -> 
         return Err(Error::value(op, "vars", "at least one parameter", 0));
     };
     let norm = ops::sqrt(&total)?; // (1,)
-    // scale = min(1, max_norm / (norm + eps)): exactly 1 (no change) when under the bound.
+                                   // scale = min(1, max_norm / (norm + eps)): exactly 1 (no change) when under the bound.
     let bound = Tensor::full(&ctx, &[1], max_norm)?;
     let eps = Tensor::full(&ctx, &[1], NORM_EPS)?;
     let one = Tensor::full(&ctx, &[1], 1.0)?;
