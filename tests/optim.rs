@@ -2,12 +2,15 @@
 //! CPU context over a few steps (`check::gates::OPTIMIZER`), SGD momentum and AdamW against
 //! hand computations in f64, AdamW with zero decay equal to Adam, clipping by global norm, the
 //! safetensors round trip bit for bit, the three bad-file errors, and a small MLP trained on
-//! the tape whose loss falls.
+//! the tape whose loss falls, and the character model trained on the tape following its
+//! hand-written backward.
 
 use wgsl_compute::autograd::{Tape, Var};
 use wgsl_compute::check::{gates, Rng};
 use wgsl_compute::io::safetensors;
-use wgsl_compute::train::{clip_grad_norm, Adam, Optimizer, ParamStore, Sgd};
+use wgsl_compute::mixer::{MixerKind, MixerPath};
+use wgsl_compute::models::{random_windows, CharModel, CharModelConfig};
+use wgsl_compute::train::{clip_grad_norm, Adam, CharVocab, Optimizer, ParamStore, Sgd};
 use wgsl_compute::{Context, DType, Tensor};
 
 use crate::common::{assert_close, each_adapter};
@@ -409,4 +412,80 @@ fn optim_mlp_on_the_tape_learns() {
         // The first steps agree with the CPU context before chaotic growth of roundings.
         assert_close(ctx, "mlp losses, first 5 steps", &got[..5], &want[..5], gates::LOGITS);
     });
+}
+
+/// The character model's first steps trained through the tape and `Optimizer::step_vars`
+/// against the same steps through its hand-written backward and `Adam::step`, from the same
+/// initial weights and batches: the losses agree within `check::gates::MIXER_BACKWARD`.
+fn char_model_curves(ctx: &Context, kind: MixerKind, path: MixerPath, steps: usize) -> (Vec<f32>, Vec<f32>) {
+    let text = "the cat sat on the mat. the dog sat on the log. the cat and the dog sat.\n";
+    let vocab = CharVocab::from_text(text).unwrap();
+    let ids = vocab.encode(text).unwrap();
+    let config = CharModelConfig {
+        kind,
+        path,
+        vocab: vocab.len(),
+        layers: 2,
+        d_model: 16,
+        d_state: 16,
+    };
+    let (batch, seq) = (4, 16);
+    let batches: Vec<(Vec<u32>, Vec<u32>)> = {
+        let mut rng = Rng::new(91);
+        (0..steps)
+            .map(|_| random_windows(&ids, batch, seq, &mut rng).unwrap())
+            .collect()
+    };
+    let hand = {
+        let model = CharModel::init(ctx, config, 5).unwrap();
+        let mut adam = Adam::new(&model.params(), 1e-2).unwrap();
+        batches
+            .iter()
+            .map(|(x, y)| {
+                let lg = model.loss_and_grads(x, y, batch).unwrap();
+                adam.step(&model.params(), &lg.grads.iter().collect::<Vec<_>>())
+                    .unwrap();
+                lg.loss
+            })
+            .collect()
+    };
+    let tape = {
+        let model = CharModel::init(ctx, config, 5).unwrap();
+        let mut adam = Adam::new(&model.params(), 1e-2).unwrap();
+        batches
+            .iter()
+            .map(|(x, y)| {
+                let tape = Tape::new(ctx);
+                let vars = model.vars(&tape).unwrap();
+                let loss = model.loss_var(&vars, x, y, batch).unwrap();
+                let grads = loss.backward().unwrap();
+                adam.step_vars(&vars, &grads).unwrap();
+                loss.tensor().to_vec().unwrap()[0]
+            })
+            .collect()
+    };
+    (hand, tape)
+}
+
+#[test]
+fn optim_char_model_on_the_tape_follows_the_hand_written_backward() {
+    let kinds = [
+        (MixerKind::MinGru, MixerPath::Auto),
+        (MixerKind::GivensMinGru { k: 4 }, MixerPath::AngleFused),
+    ];
+    let check = |ctx: &Context| {
+        for (kind, path) in kinds {
+            let (hand, tape) = char_model_curves(ctx, kind, path, 5);
+            assert!(hand[4] < hand[0], "{kind}: the loss did not fall: {hand:?}");
+            assert_close(
+                ctx,
+                &format!("{kind} {path:?} losses, tape vs hand"),
+                &tape,
+                &hand,
+                gates::MIXER_BACKWARD,
+            );
+        }
+    };
+    check(&Context::cpu());
+    each_adapter(check);
 }
