@@ -6,6 +6,7 @@ use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use super::halves::narrow;
 use super::{read, write, Storage, Tensor};
+use crate::context::pool::PooledBuffer;
 use crate::context::readback;
 use crate::error::{Error, Result};
 use crate::shape::{DType, Layout};
@@ -21,7 +22,8 @@ impl Tensor {
     pub async fn to_vec_async(&self) -> Result<Vec<f32>> {
         match &self.storage {
             Storage::Cpu(data) => Ok(self.cpu_view(&read(data))?.iter().copied().collect()),
-            Storage::Gpu(_) => {
+            Storage::Gpu(b) => {
+                expect_written(b, "Tensor::to_vec")?;
                 let dense = self.to_dtype(DType::F32)?;
                 let gpu = self.ctx.require_gpu("to_vec")?;
                 let bytes = readback::read_bytes(gpu, dense.gpu_buffer("to_vec")?, 0, (self.len() * 4) as u64).await?;
@@ -48,7 +50,8 @@ impl Tensor {
                 .iter()
                 .map(|&x| narrow(self.dtype, x))
                 .collect()),
-            Storage::Gpu(_) => {
+            Storage::Gpu(b) => {
+                expect_written(b, op)?;
                 let dense = self.contiguous()?;
                 let gpu = self.ctx.require_gpu(op)?;
                 let bytes = (self.dtype.words(self.len()) * 4) as u64;
@@ -129,6 +132,20 @@ impl Tensor {
         ndarray::ArrayView::from_shape(IxDyn(&l.shape).strides(IxDyn(&strides)), tail)
             .map_err(|e| outside("Tensor", l, e))
     }
+}
+
+/// Fails for a plan's captured output before the plan's first replay (its buffer holds
+/// nothing the plan computed yet; reading it used to return whatever the pool left there).
+fn expect_written(b: &PooledBuffer, op: &'static str) -> Result<()> {
+    if b.awaiting_replay() {
+        return Err(Error::Unsupported {
+            op,
+            message: "this tensor is a plan's captured output and holds nothing before the plan's \
+                      first replay: call plan.replay(&ctx) before reading it"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// The error for a view that does not fit its buffer (an internal invariant, reported).
