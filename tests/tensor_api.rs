@@ -180,6 +180,21 @@ fn tensor_api_softplus_is_stable_at_the_extremes() {
             GATE,
         );
         assert_eq!(ops::unary(Unary::Softplus, &x).unwrap().to_vec().unwrap(), got);
+        // Special values, from bit patterns: NaN in, NaN out; softplus(+inf) = inf, (-inf) = 0.
+        let special = [
+            f32::from_bits(0x7fc0_0000),
+            f32::from_bits(0xffc0_0001),
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ];
+        let s = Tensor::from_slice(ctx, &[4], &special)
+            .unwrap()
+            .softplus()
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        assert!(s[0].is_nan() && s[1].is_nan(), "{s:?}");
+        assert_eq!((s[2], s[3]), (f32::INFINITY, 0.0), "{s:?}");
     });
 }
 

@@ -8,6 +8,7 @@ use super::halves::narrow;
 use super::{read, write, Storage, Tensor};
 use crate::context::pool::PooledBuffer;
 use crate::context::readback;
+use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::shape::{DType, Layout};
 
@@ -23,9 +24,9 @@ impl Tensor {
         match &self.storage {
             Storage::Cpu(data) => Ok(self.cpu_view(&read(data))?.iter().copied().collect()),
             Storage::Gpu(b) => {
-                expect_written(b, "Tensor::to_vec")?;
-                let dense = self.to_dtype(DType::F32)?;
                 let gpu = self.ctx.require_gpu("to_vec")?;
+                expect_written(gpu, b, "Tensor::to_vec")?;
+                let dense = self.to_dtype(DType::F32)?;
                 let bytes = readback::read_bytes(gpu, dense.gpu_buffer("to_vec")?, 0, (self.len() * 4) as u64).await?;
                 Ok(bytemuck::pod_collect_to_vec(&bytes))
             }
@@ -51,9 +52,9 @@ impl Tensor {
                 .map(|&x| narrow(self.dtype, x))
                 .collect()),
             Storage::Gpu(b) => {
-                expect_written(b, op)?;
-                let dense = self.contiguous()?;
                 let gpu = self.ctx.require_gpu(op)?;
+                expect_written(gpu, b, op)?;
+                let dense = self.contiguous()?;
                 let bytes = (self.dtype.words(self.len()) * 4) as u64;
                 let bytes = readback::read_bytes(gpu, dense.typed_buffer(op)?, 0, bytes).await?;
                 let halves: Vec<u16> = bytemuck::pod_collect_to_vec(&bytes);
@@ -136,8 +137,9 @@ impl Tensor {
 
 /// Fails for a plan's captured output before the plan's first replay (its buffer holds
 /// nothing the plan computed yet; reading it used to return whatever the pool left there).
-fn expect_written(b: &PooledBuffer, op: &'static str) -> Result<()> {
-    if b.awaiting_replay() {
+/// Inside the capture itself the readback's own error names the cause instead.
+fn expect_written(gpu: &Gpu, b: &PooledBuffer, op: &'static str) -> Result<()> {
+    if b.awaiting_replay() && !gpu.capturing() {
         return Err(Error::Unsupported {
             op,
             message: "this tensor is a plan's captured output and holds nothing before the plan's \
