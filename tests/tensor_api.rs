@@ -83,6 +83,9 @@ fn tensor_api_methods_are_the_ops() {
     });
 }
 
+/// A scalar method's name, its result and its f64 rule.
+type ScalarCase = (&'static str, Tensor, fn(f64, f64) -> f64);
+
 #[test]
 fn tensor_api_scalar_operands_match_the_reference() {
     every_context(|ctx| {
@@ -91,7 +94,7 @@ fn tensor_api_scalar_operands_match_the_reference() {
             let xs = rng.vec_range(n, 0.25, 3.0);
             let x = Tensor::from_slice(ctx, &[n], &xs).unwrap();
             let s = rng.range(0.5, 2.0) as f32;
-            let cases: Vec<(&str, Tensor, fn(f64, f64) -> f64)> = vec![
+            let cases: Vec<ScalarCase> = vec![
                 ("add_scalar", x.add_scalar(s).unwrap(), |a, b| a + b),
                 ("sub_scalar", x.sub_scalar(s).unwrap(), |a, b| a - b),
                 ("mul_scalar", x.mul_scalar(s).unwrap(), |a, b| a * b),
