@@ -7,7 +7,7 @@ use crate::shape::DType;
 use crate::tensor::{copy_into, Tensor};
 
 /// The tensors joined along `axis`: every input of one rank, equal on every other axis, on
-/// one context, F32. tensors[i] (..., n_i, ...) -> (..., sum n_i, ...), n_i at `axis`.
+/// one context, F32. `tensors[i]` (..., n_i, ...) -> (..., sum n_i, ...), n_i at `axis`.
 pub fn cat(tensors: &[&Tensor], axis: usize) -> Result<Tensor> {
     let op = "cat";
     let Some(first) = tensors.first() else {

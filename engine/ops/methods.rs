@@ -128,7 +128,7 @@ impl Tensor {
     }
 
     /// `ops::cat(tensors, axis)`: the tensors joined along `axis`.
-    /// tensors[i] (..., n_i, ...) -> (..., sum n_i, ...).
+    /// `tensors[i]` (..., n_i, ...) -> (..., sum n_i, ...).
     pub fn cat(tensors: &[&Tensor], axis: usize) -> Result<Tensor> {
         super::cat(tensors, axis)
     }

@@ -41,7 +41,7 @@ pub fn sum_last(x: &Tensor) -> Result<Tensor> {
 const SUM_ALL_ROW: usize = 4096;
 
 /// The sum of every element (f32 accumulation on the GPU): the dense elements as rows of
-/// [`SUM_ALL_ROW`], each summed by one workgroup, then those sums (and the short last row)
+/// `SUM_ALL_ROW` (4096), each summed by one workgroup, then those sums (and the short last row)
 /// summed again. x (...) -> () (a rank-0 tensor of one element; 0 for an empty x).
 pub fn sum_all(x: &Tensor) -> Result<Tensor> {
     let n = x.len();
