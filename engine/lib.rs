@@ -83,12 +83,13 @@
 //! safetensors reader and writer), [`kernel`] (WGSL sources and the shader table, pipeline
 //! cache, uniform parameters), [`mixer`] (minGRU mixers on the scans, with gradients and
 //! their f64 reference), [`models`] (GPT-2 and its reference forward, the character model),
-//! [`ops`] (tensor ops), [`parity`] (the parity suite), [`plan`] (captured op sequences
-//! replayed in one pass), [`reference`](mod@reference) (the CPU oracle of the ops, f64
-//! accumulation), [`scan`] (the four associative scans, forward and backward), [`shape`]
-//! (element counts, view layouts, broadcasting, `matmul_shapes`, checked arithmetic, `DType`),
-//! [`train`] (loss, optimiser, character vocabulary), [`tune`] (the tuner's modes, shape keys,
-//! entries and cache file), [`tensor`] (buffers, views, the strided copy).
+//! [`ops`] (tensor ops, and the same ops as methods on [`Tensor`]), [`parity`] (the parity
+//! suite), [`plan`] (captured op sequences replayed in one pass), [`reference`](mod@reference)
+//! (the CPU oracle of the ops, f64 accumulation), [`scan`] (the four associative scans,
+//! forward and backward), [`shape`] (element counts, view layouts, broadcasting,
+//! `matmul_shapes`, checked arithmetic, `DType`), [`train`] (loss, optimiser, character
+//! vocabulary), [`tune`] (the tuner's modes, shape keys, entries and cache file), [`tensor`]
+//! (buffers, views, the strided copy, in-place writes, seeded random tensors).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 #![warn(missing_docs)]
