@@ -385,8 +385,13 @@ fn tensor_api_write_overwrites_in_place() {
 fn tensor_api_write_feeds_a_plan_and_results_wait_for_its_replay() {
     each_adapter(|ctx| {
         let x = Tensor::randn(ctx, &[4, 67], 11).unwrap();
-        let w = Tensor::randn(ctx, &[67, 3], 12).unwrap();
-        let f = |x: &Tensor| x.softplus()?.add_scalar(1.0)?.matmul(&w);
+        let w = Tensor::randn(ctx, &[134, 3], 12).unwrap();
+        // Scalar operands, cat, where_ and sum_all inside a capture: none of them uploads.
+        let f = |x: &Tensor| {
+            let s = x.softplus()?.add_scalar(1.0)?;
+            let c = Tensor::cat(&[&s, &x.where_(&x.gt_scalar(0.0)?, &s)?], 1)?; // (4, 134)
+            c.matmul(&w)?.add(&x.sum_all()?)
+        };
         let (plan, y) = Plan::capture(ctx, &[&x, &w], || f(&x)).unwrap();
         // Nothing computed yet: an error naming the cause, not the pool's leftovers.
         match y.to_vec() {
