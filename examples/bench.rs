@@ -188,7 +188,7 @@ fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Vec<Row>)> {
     let bytes = 8.0 * n as f64;
     let x = Tensor::full(ctx, &[n], 1.5)?;
     // Warm-up: the first copies of a 512 MiB buffer run at idle clocks.
-    let (s, _) = median(ctx, 5, 15, |_| ops::unary(ops::Unary::Identity, &x).map(drop))?;
+    let (s, _) = median(ctx, 5, 15, |_| ops::unary(wgsl_compute::Unary::Identity, &x).map(drop))?;
     let gbps = bytes / s / 1e9;
     figure("copy_gbps", gbps);
     let peer = peer::CopyPeer::new(ctx, n).and_then(|p| {

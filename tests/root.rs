@@ -34,6 +34,7 @@ mod scan;
 mod shaders;
 mod special;
 mod stress;
+mod tensor_api;
 mod texture;
 mod train;
 mod tune;
