@@ -77,7 +77,8 @@ and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling
 --trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.
 --tuned-vs-rule (= --only tuner, not in the default list) tunes every matmul and channel-scan case
 in this process and times the hand rule's path against the tuner's, interleaved; with
---strategy tuned the channel scans' walk is tuned too (Strategy::Tuned against Auto's walk).";
+--strategy tuned the channel scans' walk and the k x v scans' kernels and walk are tuned too
+(Strategy::Tuned against Auto).";
 
 impl Args {
     /// Whether `--only` names `suite` (a whole comma-separated name: `scans` is not
@@ -187,7 +188,7 @@ fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Vec<Row>)> {
     let bytes = 8.0 * n as f64;
     let x = Tensor::full(ctx, &[n], 1.5)?;
     // Warm-up: the first copies of a 512 MiB buffer run at idle clocks.
-    let (s, _) = median(ctx, 5, 15, |_| ops::unary(ops::Unary::Identity, &x).map(drop))?;
+    let (s, _) = median(ctx, 5, 15, |_| ops::unary(wgsl_compute::Unary::Identity, &x).map(drop))?;
     let gbps = bytes / s / 1e9;
     figure("copy_gbps", gbps);
     let peer = peer::CopyPeer::new(ctx, n).and_then(|p| {
@@ -1071,8 +1072,9 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
     }
     let opts = ScanOptions::route(scan::Route::Gpu).with_strategy(strategy);
     for c in scan_cases(quick) {
-        if !matches!(c.op, "linear_scan" | "parallel_scan_log") {
-            continue; // no tuned family
+        // The k x v scans have a tuned family only under Strategy::Tuned (matrix_scan).
+        if !matches!(c.op, "linear_scan" | "parallel_scan_log") && strategy != scan::Strategy::Tuned {
+            continue;
         }
         let sets: Vec<Vec<Tensor>> = (0..ROTATE)
             .map(|_| scan_inputs(ctx, &mut rng, &c))

@@ -57,6 +57,9 @@ const ROOT_REEXPORTS: &[(&str, &str)] = &[
     ("DType", "shape"),
     ("Error", "error"),
     ("Result", "error"),
+    ("Rng", "check"),
+    ("Binary", "expr"),
+    ("Unary", "expr"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

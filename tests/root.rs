@@ -35,6 +35,7 @@ mod scan;
 mod shaders;
 mod special;
 mod stress;
+mod tensor_api;
 mod texture;
 mod train;
 mod tune;

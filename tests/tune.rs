@@ -173,7 +173,7 @@ fn tune_matmul_every_candidate_gives_the_hand_rules_bits() {
         assert_every_candidate_is_bit_identical(ctx, Family::Matmul, "linear, linear_gelu, x @ w^T", || {
             vec![
                 bits(&ops::linear(&x, &w, Some(&bias)).unwrap()),
-                bits(&ops::linear_gelu(&x, &w, &bias).unwrap()),
+                bits(&ops::linear_gelu(&x, &w, Some(&bias)).unwrap()),
                 bits(&ops::matmul(&x, &wt).unwrap()),
             ]
         });
@@ -238,10 +238,10 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
             let pos = Tensor::from_slice(ctx, &[n], &rng.vec_range(n, 0.1, 4.0)).unwrap();
             let case = format!("unary ops n = {n}");
             let entries = assert_every_candidate_is_bit_identical(ctx, Family::Elementwise, &case, || {
-                ops::Unary::ALL
+                wgsl_compute::Unary::ALL
                     .into_iter()
                     .map(|op| {
-                        let arg = if matches!(op, ops::Unary::Log | ops::Unary::Sqrt) {
+                        let arg = if matches!(op, wgsl_compute::Unary::Log | wgsl_compute::Unary::Sqrt) {
                             &pos
                         } else {
                             &x
@@ -254,7 +254,10 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
             assert!(entries.iter().all(|e| e.hand == "vec4"), "{case}: {entries:?}");
             keys += entries.len();
         }
-        assert!(keys >= ops::Unary::ALL.len(), "every body tuned at some size: {keys}");
+        assert!(
+            keys >= wgsl_compute::Unary::ALL.len(),
+            "every body tuned at some size: {keys}"
+        );
         // A row broadcast along the columns (read as one vec4 per group) and a column
         // broadcast (a splat per group).
         // Positive operands: `pow` of a negative base is undefined in WGSL.
@@ -264,7 +267,7 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
         };
         let (a, row, col) = (positive(&[6, 40]), positive(&[40]), positive(&[6, 1]));
         let entries = assert_every_candidate_is_bit_identical(ctx, Family::Elementwise, "broadcast binary", || {
-            ops::Binary::ALL
+            wgsl_compute::Binary::ALL
                 .into_iter()
                 .flat_map(|op| {
                     [
@@ -278,7 +281,7 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
         // A transposed view has no vec4 form: no choice, no key.
         let t = a.transpose(0, 1).unwrap();
         let known = ctx.tune_entries().len();
-        ops::unary(ops::Unary::Exp, &t).unwrap();
+        ops::unary(wgsl_compute::Unary::Exp, &t).unwrap();
         assert_eq!(ctx.tune_entries().len(), known, "the scalar-only layout made a key");
     });
 }

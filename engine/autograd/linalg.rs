@@ -71,7 +71,7 @@ impl Var {
     pub fn linear_gelu(&self, w: &Var, bias: &Var) -> Result<Var> {
         check_w("linear_gelu", w)?;
         Var::record("linear_gelu", &[self, w, bias], |t| {
-            let y = ops::linear_gelu(t[0], t[1], t[2])?;
+            let y = ops::linear_gelu(t[0], t[1], Some(t[2]))?;
             let (x, w, bias) = (t[0].clone(), t[1].clone(), t[2].clone());
             Ok((
                 y,

@@ -203,14 +203,17 @@ impl Context {
     /// Runs `run` (calls of ops) once, then, while it leaves keys provisional, waits for their
     /// candidates' background builds ([`Context::finish_tuning`]) and runs it again, so every
     /// key it tunes ends fully timed. A candidate stops at each pipeline it lacks, so a key of
-    /// several kernels may take a few rounds (at most 8). It stops when a round changes no
-    /// provisional entry: those left belong to paths `run` no longer takes (a walk it tuned
-    /// away from), which stay in memory only.
+    /// several kernels may take a few rounds; and a key is timed again only when no build is
+    /// under way, so the first provisional key a round reaches is timed and may start builds
+    /// that hold the others back to a later round. Every round after the builds end times at
+    /// least one key, so the rounds are at most the candidates' pipelines (capped at 64). It
+    /// stops when a round changes no provisional entry: those left belong to paths `run` no
+    /// longer takes (a walk it tuned away from), which stay in memory only.
     pub fn tune_settled(&self, mut run: impl FnMut() -> Result<()>) -> Result<()> {
         run()?;
         let pending = |ctx: &Context| ctx.gpu().map_or_else(Vec::new, |g| g.tuner.pending());
         let mut before = pending(self);
-        for _ in 0..8 {
+        for _ in 0..64 {
             if before.is_empty() {
                 break;
             }

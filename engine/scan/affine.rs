@@ -507,11 +507,9 @@ fn pick(
     }
     let walk = |s: Strategy| {
         let columns = (hand.columns)(d);
-        match Launch::new(gpu, s, d.lanes(), d.t, reverse, columns, Cost::block(d.k)).walk {
-            super::strategy::Walk::Lanes { .. } => "lanes",
-            super::strategy::Walk::Chunked { .. } => "chunked",
-            super::strategy::Walk::LookBack { .. } => "lookback",
-        }
+        Launch::new(gpu, s, d.lanes(), d.t, reverse, columns, Cost::block(d.k))
+            .walk
+            .kind()
     };
     let auto = walk(Strategy::Auto);
     let mut walks = vec![Strategy::Auto];

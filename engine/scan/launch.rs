@@ -441,11 +441,7 @@ impl ChannelKernels {
         let (hand, others) = self.widths(gpu, strategy, dtype, dims)?;
         let key = || {
             let (channels, walks, t) = dims;
-            let kind = match self.plan(gpu, strategy, dtype, dims, reverse, None).launch.walk {
-                Walk::Lanes { .. } => "lanes",
-                Walk::Chunked { .. } => "chunked",
-                Walk::LookBack { .. } => "lookback",
-            };
+            let kind = self.plan(gpu, strategy, dtype, dims, reverse, None).launch.walk.kind();
             let (dtype, strategy) = (dtype.to_string(), strategy.to_string());
             crate::tune::key::shape_key(
                 &[("walks", walks), ("c", channels), ("t", t)],
@@ -476,11 +472,7 @@ impl ChannelKernels {
         if strategy != Strategy::Tuned {
             return strategy;
         }
-        let kind = |s: Strategy| match self.plan(gpu, s, dtype, dims, reverse, None).launch.walk {
-            Walk::Lanes { .. } => "lanes",
-            Walk::Chunked { .. } => "chunked",
-            Walk::LookBack { .. } => "lookback",
-        };
+        let kind = |s: Strategy| self.plan(gpu, s, dtype, dims, reverse, None).launch.walk.kind();
         let hand = kind(Strategy::Auto);
         let others: Vec<Strategy> = [Strategy::LookBack, Strategy::Lanes, Strategy::Chunked { chunk: None }]
             .into_iter()

@@ -64,6 +64,17 @@ pub(crate) enum Walk {
     LookBack { len: usize, count: usize, width: usize },
 }
 
+impl Walk {
+    /// The walk's kind without its sizes, as the tuner's keys and candidates name it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Walk::Lanes { .. } => "lanes",
+            Walk::Chunked { .. } => "chunked",
+            Walk::LookBack { .. } => "lookback",
+        }
+    }
+}
+
 /// Whether `device` runs look-back passes: every GPU adapter, the browser's included, and
 /// the software adapters. The fallback of `shaders/scan/lookback.wgsl` (a look-back that
 /// waits too long computes the predecessor's aggregate itself) needs no promise that a
