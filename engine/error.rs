@@ -181,6 +181,22 @@ pub enum Error {
         message: String,
     },
 
+    /// A gradient reached an op that the autograd tape recorded without a backward rule.
+    #[error("backward: `{op}` has no gradient; detach its inputs or run it under `autograd::no_grad`")]
+    NoGradient {
+        /// The op without a rule.
+        op: &'static str,
+    },
+
+    /// A backward reached an op whose saved tensors an earlier backward freed.
+    #[error("{op}: the tape entry of `{entry}` was freed by an earlier backward; use `backward_retained` to keep it")]
+    TapeFreed {
+        /// The call that failed (`backward`).
+        op: &'static str,
+        /// The op whose entry was freed.
+        entry: &'static str,
+    },
+
     /// Text in a small language (an s-expression body, a config) failed to parse or check.
     #[error("{code} at {position}: {message}")]
     Syntax {

@@ -5,7 +5,12 @@
 //! cargo run --release --example train_mingru -- [--text FILE] [--mixer mingru|signed|rotation|givens[:K]]
 //!     [--path auto|fused|materialized] [--steps N] [--batch B] [--seq T] [--layers L]
 //!     [--d-model DM] [--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu] [--plot FILE.svg]
+//!     [--hand-backward]
 //! ```
+//! Each step records the forward on an autograd tape (`CharModel::loss_var`), takes the
+//! gradients from `loss.backward()` and steps Adam through `Optimizer::step_vars`;
+//! `--hand-backward` uses the model's hand-written backward chain (`loss_and_grads`)
+//! instead, which follows the same loss curve (`tests/optim.rs`).
 //! Without `--text` it trains on `assets/text/shakespeare.txt` (three plays, 401 k chars).
 //! The last 10% of the text is held out: the validation loss is printed every `--steps / 5`
 //! steps. The process fails (exit 1) when the training loss did not fall. `--plot loss.svg`
@@ -18,10 +23,11 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use wgsl_compute::autograd::Tape;
 use wgsl_compute::check::Rng;
 use wgsl_compute::mixer::{MixerKind, MixerPath};
 use wgsl_compute::models::{random_windows, CharModel, CharModelConfig};
-use wgsl_compute::train::{Adam, CharVocab};
+use wgsl_compute::train::{Adam, CharVocab, Optimizer};
 use wgsl_compute::{Context, Tensor};
 
 struct Args {
@@ -39,11 +45,12 @@ struct Args {
     sample: usize,
     cpu: bool,
     plot: Option<PathBuf>,
+    hand_backward: bool,
 }
 
 const USAGE: &str = "usage: train_mingru [--text FILE] [--mixer mingru|signed|rotation|givens[:K]] \
 [--path auto|fused|materialized] [--steps N] [--batch B] [--seq T] [--layers L] [--d-model DM] \
-[--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu] [--plot FILE.svg]";
+[--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu] [--plot FILE.svg] [--hand-backward]";
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -61,6 +68,7 @@ fn parse_args() -> Result<Args, String> {
         sample: 300,
         cpu: false,
         plot: None,
+        hand_backward: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -92,6 +100,7 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = num("--seed", value("--seed")?)?,
             "--sample" => a.sample = num("--sample", value("--sample")?)?,
             "--cpu" => a.cpu = true,
+            "--hand-backward" => a.hand_backward = true,
             "--plot" => a.plot = Some(PathBuf::from(value("--plot")?)),
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
@@ -188,8 +197,16 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
         model.size()
     );
     println!(
-        "training: {} steps of {} x {} characters, Adam lr {}",
-        args.steps, args.batch, args.seq, args.lr
+        "training: {} steps of {} x {} characters, Adam lr {}, gradients from {}",
+        args.steps,
+        args.batch,
+        args.seq,
+        args.lr,
+        if args.hand_backward {
+            "the hand-written backward"
+        } else {
+            "the autograd tape"
+        }
     );
     let mut rng = Rng::new(args.seed ^ 0x5eed);
     let (val_in, val_tgt) = random_windows(val, args.batch, args.seq, &mut Rng::new(7))?;
@@ -200,25 +217,35 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
     let mut val_losses = Vec::new();
     for step in 1..=args.steps {
         let (inputs, targets) = random_windows(train, args.batch, args.seq, &mut rng)?;
-        let lg = model.loss_and_grads(&inputs, &targets, args.batch)?;
-        if !lg.loss.is_finite() {
+        let loss = if args.hand_backward {
+            let lg = model.loss_and_grads(&inputs, &targets, args.batch)?;
+            let grads: Vec<&Tensor> = lg.grads.iter().collect();
+            adam.step(&model.params(), &grads)?;
+            lg.loss
+        } else {
+            let tape = Tape::new(&ctx);
+            let vars = model.vars(&tape)?;
+            let loss = model.loss_var(&vars, &inputs, &targets, args.batch)?;
+            let grads = loss.backward()?;
+            adam.step_vars(&vars, &grads)?;
+            loss.tensor().to_vec()?[0]
+        };
+        if !loss.is_finite() {
             return Err(wgsl_compute::Error::value(
                 "train_mingru",
                 "loss",
                 "a finite value",
-                format!("{} at step {step}", lg.loss),
+                format!("{loss} at step {step}"),
             ));
         }
-        let grads: Vec<&Tensor> = lg.grads.iter().collect();
-        adam.step(&model.params(), &grads)?;
-        losses.push(lg.loss);
-        progress(step, args.steps, lg.loss, started);
+        losses.push(loss);
+        progress(step, args.steps, loss, started);
         if step % eval_every == 0 || step == args.steps {
             let val_loss = model.loss(&val_in, &val_tgt, args.batch)?;
             if std::io::stderr().is_terminal() {
                 eprintln!();
             }
-            println!("step {step}: train loss {:.4}, validation loss {val_loss:.4}", lg.loss);
+            println!("step {step}: train loss {loss:.4}, validation loss {val_loss:.4}");
             val_losses.push((step as f64, val_loss as f64));
         }
     }

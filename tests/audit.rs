@@ -40,8 +40,11 @@
 //! | models/gpt2/kv_cache.rs:KvCache::new | earlier: n_embd % n_head, zero or oversized dimensions |
 //! | models/gpt2/tokenizer.rs:decode, decode_bytes; text_stream.rs:TextStream::push | checked: ids below the vocabulary |
 //! | models/gpt2/weights.rs:from_safetensors; io/safetensors.rs:serialize | checked (parse, shapes) / left: serialize writes the entries it is given |
-//! | train/adam.rs:Adam::new, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense |
-//! | train/cross_entropy.rs:cross_entropy | checked: logits (R, V), one target per row, below V < 2^24 |
+//! | train/optim/adam.rs:Adam::new, adamw, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense; weight_decay finite >= 0 |
+//! | train/optim/sgd.rs:Sgd::new, step | checked: lr, weight_decay finite >= 0, momentum in [0, 1); params/grads as Adam's |
+//! | train/optim/clip.rs:clip_grad_norm, clip_grad_norm_tensor | checked: max_norm finite > 0; a gradient for every variable |
+//! | train/params.rs:ParamStore::insert, from_bytes, load_into | checked: new names, dense F32 of one context; the file's names, shapes, dtypes (parse) |
+//! | ops/cross_entropy.rs:cross_entropy | checked: logits (R, V), one target per row, below V < 2^24 |
 //! | train/vocab.rs:CharVocab::decode | total (ids outside the vocabulary become U+FFFD) |
 //! | expr/interp.rs:Interp::call | earlier: argument count and lengths; changed: a hand-built body (public fields) reading a later node or a missing parameter (panicked) |
 //! | expr/ir/body.rs:Body::builder, substitute; expr/ir/builder.rs:Builder::param, constant | checked: substitute's k; param past the parameters gives an id every op refuses; constants any f32 |

@@ -269,7 +269,7 @@ fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {
             .iter()
             .map(|&v| reference::nn::gelu_scalar(v as f64) as f32)
             .collect();
-        let got = ops::linear_gelu(&x, &w, &bias).unwrap().to_vec().unwrap();
+        let got = ops::linear_gelu(&x, &w, Some(&bias)).unwrap().to_vec().unwrap();
         assert_close(ctx, "linear_gelu", &got, &gelu, GATE);
         let summed: Vec<f32> = biased.iter().zip(&rv).map(|(a, b)| a + b).collect();
         let got = ops::linear_residual(&x, &w, &bias, &res).unwrap().to_vec().unwrap();

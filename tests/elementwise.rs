@@ -2,8 +2,9 @@
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::ops::{self, Binary, Unary};
+use wgsl_compute::ops;
 use wgsl_compute::{reference, Tensor};
+use wgsl_compute::{Binary, Unary};
 
 use crate::common::{assert_close, each_adapter};
 

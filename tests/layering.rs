@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("plans and scans", &["plan", "scan"]),
     ("mixers and element scans", &["mixer", "element_scan"]),
     ("generation", &["generate"]),
-    ("training and models", &["train", "models"]),
+    ("training, autograd and models", &["train", "autograd", "models"]),
     ("the parity suite", &["parity"]),
 ];
 
@@ -57,6 +57,9 @@ const ROOT_REEXPORTS: &[(&str, &str)] = &[
     ("DType", "shape"),
     ("Error", "error"),
     ("Result", "error"),
+    ("Rng", "check"),
+    ("Binary", "expr"),
+    ("Unary", "expr"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -278,7 +278,7 @@ fn linear_fuses_bias_and_gelu() {
                 &want_res,
                 GATE,
             );
-            let got = ops::linear_gelu(&tx, &tw, &tb).unwrap();
+            let got = ops::linear_gelu(&tx, &tw, Some(&tb)).unwrap();
             assert_close(
                 ctx,
                 &format!("linear_gelu {xs:?}"),

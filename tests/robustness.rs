@@ -7,9 +7,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use ndarray::{ArrayD, IxDyn};
-use wgsl_compute::element_scan::{Bindings, Body, ElementScan, ScanOptions as ElementScanOptions, Ty, Unary};
+use wgsl_compute::element_scan::{Bindings, Body, ElementScan, ElementScanOptions, Ty};
 use wgsl_compute::fused::Graph;
 use wgsl_compute::models::gpt2::{self, Config, Gpt2, Sampling, Tokenizer, Weights};
+use wgsl_compute::Unary;
 use wgsl_compute::{ops, scan, Context, Tensor};
 
 use crate::common::each_adapter;
@@ -240,22 +241,16 @@ fn robustness_misused_body_builders_are_errors() {
     let bad = b.param(5);
     expect_error(b.unary(Unary::Tanh, bad), &["not a node"]);
     let h = b.param(0);
-    expect_error(
-        b.binary(wgsl_compute::element_scan::Binary::Add, h, bad),
-        &["not a node"],
-    );
+    expect_error(b.binary(wgsl_compute::Binary::Add, h, bad), &["not a node"]);
     expect_error(b.ty(bad), &["not a node"]);
     expect_error(b.finish(bad), &["not a node"]);
     // A hand-edited body with a forward reference is rejected before it runs.
     let mut b = Body::builder(&[Ty::F32, Ty::F32]);
     let (h, x) = (b.param(0), b.param(1));
-    let s = b.binary(wgsl_compute::element_scan::Binary::Add, h, x).unwrap();
+    let s = b.binary(wgsl_compute::Binary::Add, h, x).unwrap();
     let mut body = b.finish(s).unwrap();
-    body.nodes[2].op = wgsl_compute::element_scan::Op::Binary(
-        wgsl_compute::element_scan::Binary::Add,
-        wgsl_compute::element_scan::Id(7),
-        x,
-    );
+    body.nodes[2].op =
+        wgsl_compute::element_scan::Op::Binary(wgsl_compute::Binary::Add, wgsl_compute::element_scan::Id(7), x);
     let opts = ElementScanOptions::default();
     let r = ElementScan::from_body(
         body,
@@ -293,7 +288,7 @@ fn robustness_huge_bodies_are_errors_before_compiling() {
     let mut b = Body::builder(&[Ty::F32, Ty::F32]);
     let (mut h, x) = (b.param(0), b.param(1));
     for _ in 0..n {
-        h = b.binary(wgsl_compute::element_scan::Binary::Add, h, x).unwrap();
+        h = b.binary(wgsl_compute::Binary::Add, h, x).unwrap();
         h = b.unary(Unary::Tanh, h).unwrap();
     }
     expect_error(

@@ -6,6 +6,7 @@
 mod common;
 
 mod audit;
+mod autograd;
 mod campaign;
 mod charts;
 mod context;
@@ -24,6 +25,7 @@ mod layering;
 mod matmul;
 mod mixer;
 mod nn;
+mod optim;
 mod plan;
 mod planted;
 mod profile;
@@ -33,6 +35,7 @@ mod scan;
 mod shaders;
 mod special;
 mod stress;
+mod tensor_api;
 mod texture;
 mod train;
 mod tune;

@@ -5,9 +5,10 @@
 //! bit patterns, and every expected value is written here, not taken from the reference.
 
 use ndarray::{ArrayD, IxDyn};
-use wgsl_compute::element_scan::{Binary as ScanBinary, Body, ElementScan, ScanOptions, Ty};
-use wgsl_compute::ops::{self, Binary, Unary};
+use wgsl_compute::element_scan::{Body, ElementScan, ElementScanOptions, Ty};
+use wgsl_compute::ops;
 use wgsl_compute::{reference, Context, DType, Tensor};
+use wgsl_compute::{Binary, Unary};
 
 use crate::common::each_adapter;
 
@@ -353,11 +354,11 @@ fn special_pow_and_tanh_in_element_scans() {
     let want: Vec<f32> = cases.iter().map(|&(x, y)| (x as f64).powf(y as f64) as f32).collect();
     let mut b = Body::builder(&[Ty::F32, Ty::F32, Ty::F32]);
     let (xp, yp) = (b.param(1), b.param(2));
-    let p = b.binary(ScanBinary::Pow, xp, yp).unwrap();
+    let p = b.binary(Binary::Pow, xp, yp).unwrap();
     let body = b.finish(p).unwrap();
     let scan = ElementScan::from_body(
         body,
-        ScanOptions::default(),
+        ElementScanOptions::default(),
         ArrayD::from_elem(IxDyn(&[1]), 0.25),
         vec![x.clone(), y],
     )
@@ -369,10 +370,15 @@ fn special_pow_and_tanh_in_element_scans() {
     .unwrap();
     let mut b = Body::builder(&[Ty::F32, Ty::F32]);
     let xp = b.param(1);
-    let th = b.unary(wgsl_compute::element_scan::Unary::Tanh, xp).unwrap();
+    let th = b.unary(wgsl_compute::Unary::Tanh, xp).unwrap();
     let body = b.finish(th).unwrap();
-    let tanh_scan =
-        ElementScan::from_body(body, ScanOptions::default(), ArrayD::zeros(IxDyn(&[1])), vec![nan_x]).unwrap();
+    let tanh_scan = ElementScan::from_body(
+        body,
+        ElementScanOptions::default(),
+        ArrayD::zeros(IxDyn(&[1])),
+        vec![nan_x],
+    )
+    .unwrap();
     let tanh_want = [f32::NAN, f32::NAN, 1.0, (-1f64).tanh() as f32];
     each_context(|ctx| {
         let got = scan.run(ctx).unwrap().to_vec().unwrap();
@@ -472,7 +478,7 @@ fn special_nan_passes_through_the_max_reduction_of_a_body() {
     let r = b.splat(m, 4).unwrap();
     let body = b.finish(r).unwrap();
     let seq: Vec<f32> = rows.iter().flatten().copied().collect();
-    let opts = ScanOptions {
+    let opts = ElementScanOptions {
         axis: 0,
         vector_state: true,
         reverse: false,
@@ -510,17 +516,14 @@ fn special_sin_cos_in_element_scans_hold_wgsl_accuracy_on_minus_pi_to_pi() {
     xs.extend(wgsl_compute::check::Rng::new(3209).vec_range(250, -pi as f64, pi as f64));
     let t = xs.len();
     let seq = ArrayD::from_shape_vec(IxDyn(&[t, 1]), xs.clone()).unwrap();
-    for op in [
-        wgsl_compute::element_scan::Unary::Sin,
-        wgsl_compute::element_scan::Unary::Cos,
-    ] {
+    for op in [wgsl_compute::Unary::Sin, wgsl_compute::Unary::Cos] {
         let mut b = Body::builder(&[Ty::F32, Ty::F32]);
         let x = b.param(1);
         let r = b.unary(op, x).unwrap();
         let body = b.finish(r).unwrap();
         let scan = ElementScan::from_body(
             body,
-            ScanOptions::default(),
+            ElementScanOptions::default(),
             ArrayD::zeros(IxDyn(&[1])),
             vec![seq.clone()],
         )

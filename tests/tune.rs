@@ -29,7 +29,11 @@ fn each_fresh(mut f: impl FnMut(&Context)) {
         ctx.set_poison(Some(f32::NAN));
         ctx.set_tune_cache(None);
         ctx.set_tune_mode(TuneMode::Cached);
+        // The GPUs' default, so the tests here cover the background builds on lavapipe too.
+        let default = ctx.tune_background();
+        ctx.set_tune_background(true);
         f(&ctx);
+        ctx.set_tune_background(default);
     });
 }
 
@@ -66,6 +70,18 @@ fn bits(t: &Tensor) -> Vec<u32> {
     }
 }
 
+/// Runs `op` under `Context::tune_settled` (again after each round of the candidates'
+/// background builds, until every key it tunes is fully timed). Every round's result.
+fn settled<T>(ctx: &Context, op: impl Fn() -> T) -> Vec<T> {
+    let mut out = vec![];
+    ctx.tune_settled(|| {
+        out.push(op());
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
 /// The entries of `family` that `ctx` learnt while running `f`.
 fn learnt(ctx: &Context, family: Family, f: impl FnOnce()) -> Vec<TuneEntry> {
     let before = ctx.tune_entries();
@@ -88,8 +104,15 @@ fn assert_every_candidate_is_bit_identical(
     let hand = op();
     ctx.set_tune_mode(TuneMode::On);
     let mut tuned = vec![];
-    let entries = learnt(ctx, family, || tuned = op());
-    assert_eq!(tuned, hand, "{case}: tuned vs hand rule on {}", ctx.info().name);
+    let entries = learnt(ctx, family, || tuned = settled(ctx, &op));
+    for (round, t) in tuned.iter().enumerate() {
+        assert_eq!(
+            t,
+            &hand,
+            "{case}: tuned (round {round}) vs hand rule on {}",
+            ctx.info().name
+        );
+    }
     for e in &entries {
         assert!(
             e.times_ms.iter().filter(|(_, t)| t.is_some()).count() >= 2,
@@ -150,7 +173,7 @@ fn tune_matmul_every_candidate_gives_the_hand_rules_bits() {
         assert_every_candidate_is_bit_identical(ctx, Family::Matmul, "linear, linear_gelu, x @ w^T", || {
             vec![
                 bits(&ops::linear(&x, &w, Some(&bias)).unwrap()),
-                bits(&ops::linear_gelu(&x, &w, &bias).unwrap()),
+                bits(&ops::linear_gelu(&x, &w, Some(&bias)).unwrap()),
                 bits(&ops::matmul(&x, &wt).unwrap()),
             ]
         });
@@ -215,10 +238,10 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
             let pos = Tensor::from_slice(ctx, &[n], &rng.vec_range(n, 0.1, 4.0)).unwrap();
             let case = format!("unary ops n = {n}");
             let entries = assert_every_candidate_is_bit_identical(ctx, Family::Elementwise, &case, || {
-                ops::Unary::ALL
+                wgsl_compute::Unary::ALL
                     .into_iter()
                     .map(|op| {
-                        let arg = if matches!(op, ops::Unary::Log | ops::Unary::Sqrt) {
+                        let arg = if matches!(op, wgsl_compute::Unary::Log | wgsl_compute::Unary::Sqrt) {
                             &pos
                         } else {
                             &x
@@ -231,7 +254,10 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
             assert!(entries.iter().all(|e| e.hand == "vec4"), "{case}: {entries:?}");
             keys += entries.len();
         }
-        assert!(keys >= ops::Unary::ALL.len(), "every body tuned at some size: {keys}");
+        assert!(
+            keys >= wgsl_compute::Unary::ALL.len(),
+            "every body tuned at some size: {keys}"
+        );
         // A row broadcast along the columns (read as one vec4 per group) and a column
         // broadcast (a splat per group).
         // Positive operands: `pow` of a negative base is undefined in WGSL.
@@ -241,7 +267,7 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
         };
         let (a, row, col) = (positive(&[6, 40]), positive(&[40]), positive(&[6, 1]));
         let entries = assert_every_candidate_is_bit_identical(ctx, Family::Elementwise, "broadcast binary", || {
-            ops::Binary::ALL
+            wgsl_compute::Binary::ALL
                 .into_iter()
                 .flat_map(|op| {
                     [
@@ -255,7 +281,7 @@ fn tune_elementwise_every_form_gives_the_hand_rules_bits() {
         // A transposed view has no vec4 form: no choice, no key.
         let t = a.transpose(0, 1).unwrap();
         let known = ctx.tune_entries().len();
-        ops::unary(ops::Unary::Exp, &t).unwrap();
+        ops::unary(wgsl_compute::Unary::Exp, &t).unwrap();
         assert_eq!(ctx.tune_entries().len(), known, "the scalar-only layout made a key");
     });
 }
@@ -268,7 +294,7 @@ fn tune_cache_round_trip_a_new_context_reads_it_and_does_not_retune() {
         let mut rng = Rng::new(7);
         let a = random(ctx, &mut rng, &[96, 64]);
         let b = random(ctx, &mut rng, &[64, 80]);
-        let want = bits(&ops::matmul(&a, &b).unwrap());
+        let want = settled(ctx, || bits(&ops::matmul(&a, &b).unwrap())).pop().unwrap();
         let tuned = ctx.tune_entries();
         assert_eq!(tuned.len(), 1, "{tuned:?}");
         assert_eq!(ctx.tune_time().len(), 1);
@@ -294,7 +320,9 @@ fn tune_cache_round_trip_a_new_context_reads_it_and_does_not_retune() {
             Tensor::from_slice(&again, &[96, 64], &a.to_vec().unwrap()).unwrap(),
             Tensor::from_slice(&again, &[64, 80], &b.to_vec().unwrap()).unwrap(),
         );
-        assert_eq!(bits(&ops::matmul(&a3, &b3).unwrap()), want);
+        for got in settled(&again, || bits(&ops::matmul(&a3, &b3).unwrap())) {
+            assert_eq!(got, want);
+        }
         assert_eq!(again.tune_time()[0].keys, 1);
         let _ = std::fs::remove_file(&path);
     });
@@ -308,7 +336,7 @@ fn tune_bad_cache_files_are_ignored_and_rewritten() {
         ctx.set_tune_cache(Some(good.clone()));
         let mut rng = Rng::new(11);
         let (a, b) = (random(ctx, &mut rng, &[64, 32]), random(ctx, &mut rng, &[32, 64]));
-        ops::matmul(&a, &b).unwrap();
+        settled(ctx, || ops::matmul(&a, &b).unwrap());
         let text = std::fs::read_to_string(&good).unwrap();
         let name = serde_json::to_string(&ctx.info().name).unwrap();
         let version = format!("\"engine\": \"{}\"", env!("CARGO_PKG_VERSION"));
@@ -327,10 +355,10 @@ fn tune_bad_cache_files_are_ignored_and_rewritten() {
                 Tensor::from_slice(&next, &[64, 32], &a.to_vec().unwrap()).unwrap(),
                 Tensor::from_slice(&next, &[32, 64], &b.to_vec().unwrap()).unwrap(),
             );
-            assert_eq!(
-                bits(&ops::matmul(&a2, &b2).unwrap()),
-                bits(&ops::matmul(&a, &b).unwrap())
-            );
+            let want = bits(&ops::matmul(&a, &b).unwrap());
+            for got in settled(&next, || bits(&ops::matmul(&a2, &b2).unwrap())) {
+                assert_eq!(got, want, "{what}");
+            }
             assert_eq!(next.tune_time()[0].keys, 1, "{what}: tuned afresh");
             let rewritten: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             assert_eq!(rewritten["adapter"], ctx.info().name.as_str(), "{what}");
@@ -434,7 +462,7 @@ fn tune_plan_captured_after_tuning_replays_the_tuned_path() {
     each_fresh(|ctx| {
         let mut rng = Rng::new(3);
         let (a, b) = (random(ctx, &mut rng, &[128, 64]), random(ctx, &mut rng, &[64, 128]));
-        let want = bits(&ops::matmul(&a, &b).unwrap());
+        let want = settled(ctx, || bits(&ops::matmul(&a, &b).unwrap())).pop().unwrap();
         let entry = ctx.tune_entries().pop().expect("tuned on the first call");
         assert_eq!(entry.hand, "register_tiled");
         // Pin a path the hand rule would not take, so the plan shows whose path it runs.
@@ -498,5 +526,182 @@ fn tune_leaves_no_allocation_behind() {
         let spent: usize = ctx.tune_time().iter().map(|t| t.keys).sum();
         assert_eq!(spent, 4, "{:?}", ctx.tune_time());
         assert!(ctx.tune_time().iter().all(|t| t.ms > 0.0));
+    });
+}
+
+#[test]
+fn tune_a_call_waits_only_for_the_hand_rules_pipelines() {
+    each_fresh(|ctx| {
+        ctx.set_tune_mode(TuneMode::On);
+        let path = cache_file(ctx, "background");
+        // Off by default on a software adapter (its compiles take the cores it runs on);
+        // `each_fresh` turns it on.
+        assert!(!another(ctx, &path, TuneMode::On).tune_background());
+        assert!(ctx.tune_background());
+        ctx.set_tune_cache(Some(path.clone()));
+        let mut rng = Rng::new(17);
+        let (a, b) = (random(ctx, &mut rng, &[128, 64]), random(ctx, &mut rng, &[64, 128]));
+        let want = bits(&ops::matmul_with(&a, &b, MatmulPath::RegisterTiled).unwrap());
+        let first = bits(&ops::matmul(&a, &b).unwrap());
+        assert_eq!(first, want);
+        let entry = ctx.tune_entries().pop().expect("tuned on the first call");
+        if ctx.info().backend == wgsl_compute::context::Backend::Gl {
+            // GL builds every candidate on the call (one context, nothing in parallel).
+            assert!(entry.pending.is_empty(), "{entry:?}");
+        } else {
+            // The fresh context lacks the other tile kernels: they build in the background,
+            // the call times the hand rule alone, and nothing provisional reaches the file.
+            assert!(!entry.pending.is_empty(), "{entry:?}");
+            assert_eq!(entry.chosen, entry.hand, "{entry:?}");
+            assert_eq!(ctx.tune_pending(), 1);
+            assert!(!path.exists() || !std::fs::read_to_string(&path).unwrap().contains(&entry.key));
+            ctx.finish_tuning();
+            assert!(ctx.tune_background_ms() > 0.0);
+            assert_eq!(
+                bits(&ops::matmul(&a, &b).unwrap()),
+                want,
+                "the call that times the key again"
+            );
+        }
+        let entry = ctx.tune_entries().pop().unwrap();
+        assert!(entry.pending.is_empty() && ctx.tune_pending() == 0, "{entry:?}");
+        assert!(
+            entry.times_ms.iter().all(|(_, t)| t.is_some()),
+            "every candidate timed: {entry:?}"
+        );
+        assert_eq!(ctx.tune_time()[0].keys, 1, "a key timed twice counts once");
+        let text = std::fs::read_to_string(&path).expect("the settled entry is written");
+        assert!(text.contains(&entry.key), "{text}");
+        let _ = std::fs::remove_file(&path);
+    });
+}
+
+#[test]
+fn tune_scan_walk_strategy_tuned_times_every_walk_and_stays_within_the_gate() {
+    use wgsl_compute::check::{compare, gates};
+    each_fresh(|ctx| {
+        let mut rng = Rng::new(3131);
+        let tuned = ScanOptions::default().with_strategy(Strategy::Tuned);
+        // Few lanes and long T (Auto chunks; look-back, lanes offered), many lanes (Auto walks
+        // lanes; look-back and chunked offered).
+        for (b, t, d) in [(1, 1500, 4), (2, 130, 200)] {
+            let a = Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, 0.5, 1.0)).unwrap();
+            let x = random(ctx, &mut rng, &[b, t, d]);
+            let lv = random(ctx, &mut rng, &[b, t + 1, d]);
+            let lc = Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, -1.0, -0.01)).unwrap();
+            let g = random(ctx, &mut rng, &[b, t, d]);
+            let run = |opts: &ScanOptions| {
+                let h = scan::linear_scan_with(&a, &x, None, opts).unwrap();
+                let gr = scan::linear_scan_backward_with(&a, None, &h, &g, opts).unwrap();
+                let lh = scan::parallel_scan_log_with(&lc, &lv, opts).unwrap();
+                [&h, &gr.db, &lh].map(|t| t.to_vec().unwrap())
+            };
+            let case = format!("Strategy::Tuned ({b}, {t}, {d}) on {}", ctx.info().name);
+            // Tuning off: exactly Auto's walk.
+            ctx.set_tune_mode(TuneMode::Off);
+            let auto = run(&ScanOptions::default());
+            assert_eq!(run(&tuned), auto, "{case}: tuning off runs Auto");
+            ctx.set_tune_mode(TuneMode::On);
+            let entries = learnt(ctx, Family::ScanWalk, || {
+                for got in settled(ctx, || run(&tuned)) {
+                    let gates = [gates::SCAN_AFFINE, gates::SCAN_AFFINE_BACKWARD, gates::SCAN_LOG];
+                    for ((g, w), gate) in got.iter().zip(&auto).zip(gates) {
+                        let c = compare(g, w, gate);
+                        assert!(c.ok, "{case}: {c}");
+                    }
+                }
+            });
+            // linear_scan forward and reverse, parallel_scan_log forward: a key each.
+            assert_eq!(entries.len(), 3, "{case}: {entries:?}");
+            for e in &entries {
+                assert_eq!(e.hand, "auto", "{case}: {e:?}");
+                assert!(
+                    e.times_ms.len() >= 2 && e.times_ms.iter().all(|(_, t)| t.is_some()),
+                    "{case}: {e:?}"
+                );
+                // Every walk the tuner may pick, pinned, stays within the gate.
+                for (walk, _) in &e.times_ms {
+                    ctx.set_tune_choice(Family::ScanWalk, &e.key, walk).unwrap();
+                    let got = run(&tuned);
+                    let gates = [gates::SCAN_AFFINE, gates::SCAN_AFFINE_BACKWARD, gates::SCAN_LOG];
+                    for ((g, w), gate) in got.iter().zip(&auto).zip(gates) {
+                        let c = compare(g, w, gate);
+                        assert!(c.ok, "{case}: walk {walk} of {}: {c}", e.key);
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn tune_matrix_scan_strategy_tuned_times_every_kernel_set_and_walk_within_the_gate() {
+    use wgsl_compute::check::{compare, gates, Gate};
+    each_fresh(|ctx| {
+        let mut rng = Rng::new(3232);
+        let tuned = ScanOptions::default().with_strategy(Strategy::Tuned);
+        // (B, T, N, k, v): k = 8 at v = 1 (rule: generic) and v = 4 (rule: affine8), (2, 1)
+        // (matrix2), (4, 2) (generic only: the walks alone); few lanes and long T, so the
+        // chunked walk is Auto's or a candidate.
+        for (b, t, n, k, v, sets) in [
+            (1, 300, 2, 8, 1, 2),
+            (1, 65, 3, 8, 4, 2),
+            (2, 700, 3, 2, 1, 2),
+            (1, 300, 5, 4, 2, 1),
+        ] {
+            let a = Tensor::from_slice(
+                ctx,
+                &[b, t, n, k, k],
+                &rng.vec_range(b * t * n * k * k, -0.4 / k as f64, 0.4 / k as f64),
+            )
+            .unwrap();
+            let x = random(ctx, &mut rng, &[b, t, n, k, v]);
+            let g = random(ctx, &mut rng, &[b, t, n, k, v]);
+            let run = |opts: &ScanOptions| {
+                let h = scan::matrix_affine_scan_with(&a, &x, None, opts).unwrap();
+                let gr = scan::matrix_affine_scan_backward_with(&a, None, &h, &g, opts).unwrap();
+                [h.to_vec().unwrap(), gr.db.to_vec().unwrap()]
+            };
+            let case = format!(
+                "matrix_affine_scan Tuned (B {b}, T {t}, N {n}, k {k}, v {v}) on {}",
+                ctx.info().name
+            );
+            ctx.set_tune_mode(TuneMode::Off);
+            let auto = run(&ScanOptions::default());
+            let differ = |x: &[Vec<f32>]| -> Vec<usize> {
+                x.iter()
+                    .zip(&auto)
+                    .map(|(p, q)| p.iter().zip(q).filter(|(u, w)| u.to_bits() != w.to_bits()).count())
+                    .collect()
+            };
+            assert_eq!(differ(&run(&ScanOptions::default())), [0, 0], "{case}: Auto twice");
+            assert_eq!(differ(&run(&tuned)), [0, 0], "{case}: tuning off runs Auto");
+            ctx.set_tune_mode(TuneMode::On);
+            // Two f32 paths, each within the scan's gate of the exact scan: within twice it of
+            // each other.
+            let twice = |g: Gate| Gate::new(2.0 * g.atol, 2.0 * g.rtol);
+            let within = |got: &[Vec<f32>], what: &str| {
+                let gates = [twice(gates::SCAN_AFFINE), twice(gates::SCAN_AFFINE_BACKWARD)];
+                for ((g, w), gate) in got.iter().zip(&auto).zip(gates) {
+                    let c = compare(g, w, gate);
+                    assert!(c.ok, "{case}: {what}: {c}");
+                }
+            };
+            let entries = learnt(ctx, Family::MatrixScan, || {
+                for got in settled(ctx, || run(&tuned)) {
+                    within(&got, "tuned");
+                }
+            });
+            assert_eq!(entries.len(), 2, "{case}: forward and the adjoint scan: {entries:?}");
+            for e in &entries {
+                assert!(e.times_ms.iter().all(|(_, t)| t.is_some()), "{case}: {e:?}");
+                let walks = e.times_ms.len() / sets;
+                assert!(e.times_ms.len() == sets * walks && walks >= 2, "{case}: {e:?}");
+                for (pick, _) in &e.times_ms {
+                    ctx.set_tune_choice(Family::MatrixScan, &e.key, pick).unwrap();
+                    within(&run(&tuned), &format!("{pick} pinned ({})", e.key));
+                }
+            }
+        }
     });
 }

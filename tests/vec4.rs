@@ -7,9 +7,10 @@
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::fused::{self, Graph};
-use wgsl_compute::ops::{self, Binary, Unary};
+use wgsl_compute::ops;
 use wgsl_compute::shape::Vec4Read;
 use wgsl_compute::{reference, Context, Tensor};
+use wgsl_compute::{Binary, Unary};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 

@@ -32,6 +32,9 @@ pub const ELEMENT_SCAN_BACKWARD: Gate = Gate::new(1e-4, 1e-4);
 
 /// Tensor ops compared with golden outputs (layer norm, softmax, GELU, attention, ...).
 pub const TENSOR: Gate = Gate::new(1e-5, 1e-5);
+/// One optimiser step (SGD, Adam, AdamW) on the device against the CPU context's f32 update:
+/// a few roundings of O(1) values per step, over a few steps.
+pub const OPTIMIZER: Gate = Gate::new(1e-6, 1e-5);
 /// GPT-2 embeddings, residuals and logits against the reference forward.
 pub const LOGITS: Gate = Gate::new(1e-4, 1e-4);
 /// Products with F16 or BF16 operands against the f64 reference on the same (exactly widened)

@@ -65,6 +65,9 @@ pub(crate) struct Capture {
     pub error: Option<String>,
     /// The tuner's choices the captured ops made, one line each (`Plan::dump` lists them).
     pub choices: Vec<String>,
+    /// Set by the plan's first replay: until then its buffers hold nothing it computed, and
+    /// reading one back is an error (`PooledBuffer::awaiting_replay`).
+    pub replayed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// One captured dispatch: its kernel, uniform bytes, storage buffers and grid.
@@ -132,6 +135,10 @@ impl Gpu {
             crate::tune::TuneMode::Cached
         });
         let tuner = crate::tune::Tuner::new(crate::context::tuning::identity(&device), mode);
+        // Background builds pay on a GPU, whose compiles take host cores the device does not
+        // need. On a software adapter a compile takes the cores the candidates are timed on,
+        // and GL builds on its one context.
+        tuner.set_background(!info.is_software() && info.backend != wgpu::Backend::Gl);
         Gpu {
             device,
             queue,
@@ -221,6 +228,7 @@ impl Gpu {
             dispatches: Vec::new(),
             error: None,
             choices: Vec::new(),
+            replayed: Arc::default(),
         });
         Ok(())
     }
@@ -237,7 +245,7 @@ impl Gpu {
     /// captures a plan, else from the context's pool.
     pub(crate) fn acquire(&self, bytes: u64) -> PooledBuffer {
         let captured = self.with_capture(|c| {
-            let b = c.pool.acquire(bytes);
+            let b = c.pool.acquire(bytes).for_plan(c.replayed.clone());
             if !c.owned.contains(b.buffer()) {
                 c.owned.push(b.buffer().clone());
             }

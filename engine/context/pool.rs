@@ -9,6 +9,7 @@
 //! The pool counts bytes in use and their peak, the figure benchmarks report as peak memory.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Smallest buffer handed out, in bytes.
@@ -86,9 +87,23 @@ pub(crate) struct PooledBuffer {
     class: u64,
     shelves: Arc<Mutex<Shelves>>,
     idle_bound: u64,
+    /// For a buffer of a plan capture's pool: set once the plan has replayed, before which
+    /// the buffer holds nothing the plan wrote (`None` for eager buffers).
+    replayed: Option<Arc<AtomicBool>>,
 }
 
 impl PooledBuffer {
+    /// This buffer, marked as a plan's: unwritten until `replayed` is set.
+    pub fn for_plan(mut self, replayed: Arc<AtomicBool>) -> Self {
+        self.replayed = Some(replayed);
+        self
+    }
+
+    /// True for a plan's buffer before the plan's first replay.
+    pub fn awaiting_replay(&self) -> bool {
+        self.replayed.as_ref().is_some_and(|r| !r.load(Ordering::Acquire))
+    }
+
     #[allow(clippy::expect_used, reason = "the Option is taken only in Drop, after the last use")]
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.buffer.as_ref().expect("present until drop")
@@ -195,6 +210,7 @@ impl BufferPool {
             class,
             shelves: self.shelves.clone(),
             idle_bound: self.idle_bound,
+            replayed: None,
         }
     }
 

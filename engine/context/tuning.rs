@@ -2,11 +2,20 @@
 //!
 //! [`Context::choose`] takes the hand rule's candidate, the other candidates and a run of
 //! the op on each; it answers from the context's tuner (`crate::tune`) when the key is
-//! known, else warms every candidate up (side by side on threads of their own, so their
-//! pipelines compile in parallel; one after another on GL), times them on the device ([`Context::time`]: GPU
+//! known, else warms every candidate up, times them on the device ([`Context::time`]: GPU
 //! timestamps where the adapter has them inside encoders, else the wall clock around a full
-//! wait; `crate::tune::measure` says how many runs), keeps the fastest and remembers it. What the runs return is dropped at once, so their outputs go
-//! back to the pool and no allocation outlives the tuning.
+//! wait; `crate::tune::measure` says how many runs), keeps the fastest and remembers it.
+//! What the runs return is dropped at once, so their outputs go back to the pool and no
+//! allocation outlives the tuning.
+//!
+//! The call waits for the hand rule's pipelines only ([`Context::tune_background`], on by
+//! default on hardware adapters other than GL). The other candidates warm up on threads of
+//! their own, and a pipeline they lack builds in the background
+//! (`kernel::cache::DeferBuilds`); a candidate still building is not timed, and the key's
+//! entry is provisional ([`TuneEntry::pending`], memory only) until the first call after the
+//! builds end, which times the key again. [`Context::tune`] waits for the builds itself;
+//! [`Context::finish_tuning`] lets an application do so. On GL the warm-ups run one after
+//! another and build everything at once (see `warm_up`).
 //!
 //! The hand rule runs instead, untimed, when:
 //! - the mode is `off` (`ENGINE_TUNE=off`, [`Context::set_tune_mode`]);
@@ -168,8 +177,76 @@ impl Context {
         self.gpu().map_or_else(Vec::new, |g| g.tuner.spent())
     }
 
-    /// Tunes `items` now (each runs its op once; keys not yet known are timed, per the mode),
-    /// for an application that wants no first-call cost later. Does nothing with tuning off
+    /// Whether the candidates other than the hand rule build their missing pipelines in the
+    /// background, so a tuning call waits only for the hand rule's compile (the module doc).
+    /// On by default on hardware adapters other than GL; off on software adapters, whose
+    /// compiles would take the cores the candidates are timed on, and on GL, which builds on
+    /// its one context.
+    pub fn tune_background(&self) -> bool {
+        self.gpu().is_some_and(|g| g.tuner.background())
+    }
+
+    /// Sets [`Context::tune_background`] (no-op on the CPU reference context; GL warms its
+    /// candidates up one after another either way).
+    pub fn set_tune_background(&self, on: bool) {
+        if let Some(g) = self.gpu() {
+            g.tuner.set_background(on);
+        }
+    }
+
+    /// Keys whose entry is provisional: some of their candidates' pipelines were still
+    /// building in the background when they were timed.
+    pub fn tune_pending(&self) -> usize {
+        self.gpu().map_or(0, |g| g.tuner.pending().len())
+    }
+
+    /// Runs `run` (calls of ops) once, then, while it leaves keys provisional, waits for their
+    /// candidates' background builds ([`Context::finish_tuning`]) and runs it again, so every
+    /// key it tunes ends fully timed. A candidate stops at each pipeline it lacks, so a key of
+    /// several kernels may take a few rounds; and a key is timed again only when no build is
+    /// under way, so the first provisional key a round reaches is timed and may start builds
+    /// that hold the others back to a later round. Every round after the builds end times at
+    /// least one key, so the rounds are at most the candidates' pipelines (capped at 64). It
+    /// stops when a round changes no provisional entry: those left belong to paths `run` no
+    /// longer takes (a walk it tuned away from), which stay in memory only.
+    pub fn tune_settled(&self, mut run: impl FnMut() -> Result<()>) -> Result<()> {
+        run()?;
+        let pending = |ctx: &Context| ctx.gpu().map_or_else(Vec::new, |g| g.tuner.pending());
+        let mut before = pending(self);
+        for _ in 0..64 {
+            if before.is_empty() {
+                break;
+            }
+            self.finish_tuning();
+            run()?;
+            let now = pending(self);
+            if now == before {
+                break;
+            }
+            before = now;
+        }
+        Ok(())
+    }
+
+    /// Milliseconds the candidates' pipelines took to build on background threads (time the
+    /// tuning calls did not wait for; [`TuneTime`] counts what they did).
+    pub fn tune_background_ms(&self) -> f64 {
+        self.gpu().map_or(0.0, |g| g.kernels.background_ms())
+    }
+
+    /// Waits until the candidates' pipelines building in the background are built (natively;
+    /// at once in a browser, where nothing builds in the background). The next call of each
+    /// [provisional](Context::tune_pending) key then times every candidate.
+    pub fn finish_tuning(&self) {
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(g) = self.gpu() {
+            g.kernels.wait_background();
+        }
+    }
+
+    /// Tunes `items` now (their ops run under [`Context::tune_settled`], so every candidate of
+    /// their keys is timed; keys already known are not timed again), for an application that
+    /// wants no first-call cost later. Does nothing with tuning off
     /// or on the CPU reference context. Fails on the first item whose op fails, and inside a
     /// plan capture (a plan records paths, it never tunes).
     ///
@@ -195,10 +272,7 @@ impl Context {
                 message: "cannot tune inside a plan capture: tune before Plan::capture".into(),
             });
         }
-        for item in items {
-            (item.run)(self)?;
-        }
-        Ok(())
+        self.tune_settled(|| items.iter().try_for_each(|item| (item.run)(self)))
     }
 
     /// The candidate to run for `key` of `family`: `hand` (the hand rule, what tuning off
@@ -231,12 +305,13 @@ impl Context {
                 .find(|&c| name(c) == n)
         };
         let known = if off { None } else { gpu.tuner.lookup(family, &key) };
+        let inside = capturing || TIMING.with(Cell::get);
+        // A provisional entry whose candidates' pipelines have all been built is timed again.
+        let known = known.filter(|e| e.pending.is_empty() || inside || gpu.kernels.building() > 0);
         let (chosen, how) = match known {
             None if off => (hand, "tuning off"),
             Some(e) => (find(&e.chosen).unwrap_or(hand), "known"),
-            None if capturing || TIMING.with(Cell::get) || cfg!(target_arch = "wasm32") => {
-                (hand, "hand rule, not tuned")
-            }
+            None if inside || cfg!(target_arch = "wasm32") => (hand, "hand rule, not tuned"),
             None => (
                 self.tune_key(family, &key, hand, others, &name, &run).unwrap_or(hand),
                 "tuned",
@@ -270,13 +345,16 @@ impl Context {
         let candidates: Vec<C> = std::iter::once(hand).chain(others.iter().copied()).collect();
         let _one = gpu.tuner.one_at_a_time();
         // Another thread may have tuned this key while this one waited.
-        if let Some(e) = gpu.tuner.lookup(family, key) {
+        let earlier = gpu.tuner.lookup(family, key);
+        if let Some(e) = earlier.as_ref().filter(|e| e.pending.is_empty()) {
             return candidates.iter().copied().find(|&c| name(c) == e.chosen);
         }
         let start = std::time::Instant::now();
         let mut clock = super::Clock::WallClock;
         let timing = Timing::start();
-        let (warmed, first_run_s) = self.warm_up(&candidates, run);
+        let (warmed, building, first_run_s) = self.warm_up(&candidates, run);
+        // A key timed again after its builds: its hand rule's first run was counted before.
+        let first_run_s = if earlier.is_some() { 0.0 } else { first_run_s };
         let outcome = crate::tune::measure::measure_warm(&warmed, |i| {
             let ((), t) = self.time(|| run(candidates[i]))?;
             clock = t.clock;
@@ -300,6 +378,12 @@ impl Context {
                 }
                 .to_string(),
                 cost_ms: round_ms(start.elapsed().as_secs_f64() * 1e3),
+                pending: candidates
+                    .iter()
+                    .zip(&building)
+                    .filter(|(_, &b)| b)
+                    .map(|(&c, _)| name(c).to_string())
+                    .collect(),
             },
             first_run_s * 1e3,
         );
@@ -307,10 +391,12 @@ impl Context {
     }
 
     /// Runs every candidate once, the others each on a thread of its own beside the hand
-    /// rule on this one, so their pipelines build (naga, then the driver's compiler) in
-    /// parallel rather than one after another; then waits for the runs. Returns whether each
-    /// ran, and the host seconds of the hand rule's run: its pipelines built, its outputs
-    /// allocated, its dispatches recorded, what the call costs untuned too.
+    /// rule on this one. The others' missing pipelines build in the background
+    /// (`kernel::cache::DeferBuilds`): such a candidate stops at its first missing pipeline
+    /// and is timed at a later call, once the builds are done, so the call waits only for
+    /// the hand rule's own compile. Returns whether each ran, whether each waits on a
+    /// background build, and the host seconds of the hand rule's run: its pipelines built,
+    /// its outputs allocated, its dispatches recorded, what the call costs untuned too.
     ///
     /// On GL one after another: every GL call of an adapter goes through its one context,
     /// so nothing would build in parallel, and wgpu's GL backend panics ("Could not lock
@@ -321,7 +407,8 @@ impl Context {
         &self,
         candidates: &[C],
         run: &(impl Fn(C) -> Result<()> + MaybeSync),
-    ) -> (Vec<bool>, f64) {
+    ) -> (Vec<bool>, Vec<bool>, f64) {
+        let n = candidates.len();
         let serial = self
             .gpu()
             .is_none_or(|g| g.device.adapter_info().backend == wgpu::Backend::Gl);
@@ -332,30 +419,38 @@ impl Context {
             let mut warmed = vec![hand];
             warmed.extend(candidates[1..].iter().map(|&c| run(c).is_ok()));
             let ok = self.synchronize().is_ok();
-            return (warmed.into_iter().map(|w| w && ok).collect(), first_run);
+            return (warmed.into_iter().map(|w| w && ok).collect(), vec![false; n], first_run);
         }
-        let (mut warmed, first_run) = std::thread::scope(|s| {
+        let background = self.tune_background();
+        let (mut warmed, building, first_run) = std::thread::scope(|s| {
             let others: Vec<_> = candidates[1..]
                 .iter()
                 .map(|&c| {
                     s.spawn(move || {
                         // An op inside the candidate's run must not tune either.
                         let _timing = Timing::start();
-                        run(c).is_ok()
+                        let defer = background.then(crate::kernel::cache::DeferBuilds::start);
+                        let ran = run(c).is_ok();
+                        let building = defer.is_some_and(|d| d.deferred());
+                        (ran && !building, building)
                     })
                 })
                 .collect();
             let began = std::time::Instant::now();
             let hand = run(candidates[0]).is_ok();
             let first_run = began.elapsed().as_secs_f64();
-            let mut warmed = vec![hand];
-            warmed.extend(others.into_iter().map(|h| h.join().unwrap_or(false)));
-            (warmed, first_run)
+            let (mut warmed, mut building) = (vec![hand], vec![false]);
+            for h in others {
+                let (w, b) = h.join().unwrap_or((false, false));
+                warmed.push(w);
+                building.push(b);
+            }
+            (warmed, building, first_run)
         });
         if self.synchronize().is_err() {
             warmed.iter_mut().for_each(|w| *w = false);
         }
-        (warmed, first_run)
+        (warmed, building, first_run)
     }
 
     #[cfg(target_arch = "wasm32")]

@@ -46,7 +46,7 @@ mod graph;
 mod interp;
 mod launch;
 mod layout;
-mod reduce_to;
+pub(crate) mod reduce_to;
 pub mod sexpr;
 pub mod spec_programs;
 mod window;
@@ -56,7 +56,7 @@ use std::fmt::Write;
 
 use ndarray::ArrayD;
 
-pub use crate::expr::{Binary, Body, Builder, Id, Kind, Op, Reduce, Ty, Unary, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
+pub use crate::expr::{Body, Builder, Id, Kind, Op, Reduce, Ty, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
 pub use body::MAX_LOWERED_FORMS;
 pub use eval::{Bindings, Bound};
 use graph::{GOp, Graph, NodeId, ScanSpec};
@@ -104,7 +104,7 @@ impl Feed {
 
 /// How a body built with the Rust API is scanned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ScanOptions {
+pub struct ElementScanOptions {
     /// The trip axis of the sequences (negative counts from the end).
     pub axis: i64,
     /// The state is a vector along the last axis (`:state-axis -1`).
@@ -142,7 +142,12 @@ impl ElementScan {
     /// without the trip axis) and `sequences` (each with the trip axis at `opts.axis`; with
     /// a vector state the last axis is each value's width). The inputs are named `initial`
     /// and `x1`, `x2`, .. for [`ElementScan::grad`].
-    pub fn from_body(body: Body, opts: ScanOptions, initial: ArrayD<f32>, sequences: Vec<ArrayD<f32>>) -> Result<Self> {
+    pub fn from_body(
+        body: Body,
+        opts: ElementScanOptions,
+        initial: ArrayD<f32>,
+        sequences: Vec<ArrayD<f32>>,
+    ) -> Result<Self> {
         let feeds = std::iter::once(initial).chain(sequences).map(Feed::Host).collect();
         Self::from_body_feeds(body, opts, feeds)
     }
@@ -150,7 +155,12 @@ impl ElementScan {
     /// [`ElementScan::from_body`] over tensors on a device (views included): the program
     /// reads them in place and runs on their context, so a matmul's output feeds a scan
     /// without a readback.
-    pub fn from_body_tensors(body: Body, opts: ScanOptions, initial: &Tensor, sequences: &[&Tensor]) -> Result<Self> {
+    pub fn from_body_tensors(
+        body: Body,
+        opts: ElementScanOptions,
+        initial: &Tensor,
+        sequences: &[&Tensor],
+    ) -> Result<Self> {
         let feeds = std::iter::once(initial)
             .chain(sequences.iter().copied())
             .map(|t| Feed::Device(t.clone()))
@@ -158,7 +168,7 @@ impl ElementScan {
         Self::from_body_feeds(body, opts, feeds)
     }
 
-    fn from_body_feeds(body: Body, opts: ScanOptions, inputs: Vec<Feed>) -> Result<Self> {
+    fn from_body_feeds(body: Body, opts: ElementScanOptions, inputs: Vec<Feed>) -> Result<Self> {
         body.validate()?;
         let mut graph = Graph::default();
         let feeds: Vec<(String, Feed)> = inputs

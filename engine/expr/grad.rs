@@ -93,6 +93,11 @@ pub(crate) fn vjp(b: &mut Builder, f: &Body, args: &[Id], cot: Id) -> Result<Vec
                         let d = b.binary(Binary::Mul, y, om)?;
                         Some(b.binary(Binary::Mul, g, d)?)
                     }
+                    // d/dx log(1 + e^x) = sigmoid(x).
+                    Unary::Softplus => {
+                        let s = b.unary(Unary::Sigmoid, xv)?;
+                        Some(b.binary(Binary::Mul, g, s)?)
+                    }
                     Unary::Sqrt => {
                         let two = b.constant(2.0);
                         let d = b.binary(Binary::Mul, two, y)?;

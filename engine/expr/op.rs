@@ -71,6 +71,11 @@ pub enum Unary {
     Abs,
     /// `max(x, 0)`.
     Relu,
+    /// `log(1 + e^x)`, computed as `max(x, 0) + log1p(e^-|x|)`: no overflow for any finite x
+    /// (`softplus(1000) = 1000`, `softplus(-1000) = 0`) and full relative precision where
+    /// it is tiny (`softplus(-50) = e^-50`; `shaders/elementwise/special.wgsl`,
+    /// `softplus_stable`).
+    Softplus,
     /// Sine (WGSL's `sin` in the generated code: accurate on [-pi, pi], see `docs/src/ops.md`,
     /// "Special values").
     Sin,
@@ -130,7 +135,7 @@ pub enum Reduce {
 
 impl Unary {
     /// The f32 -> f32 operations that `ops::unary` runs on tensors, in table order.
-    pub const ALL: [Unary; 9] = [
+    pub const ALL: [Unary; 10] = [
         Self::Identity,
         Self::Neg,
         Self::Exp,
@@ -140,6 +145,7 @@ impl Unary {
         Self::Abs,
         Self::Sigmoid,
         Self::Relu,
+        Self::Softplus,
     ];
 
     /// The lowercase name (op names in errors, kernel names and IR dumps).
@@ -154,6 +160,7 @@ impl Unary {
             Self::Sqrt => "sqrt",
             Self::Abs => "abs",
             Self::Relu => "relu",
+            Self::Softplus => "softplus",
             Self::Sin => "sin",
             Self::Cos => "cos",
             Self::Not => "not",
@@ -175,6 +182,7 @@ impl Unary {
             Self::Abs => x.abs(),
             // NaN propagates (torch's rule): `f64::max` would return the other operand.
             Self::Relu => nan_or(x, x, || x.max(0.0)),
+            Self::Softplus => nan_or(x, x, || x.max(0.0) + (-x.abs()).exp().ln_1p()),
             Self::Sin => x.sin(),
             Self::Cos => x.cos(),
             Self::Not => (x == 0.0) as u8 as f64,
@@ -208,6 +216,10 @@ impl Unary {
             Self::Sqrt => format!("sqrt({x})"),
             Self::Abs => format!("abs({x})"),
             Self::Relu => format!("{}({x}, {})", max_fn(w), f("0.0")),
+            Self::Softplus => match w {
+                Width::Scalar => format!("softplus_stable({x})"),
+                Width::Vec4 => format!("softplus_stable4({x})"),
+            },
             Self::Sin => format!("sin({x})"),
             Self::Cos => format!("cos({x})"),
             Self::Not => format!("!({x})"),
@@ -256,7 +268,7 @@ fn nan_test(w: Width) -> &'static str {
 impl Unary {
     /// True when the WGSL of this op calls a helper of [`crate::expr::codegen::HELPERS`].
     pub fn uses_helpers(self) -> bool {
-        matches!(self, Self::Tanh | Self::Sigmoid | Self::Relu)
+        matches!(self, Self::Tanh | Self::Sigmoid | Self::Relu | Self::Softplus)
     }
 }
 

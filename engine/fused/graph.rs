@@ -5,7 +5,7 @@
 //! share one pipeline.
 
 use crate::error::{Error, Result};
-pub use crate::expr::{Binary, Unary};
+use crate::expr::{Binary, Unary};
 use crate::expr::{Body, Interp, Kind, Ty};
 
 /// Most nodes a fused graph may have: it becomes one straight-line WGSL expression, and

@@ -40,7 +40,8 @@
 //! goes to the first of the three places its kernel fits.
 //!
 //! ```
-//! use wgsl_compute::fused::{self, Graph, Unary};
+//! use wgsl_compute::fused::{self, Graph};
+//! use wgsl_compute::Unary; // the one op vocabulary, `expr::Unary`
 //! use wgsl_compute::{Context, Tensor};
 //! // y = exp(-x) * b, with b broadcast along the rows: one kernel on a GPU context.
 //! let mut g = Graph::new();
@@ -64,7 +65,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use ndarray::{ArrayD, IxDyn};
 
-pub use graph::{Binary, Graph, Node, NodeId, Unary, MAX_GRAPH_NODES};
+pub use graph::{Graph, Node, NodeId, MAX_GRAPH_NODES};
 
 use std::sync::Arc;
 

@@ -216,3 +216,21 @@ pub fn serialize(tensors: &[(String, DType, Vec<usize>, Vec<u8>)], metadata: &[(
     }
     out
 }
+
+/// The `__metadata__` string map of a safetensors file (empty when it has none); `what`
+/// names the file in errors. The header is checked as [`parse`] checks it.
+pub fn metadata(bytes: &[u8], what: &str) -> Result<BTreeMap<String, String>> {
+    parse(bytes, what)?;
+    // parse checked the length and the JSON: the slice and the object are there.
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap_or([0; 8])) as usize;
+    let v: Value = serde_json::from_slice(&bytes[8..8 + n]).map_err(|e| Error::Io {
+        what: what.to_string(),
+        message: format!("header is not valid JSON: {e}"),
+    })?;
+    let Some(Value::Object(m)) = v.get("__metadata__") else {
+        return Ok(BTreeMap::new());
+    };
+    Ok(m.iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+        .collect())
+}

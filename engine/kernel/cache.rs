@@ -4,8 +4,17 @@
 //! hands out one slot per key under a short lock, and the slot's own mutex serialises the
 //! build, so the second thread waits for the first and then finds the pipeline. A failed
 //! build leaves the slot empty and returns the error (with kernel name, message and WGSL).
+//!
+//! Natively a thread may also ask for background builds ([`DeferBuilds`]): the tuner's warm-ups
+//! of candidates other than the hand rule. A miss then starts the build on a thread of its own
+//! and fails at once ([`DeferBuilds::deferred`] says so), so a call that tunes never waits for
+//! a candidate's compile: a driver takes up to 3x longer on a wide candidate than on the hand
+//! rule's kernel, and that wait was all of what tuning added. The tuner times the candidate
+//! once its pipelines are built ([`KernelCache::building`] is 0).
 
-use std::collections::HashMap;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::{Binding, KernelKey, KernelSource};
@@ -24,10 +33,56 @@ pub struct Kernel {
 
 type Slot = Arc<Mutex<Option<Arc<Kernel>>>>;
 
+thread_local! {
+    /// True while this thread's misses build in the background ([`DeferBuilds`]).
+    static DEFER: Cell<bool> = const { Cell::new(false) };
+    /// True once a miss of this thread was deferred since its [`DeferBuilds`] began.
+    static DEFERRED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, a pipeline this thread asks for and the cache lacks is built on a thread of
+/// its own, and the request fails at once (`Error::Unsupported`, "still building"). For runs
+/// whose result is dropped: the tuner's warm-ups. Never in a browser (nothing is tuned there).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+pub(crate) struct DeferBuilds;
+
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+impl DeferBuilds {
+    pub fn start() -> Self {
+        DEFER.with(|d| d.set(true));
+        DEFERRED.with(|d| d.set(false));
+        DeferBuilds
+    }
+
+    /// Whether a request of this thread was deferred since [`DeferBuilds::start`].
+    pub fn deferred(&self) -> bool {
+        DEFERRED.with(Cell::get)
+    }
+}
+
+impl Drop for DeferBuilds {
+    fn drop(&mut self) {
+        DEFER.with(|d| d.set(false));
+    }
+}
+
+/// Background builds in flight, and the keys whose background build failed (a later
+/// deferred request fails at once rather than build it again; a plain request builds it and
+/// returns the error).
+#[derive(Default)]
+struct Background {
+    building: AtomicUsize,
+    /// Microseconds of build time spent on background threads, in all.
+    micros: AtomicUsize,
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    failed: Mutex<HashSet<KernelKey>>,
+}
+
 pub(crate) struct KernelCache {
     slots: Mutex<HashMap<KernelKey, Slot>>,
     /// Whether pipelines zero their workgroup memory before the kernel runs (see `new`).
     zero_workgroup_memory: bool,
+    background: Arc<Background>,
 }
 
 impl KernelCache {
@@ -41,6 +96,7 @@ impl KernelCache {
         KernelCache {
             slots: Mutex::default(),
             zero_workgroup_memory,
+            background: Arc::default(),
         }
     }
 
@@ -55,6 +111,10 @@ impl KernelCache {
             let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
             slots.entry(key.clone()).or_default().clone()
         };
+        #[cfg(not(target_arch = "wasm32"))]
+        if DEFER.with(Cell::get) {
+            return self.get_or_defer(device, key, slot, source);
+        }
         let mut built = slot.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(k) = &*built {
             return Ok(k.clone());
@@ -62,6 +122,88 @@ impl KernelCache {
         let kernel = Arc::new(build(device, key, &source()?, self.zero_workgroup_memory)?);
         *built = Some(kernel.clone());
         Ok(kernel)
+    }
+
+    /// [`KernelCache::get`] for a thread inside [`DeferBuilds`]: the pipeline if built, else
+    /// its build started on a thread of its own (unless one is under way) and an error.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn get_or_defer(
+        &self,
+        device: &wgpu::Device,
+        key: &KernelKey,
+        slot: Slot,
+        source: impl FnOnce() -> Result<KernelSource>,
+    ) -> Result<Arc<Kernel>> {
+        let still_building = || {
+            DEFERRED.with(|d| d.set(true));
+            Err(Error::Unsupported {
+                op: "tuner warm-up",
+                message: format!(
+                    "pipeline {}::{} is still building in the background",
+                    key.name, key.entry
+                ),
+            })
+        };
+        let built = match slot.try_lock() {
+            Ok(b) => b,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return still_building(),
+        };
+        if let Some(k) = &*built {
+            return Ok(k.clone());
+        }
+        drop(built);
+        let lock_failed = |p: std::sync::PoisonError<_>| p.into_inner();
+        if self.background.failed.lock().unwrap_or_else(lock_failed).contains(key) {
+            return Err(Error::Unsupported {
+                op: "tuner warm-up",
+                message: format!("pipeline {}::{} failed to build", key.name, key.entry),
+            });
+        }
+        let src = source()?;
+        let (device, key, zero) = (device.clone(), key.clone(), self.zero_workgroup_memory);
+        let background = self.background.clone();
+        background.building.fetch_add(1, Ordering::SeqCst);
+        let spawned = std::thread::Builder::new()
+            .name("engine-pipeline-build".into())
+            .spawn(move || {
+                let mut built = slot.lock().unwrap_or_else(|p| p.into_inner());
+                if built.is_none() {
+                    let began = std::time::Instant::now();
+                    match build(&device, &key, &src, zero) {
+                        Ok(k) => *built = Some(Arc::new(k)),
+                        Err(_) => {
+                            background.failed.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+                        }
+                    }
+                    let micros = began.elapsed().as_micros().min(usize::MAX as u128) as usize;
+                    background.micros.fetch_add(micros, Ordering::SeqCst);
+                }
+                drop(built);
+                background.building.fetch_sub(1, Ordering::SeqCst);
+            });
+        if spawned.is_err() {
+            self.background.building.fetch_sub(1, Ordering::SeqCst);
+        }
+        still_building()
+    }
+
+    /// Background builds still under way.
+    pub fn building(&self) -> usize {
+        self.background.building.load(Ordering::SeqCst)
+    }
+
+    /// Milliseconds of build time spent on background threads so far.
+    pub fn background_ms(&self) -> f64 {
+        self.background.micros.load(Ordering::SeqCst) as f64 / 1e3
+    }
+
+    /// Waits until no background build is under way.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn wait_background(&self) {
+        while self.building() > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
 
     /// How many pipelines have been built.

@@ -7,7 +7,8 @@
 //!
 //! The embedding is a one-hot matmul, so its gradient is onehot^T dx_0: no scatter kernel.
 //! Trained with [`crate::train`] (cross-entropy, Adam, the character vocabulary) by
-//! `examples/train_mingru.rs` and the page.
+//! `examples/train_mingru.rs` and the page; the same forward recorded on the autograd tape
+//! is `CharModel::loss_var` (`char_tape.rs`).
 
 use crate::check::Rng;
 use crate::context::Context;
@@ -119,7 +120,7 @@ impl CharModel {
     }
 
     /// (B, T) from `ids` in `batch` rows; every id below V.
-    fn rows(&self, op: &'static str, ids: &[u32], batch: usize) -> Result<(usize, usize)> {
+    pub(crate) fn rows(&self, op: &'static str, ids: &[u32], batch: usize) -> Result<(usize, usize)> {
         if batch == 0 || ids.is_empty() || !ids.len().is_multiple_of(batch) {
             return Err(Error::value(
                 op,
@@ -140,7 +141,7 @@ impl CharModel {
     }
 
     /// onehot(ids) (B T, V).
-    fn onehot(&self, ids: &[u32]) -> Result<Tensor> {
+    pub(crate) fn onehot(&self, ids: &[u32]) -> Result<Tensor> {
         let v = self.config.vocab;
         // (B T, V) is checked before the host vector exists: ids.len() is the caller's.
         let n = crate::shape::numel("CharModel", "ids", &[ids.len(), v])?;

@@ -4,6 +4,7 @@
 //! with the crate from any working directory.
 
 pub mod char_model;
+mod char_tape;
 pub mod gpt2;
 pub mod shipped;
 

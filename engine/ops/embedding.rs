@@ -8,6 +8,11 @@ use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
 
 const EMBEDDING: KernelDef = KernelDef::new("nn/embedding", shader!("nn/embedding.wgsl"), "embedding");
+const EMBEDDING_BACKWARD: KernelDef = KernelDef::new(
+    "nn/embedding_backward",
+    shader!("nn/embedding_backward.wgsl"),
+    "embedding_backward",
+);
 
 /// `wte[ids[t]] + wpe[pos_offset + t]` for every t. wte (V, C), wpe (P, C) -> (T, C) with
 /// T = ids.len(). Every id must be below V (and below 2^24) and `pos_offset + T <= P`.
@@ -68,5 +73,71 @@ pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset:
         .usize(c)
         .checked(op, "pos_offset", pos_offset)?;
     gpu.dispatch_items(&kernel, &params, &buffers, t * c)?;
+    Ok(out)
+}
+
+/// The backward of a gather by `ids`: row r of the result sums the rows t of `grad` with
+/// `ids[t] = r` (dL/d wte from dL/d out; with ids `pos_offset + t`, dL/d wpe). On the GPU a
+/// scatter-add without atomics (`shaders/nn/embedding_backward.wgsl`): the host sorts the ids
+/// into rows, each table element sums its tokens in increasing t. grad (T, C) with
+/// T = ids.len() -> (rows, C); every id below `rows`.
+pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Tensor> {
+    let op = "embedding_backward";
+    grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
+    let t = ids.len();
+    if grad.rank() != 2 || grad.shape()[0] != t {
+        return Err(Error::shape(
+            op,
+            "grad",
+            format!("(T, C) with T = {t} ids"),
+            grad.shape(),
+        ));
+    }
+    let c = grad.shape()[1];
+    crate::shape::numel(op, "output (rows, C)", &[rows, c])?;
+    if let Some(bad) = ids.iter().find(|&&id| id as usize >= rows) {
+        return Err(Error::value(op, "ids", format!("row indices below {rows}"), bad));
+    }
+    if t >= 1 << 24 {
+        return Err(Error::value(op, "ids", "fewer than 2^24 (they travel as f32)", t));
+    }
+    let ctx = grad.context();
+    let Some(gpu) = ctx.gpu() else {
+        return Tensor::from_host(
+            ctx,
+            reference::nn::embedding_backward(&grad.host(op)?.view(), ids, rows)?,
+        );
+    };
+    if t == 0 || rows * c == 0 {
+        return Tensor::zeros(ctx, &[rows, c]);
+    }
+    let out = Tensor::uninit(ctx, &[rows, c], op)?;
+    // CSR by row: counts, their prefix sums, then the tokens of each row in increasing t.
+    let mut offsets = vec![0usize; rows + 1];
+    for &id in ids {
+        offsets[id as usize + 1] += 1;
+    }
+    for r in 0..rows {
+        offsets[r + 1] += offsets[r];
+    }
+    let mut next = offsets.clone();
+    let mut order = vec![0f32; t];
+    for (i, &id) in ids.iter().enumerate() {
+        order[next[id as usize]] = i as f32;
+        next[id as usize] += 1;
+    }
+    let offsets: Vec<f32> = offsets.iter().map(|&o| o as f32).collect();
+    let offsets = Tensor::from_slice(ctx, &[rows + 1], &offsets)?;
+    let order = Tensor::from_slice(ctx, &[t], &order)?;
+    let grad = grad.contiguous()?;
+    let kernel = gpu.kernel(&EMBEDDING_BACKWARD, &[])?;
+    let buffers = [
+        offsets.gpu_buffer(op)?,
+        order.gpu_buffer(op)?,
+        grad.gpu_buffer(op)?,
+        out.gpu_buffer(op)?,
+    ];
+    let params = Params::new().usize(rows * c).usize(c);
+    gpu.dispatch_items(&kernel, &params, &buffers, rows * c)?;
     Ok(out)
 }

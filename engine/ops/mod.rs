@@ -22,24 +22,29 @@
 
 pub mod argmax;
 pub mod attention;
+pub mod cat;
+pub mod cross_entropy;
 pub mod elementwise;
 pub mod embedding;
 pub mod gelu;
 pub mod layer_norm;
 pub mod matmul;
+mod methods;
 pub mod reduce;
 pub mod softmax;
 
 pub use crate::tensor::copy_into;
 pub use argmax::argmax_last;
 pub use attention::{attention, attention_with, AttentionPath};
+pub use cat::cat;
+pub use cross_entropy::{cross_entropy, CrossEntropy};
 pub use elementwise::{
-    abs, add, binary, div, exp, log, maximum, minimum, mul, neg, pow, relu, sigmoid, sqrt, sub, tanh, unary, Binary,
-    Unary,
+    abs, add, binary, binary_scalar, div, eq, exp, ge, gt, le, log, lt, maximum, minimum, mul, ne, neg, pow, relu,
+    sigmoid, softplus, sqrt, sub, tanh, unary, where_,
 };
-pub use embedding::embedding;
+pub use embedding::{embedding, embedding_backward};
 pub use gelu::gelu;
 pub use layer_norm::{layer_norm, linear_residual_layer_norm};
 pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, tune_matmul, MatmulPath};
-pub use reduce::sum_last;
+pub use reduce::{mean_all, mean_last, sum_all, sum_last};
 pub use softmax::softmax_last;

@@ -1,7 +1,10 @@
-//! Reductions along the last axis, one workgroup per row.
+//! Reductions: along the last axis, one workgroup per row (`sum_rows`), and of the whole
+//! tensor, as row sums of row sums; means scale a sum by the scalar `1 / count`.
 
+use super::elementwise::binary_scalar;
 use crate::context::Gpu;
 use crate::error::{Error, Result};
+use crate::expr::Binary;
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
@@ -31,6 +34,52 @@ pub fn sum_last(x: &Tensor) -> Result<Tensor> {
         rows,
     )?;
     Ok(out)
+}
+
+/// Elements one row sum of [`sum_all`] covers: a row per workgroup keeps every workgroup busy
+/// on a large tensor, where one row of n would leave all but one idle.
+const SUM_ALL_ROW: usize = 4096;
+
+/// The sum of every element (f32 accumulation on the GPU): the dense elements as rows of
+/// `SUM_ALL_ROW` (4096), each summed by one workgroup, then those sums (and the short last row)
+/// summed again. x (...) -> () (a rank-0 tensor of one element; 0 for an empty x).
+pub fn sum_all(x: &Tensor) -> Result<Tensor> {
+    let n = x.len();
+    let flat = x.reshape(&[n])?;
+    if n <= SUM_ALL_ROW {
+        return sum_last(&flat)?.reshape(&[]);
+    }
+    let (rows, tail) = (n / SUM_ALL_ROW, n % SUM_ALL_ROW);
+    let full = flat.narrow(0, 0, rows * SUM_ALL_ROW)?.reshape(&[rows, SUM_ALL_ROW])?;
+    let s = sum_all(&sum_last(&full)?)?; // (rows,) -> ()
+    if tail == 0 {
+        return Ok(s);
+    }
+    let t = sum_last(&flat.narrow(0, rows * SUM_ALL_ROW, n)?)?; // ()
+    super::elementwise::add(&s, &t)
+}
+
+/// The mean of every element: [`sum_all`] times `1 / len`; an empty x is an error.
+/// x (...) -> ().
+pub fn mean_all(x: &Tensor) -> Result<Tensor> {
+    if x.is_empty() {
+        return Err(Error::shape("mean_all", "x", "at least one element", x.shape()));
+    }
+    binary_scalar(Binary::Mul, &sum_all(x)?, 1.0 / x.len() as f32)
+}
+
+/// The mean along the last axis: [`sum_last`] times `1 / n`. x (..., n) -> (...).
+pub fn mean_last(x: &Tensor) -> Result<Tensor> {
+    let n = x.shape().last().copied().unwrap_or(0);
+    if n == 0 {
+        return Err(Error::shape(
+            "mean_last",
+            "x",
+            "rank >= 1, a last axis of at least one element",
+            x.shape(),
+        ));
+    }
+    binary_scalar(Binary::Mul, &sum_last(x)?, 1.0 / n as f32)
 }
 
 /// Launches a row kernel that reads x (rows, cols) and writes out, one workgroup per row

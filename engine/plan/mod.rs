@@ -14,9 +14,10 @@
 //! nothing else can see the intermediate (`Plan::traced` counts the dispatches before it).
 //!
 //! Values that change between replays (token ids, positions) must live in device buffers the
-//! kernels read, written before each replay; a host upload or a readback inside the capture
+//! kernels read, written before each replay ([`Tensor::write`] writes one in place); a host upload or a readback inside the capture
 //! is an error naming what did it, as is a dispatch that binds a tensor the plan does not own
-//! or hold (it could be freed and reused under the plan).
+//! or hold (it could be freed and reused under the plan). The tensors the capture returns hold
+//! nothing until the first replay: reading one back before it is an error, not zeros.
 //!
 //! ```no_run
 //! use wgsl_compute::{ops, plan::Plan, Context, Tensor};
@@ -30,6 +31,7 @@
 //! ```
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::context::pool::BufferPool;
@@ -63,6 +65,8 @@ pub struct Plan {
     /// The tuner's choices the captured ops made (`crate::context::tuning`): the paths every
     /// replay runs, since a replay never tunes.
     choices: Vec<String>,
+    /// Set by the first replay; until then reading a captured result is an error.
+    replayed: Arc<AtomicBool>,
 }
 
 impl Plan {
@@ -165,6 +169,7 @@ impl Plan {
             peak_bytes,
             traced,
             choices: std::mem::take(&mut capture.choices),
+            replayed: capture.replayed.clone(),
         };
         Ok((plan, out))
     }
@@ -267,6 +272,8 @@ impl Plan {
                 gpu.submit();
             }
         }
+        // Any readback of a result now submits and waits for these dispatches first.
+        self.replayed.store(true, Ordering::Release);
         gpu.profile_plan_end(profiled)
     }
 

@@ -146,6 +146,32 @@ pub fn embedding(wte: &ArrayViewD<f32>, wpe: &ArrayViewD<f32>, ids: &[u32], pos_
     Ok(out)
 }
 
+/// The embedding's backward: row r of the result sums the rows t of `grad` with
+/// `ids[t] = r` (f64 accumulation). grad (T, C) -> (rows, C).
+pub fn embedding_backward(grad: &ArrayViewD<f32>, ids: &[u32], rows: usize) -> Result<ArrayD<f32>> {
+    let op = "reference::embedding_backward";
+    if grad.ndim() != 2 || grad.shape()[0] != ids.len() {
+        return Err(Error::shape(
+            op,
+            "grad",
+            format!("(T, C) with T = {} ids", ids.len()),
+            grad.shape(),
+        ));
+    }
+    if let Some(bad) = ids.iter().find(|&&id| id as usize >= rows) {
+        return Err(Error::value(op, "ids", format!("row indices below {rows}"), bad));
+    }
+    let c = grad.shape()[1];
+    let mut acc = vec![0f64; rows * c];
+    for (t, &id) in ids.iter().enumerate() {
+        for j in 0..c {
+            acc[id as usize * c + j] += grad[[t, j]] as f64;
+        }
+    }
+    let out: Vec<f32> = acc.into_iter().map(|v| v as f32).collect();
+    ArrayD::from_shape_vec(IxDyn(&[rows, c]), out).map_err(|e| Error::value(op, "grad", "a (rows, C) result", e))
+}
+
 /// Causal scaled dot-product attention per head: `softmax(q k^T / sqrt(D), causal past) v`.
 /// q (H, Tq, D), k (H, Tk, D), v (H, Tk, D) -> (H, Tq, D).
 pub fn attention(q: &ArrayViewD<f32>, k: &ArrayViewD<f32>, v: &ArrayViewD<f32>, past: usize) -> Result<ArrayD<f32>> {

@@ -14,7 +14,7 @@ use super::envelope::{self, AffineDims};
 use super::launch::{groups, Columns, Launch, Passes};
 use super::linear_gpu;
 use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
-use super::strategy::Cost;
+use super::strategy::{Cost, Strategy};
 use crate::context::{Context, Gpu};
 use crate::error::Result;
 use crate::kernel::{shader, Binding, KernelDef, Params};
@@ -47,6 +47,8 @@ const fn matrix2_kernel(entry: &'static str) -> KernelDef {
 /// The kernels of one specialisation of the core: the passes of a scan (indexed by the
 /// launch's `Pass`), the dA kernel, the invocations each spends per lane and per step.
 struct Kernels {
+    /// The set's name in the tuner's cache (`crate::tune::Family::MatrixScan`).
+    name: &'static str,
     passes: Passes,
     grad_a: KernelDef,
     /// Invocations per lane of the walking passes and of the chunk reduce.
@@ -72,6 +74,7 @@ const READ_GRAD_A_SLOTS: &[&str] = &["h", "h0"];
 
 /// Every (k, v): one invocation per value column, k + v per chunk in the reduce.
 const GENERIC: Kernels = Kernels {
+    name: "generic",
     passes: [
         scan_kernel("scan_lanes"),
         scan_kernel("scan_chunk_reduce"),
@@ -105,6 +108,7 @@ const GENERIC: Kernels = Kernels {
 /// (k, v) = (2, 1), `matrix_scan`: one invocation per lane (per chunk in the reduce) holding
 /// the state in a vec2 (`shaders/scan/matrix2.wgsl`).
 const MATRIX2: Kernels = Kernels {
+    name: "matrix2",
     passes: [
         matrix2_kernel("scan_lanes"),
         matrix2_kernel("scan_chunk_reduce"),
@@ -137,6 +141,7 @@ const fn affine8_kernel(entry: &'static str) -> KernelDef {
 /// come in slots of max(v, 4) invocations (the reduce: v + 8 rounded up to 16 or 32); dA one
 /// invocation per row of a step.
 const AFFINE8: Kernels = Kernels {
+    name: "affine8",
     passes: [
         affine8_kernel("scan_lanes"),
         affine8_kernel("scan_chunk_reduce"),
@@ -455,8 +460,114 @@ fn narrowed(t: Tensor, dtype: crate::DType) -> Result<Tensor> {
     t.to_dtype(dtype)
 }
 
-/// One scan over `x` (B forward, dH in reverse) with the strategy the options and the device
-/// pick. Returns `out` (H, or G = dB) and dh0 (written in reverse; one unused element forward).
+/// A candidate of the k x v scans under `Strategy::Tuned` (`crate::tune::Family::MatrixScan`):
+/// a kernel set and a walk, named for the cache.
+#[derive(Clone, Copy)]
+struct Pick {
+    kernels: &'static Kernels,
+    strategy: Strategy,
+    name: &'static str,
+}
+
+/// The kernel set and the strategy a k x v scan runs: the hand rule's ([`kernels`], the
+/// options' strategy) unless the options ask for `Strategy::Tuned`. Then the tuner picks among
+/// the shape's kernel sets (its specialisation and `GENERIC`) under each walk that plans
+/// differently here (Auto's, lanes, chunked); `run` is the scan under a forced pick.
+#[allow(clippy::too_many_arguments)]
+fn pick(
+    ctx: &Context,
+    gpu: &Gpu,
+    op: &'static str,
+    d: &AffineDims,
+    dtype: crate::DType,
+    reverse: bool,
+    opts: &ScanOptions,
+    run: impl Fn(&'static Kernels, Strategy) -> Result<()> + crate::tune::MaybeSync,
+) -> (&'static Kernels, Strategy) {
+    let hand = kernels(ctx, d);
+    if opts.strategy != Strategy::Tuned {
+        return (hand, opts.strategy);
+    }
+    // The hand rule's set first. k = 8 offers its kernel at every v (it runs any v; the rule
+    // keeps v < 4 on the generic one), except in a browser (see `kernels`).
+    let browser = ctx.info().backend == wgpu::Backend::BrowserWebGpu;
+    let special: Option<&'static Kernels> = match (d.k, d.v) {
+        (2, 1) => Some(&MATRIX2),
+        (8, _) if !browser => Some(&AFFINE8),
+        _ => None,
+    };
+    // By name: each use of a `const` may have an address of its own.
+    let mut sets: Vec<&'static Kernels> = vec![&GENERIC];
+    if let Some(set) = special {
+        if hand.name == set.name {
+            sets.insert(0, set);
+        } else {
+            sets.push(set);
+        }
+    }
+    let walk = |s: Strategy| {
+        let columns = (hand.columns)(d);
+        Launch::new(gpu, s, d.lanes(), d.t, reverse, columns, Cost::block(d.k))
+            .walk
+            .kind()
+    };
+    let auto = walk(Strategy::Auto);
+    let mut walks = vec![Strategy::Auto];
+    walks.extend(
+        [Strategy::Lanes, Strategy::Chunked { chunk: None }]
+            .into_iter()
+            .filter(|&s| walk(s) != auto),
+    );
+    // A pick's name written out, so a cache entry names a candidate with a static string.
+    let name = |set: &str, s: Strategy| -> &'static str {
+        match (set, s) {
+            ("affine8", Strategy::Auto) => "affine8 auto",
+            ("affine8", Strategy::Lanes) => "affine8 lanes",
+            ("affine8", _) => "affine8 chunked",
+            ("matrix2", Strategy::Auto) => "matrix2 auto",
+            ("matrix2", Strategy::Lanes) => "matrix2 lanes",
+            ("matrix2", _) => "matrix2 chunked",
+            (_, Strategy::Auto) => "generic auto",
+            (_, Strategy::Lanes) => "generic lanes",
+            _ => "generic chunked",
+        }
+    };
+    let picks: Vec<Pick> = sets
+        .iter()
+        .flat_map(|&kernels| {
+            walks.iter().map(move |&strategy| Pick {
+                kernels,
+                strategy,
+                name: name(kernels.name, strategy),
+            })
+        })
+        .collect();
+    let key = || {
+        let dtype = dtype.to_string();
+        crate::tune::key::shape_key(
+            &[("lanes", d.lanes()), ("t", d.t)],
+            &[],
+            &[
+                op,
+                if reverse { "reverse" } else { "" },
+                &format!("k{} v{}", d.k, d.v),
+                &dtype,
+            ],
+        )
+    };
+    let chosen = ctx.choose(
+        crate::tune::Family::MatrixScan,
+        key,
+        picks[0],
+        &picks[1..],
+        |p| p.name,
+        |p| run(p.kernels, p.strategy),
+    );
+    (chosen.kernels, chosen.strategy)
+}
+
+/// One scan over `x` (B forward, dH in reverse) with the kernels and the strategy [`pick`]
+/// gives. Returns `out` (H, or G = dB) and dh0 (written in reverse; one unused element forward).
 #[allow(clippy::too_many_arguments)]
 fn scan_gpu(
     gpu: &Gpu,
@@ -469,9 +580,28 @@ fn scan_gpu(
     opts: &ScanOptions,
 ) -> Result<(Tensor, Tensor)> {
     let ctx = a.context();
+    let (kernels, strategy) = pick(ctx, gpu, op, d, a.dtype(), reverse, opts, |k, s| {
+        scan_with(gpu, op, d, a, x, h0, reverse, k, s).map(drop)
+    });
+    scan_with(gpu, op, d, a, x, h0, reverse, kernels, strategy)
+}
+
+/// [`scan_gpu`] with `kernels` under `strategy`.
+#[allow(clippy::too_many_arguments)]
+fn scan_with(
+    gpu: &Gpu,
+    op: &'static str,
+    d: &AffineDims,
+    a: &Tensor,
+    x: &Tensor,
+    h0: Option<&Tensor>,
+    reverse: bool,
+    kernels: &'static Kernels,
+    strategy: Strategy,
+) -> Result<(Tensor, Tensor)> {
+    let ctx = a.context();
     let (a, x) = (a.contiguous()?, x.contiguous()?);
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
-    let kernels = kernels(ctx, d);
     let dtype = a.dtype();
     // The adjoint G = dB stays f32 when dA is computed from it (rounding it first would round
     // dA twice); it is narrowed after, with dh0.
@@ -490,7 +620,7 @@ fn scan_gpu(
     constants.push(("REVERSE", if reverse { 1.0 } else { 0.0 }));
     let lanes = d.lanes();
     let columns = (kernels.columns)(d);
-    let launch = Launch::new(gpu, opts.strategy, lanes, d.t, reverse, columns, Cost::block(d.k));
+    let launch = Launch::new(gpu, strategy, lanes, d.t, reverse, columns, Cost::block(d.k));
     // f32 scratch: the chunks' values, or a segmented lane walk's state (matrix2 resumes from
     // it; the f32-output kernels resume from out).
     let side = match launch.chunks() {

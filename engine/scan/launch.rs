@@ -441,11 +441,7 @@ impl ChannelKernels {
         let (hand, others) = self.widths(gpu, strategy, dtype, dims)?;
         let key = || {
             let (channels, walks, t) = dims;
-            let kind = match self.plan(gpu, strategy, dtype, dims, reverse, None).launch.walk {
-                Walk::Lanes { .. } => "lanes",
-                Walk::Chunked { .. } => "chunked",
-                Walk::LookBack { .. } => "lookback",
-            };
+            let kind = self.plan(gpu, strategy, dtype, dims, reverse, None).launch.walk.kind();
             let (dtype, strategy) = (dtype.to_string(), strategy.to_string());
             crate::tune::key::shape_key(
                 &[("walks", walks), ("c", channels), ("t", t)],
@@ -454,6 +450,50 @@ impl ChannelKernels {
             )
         };
         Some(ctx.choose(crate::tune::Family::ChannelScan, key, hand, &others, width_name, run))
+    }
+
+    /// The strategy a channel scan runs: `strategy` itself unless it is [`Strategy::Tuned`],
+    /// whose walk the tuner picks (`crate::tune::Family::ScanWalk`) among `Auto` (the hand
+    /// rule) and the other walks that plan differently here (`LookBack` where the adapter
+    /// runs it, `Lanes`, `Chunked`), `run` being the op under a forced strategy. The key
+    /// names the op, direction and dtype, with B x channels, channels and T bucketed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn choose_strategy(
+        &self,
+        ctx: &crate::Context,
+        gpu: &Gpu,
+        op: &'static str,
+        strategy: Strategy,
+        dtype: crate::shape::DType,
+        dims: (usize, usize, usize),
+        reverse: bool,
+        run: impl Fn(Strategy) -> Result<()> + crate::tune::MaybeSync,
+    ) -> Strategy {
+        if strategy != Strategy::Tuned {
+            return strategy;
+        }
+        let kind = |s: Strategy| self.plan(gpu, s, dtype, dims, reverse, None).launch.walk.kind();
+        let hand = kind(Strategy::Auto);
+        let others: Vec<Strategy> = [Strategy::LookBack, Strategy::Lanes, Strategy::Chunked { chunk: None }]
+            .into_iter()
+            .filter(|&s| kind(s) != hand)
+            .collect();
+        let key = || {
+            let (channels, walks, t) = dims;
+            let dtype = dtype.to_string();
+            crate::tune::key::shape_key(
+                &[("walks", walks), ("c", channels), ("t", t)],
+                &[("c", channels)],
+                &[op, if reverse { "reverse" } else { "" }, &dtype],
+            )
+        };
+        let name = |s: Strategy| match s {
+            Strategy::LookBack => "lookback",
+            Strategy::Lanes => "lanes",
+            Strategy::Chunked { .. } => "chunked",
+            _ => "auto",
+        };
+        ctx.choose(crate::tune::Family::ScanWalk, key, Strategy::Auto, &others, name, run)
     }
 
     /// Records `plan`'s dispatches, the kernels specialised by `constants`.

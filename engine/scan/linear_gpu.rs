@@ -87,6 +87,10 @@ fn launch(
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let ctx = a.context();
     let dims = (d.n, d.lanes(), d.t);
+    let strategy = KERNELS.choose_strategy(ctx, gpu, op, opts.strategy, a.dtype(), dims, h.is_some(), |s| {
+        launch(gpu, op, d, a, x, h0, h, &opts.with_strategy(s), width).map(drop)
+    });
+    let opts = &opts.with_strategy(strategy);
     let width = width.or_else(|| {
         KERNELS.choose_width(ctx, gpu, op, opts.strategy, a.dtype(), dims, h.is_some(), |w| {
             launch(gpu, op, d, a, x, h0, h, opts, Some(w)).map(drop)

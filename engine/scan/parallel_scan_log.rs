@@ -172,6 +172,10 @@ fn launch(
 ) -> Result<(Tensor, Tensor)> {
     let ctx = lc.context();
     let dims = (d, b * d, t);
+    let strategy = KERNELS.choose_strategy(ctx, gpu, op, opts.strategy, lc.dtype(), dims, backward.is_some(), |s| {
+        launch(gpu, op, (b, t, d), lc, lv, backward, &opts.with_strategy(s), width).map(drop)
+    });
+    let opts = &opts.with_strategy(strategy);
     let width = width.or_else(|| {
         KERNELS.choose_width(ctx, gpu, op, opts.strategy, lc.dtype(), dims, backward.is_some(), |w| {
             launch(gpu, op, (b, t, d), lc, lv, backward, opts, Some(w)).map(drop)

@@ -32,6 +32,13 @@ pub enum Strategy {
     /// look-back. Kernels without a look-back pass, and the CPU context, run the walk `Auto`
     /// would.
     LookBack,
+    /// The walk the tuner measures fastest on this device for the call's shape (the
+    /// channel scans, `linear_scan` and `parallel_scan_log`, on a GPU; `crate::tune::Family::ScanWalk`):
+    /// `Auto`'s, `LookBack`, `Lanes` or `Chunked`. The walks combine steps in different
+    /// orders, so the result agrees with `Auto`'s within the scan's gate rather than bit for
+    /// bit. With tuning off, inside a plan capture of an untuned shape, and for the other
+    /// scans, it is `Auto`.
+    Tuned,
 }
 
 impl std::fmt::Display for Strategy {
@@ -42,6 +49,7 @@ impl std::fmt::Display for Strategy {
             Strategy::Chunked { chunk: None } => write!(f, "chunked"),
             Strategy::Chunked { chunk: Some(c) } => write!(f, "chunked/{c}"),
             Strategy::LookBack => write!(f, "lookback"),
+            Strategy::Tuned => write!(f, "tuned"),
         }
     }
 }
@@ -54,6 +62,17 @@ pub(crate) enum Walk {
     Lanes { segment: usize },
     Chunked { len: usize, count: usize },
     LookBack { len: usize, count: usize, width: usize },
+}
+
+impl Walk {
+    /// The walk's kind without its sizes, as the tuner's keys and candidates name it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Walk::Lanes { .. } => "lanes",
+            Walk::Chunked { .. } => "chunked",
+            Walk::LookBack { .. } => "lookback",
+        }
+    }
 }
 
 /// Whether `device` runs look-back passes: every GPU adapter, the browser's included, and
@@ -241,7 +260,7 @@ fn walk_steps(strategy: Strategy, invocations: usize, t: usize, step: usize, dev
     match strategy {
         Strategy::Lanes => Walk::Lanes { segment },
         Strategy::Chunked { chunk } => chunked(chunk),
-        Strategy::Auto | Strategy::LookBack => {
+        Strategy::Auto | Strategy::LookBack | Strategy::Tuned => {
             let fill = if device.is_software() { 256 } else { 8192 };
             if invocations >= fill || t < 4 * auto_chunk(t) {
                 Walk::Lanes { segment }

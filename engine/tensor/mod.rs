@@ -12,9 +12,11 @@
 //! wasm and native alike.
 //!
 //! This file holds the type, its metadata and its views (transpose, narrow, reshape, the
-//! dense copy); `create` makes tensors (uploads, fills, the ops' outputs), `read` reads them
-//! back, `halves` widens and narrows half-precision patterns on the host, `copy` is the
-//! strided copy, `convert` the dtype conversion and `interop` the hand-off to raw wgpu.
+//! dense copy); `create` makes tensors (uploads, fills, the ops' outputs), `random` seeded
+//! random ones, `read` reads them back, `write` overwrites one in place, `halves` widens and
+//! narrows half-precision patterns on the host, `copy` is the strided copy, `convert` the
+//! dtype conversion and `interop` the hand-off to raw wgpu. The methods that run ops
+//! (`x.exp()`, `x.matmul(&w)`, ..) sit with the ops, in `ops/methods.rs`.
 //!
 //! ```
 //! use wgsl_compute::{Context, Tensor};
@@ -32,7 +34,9 @@ mod copy;
 mod create;
 mod halves;
 mod interop;
+mod random;
 mod read;
+mod write;
 
 use std::sync::{Arc, RwLock};
 

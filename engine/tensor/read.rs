@@ -6,7 +6,9 @@ use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 use super::halves::narrow;
 use super::{read, write, Storage, Tensor};
+use crate::context::pool::PooledBuffer;
 use crate::context::readback;
+use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::shape::{DType, Layout};
 
@@ -21,9 +23,10 @@ impl Tensor {
     pub async fn to_vec_async(&self) -> Result<Vec<f32>> {
         match &self.storage {
             Storage::Cpu(data) => Ok(self.cpu_view(&read(data))?.iter().copied().collect()),
-            Storage::Gpu(_) => {
-                let dense = self.to_dtype(DType::F32)?;
+            Storage::Gpu(b) => {
                 let gpu = self.ctx.require_gpu("to_vec")?;
+                expect_written(gpu, b, "Tensor::to_vec")?;
+                let dense = self.to_dtype(DType::F32)?;
                 let bytes = readback::read_bytes(gpu, dense.gpu_buffer("to_vec")?, 0, (self.len() * 4) as u64).await?;
                 Ok(bytemuck::pod_collect_to_vec(&bytes))
             }
@@ -48,9 +51,10 @@ impl Tensor {
                 .iter()
                 .map(|&x| narrow(self.dtype, x))
                 .collect()),
-            Storage::Gpu(_) => {
-                let dense = self.contiguous()?;
+            Storage::Gpu(b) => {
                 let gpu = self.ctx.require_gpu(op)?;
+                expect_written(gpu, b, op)?;
+                let dense = self.contiguous()?;
                 let bytes = (self.dtype.words(self.len()) * 4) as u64;
                 let bytes = readback::read_bytes(gpu, dense.typed_buffer(op)?, 0, bytes).await?;
                 let halves: Vec<u16> = bytemuck::pod_collect_to_vec(&bytes);
@@ -129,6 +133,21 @@ impl Tensor {
         ndarray::ArrayView::from_shape(IxDyn(&l.shape).strides(IxDyn(&strides)), tail)
             .map_err(|e| outside("Tensor", l, e))
     }
+}
+
+/// Fails for a plan's captured output before the plan's first replay (its buffer holds
+/// nothing the plan computed yet; reading it used to return whatever the pool left there).
+/// Inside the capture itself the readback's own error names the cause instead.
+fn expect_written(gpu: &Gpu, b: &PooledBuffer, op: &'static str) -> Result<()> {
+    if b.awaiting_replay() && !gpu.capturing() {
+        return Err(Error::Unsupported {
+            op,
+            message: "this tensor is a plan's captured output and holds nothing before the plan's \
+                      first replay: call plan.replay(&ctx) before reading it"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// The error for a view that does not fit its buffer (an internal invariant, reported).

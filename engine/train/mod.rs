@@ -1,15 +1,22 @@
 //! # Training
 //!
-//! What training a small recurrent language model on the engine needs beyond the mixers'
-//! own backward ([`crate::mixer`]): softmax cross-entropy with its gradient in one launch
-//! ([`cross_entropy`]), Adam updating parameters in place ([`Adam`]) and a character
-//! vocabulary ([`CharVocab`]). The model they train is `models::CharModel`;
-//! `examples/train_mingru.rs` puts them together.
+//! What training a model on the engine needs beyond the gradients (the autograd tape,
+//! [`crate::autograd`], or the mixers' own backward, [`crate::mixer`]): optimisers updating
+//! parameters in place ([`optim`]: [`Sgd`], [`Adam`] and AdamW, [`clip_grad_norm`]), the
+//! parameters as a named map saved to safetensors ([`ParamStore`]), softmax cross-entropy
+//! with its gradient in one launch ([`cross_entropy`]) and a character vocabulary
+//! ([`CharVocab`]). `models::CharModel` and `examples/train_mingru.rs` put them together;
+//! the book's training chapter trains on the tape.
 
-mod adam;
-mod cross_entropy;
+pub mod optim;
+mod params;
 mod vocab;
 
-pub use adam::Adam;
-pub use cross_entropy::{cross_entropy, CrossEntropy};
+// Cross-entropy is a tensor op (below autograd, which records it); re-exported here for
+// the training code that calls it by this path.
+pub use crate::ops::{cross_entropy, CrossEntropy};
+#[cfg(not(target_arch = "wasm32"))]
+pub use optim::clip_grad_norm;
+pub use optim::{clip_grad_norm_tensor, Adam, Optimizer, Sgd};
+pub use params::ParamStore;
 pub use vocab::CharVocab;

@@ -136,6 +136,7 @@ fn entry(e: &Value) -> Option<TuneEntry> {
         times_ms,
         clock: text("clock")?,
         cost_ms: e["cost_ms"].as_f64()?,
+        pending: vec![],
     })
 }
 
@@ -210,6 +211,7 @@ mod tests {
             times_ms: vec![("register_tiled".into(), Some(1.5)), ("large_tile".into(), None)],
             clock: "timestamps".into(),
             cost_ms: 12.0,
+            pending: vec![],
         }
     }
 

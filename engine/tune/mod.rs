@@ -6,7 +6,10 @@
 //! glue (`crate::context`'s tuning seam) runs each candidate once to warm up and a few times
 //! timed ([`measure`]), keeps the fastest and records it here; later calls with the key take
 //! it without timing. Every candidate an op offers computes the same bits as the hand rule
-//! (its own contract), so a tuning call changes speed only, never a result.
+//! (its own contract), so a tuning call changes speed only, never a result. The one
+//! exception is asked for by name: a scan called with `Strategy::Tuned` lets the tuner pick
+//! its walk ([`Family::ScanWalk`]) and a k x v scan its kernels too ([`Family::MatrixScan`]),
+//! whose candidates agree within the scan's gate.
 //!
 //! This layer holds no device: the mode ([`TuneMode`], `ENGINE_TUNE`), the entries
 //! ([`TuneEntry`]) in memory per context, the time spent per family, and natively the JSON
@@ -51,11 +54,31 @@ pub enum Family {
     /// operand can be read four elements at a time: the `vec4` form (the rule) or the
     /// `scalar` form, one element per invocation. Both evaluate the one body on each element.
     Elementwise,
+    /// The walk of a channel scan (`linear_scan`, `parallel_scan_log`) called with
+    /// `Strategy::Tuned`: `auto` (the hand rule: lane walks or chunked passes), `lookback` (one
+    /// pass, carries by decoupled look-back), `lanes` or `chunked`. The one family whose
+    /// candidates round differently: the walks combine the steps in different orders, so
+    /// their results agree within the scan's gate, not bit for bit. It is tuned only where
+    /// the caller asks for it; `Strategy::Auto` keeps the hand rule's walk.
+    ScanWalk,
+    /// The k x v scans (`matrix_scan`, `matrix_affine_scan` past k = v = 1, forward and the
+    /// backward's adjoint scan) called with `Strategy::Tuned`: which kernel set (`generic`,
+    /// or the specialisation the shape has: `affine8` at k = 8, `matrix2` at (2, 1)) under
+    /// which walk (`auto`, `lanes`, `chunked`), e.g. `affine8 auto`. The kernels sum a row's k
+    /// products in different orders (two vec4 dot products, or one by one) and the walks
+    /// combine carries differently, so like [`Family::ScanWalk`] the candidates agree within
+    /// the scan's gate, and only a caller who asks for `Strategy::Tuned` gets them.
+    MatrixScan,
 }
 
 impl Family {
     /// Every family, in the order reports list them.
-    pub const ALL: [Family; 3] = [Family::Matmul, Family::ChannelScan, Family::Elementwise];
+    pub const ALL: [Family; 4] = [
+        Family::Matmul,
+        Family::ChannelScan,
+        Family::Elementwise,
+        Family::ScanWalk,
+    ];
 
     /// The name in the cache file and in reports.
     pub fn name(self) -> &'static str {
@@ -63,6 +86,8 @@ impl Family {
             Family::Matmul => "matmul",
             Family::ChannelScan => "channel_scan",
             Family::Elementwise => "elementwise",
+            Family::ScanWalk => "scan_walk",
+            Family::MatrixScan => "matrix_scan",
         }
     }
 

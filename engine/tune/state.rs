@@ -35,6 +35,10 @@ pub struct TuneEntry {
     pub clock: String,
     /// Milliseconds the tuning of this key took in all (warm-ups and pipeline builds too).
     pub cost_ms: f64,
+    /// Candidates not timed yet because their pipelines were still building in the background
+    /// (empty: every candidate was timed). Such an entry is provisional: it lives in memory
+    /// only, and the first call after the builds end times the key again.
+    pub pending: Vec<String>,
 }
 
 /// Time a context spent tuning one family.
@@ -48,7 +52,9 @@ pub struct TuneTime {
     pub ms: f64,
     /// Of [`TuneTime::ms`], the milliseconds of the hand rule's own first runs (host time of
     /// its warm-up: its pipelines built, its outputs allocated, the run), which these calls
-    /// would have cost with tuning off too; `ms - first_run_ms` is what tuning added.
+    /// would have cost with tuning off too; `ms - first_run_ms` is what tuning added to the
+    /// calls. (The candidates' pipelines build on background threads meanwhile:
+    /// `Context::tune_background_ms`.)
     pub first_run_ms: f64,
 }
 
@@ -63,6 +69,9 @@ struct Inner {
     pinned: BTreeMap<(Family, String), String>,
     /// Per family: keys, milliseconds, of which the hand rule's first runs.
     spent: BTreeMap<Family, (usize, f64, f64)>,
+    /// The candidates other than the hand rule build their missing pipelines in the
+    /// background (`Context::set_tune_background`).
+    background: bool,
 }
 
 /// The tuner state of one GPU context.
@@ -106,6 +115,14 @@ impl Tuner {
         }
     }
 
+    pub fn background(&self) -> bool {
+        self.lock().background
+    }
+
+    pub fn set_background(&self, on: bool) {
+        self.lock().background = on;
+    }
+
     pub fn path(&self) -> Option<std::path::PathBuf> {
         self.lock().path.clone()
     }
@@ -146,6 +163,16 @@ impl Tuner {
         let mut st = self.lock();
         self.ensure_loaded(&mut st);
         st.entries.get(&(family, key.to_string())).cloned()
+    }
+
+    /// The provisional entries (some candidates' pipelines were still building).
+    pub fn pending(&self) -> Vec<TuneEntry> {
+        self.lock()
+            .entries
+            .values()
+            .filter(|e| !e.pending.is_empty())
+            .cloned()
+            .collect()
     }
 
     /// Every known entry, by family then key.
@@ -196,8 +223,10 @@ impl Tuner {
     /// run), and writes the file (natively).
     pub fn record(&self, entry: TuneEntry, first_run_ms: f64) {
         let mut st = self.lock();
+        // A key timed again once its candidates' pipelines were built counts once.
+        let new_key = !st.entries.contains_key(&(entry.family, entry.key.clone()));
         let spent = st.spent.entry(entry.family).or_default();
-        spent.0 += 1;
+        spent.0 += usize::from(new_key);
         spent.1 += entry.cost_ms;
         spent.2 += first_run_ms;
         st.pinned.remove(&(entry.family, entry.key.clone()));
@@ -209,7 +238,8 @@ impl Tuner {
             .into_iter()
             .map(|e| ((e.family, e.key.clone()), e))
             .collect();
-        merged.extend(st.entries.iter().map(|(k, e)| {
+        // A provisional entry stays in memory: the file keeps only fully timed keys.
+        merged.extend(st.entries.iter().filter(|(_, e)| e.pending.is_empty()).map(|(k, e)| {
             let chosen = st.pinned.get(k).unwrap_or(&e.chosen).clone();
             (k.clone(), TuneEntry { chosen, ..e.clone() })
         }));

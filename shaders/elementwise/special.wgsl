@@ -90,3 +90,30 @@ fn min_nan(a: f32, b: f32) -> f32 {
 fn min_nan4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return select(select(min(a, b), b, is_nan_bits4(b)), a, is_nan_bits4(a));
 }
+
+// softplus(x) = log(1 + e^x) = max(x, 0) + log1p(e^-|x|): e^-|x| <= 1, so nothing overflows
+// (softplus(1000) = 1000, softplus(-1000) = 0). WGSL has no log1p: below u = 0.1 it is the
+// series u - u^2/2 + ... - u^8/8 (truncation under u^9/9, 1e-9 relative), so softplus(-50)
+// is e^-50, not 0; from 0.1 on, log(1 + u), whose rounding of 1 + u costs at most 6e-7
+// relative there. (Goldberg's u log(w) / (w - 1), w = 1 + u, is exact in IEEE arithmetic,
+// but a shader compiler may fold (1 + u) - 1 to u, as lavapipe's does.) A NaN passes max_nan.
+fn log1p_small(u: f32) -> f32 {
+    return u * (1.0 - u * (0.5 - u * (0.33333334 - u * (0.25 - u * (0.2 - u * (0.16666667 - u * (0.14285715 - u * 0.125)))))));
+}
+
+fn softplus_stable(x: f32) -> f32 {
+    let u = exp(-abs(x));
+    return max_nan(x, 0.0) + select(log(1.0 + u), log1p_small(u), u < 0.1);
+}
+
+fn log1p_small4(u: vec4<f32>) -> vec4<f32> {
+    let one = vec4<f32>(1.0);
+    let t = vec4<f32>(0.16666667) - u * (vec4<f32>(0.14285715) - u * vec4<f32>(0.125));
+    let t2 = vec4<f32>(0.25) - u * (vec4<f32>(0.2) - u * t);
+    return u * (one - u * (vec4<f32>(0.5) - u * (vec4<f32>(0.33333334) - u * t2)));
+}
+
+fn softplus_stable4(x: vec4<f32>) -> vec4<f32> {
+    let u = exp(-abs(x));
+    return max_nan4(x, vec4<f32>(0.0)) + select(log(vec4<f32>(1.0) + u), log1p_small4(u), u < vec4<f32>(0.1));
+}

@@ -1,7 +1,10 @@
 // prelude: elementwise/grid.wgsl
-// One Adam step in place, one invocation per parameter element:
-//   m = b1 m + (1 - b1) g,  v = b2 v + (1 - b2) g^2,
-//   w -= lr (m / c1) / (sqrt(v / c2) + eps)     (c1 = 1 - b1^t, c2 = 1 - b2^t)
+// One Adam / AdamW step in place, one invocation per parameter element:
+//   g' = g + l2 w                                    (Adam's L2 decay; 0 for AdamW)
+//   m = b1 m + (1 - b1) g',  v = b2 v + (1 - b2) g'^2,
+//   w = w (1 - wd) - lr (m / c1) / (sqrt(v / c2) + eps)
+//     (c1 = 1 - b1^t, c2 = 1 - b2^t; wd = lr * decay for AdamW, else 0)
+// With l2 = wd = 0 this is plain Adam exactly (x + 0 w = x, x (1 - 0) = x for finite w).
 
 struct Params {
     n: u32,
@@ -11,6 +14,8 @@ struct Params {
     eps: f32,
     c1: f32,
     c2: f32,
+    l2: f32,
+    wd: f32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -28,10 +33,11 @@ fn adam(grid: Grid) {
     if i >= p.n {
         return;
     }
-    let g = grad[i];
+    let wi = w[i];
+    let g = grad[i] + p.l2 * wi;
     let mi = p.beta1 * m[i] + (1.0 - p.beta1) * g;
     let vi = p.beta2 * v[i] + (1.0 - p.beta2) * g * g;
     m[i] = mi;
     v[i] = vi;
-    w[i] -= p.lr * (mi / p.c1) / (sqrt(vi / p.c2) + p.eps);
+    w[i] = wi * (1.0 - p.wd) - p.lr * (mi / p.c1) / (sqrt(vi / p.c2) + p.eps);
 }

@@ -3,8 +3,9 @@
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::element_scan::{Binary, Bindings, Body, ElementScan, Reduce, ScanOptions, Ty, Unary};
+use wgsl_compute::element_scan::{Bindings, Body, ElementScan, ElementScanOptions, Reduce, Ty};
 use wgsl_compute::Error;
+use wgsl_compute::{Binary, Unary};
 
 use super::{check_against_interpreter, cpu, random};
 use crate::common::{assert_close, each_adapter};
@@ -23,7 +24,7 @@ fn element_scan_builder_body_matches_the_text() {
         random(&mut rng, &[3, 6, 4], 0.0, 1.0),
         random(&mut rng, &[3, 4], -1.0, 1.0),
     );
-    let opts = ScanOptions {
+    let opts = ElementScanOptions {
         axis: 1,
         ..Default::default()
     };
@@ -149,7 +150,7 @@ fn element_scan_random_bodies_gpu_matches_interpreter() {
             };
             let init = random(&mut rng, &init_shape, -1.0, 1.0);
             let body = random_body(&mut rng, &params);
-            let opts = ScanOptions {
+            let opts = ElementScanOptions {
                 axis: 1,
                 vector_state: vector,
                 reverse: rng.below(2) == 0,
@@ -193,7 +194,7 @@ fn element_scan_bodies_take_every_op_of_the_expression_ir() {
     let body = b.finish(y).unwrap();
     assert!(body.to_string().contains("relu"), "{body}");
     let mut rng = Rng::new(517);
-    let opts = ScanOptions {
+    let opts = ElementScanOptions {
         axis: 1,
         ..Default::default()
     };

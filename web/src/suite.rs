@@ -11,8 +11,9 @@
 
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{compare, Gate, Rng};
-use wgsl_compute::ops::{self, Binary, Unary};
+use wgsl_compute::ops;
 use wgsl_compute::{reference, Context, Result, Tensor};
+use wgsl_compute::{Binary, Unary};
 
 /// The elementwise ops' gate, as in `tests/elementwise.rs`.
 const ELEMENTWISE_GATE: Gate = Gate::new(1e-6, 1e-5);

@@ -56,7 +56,7 @@ fn every_parity_row_passes_on_every_adapter() {
 fn an_op_error_is_a_failed_row_with_the_message() {
     // Shapes that do not broadcast: the op's error must become a failed row, not a panic.
     let case = Case::Binary {
-        op: wgsl_compute::ops::Binary::Add,
+        op: wgsl_compute::Binary::Add,
         a: vec![3],
         b: vec![4],
     };

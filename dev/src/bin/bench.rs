@@ -4,7 +4,7 @@
 //! ceiling measured in the same run: the engine's dense copy next to a plain vec4
 //! grid-stride WGSL copy written for the bench alone (`dev/src/bin/common/peer.rs`).
 //!
-//!     cargo run --release -p wgsl-compute-dev --bin bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback] [--json out.json]
+//!     cargo run --release -p wgsl-compute-dev --bin bench -- [--quick] [--only copy,scans,mixers,matmul,gpt2] [--strategy auto|lanes|chunked|lookback|tuned] [--json out.json]
 //!     cargo run --release -p wgsl-compute-dev --bin bench -- --tuned-vs-rule [--quick] [--json out.json]
 //!
 //! `--tuned-vs-rule` (the `tuner` suite) times, for each matmul and channel-scan case, the
@@ -70,13 +70,15 @@ struct Args {
 
 const USAGE: &str =
     "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,tuner] \
-[--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback] [--json out.json] [--profile] [--trace trace.json]
+[--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback|tuned] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
 --profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
 --trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.
 --tuned-vs-rule (= --only tuner, not in the default list) tunes every matmul and channel-scan case
-in this process and times the hand rule's path against the tuner's, interleaved.";
+in this process and times the hand rule's path against the tuner's, interleaved; with
+--strategy tuned the channel scans' walk and the k x v scans' kernels and walk are tuned too
+(Strategy::Tuned against Auto).";
 
 impl Args {
     /// Whether `--only` names `suite` (a whole comma-separated name: `scans` is not
@@ -109,6 +111,7 @@ fn args() -> Args {
                     Some("lanes") => scan::Strategy::Lanes,
                     Some("chunked") => scan::Strategy::Chunked { chunk: None },
                     Some("lookback") => scan::Strategy::LookBack,
+                    Some("tuned") => scan::Strategy::Tuned,
                     _ => scan::Strategy::Auto,
                 }
             }
@@ -185,7 +188,7 @@ fn copy_ceiling(ctx: &Context, quick: bool) -> Result<(f64, Vec<Row>)> {
     let bytes = 8.0 * n as f64;
     let x = Tensor::full(ctx, &[n], 1.5)?;
     // Warm-up: the first copies of a 512 MiB buffer run at idle clocks.
-    let (s, _) = median(ctx, 5, 15, |_| ops::unary(ops::Unary::Identity, &x).map(drop))?;
+    let (s, _) = median(ctx, 5, 15, |_| ops::unary(wgsl_compute::Unary::Identity, &x).map(drop))?;
     let gbps = bytes / s / 1e9;
     figure("copy_gbps", gbps);
     let peer = peer::CopyPeer::new(ctx, n).and_then(|p| {
@@ -1025,12 +1028,15 @@ struct TunerCase {
 ///    measures for itself and neither reads nor writes the cache file), the pool's in-use
 ///    bytes compared before and after (the outputs dropped);
 /// 2. the hand rule's path (tuning off) and the tuner's choice are timed interleaved, one run
-///    of each per pair (rule, tuned, rule, tuned, ...), so drift and process-to-process noise
-///    fall on both alike; the figure is the ratio of the medians, `tuned_vs_rule_<case>`
+///    of each per pair, the pairs alternating which goes first (rule, tuned, tuned, rule,
+///    ...), so drift, process-to-process noise and a warm cache fall on both alike; the
+///    figure is the ratio of the medians, `tuned_vs_rule_<case>`
 ///    (below 1: the tuner's path is faster).
 ///
 /// Also prints each key's chosen and hand-rule path, and the tuning time per family
-/// (`tune_<family>_ms`, of which `tune_<family>_first_run_ms` the hand rule's own first runs).
+/// (`tune_<family>_ms`, of which `tune_<family>_first_run_ms` the hand rule's own first runs;
+/// the rounds that time a key again once its candidates' background builds end included), and
+/// the build time spent on background threads (`tune_background_build_ms`).
 fn bench_tuner(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<()> {
     let (mode, path) = (ctx.tune_mode(), ctx.tune_cache_path());
     ctx.set_tune_cache(None);
@@ -1066,8 +1072,9 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
     }
     let opts = ScanOptions::route(scan::Route::Gpu).with_strategy(strategy);
     for c in scan_cases(quick) {
-        if !matches!(c.op, "linear_scan" | "parallel_scan_log") {
-            continue; // no tuned family
+        // The k x v scans have a tuned family only under Strategy::Tuned (matrix_scan).
+        if !matches!(c.op, "linear_scan" | "parallel_scan_log") && strategy != scan::Strategy::Tuned {
+            continue;
         }
         let sets: Vec<Vec<Tensor>> = (0..ROTATE)
             .map(|_| scan_inputs(ctx, &mut rng, &c))
@@ -1080,7 +1087,7 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
             c.label.replace("long-T", "longT"),
             strategy_tag(strategy)
         );
-        let pairs = if c.label == "large" { 5 } else { 15 };
+        let pairs = if c.label == "large" { 6 } else { 16 };
         let (op, fwd_sets, fb_sets) = (c.op, sets.clone(), sets);
         let (fwd_opts, fb_opts) = (opts, opts);
         let cases = vec![
@@ -1111,7 +1118,9 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
             ctx.synchronize()?;
             let before = ctx.pool_stats().in_use;
             let known = ctx.tune_entries();
-            (case.run)(0)?;
+            // The candidates' pipelines build in the background; the keys are timed again at
+            // the first call after they are built.
+            ctx.tune_settled(|| (case.run)(0))?;
             ctx.synchronize()?;
             let after = ctx.pool_stats().in_use;
             pool_before += before;
@@ -1144,7 +1153,13 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
             }
             ctx.synchronize()?;
             for i in 0..case.pairs {
-                for (mode, times) in [(TuneMode::Off, &mut rule), (TuneMode::On, &mut tuned)] {
+                // ABBA: the pairs alternate which run goes first, so neither gains from the
+                // other's inputs left in the cache (the lab scans' 16 MB fit the H200's L2).
+                let mut order = [(TuneMode::Off, &mut rule), (TuneMode::On, &mut tuned)];
+                if i % 2 == 1 {
+                    order.reverse();
+                }
+                for (mode, times) in order {
                     ctx.set_tune_mode(mode);
                     let ((), t) = ctx.time(|| (case.run)(i))?;
                     times.push(t.seconds);
@@ -1200,6 +1215,9 @@ fn tuner_cases(ctx: &Context, quick: bool, strategy: scan::Strategy) -> Result<(
         figure(format!("tune_{}_first_run_ms", t.family), t.first_run_ms);
         figure(format!("tune_{}_keys", t.family), t.keys as f64);
     }
+    let background = ctx.tune_background_ms();
+    println!("the candidates' pipelines built on background threads meanwhile: {background:.1} ms of build time");
+    figure("tune_background_build_ms", background);
     println!(
         "pool in use around each case's tuning call, summed over the cases: {pool_before} B before, {pool_after} B after"
     );

@@ -265,8 +265,8 @@ impl Gpt2 {
                 &b.ln_2_bias,
                 eps,
             )?;
-            let f = ops::linear_gelu(&h, &b.fc_weight, &b.fc_bias)?; // (T, 4C)
-                                                                     // x = x + f @ W + b;  h = the next norm of x
+            let f = ops::linear_gelu(&h, &b.fc_weight, Some(&b.fc_bias))?; // (T, 4C)
+                                                                           // x = x + f @ W + b;  h = the next norm of x
             let (g, beta) = next_norm(layer + 1);
             (x, h) = ops::linear_residual_layer_norm(&f, &b.mlp_proj_weight, &b.mlp_proj_bias, &x, g, beta, eps)?;
             if let Some(r) = residuals.as_deref_mut() {

@@ -112,10 +112,14 @@ pub fn linear_residual(x: &Tensor, w: &Tensor, bias: &Tensor, residual: &Tensor)
     )
 }
 
-/// `gelu_tanh(x @ w + bias)`, bias and GELU fused into the matmul's epilogue.
-/// x (..., K), w (K, N), bias (N,) -> (..., N).
-pub fn linear_gelu(x: &Tensor, w: &Tensor, bias: &Tensor) -> Result<Tensor> {
-    linear_impl("linear_gelu", x, w, Some(bias), None, Epilogue::BiasGelu)
+/// `gelu_tanh(x @ w + bias)`, bias and GELU fused into the matmul's epilogue; the bias is
+/// optional as in [`linear`] (without one, the matmul and then `ops::gelu`: two dispatches,
+/// since the epilogue's GELU reads a bias). x (..., K), w (K, N), bias (N,) -> (..., N).
+pub fn linear_gelu(x: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+    match bias {
+        Some(b) => linear_impl("linear_gelu", x, w, Some(b), None, Epilogue::BiasGelu),
+        None => crate::ops::gelu(&linear_impl("linear_gelu", x, w, None, None, Epilogue::None)?),
+    }
 }
 
 fn linear_impl(

@@ -140,7 +140,7 @@ pub fn projections(
     for p in &mut out {
         // A copy that moves the weight's bytes: half read, half written.
         let x = Tensor::full(ctx, &[(p.weight_bytes() / 8.0) as usize], 1.0)?;
-        let copies = dispatch_times(ctx, || ops::unary(ops::Unary::Identity, &x).map(drop))?;
+        let copies = dispatch_times(ctx, || ops::unary(wgsl_compute::Unary::Identity, &x).map(drop))?;
         p.copy_seconds = median(copies.unwrap_or_default().iter().flatten().map(|e| e.1).collect());
     }
     Ok(out)

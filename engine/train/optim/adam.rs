@@ -1,5 +1,11 @@
-//! Adam, updating parameters in place on the device (`shaders/train/adam.wgsl`).
+//! Adam and AdamW, updating parameters in place on the device (`shaders/train/adam.wgsl`).
+//!
+//! Per element, with `t` the step count, `c1 = 1 - beta1^t`, `c2 = 1 - beta2^t`:
+//! `g' = g + l2 w` (Adam's L2 decay), `m = beta1 m + (1 - beta1) g'`,
+//! `v = beta2 v + (1 - beta2) g'^2`, `w = w (1 - lr wd) - lr (m / c1) / (sqrt(v / c2) + eps)`
+//! (AdamW's decoupled decay `wd`). With both decays 0 the update is plain Adam, bit for bit.
 
+use super::{check_nonnegative, check_step, zero_state, Optimizer};
 use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
@@ -17,24 +23,29 @@ pub struct Adam {
     pub beta2: f32,
     /// Added to the second moment's square root (1e-8).
     pub eps: f32,
+    /// Weight decay (0: none): decoupled (AdamW) when `decoupled`, else added to the gradient
+    /// as `weight_decay * w` (Adam with L2).
+    pub weight_decay: f32,
+    /// Whether `weight_decay` is AdamW's decoupled decay.
+    pub decoupled: bool,
     steps: u32,
     /// (m, v) per parameter, the parameter's shape.
     moments: Vec<(Tensor, Tensor)>,
 }
 
-/// Adam's settings: lr finite and >= 0, beta1 and beta2 in [0, 1), eps finite and > 0.
-fn check_settings(lr: f32, beta1: f32, beta2: f32, eps: f32) -> Result<()> {
+/// Adam's settings: lr and weight_decay finite and >= 0, beta1 and beta2 in [0, 1), eps
+/// finite and > 0.
+fn check_settings(a: &Adam) -> Result<()> {
     let op = "adam";
-    if !(lr >= 0.0 && lr.is_finite()) {
-        return Err(Error::value(op, "lr", "a finite learning rate >= 0", lr));
-    }
-    for (name, b) in [("beta1", beta1), ("beta2", beta2)] {
+    check_nonnegative(op, "lr", "learning rate", a.lr)?;
+    check_nonnegative(op, "weight_decay", "weight decay", a.weight_decay)?;
+    for (name, b) in [("beta1", a.beta1), ("beta2", a.beta2)] {
         if !(0.0..1.0).contains(&b) {
             return Err(Error::value(op, name, "a value in [0, 1)", b));
         }
     }
-    if !(eps > 0.0 && eps.is_finite()) {
-        return Err(Error::value(op, "eps", "a finite value > 0", eps));
+    if !(a.eps > 0.0 && a.eps.is_finite()) {
+        return Err(Error::value(op, "eps", "a finite value > 0", a.eps));
     }
     Ok(())
 }
@@ -43,31 +54,32 @@ impl Adam {
     /// Zero moments for `params` (dense tensors the optimiser will update in place). `lr`
     /// must be finite and >= 0 (a NaN would turn every parameter into NaN).
     pub fn new(params: &[&Tensor], lr: f32) -> Result<Self> {
-        check_settings(lr, 0.9, 0.999, 1e-8)?;
-        let moments = params
-            .iter()
-            .map(|p| {
-                if !p.is_contiguous() {
-                    return Err(Error::value(
-                        "adam",
-                        "params",
-                        "dense tensors (updated in place)",
-                        "a view",
-                    ));
-                }
-                Ok((
-                    Tensor::zeros(p.context(), p.shape())?,
-                    Tensor::zeros(p.context(), p.shape())?,
-                ))
-            })
-            .collect::<Result<_>>()?;
-        Ok(Adam {
+        Self::with_decay(params, lr, 0.0, false)
+    }
+
+    /// AdamW: Adam with decoupled weight decay `weight_decay` (finite, >= 0): each step first
+    /// shrinks every weight by `lr * weight_decay` of itself (Loshchilov & Hutter).
+    pub fn adamw(params: &[&Tensor], lr: f32, weight_decay: f32) -> Result<Self> {
+        Self::with_decay(params, lr, weight_decay, true)
+    }
+
+    fn with_decay(params: &[&Tensor], lr: f32, weight_decay: f32, decoupled: bool) -> Result<Self> {
+        let adam = Adam {
             lr,
             beta1: 0.9,
             beta2: 0.999,
             eps: 1e-8,
+            weight_decay,
+            decoupled,
             steps: 0,
-            moments,
+            moments: vec![],
+        };
+        check_settings(&adam)?;
+        let m = zero_state("adam", params)?;
+        let v = zero_state("adam", params)?;
+        Ok(Adam {
+            moments: m.into_iter().zip(v).collect(),
+            ..adam
         })
     }
 
@@ -79,43 +91,19 @@ impl Adam {
     /// One step: each parameter moves against its gradient (same order and shapes as `new`).
     pub fn step(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
         let op = "adam";
-        if params.len() != self.moments.len() || grads.len() != params.len() {
-            return Err(Error::value(
-                op,
-                "params / grads",
-                format!("{} of each (as at creation)", self.moments.len()),
-                format!("{} params, {} grads", params.len(), grads.len()),
-            ));
-        }
         // The settings are public fields: checked again, with every pair, before anything
         // moves, so an error leaves the model as it was.
-        check_settings(self.lr, self.beta1, self.beta2, self.eps)?;
-        for (i, ((p, g), (m, _))) in params.iter().zip(grads).zip(&self.moments).enumerate() {
-            if p.shape() != m.shape() {
-                return Err(Error::value(
-                    op,
-                    "params",
-                    format!("the tensors Adam was created with (param {i} of shape {:?})", m.shape()),
-                    format!("{:?}", p.shape()),
-                ));
-            }
-            if g.shape() != p.shape() {
-                return Err(Error::mismatch(op, "grad", g.shape(), "param", p.shape()));
-            }
-            if !p.is_contiguous() {
-                return Err(Error::value(
-                    op,
-                    "params",
-                    "dense tensors (updated in place)",
-                    format!("a view at param {i}"),
-                ));
-            }
-            p.expect_context(m.context(), op, "params")?;
-            g.expect_context(m.context(), op, "grads")?;
-        }
+        check_settings(self)?;
+        let states: Vec<&Tensor> = self.moments.iter().map(|(m, _)| m).collect();
+        check_step(op, &states, params, grads)?;
         self.steps += 1;
         let c1 = 1.0 - self.beta1.powi(self.steps as i32);
         let c2 = 1.0 - self.beta2.powi(self.steps as i32);
+        let (l2, wd) = match self.decoupled {
+            true => (0.0, self.lr * self.weight_decay),
+            false => (self.weight_decay, 0.0),
+        };
+        let (lr, b1, b2, eps) = (self.lr, self.beta1, self.beta2, self.eps);
         for ((p, g), (m, v)) in params.iter().zip(grads).zip(&self.moments) {
             match p.context().gpu() {
                 Some(gpu) => {
@@ -123,12 +111,14 @@ impl Adam {
                     let n = p.len();
                     let params = Params::new()
                         .usize(n)
-                        .f32(self.lr)
-                        .f32(self.beta1)
-                        .f32(self.beta2)
-                        .f32(self.eps)
+                        .f32(lr)
+                        .f32(b1)
+                        .f32(b2)
+                        .f32(eps)
                         .f32(c1)
-                        .f32(c2);
+                        .f32(c2)
+                        .f32(l2)
+                        .f32(wd);
                     gpu.dispatch_items(
                         &gpu.kernel(&ADAM, &[])?,
                         &params,
@@ -149,9 +139,10 @@ impl Adam {
                         .and(&mut mh)
                         .and(&mut vh)
                         .for_each(|w, &g, m, v| {
-                            *m = self.beta1 * *m + (1.0 - self.beta1) * g;
-                            *v = self.beta2 * *v + (1.0 - self.beta2) * g * g;
-                            *w -= self.lr * (*m / c1) / ((*v / c2).sqrt() + self.eps);
+                            let g = g + l2 * *w;
+                            *m = b1 * *m + (1.0 - b1) * g;
+                            *v = b2 * *v + (1.0 - b2) * g * g;
+                            *w = *w * (1.0 - wd) - lr * (*m / c1) / ((*v / c2).sqrt() + eps);
                         });
                     p.host_write(&w.view(), op)?;
                     m.host_write(&mh.view(), op)?;
@@ -160,5 +151,11 @@ impl Adam {
             }
         }
         Ok(())
+    }
+}
+
+impl Optimizer for Adam {
+    fn step_tensors(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
+        self.step(params, grads)
     }
 }

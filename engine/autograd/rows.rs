@@ -1,0 +1,112 @@
+//! Row ops on variables (the last axis): sum, softmax, layer norm, and the whole-tensor sum
+//! built from them. Each backward is composed of the engine's tensor ops.
+
+use super::var::{rule, when, Var};
+use crate::element_scan::reduce_to::{broadcast_to, reduce_to};
+use crate::error::Result;
+use crate::ops;
+use crate::tensor::Tensor;
+
+/// `x (..., n)` -> its shape with the last axis 1, `(..., 1)`: a row value kept for broadcast.
+fn keep_last(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let mut s = shape.to_vec();
+    if let Some(last) = s.last_mut() {
+        *last = 1;
+    }
+    x.reshape(&s)
+}
+
+/// A rank-0 constant on x's context.
+fn scalar(x: &Tensor, v: f32) -> Result<Tensor> {
+    Tensor::full(x.context(), &[], v)
+}
+
+/// Row mean over the last axis, kept: x (..., n) -> (..., 1).
+fn mean_rows(x: &Tensor) -> Result<Tensor> {
+    let n = x.shape().last().copied().unwrap_or(1).max(1);
+    let s = keep_last(&ops::sum_last(x)?, x.shape())?;
+    ops::mul(&s, &scalar(x, 1.0 / n as f32)?)
+}
+
+impl Var {
+    /// Sum along the last axis. (..., n) -> (...).
+    pub fn sum_last(&self) -> Result<Var> {
+        Var::record("sum_last", &[self], |t| {
+            let y = ops::sum_last(t[0])?;
+            let shape = t[0].shape().to_vec();
+            Ok((
+                y,
+                rule(move |g, need| {
+                    // Every element of a row gets the row's gradient: (...) -> (..., n).
+                    Ok(vec![when(need[0], || {
+                        broadcast_to(&keep_last(g, &shape)?, &shape)?.contiguous()
+                    })?])
+                }),
+            ))
+        })
+    }
+
+    /// Sum of every element: reshape to (len,) and sum the row. (...) -> ().
+    pub fn sum_all(&self) -> Result<Var> {
+        self.reshape(&[self.tensor().len()])?.sum_last()
+    }
+
+    /// Softmax over the last axis, optionally causal (see `ops::softmax_last`).
+    /// (..., n) -> (..., n). dx = y * (g - sum_last(g * y)).
+    pub fn softmax_last(&self, causal: Option<usize>) -> Result<Var> {
+        Var::record("softmax_last", &[self], |t| {
+            let y = ops::softmax_last(t[0], causal)?;
+            let saved = y.clone();
+            Ok((
+                y,
+                rule(move |g, need| {
+                    Ok(vec![when(need[0], || {
+                        let s = keep_last(&ops::sum_last(&ops::mul(g, &saved)?)?, saved.shape())?; // (..., 1)
+                        ops::mul(&saved, &ops::sub(g, &s)?)
+                    })?])
+                }),
+            ))
+        })
+    }
+
+    /// Layer norm over the last axis with gamma, beta (n,) (see `ops::layer_norm`).
+    /// x (..., n) -> (..., n). With xhat = (x - mean) rstd and dxhat = g gamma:
+    /// dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), dgamma = sum(g xhat),
+    /// dbeta = sum(g) over every row.
+    pub fn layer_norm(&self, gamma: &Var, beta: &Var, eps: f32) -> Result<Var> {
+        Var::record("layer_norm", &[self, gamma, beta], |t| {
+            let y = ops::layer_norm(t[0], t[1], t[2], eps)?;
+            let (x, gamma) = (t[0].clone(), t[1].clone());
+            Ok((
+                y,
+                rule(move |g, need| {
+                    let n = gamma.shape().to_vec();
+                    // The row statistics, recomputed: xc, xhat (..., n), rstd (..., 1).
+                    let xc = ops::sub(&x, &mean_rows(&x)?)?;
+                    let var = mean_rows(&ops::mul(&xc, &xc)?)?;
+                    let rstd = ops::div(&scalar(&x, 1.0)?, &ops::sqrt(&ops::add(&var, &scalar(&x, eps)?)?)?)?;
+                    let xhat = ops::mul(&xc, &rstd)?;
+                    let dx = when(need[0], || {
+                        let dxhat = ops::mul(g, &gamma)?;
+                        let m1 = mean_rows(&dxhat)?;
+                        let m2 = mean_rows(&ops::mul(&dxhat, &xhat)?)?;
+                        let inner = ops::sub(&ops::sub(&dxhat, &m1)?, &ops::mul(&xhat, &m2)?)?;
+                        ops::mul(&rstd, &inner)
+                    })?;
+                    let dgamma = when(need[1], || reduce_to(&ops::mul(g, &xhat)?, &n))?;
+                    let dbeta = when(need[2], || reduce_to(g, &n))?;
+                    Ok(vec![dx, dgamma, dbeta])
+                }),
+            ))
+        })
+    }
+}
+
+impl Var {
+    /// The index of each row's largest element (`ops::argmax_last`), as f32. (..., n) ->
+    /// (...). Recorded without a gradient: a backward that reaches it fails with
+    /// `Error::NoGradient`; detach it to use it as a constant.
+    pub fn argmax_last(&self) -> Result<Var> {
+        Var::record_without_rule("argmax_last", &[self], |t| ops::argmax_last(t[0]))
+    }
+}

@@ -1,0 +1,280 @@
+//! The tape: the ops recorded on one context, in the order they ran, each with the backward
+//! rule that maps its output's gradient to its inputs' gradients. Appending in execution
+//! order makes the tape a topological order, so [`backward`] is one reverse sweep.
+//!
+//! An entry holds its rule (and through it the tensors the rule saved) until a backward
+//! frees it; a later backward that reaches a freed entry fails with [`Error::TapeFreed`].
+
+use std::cell::Cell;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::var::Var;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::tensor::Tensor;
+
+/// A backward rule: from dL/d output and which inputs want a gradient (`need[k]`), the
+/// gradient of each input (None for an input that wants none or gets none), each of its
+/// input's shape. `Send + Sync` natively (a tape may cross threads); on wasm, where tensors
+/// are neither, not.
+#[cfg(not(target_arch = "wasm32"))]
+pub type Rule = Arc<dyn Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync>;
+/// A backward rule (see the native form).
+#[cfg(target_arch = "wasm32")]
+pub type Rule = Arc<dyn Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>>>;
+
+/// What [`rule`](super::rule) takes: a closure that can be a [`Rule`].
+#[cfg(not(target_arch = "wasm32"))]
+pub trait RuleFn: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<F: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync + 'static> RuleFn for F {}
+/// What [`rule`](super::rule) takes: a closure that can be a [`Rule`].
+#[cfg(target_arch = "wasm32")]
+pub trait RuleFn: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + 'static {}
+#[cfg(target_arch = "wasm32")]
+impl<F: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + 'static> RuleFn for F {}
+
+/// What an entry of the tape can still do.
+#[derive(Clone)]
+enum Step {
+    /// A variable made by [`Tape::var`]: gradients stop here.
+    Leaf,
+    /// An op with its rule.
+    Op(Rule),
+    /// An op recorded without a rule: a gradient reaching it is [`Error::NoGradient`].
+    NoRule,
+    /// An op whose rule an earlier backward dropped.
+    Freed,
+}
+
+#[derive(Clone)]
+struct Entry {
+    op: &'static str,
+    /// The tape index of each input that is a variable (None: a constant).
+    inputs: Vec<Option<usize>>,
+    /// The output's shape, which its gradient must have.
+    shape: Vec<usize>,
+    step: Step,
+}
+
+struct Inner {
+    ctx: Context,
+    entries: Vec<Entry>,
+}
+
+/// A record of ops on one context. Cloning shares the record.
+///
+/// ```
+/// use wgsl_compute::autograd::Tape;
+/// use wgsl_compute::{Context, Tensor};
+/// let ctx = Context::cpu();
+/// let tape = Tape::new(&ctx);
+/// let x = tape.var(&Tensor::from_slice(&ctx, &[3], &[1., 2., 3.])?)?; // (3,)
+/// let loss = x.mul(&x)?.sum_all()?;                                  // sum x^2, ()
+/// assert_eq!(loss.backward()?.get(&x).unwrap().to_vec()?, vec![2., 4., 6.]);
+/// # Ok::<(), wgsl_compute::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Tape {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for Tape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = self.lock();
+        write!(f, "Tape({} entries on {:?})", inner.entries.len(), inner.ctx)
+    }
+}
+
+thread_local! {
+    /// Depth of nested [`no_grad`] scopes on this thread.
+    static NO_GRAD: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Runs `f` with recording off on this thread: ops on variables inside return constants.
+pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
+    struct Scope;
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            NO_GRAD.with(|d| d.set(d.get() - 1));
+        }
+    }
+    NO_GRAD.with(|d| d.set(d.get() + 1));
+    let _scope = Scope;
+    f()
+}
+
+/// True when ops are recorded on this thread (no [`no_grad`] scope is open).
+pub fn is_recording() -> bool {
+    NO_GRAD.with(|d| d.get() == 0)
+}
+
+impl Tape {
+    /// An empty tape on `ctx`.
+    pub fn new(ctx: &Context) -> Self {
+        Tape {
+            inner: Arc::new(Mutex::new(Inner {
+                ctx: ctx.clone(),
+                entries: vec![],
+            })),
+        }
+    }
+
+    /// The context every variable of this tape lives on.
+    pub fn context(&self) -> Context {
+        self.lock().ctx.clone()
+    }
+
+    /// Entries recorded so far (leaves included).
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// True before anything is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A variable (a leaf: its gradient is kept) holding `t`, which must live on this
+    /// tape's context.
+    pub fn var(&self, t: &Tensor) -> Result<Var> {
+        let mut inner = self.lock();
+        t.expect_context(&inner.ctx, "Tape::var", "t")?;
+        let index = inner.entries.len();
+        inner.entries.push(Entry {
+            op: "var",
+            inputs: vec![],
+            shape: t.shape().to_vec(),
+            step: Step::Leaf,
+        });
+        Ok(Var::on_tape(t.clone(), self.clone(), index))
+    }
+
+    /// True when `other` is this tape (not a copy of its contents).
+    pub fn same(&self, other: &Tape) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends op `op` with output `out`, inputs at `inputs` and `rule` (None: no gradient);
+    /// returns the output's index.
+    pub(crate) fn push(&self, op: &'static str, inputs: Vec<Option<usize>>, out: &Tensor, rule: Option<Rule>) -> usize {
+        let mut inner = self.lock();
+        let index = inner.entries.len();
+        inner.entries.push(Entry {
+            op,
+            inputs,
+            shape: out.shape().to_vec(),
+            step: rule.map_or(Step::NoRule, Step::Op),
+        });
+        index
+    }
+}
+
+/// The gradients of one backward, keyed by variable: every variable of the tape that the
+/// loss depends on (leaves and intermediates alike).
+pub struct Grads {
+    tape: Tape,
+    grads: Vec<Option<Tensor>>,
+}
+
+impl std::fmt::Debug for Grads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.grads.iter().filter(|g| g.is_some()).count();
+        write!(f, "Grads({n} variables)")
+    }
+}
+
+impl Grads {
+    /// dL/d `v` (the shape of `v`), or None when the loss does not depend on `v` or `v` is
+    /// not a variable of this backward's tape.
+    pub fn get(&self, v: &Var) -> Option<&Tensor> {
+        let (tape, index) = v.node()?;
+        if !tape.same(&self.tape) {
+            return None;
+        }
+        self.grads.get(index)?.as_ref()
+    }
+
+    /// dL/d `v`, to replace (e.g. by gradient clipping); None as for [`Grads::get`]. A
+    /// replacement must keep the variable's shape for an optimiser to accept it.
+    pub fn get_mut(&mut self, v: &Var) -> Option<&mut Tensor> {
+        let (tape, index) = v.node()?;
+        if !tape.same(&self.tape) {
+            return None;
+        }
+        self.grads.get_mut(index)?.as_mut()
+    }
+}
+
+/// dL/d every variable the loss depends on, seeded with `seed` (loss's shape); frees the
+/// entries it passes through unless `retain`.
+pub(crate) fn backward(loss: &Var, seed: &Tensor, retain: bool) -> Result<Grads> {
+    let op = "backward";
+    let Some((tape, root)) = loss.node() else {
+        return Err(Error::value(
+            op,
+            "loss",
+            "a variable recorded on a tape",
+            "a constant (no input was a variable, or it was made under no_grad)",
+        ));
+    };
+    let ctx = tape.context();
+    loss.tensor().expect_context(&ctx, op, "loss")?;
+    seed.expect_context(&ctx, op, "seed")?;
+    if seed.shape() != loss.shape() {
+        return Err(Error::mismatch(op, "seed", seed.shape(), "loss", loss.shape()));
+    }
+    // The entries up to the root, copied out so that no lock is held while rules run.
+    let steps: Vec<Entry> = tape.lock().entries[..=root].to_vec();
+    let mut grads: Vec<Option<Tensor>> = vec![None; root + 1];
+    grads[root] = Some(seed.clone());
+    let mut visited = vec![false; root + 1];
+    for i in (0..=root).rev() {
+        let Some(g) = grads[i].clone() else { continue };
+        visited[i] = true;
+        let Entry {
+            op: name, inputs, step, ..
+        } = &steps[i];
+        let rule = match step {
+            Step::Leaf => continue,
+            Step::Op(rule) => rule,
+            Step::NoRule => return Err(Error::NoGradient { op: name }),
+            Step::Freed => return Err(Error::TapeFreed { op, entry: name }),
+        };
+        let need: Vec<bool> = inputs.iter().map(Option::is_some).collect();
+        let got = rule(&g, &need)?;
+        for (k, input) in inputs.iter().enumerate() {
+            let (Some(j), Some(Some(d))) = (input, got.get(k)) else {
+                continue;
+            };
+            let want = &steps[*j].shape;
+            if d.shape() != want.as_slice() {
+                return Err(Error::mismatch(
+                    name,
+                    "gradient of an input",
+                    d.shape(),
+                    "the input",
+                    want,
+                ));
+            }
+            grads[*j] = Some(match grads[*j].take() {
+                Some(prev) => ops::add(&prev, d)?,
+                None => d.clone(),
+            });
+        }
+    }
+    if !retain {
+        let mut inner = tape.lock();
+        for (i, e) in inner.entries[..=root].iter_mut().enumerate() {
+            if visited[i] && matches!(e.step, Step::Op(_)) {
+                e.step = Step::Freed;
+            }
+        }
+    }
+    Ok(Grads { tape, grads })
+}

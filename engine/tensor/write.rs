@@ -1,0 +1,61 @@
+//! Writing host data into an existing tensor, in place: every tensor sharing its buffer sees
+//! the new values. The way to change a plan's inputs between replays (the plan binds the
+//! buffer, not its contents).
+
+use ndarray::{ArrayViewD, IxDyn};
+
+use super::{copy_into, Storage, Tensor};
+use crate::error::{Error, Result};
+use crate::shape::DType;
+
+impl Tensor {
+    /// Overwrites this tensor's elements with `data` (row-major over the view), in place. An
+    /// F32 tensor; `data.len()` must equal [`Tensor::len`]. A dense view is one upload into
+    /// its byte range; any other view uploads `data` and copies it in with `copy_into` (a
+    /// view that addresses one element twice, a stride-0 axis, is refused). Ordered after the
+    /// ops recorded before it (their commands are submitted first), so a replayed plan reads
+    /// the new values on its next replay. Inside a plan capture it is an error, as every
+    /// upload is. self (...), data (len) -> ().
+    ///
+    /// ```
+    /// use wgsl_compute::{Context, Tensor};
+    /// let ctx = Context::cpu();
+    /// let x = Tensor::zeros(&ctx, &[2, 2])?;
+    /// x.write(&[1., 2., 3., 4.])?;
+    /// assert_eq!(x.to_vec()?, vec![1., 2., 3., 4.]);
+    /// assert!(x.write(&[1., 2.]).is_err()); // 2 values for 4 elements
+    /// # Ok::<(), wgsl_compute::Error>(())
+    /// ```
+    pub fn write(&self, data: &[f32]) -> Result<()> {
+        let op = "Tensor::write";
+        self.expect_dtype(op, "self", &[DType::F32])?;
+        if data.len() != self.len() {
+            return Err(Error::value(
+                op,
+                "data",
+                format!("{} values for shape {:?}", self.len(), self.shape()),
+                data.len(),
+            ));
+        }
+        if self.is_empty() {
+            return Ok(());
+        }
+        match (&self.storage, self.ctx.gpu()) {
+            (Storage::Cpu(_), _) => {
+                let src = ArrayViewD::from_shape(IxDyn(self.shape()), data)
+                    .map_err(|e| Error::value(op, "data", "values that fill the shape", e))?;
+                let l = self.layout();
+                if l.shape.iter().zip(&l.strides).any(|(&n, &s)| n > 1 && s == 0) {
+                    // The strided host write would refuse it less clearly; copy_into names it.
+                    return copy_into(self, &Tensor::from_slice(&self.ctx, self.shape(), data)?);
+                }
+                self.host_write(&src, op)
+            }
+            (Storage::Gpu(b), Some(gpu)) if self.layout.is_dense() => {
+                gpu.write(b.buffer(), (self.layout.offset * 4) as u64, bytemuck::cast_slice(data));
+                Ok(())
+            }
+            _ => copy_into(self, &Tensor::from_slice(&self.ctx, self.shape(), data)?),
+        }
+    }
+}

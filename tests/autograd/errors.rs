@@ -1,0 +1,106 @@
+//! Bad input to the tape, each a clear error: a non-scalar loss without a seed, a variable
+//! from another context, an op without a gradient, a second backward over a freed tape;
+//! and what turns recording off (constants, detach, no_grad).
+
+use wgsl_compute::autograd::{no_grad, Tape, Var};
+use wgsl_compute::{Context, Error, Tensor};
+
+fn tensor(ctx: &Context, shape: &[usize]) -> Tensor {
+    let n: usize = shape.iter().product();
+    let data: Vec<f32> = (0..n).map(|i| 0.25 + i as f32 * 0.5).collect();
+    Tensor::from_slice(ctx, shape, &data).unwrap()
+}
+
+#[test]
+fn autograd_backward_of_a_non_scalar_loss_needs_a_seed() {
+    let ctx = Context::cpu();
+    let tape = Tape::new(&ctx);
+    let x = tape.var(&tensor(&ctx, &[3, 5])).unwrap();
+    let y = x.exp().unwrap();
+    let err = y.backward().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Shape {
+                op: "backward",
+                arg: "loss",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("[3, 5]"), "{err}");
+    // With a seed of the loss's shape it runs; a seed of another shape is refused.
+    let bad = y.backward_with(&tensor(&ctx, &[5, 3])).unwrap_err();
+    assert!(matches!(bad, Error::ShapeMismatch { op: "backward", .. }), "{bad}");
+    let g = y.backward_with(&tensor(&ctx, &[3, 5])).unwrap();
+    assert_eq!(g.get(&x).unwrap().shape(), &[3, 5]);
+}
+
+#[test]
+fn autograd_variables_of_another_context_are_refused() {
+    let (a, b) = (Context::cpu(), Context::cpu());
+    let tape = Tape::new(&a);
+    let err = tape.var(&tensor(&b, &[3])).unwrap_err();
+    assert!(matches!(err, Error::WrongContext { op: "Tape::var", .. }), "{err}");
+    let x = tape.var(&tensor(&a, &[3])).unwrap();
+    let other = Var::constant(&tensor(&b, &[3]));
+    let err = x.mul(&other).unwrap_err();
+    assert!(matches!(err, Error::WrongContext { op: "mul", .. }), "{err}");
+    // Two tapes on one context do not meet either.
+    let y = Tape::new(&a).var(&tensor(&a, &[3])).unwrap();
+    let err = x.add(&y).unwrap_err();
+    assert!(err.to_string().contains("variables of one tape"), "{err}");
+}
+
+#[test]
+fn autograd_an_op_without_a_gradient_is_named() {
+    let ctx = Context::cpu();
+    let tape = Tape::new(&ctx);
+    let x = tape.var(&tensor(&ctx, &[3, 5])).unwrap();
+    let i = x.argmax_last().unwrap(); // recorded, without a rule
+    assert!(i.is_variable());
+    let loss = i.mul(&x.sum_last().unwrap()).unwrap().sum_all().unwrap();
+    let err = loss.backward().unwrap_err();
+    assert!(matches!(err, Error::NoGradient { op: "argmax_last" }), "{err}");
+    assert!(err.to_string().contains("argmax_last"), "{err}");
+    // Detached, the index is a constant and the gradient flows around it.
+    let loss = i.detach().mul(&x.sum_last().unwrap()).unwrap().sum_all().unwrap();
+    assert!(loss.backward().unwrap().get(&x).is_some());
+}
+
+#[test]
+fn autograd_a_second_backward_over_a_freed_tape_fails() {
+    let ctx = Context::cpu();
+    let tape = Tape::new(&ctx);
+    let x = tape.var(&tensor(&ctx, &[4])).unwrap();
+    let loss = x.tanh().unwrap().sum_all().unwrap();
+    let first = loss.backward_retained(None).unwrap();
+    let second = loss.backward().unwrap(); // the retained tape allows one more
+    assert_eq!(
+        first.get(&x).unwrap().to_vec().unwrap(),
+        second.get(&x).unwrap().to_vec().unwrap()
+    );
+    let err = loss.backward().unwrap_err();
+    assert!(matches!(err, Error::TapeFreed { op: "backward", .. }), "{err}");
+    // The leaves survive: a new loss over them records and differentiates.
+    let again = x.exp().unwrap().sum_all().unwrap().backward().unwrap();
+    assert!(again.get(&x).is_some());
+}
+
+#[test]
+fn autograd_records_nothing_unless_asked() {
+    let ctx = Context::cpu();
+    let tape = Tape::new(&ctx);
+    let x = tape.var(&tensor(&ctx, &[3])).unwrap();
+    let c = Var::constant(&tensor(&ctx, &[3]));
+    let before = tape.len();
+    assert!(!c.exp().unwrap().is_variable(), "ops on constants return constants");
+    let y = no_grad(|| x.exp()).unwrap();
+    assert!(!y.is_variable(), "no_grad turns recording off");
+    assert!(!x.detach().exp().unwrap().is_variable());
+    assert_eq!(tape.len(), before, "nothing was recorded");
+    let err = y.sum_all().unwrap().backward().unwrap_err();
+    assert!(matches!(err, Error::Value { op: "backward", .. }), "{err}");
+    assert!(x.exp().unwrap().is_variable(), "recording is back on after the scope");
+}
