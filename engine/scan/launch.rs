@@ -353,6 +353,14 @@ pub(crate) struct ChannelKernels {
     pub outputs: &'static [&'static str],
 }
 
+/// A channel scan's tuner key: B x channels, channels and T bucketed, then the op, the
+/// direction and `labels`.
+fn channel_key(op: &str, (channels, walks, t): (usize, usize, usize), reverse: bool, labels: &[&str]) -> String {
+    let mut all = vec![op, if reverse { "reverse" } else { "" }];
+    all.extend_from_slice(labels);
+    crate::tune::key::shape_key(&[("walks", walks), ("c", channels), ("t", t)], &[("c", channels)], &all)
+}
+
 /// A planned channel scan: the launch, the channels an invocation carries and the storage dtype.
 pub(crate) struct ChannelPlan {
     pub launch: Launch,
@@ -440,14 +448,8 @@ impl ChannelKernels {
     ) -> Option<usize> {
         let (hand, others) = self.widths(gpu, strategy, dtype, dims)?;
         let key = || {
-            let (channels, walks, t) = dims;
             let kind = self.plan(gpu, strategy, dtype, dims, reverse, None).launch.walk.kind();
-            let (dtype, strategy) = (dtype.to_string(), strategy.to_string());
-            crate::tune::key::shape_key(
-                &[("walks", walks), ("c", channels), ("t", t)],
-                &[("c", channels)],
-                &[op, if reverse { "reverse" } else { "" }, &dtype, &strategy, kind],
-            )
+            channel_key(op, dims, reverse, &[&dtype.to_string(), &strategy.to_string(), kind])
         };
         Some(ctx.choose(crate::tune::Family::ChannelScan, key, hand, &others, width_name, run))
     }
@@ -478,15 +480,7 @@ impl ChannelKernels {
             .into_iter()
             .filter(|&s| kind(s) != hand)
             .collect();
-        let key = || {
-            let (channels, walks, t) = dims;
-            let dtype = dtype.to_string();
-            crate::tune::key::shape_key(
-                &[("walks", walks), ("c", channels), ("t", t)],
-                &[("c", channels)],
-                &[op, if reverse { "reverse" } else { "" }, &dtype],
-            )
-        };
+        let key = || channel_key(op, dims, reverse, &[&dtype.to_string()]);
         let name = |s: Strategy| match s {
             Strategy::LookBack => "lookback",
             Strategy::Lanes => "lanes",
