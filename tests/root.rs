@@ -21,6 +21,7 @@ mod fuzz;
 mod fuzz_entry;
 mod gpt2;
 mod gpt2_text;
+mod gpt2_train;
 mod layering;
 mod matmul;
 mod mixer;

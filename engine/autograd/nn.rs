@@ -1,9 +1,10 @@
 //! Network ops on variables: causal attention (composed of recorded ops), the token +
-//! position embedding (its backward a scatter-add, `ops::embedding_backward`) and softmax
+//! position embedding, of one sequence or of a batch of rows (its backward a scatter-add,
+//! `ops::embedding_backward`) and softmax
 //! cross-entropy (its backward the gradient `ops::cross_entropy` computes with the loss).
 
 use super::var::{rule, when, Var};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops;
 use crate::shape::attention_shapes;
 use crate::tensor::Tensor;
@@ -26,6 +27,43 @@ impl Var {
             let (v, p) = (t[0].shape()[0], t[1].shape()[0]);
             let ids = ids.to_vec();
             let positions: Vec<u32> = (0..ids.len()).map(|i| (pos_offset + i) as u32).collect();
+            Ok((
+                y,
+                rule(move |g, need| {
+                    let dwte = when(need[0], || ops::embedding_backward(g, &ids, v))?;
+                    let dwpe = when(need[1], || ops::embedding_backward(g, &positions, p))?;
+                    Ok(vec![dwte, dwpe])
+                }),
+            ))
+        })
+    }
+
+    /// [`Var::embedding`] over `batch` rows of `ids` (row after row, positions restarting
+    /// at 0 in each): wte (V, C), wpe (P, C) -> (rows T, C). The backward sums every row's
+    /// gradient into dwte by token id and into dwpe by position.
+    pub fn embedding_rows(wte: &Var, wpe: &Var, ids: &[u32], batch: usize) -> Result<Var> {
+        let op = "embedding_rows";
+        if batch == 0 || ids.len() % batch != 0 {
+            return Err(Error::value(
+                op,
+                "batch",
+                format!("a positive divisor of the {} ids", ids.len()),
+                batch,
+            ));
+        }
+        let t = ids.len() / batch;
+        Var::record(op, &[wte, wpe], |w| {
+            let rows = ids
+                .chunks(t.max(1))
+                .map(|row| ops::embedding(w[0], w[1], row, 0))
+                .collect::<Result<Vec<_>>>()?;
+            let y = match rows.as_slice() {
+                [one] => one.clone(),
+                _ => ops::cat(&rows.iter().collect::<Vec<_>>(), 0)?,
+            };
+            let (v, p) = (w[0].shape()[0], w[1].shape()[0]);
+            let ids = ids.to_vec();
+            let positions: Vec<u32> = (0..ids.len()).map(|i| (i % t.max(1)) as u32).collect();
             Ok((
                 y,
                 rule(move |g, need| {

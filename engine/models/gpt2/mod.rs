@@ -24,6 +24,7 @@ pub mod reference;
 pub mod text_stream;
 pub mod tiny;
 pub mod tokenizer;
+pub mod train;
 pub mod weights;
 
 /// Sampling and the generator, moved to [`crate::generate`]; kept here for the old paths.
@@ -37,4 +38,5 @@ pub use model::{Gpt2, Step, StepOptions};
 pub use text_stream::TextStream;
 pub use tiny::{random_checkpoint, tiny_random_checkpoint, write_tiny_random, TINY_SEED};
 pub use tokenizer::{Tokenizer, END_OF_TEXT};
+pub use train::Trainable;
 pub use weights::{Block, Weights};

@@ -1,0 +1,220 @@
+//! GPT-2 on the autograd tape: [`Trainable`] holds a checkpoint's parameters as F32 tensors
+//! in a [`ParamStore`] under the Hugging Face names (`wte.weight`, `h.0.ln_1.weight`, ...),
+//! and records the training forward, token ids to mean next-token cross-entropy, on a
+//! [`Tape`], so that `loss.backward()` gives every parameter's gradient and an optimiser
+//! steps them in place. [`Trainable::weights`] reads the parameters back as [`Weights`], to
+//! generate with [`Gpt2`](super::Gpt2) or to save.
+//!
+//! The forward is the inference model's arithmetic (`Gpt2::forward`) over a batch of rows:
+//! one layer norm, the q, k, v projections read as column slices of `c_attn` (strided views,
+//! no copy), causal attention per (row, head) as batched products and a causal softmax, the
+//! output projection with the residual fused, the GELU MLP, the final norm and the tied
+//! output embedding. Dropout is not applied (the shipped configs' `*_pdrop` are ignored).
+//!
+//! ```no_run
+//! use wgsl_compute::autograd::Tape;
+//! use wgsl_compute::models::gpt2::{train::Trainable, Weights};
+//! use wgsl_compute::train::{Adam, Optimizer};
+//! use wgsl_compute::Context;
+//! let ctx = Context::new()?;
+//! let weights = Weights::load(std::path::Path::new("assets/models/tiny-random"))?;
+//! let model = Trainable::new(&ctx, &weights)?;
+//! let mut adam = Adam::new(&model.params().tensors(), 1e-3)?;
+//! let (inputs, targets) = (vec![1, 2, 3, 4], vec![2, 3, 4, 5]); // 2 rows of 2 tokens
+//! for _ in 0..10 {
+//!     let tape = Tape::new(&ctx);
+//!     let vars = model.vars(&tape)?;
+//!     let loss = model.loss_var(&vars, &inputs, &targets, 2)?; // ()
+//!     adam.step_vars(&vars, &loss.backward()?)?;
+//! }
+//! let tuned = model.weights()?; // to generate with Gpt2::new(&ctx, &tuned)
+//! # Ok::<(), wgsl_compute::Error>(())
+//! ```
+
+use super::config::Config;
+use super::weights::Weights;
+use crate::autograd::{Tape, Var};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::train::ParamStore;
+
+/// Parameters per block, in [`Trainable::params`] order after `wte` and `wpe`.
+const BLOCK_PARAMS: [&str; 12] = [
+    "ln_1.weight",
+    "ln_1.bias",
+    "attn.c_attn.weight",
+    "attn.c_attn.bias",
+    "attn.c_proj.weight",
+    "attn.c_proj.bias",
+    "ln_2.weight",
+    "ln_2.bias",
+    "mlp.c_fc.weight",
+    "mlp.c_fc.bias",
+    "mlp.c_proj.weight",
+    "mlp.c_proj.bias",
+];
+
+/// A GPT-2 whose parameters train: F32 tensors, updated in place by an optimiser.
+pub struct Trainable {
+    config: Config,
+    params: ParamStore,
+}
+
+impl Trainable {
+    /// Uploads `weights` (validated) as F32 parameters on `ctx`.
+    pub fn new(ctx: &Context, weights: &Weights) -> Result<Trainable> {
+        weights.validate()?;
+        let mut params = ParamStore::new();
+        let mut put = |name: String, shape: &[usize], values: Vec<f32>| -> Result<()> {
+            params.insert(name, Tensor::from_slice(ctx, shape, &values)?)
+        };
+        let m = |a: &ndarray::Array2<f32>| (a.shape().to_vec(), a.iter().copied().collect::<Vec<f32>>());
+        let v = |a: &ndarray::Array1<f32>| (a.shape().to_vec(), a.to_vec());
+        let (wte, wpe) = (m(&weights.wte), m(&weights.wpe));
+        put("wte.weight".into(), &wte.0, wte.1)?;
+        put("wpe.weight".into(), &wpe.0, wpe.1)?;
+        for (i, b) in weights.blocks.iter().enumerate() {
+            // In BLOCK_PARAMS order.
+            let block = [
+                v(&b.ln_1_weight),
+                v(&b.ln_1_bias),
+                m(&b.attn_weight),
+                v(&b.attn_bias),
+                m(&b.attn_proj_weight),
+                v(&b.attn_proj_bias),
+                v(&b.ln_2_weight),
+                v(&b.ln_2_bias),
+                m(&b.fc_weight),
+                v(&b.fc_bias),
+                m(&b.mlp_proj_weight),
+                v(&b.mlp_proj_bias),
+            ];
+            for (name, (shape, values)) in BLOCK_PARAMS.iter().zip(block) {
+                put(format!("h.{i}.{name}"), &shape, values)?;
+            }
+        }
+        let (lnw, lnb) = (v(&weights.ln_f_weight), v(&weights.ln_f_bias));
+        put("ln_f.weight".into(), &lnw.0, lnw.1)?;
+        put("ln_f.bias".into(), &lnb.0, lnb.1)?;
+        Ok(Trainable {
+            config: weights.config.clone(),
+            params,
+        })
+    }
+
+    /// The sizes.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The parameters under their Hugging Face names: `wte.weight`, `wpe.weight`, each
+    /// block's twelve (`h.{i}.ln_1.weight` ... `h.{i}.mlp.c_proj.bias`), `ln_f.weight`,
+    /// `ln_f.bias`, in that order (an optimiser's order).
+    pub fn params(&self) -> &ParamStore {
+        &self.params
+    }
+
+    /// Parameters in all (elements).
+    pub fn parameter_count(&self) -> usize {
+        self.params.tensors().iter().map(|t| t.len()).sum()
+    }
+
+    /// Every parameter as a leaf of `tape` sharing its buffer, in [`Trainable::params`] order.
+    pub fn vars(&self, tape: &Tape) -> Result<Vec<Var>> {
+        self.params.vars(tape)
+    }
+
+    /// The mean next-token cross-entropy of `inputs` against `targets` (`batch` rows of T
+    /// token ids each, row after row; T at most `n_positions`), recorded on the tape of
+    /// `vars` (from [`Trainable::vars`]): a () variable.
+    pub fn loss_var(&self, vars: &[Var], inputs: &[u32], targets: &[u32], batch: usize) -> Result<Var> {
+        self.logits_var(vars, inputs, batch)?.cross_entropy(targets)
+    }
+
+    /// The logits (batch T, V) of every position of `inputs` (as [`Trainable::loss_var`]).
+    pub fn logits_var(&self, vars: &[Var], inputs: &[u32], batch: usize) -> Result<Var> {
+        let op = "gpt2::Trainable::logits_var";
+        let cfg = &self.config;
+        let want = 2 + BLOCK_PARAMS.len() * cfg.n_layer + 2;
+        if vars.len() != want {
+            return Err(Error::value(
+                op,
+                "vars",
+                format!("{want} variables (Trainable::vars)"),
+                vars.len(),
+            ));
+        }
+        if batch == 0 || inputs.is_empty() || inputs.len() % batch != 0 {
+            return Err(Error::value(
+                op,
+                "batch",
+                format!("a positive divisor of the {} input ids", inputs.len()),
+                batch,
+            ));
+        }
+        let t = inputs.len() / batch;
+        if t > cfg.n_positions {
+            return Err(Error::value(
+                op,
+                "inputs",
+                format!("rows of at most n_positions = {} tokens", cfg.n_positions),
+                format!("{batch} rows of {t}"),
+            ));
+        }
+        let (c, h, d, eps) = (cfg.n_embd, cfg.n_head, cfg.head_dim(), cfg.layer_norm_epsilon);
+        let (wte, wpe) = (&vars[0], &vars[1]);
+        let mut x = Var::embedding_rows(wte, wpe, inputs, batch)?; // (B T, C)
+        for l in 0..cfg.n_layer {
+            let p = &vars[2 + BLOCK_PARAMS.len() * l..2 + BLOCK_PARAMS.len() * (l + 1)];
+            let a = x.layer_norm(&p[0], &p[1], eps)?; // (B T, C)
+            // q, k, v: column slices of c_attn, each (B T, C) -> (B, H, T, D) as a view.
+            let heads = |j: usize| -> Result<Var> {
+                let w = p[2].narrow(1, j * c, (j + 1) * c)?; // (C, C), row stride 3C
+                let b = p[3].narrow(0, j * c, (j + 1) * c)?; // (C,)
+                a.linear(&w, Some(&b))?.reshape(&[batch, t, h, d])?.transpose(1, 2)
+            };
+            let (q, k, v) = (heads(0)?, heads(1)?, heads(2)?);
+            let scores = q.matmul(&k.transpose(2, 3)?)?.scale(1.0 / (d as f32).sqrt())?; // (B, H, T, T)
+            let y = scores.softmax_last(Some(0))?.matmul(&v)?; // (B, H, T, D)
+            let y = y.transpose(1, 2)?.reshape(&[batch * t, c])?; // (B T, C)
+            x = y.linear_residual(&p[4], &p[5], &x)?; // (B T, C)
+            let m = x.layer_norm(&p[6], &p[7], eps)?.linear_gelu(&p[8], &p[9])?; // (B T, 4C)
+            x = m.linear_residual(&p[10], &p[11], &x)?; // (B T, C)
+        }
+        let (lnw, lnb) = (&vars[want - 2], &vars[want - 1]);
+        x.layer_norm(lnw, lnb, eps)?.matmul(&wte.transpose(0, 1)?) // (B T, V), tied head
+    }
+
+    /// The parameters read back as a checkpoint (F32), for `Gpt2::new` or saving.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn weights(&self) -> Result<Weights> {
+        pollster::block_on(self.weights_async())
+    }
+
+    /// [`Trainable::weights`] without blocking (the browser's form).
+    pub async fn weights_async(&self) -> Result<Weights> {
+        let bytes = self.params.to_bytes_async().await?;
+        Weights::from_safetensors(self.config.clone(), &bytes, "gpt2::Trainable parameters")
+    }
+}
+
+/// Rows of `batch` x `t` next-token pairs cut from `tokens` at `starts`: the inputs
+/// `tokens[s..s + t]` and the targets `tokens[s + 1..s + t + 1]`, row after row. Every start
+/// must leave `t + 1` tokens.
+pub fn windows(tokens: &[u32], starts: &[usize], t: usize) -> Result<(Vec<u32>, Vec<u32>)> {
+    let (mut x, mut y) = (Vec::with_capacity(starts.len() * t), Vec::with_capacity(starts.len() * t));
+    for &s in starts {
+        if s.checked_add(t + 1).is_none_or(|end| end > tokens.len()) {
+            return Err(Error::value(
+                "gpt2::train::windows",
+                "starts",
+                format!("starts at most {} (t + 1 = {} tokens of {})", tokens.len().saturating_sub(t + 1), t + 1, tokens.len()),
+                s,
+            ));
+        }
+        x.extend_from_slice(&tokens[s..s + t]);
+        y.extend_from_slice(&tokens[s + 1..s + t + 1]);
+    }
+    Ok((x, y))
+}

@@ -1,0 +1,160 @@
+//! GPT-2 on the tape (`models::gpt2::Trainable`): its training forward against the inference
+//! forward, its gradients against f64 finite differences and the GPU tape against the CPU
+//! tape, Adam lowering the loss with a bit-exact read-back of the parameters, and the errors.
+
+use wgsl_compute::autograd::Tape;
+use wgsl_compute::check::{compare, Gate, Rng};
+use wgsl_compute::models::gpt2::{random_checkpoint, train::windows, Config, Gpt2, Trainable, Weights};
+use wgsl_compute::train::{Adam, Optimizer};
+use wgsl_compute::{Context, DType, Error};
+
+use crate::common::{assert_close, each_adapter};
+
+/// A small GPT-2 (2 layers, 2 heads, 16 wide, 37 tokens) with seeded f32 weights.
+fn small() -> Weights {
+    let config = Config {
+        n_layer: 2,
+        n_head: 2,
+        n_embd: 16,
+        n_positions: 12,
+        vocab_size: 37,
+        layer_norm_epsilon: 1e-5,
+    };
+    let bytes = random_checkpoint(&config, 7, DType::F32).unwrap();
+    Weights::from_safetensors(config, &bytes, "small").unwrap()
+}
+
+/// `batch` rows of `t` next-token pairs from a seeded token stream.
+fn batch(seed: u64, rows: usize, t: usize, vocab: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut rng = Rng::new(seed);
+    let tokens: Vec<u32> = (0..rows * (t + 1)).map(|_| rng.below(vocab) as u32).collect();
+    let starts: Vec<usize> = (0..rows).map(|r| r * (t + 1)).collect();
+    windows(&tokens, &starts, t).unwrap()
+}
+
+/// The training forward against the inference forward of each row (f32 on both sides, the
+/// attention composed of products on one side and fused on the other).
+const LOGITS: Gate = Gate::new(2e-4, 2e-4);
+/// The GPU tape's gradients against the CPU tape's (f32 sums in other orders through a
+/// two-layer model).
+const GRADS: Gate = Gate::new(5e-4, 5e-4);
+
+#[test]
+fn gpt2_train_logits_equal_the_inference_forward_row_by_row() {
+    let w = small();
+    let (rows, t) = (3, 7);
+    let (x, _) = batch(1, rows, t, 37);
+    let check = |ctx: &Context| {
+        let model = Trainable::new(ctx, &w).unwrap();
+        let vars = model.vars(&Tape::new(ctx)).unwrap();
+        let got = model.logits_var(&vars, &x, rows).unwrap().tensor().to_vec().unwrap(); // (rows t, V)
+        let inference = Gpt2::new(ctx, &w).unwrap();
+        let want: Vec<f32> = x
+            .chunks(t)
+            .flat_map(|row| inference.forward(row).unwrap().to_vec().unwrap())
+            .collect();
+        assert_close(ctx, "gpt2 training logits vs Gpt2::forward", &got, &want, LOGITS);
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}
+
+#[test]
+fn gpt2_train_gradients_match_finite_differences_and_the_cpu_tape() {
+    let w = small();
+    let (rows, t) = (2, 5);
+    let (x, y) = batch(2, rows, t, 37);
+    let cpu = Context::cpu();
+    let grads_on = |ctx: &Context| -> Vec<Vec<f32>> {
+        let model = Trainable::new(ctx, &w).unwrap();
+        let vars = model.vars(&Tape::new(ctx)).unwrap();
+        let grads = model.loss_var(&vars, &x, &y, rows).unwrap().backward().unwrap();
+        vars.iter().map(|v| grads.get(v).unwrap().to_vec().unwrap()).collect()
+    };
+    let want = grads_on(&cpu);
+    // Central differences of the loss at a few elements of every parameter (f64 over the
+    // f32 CPU forward, as the tape's own checks).
+    let model = Trainable::new(&cpu, &w).unwrap();
+    let loss_at = |k: usize, j: usize, delta: f32| -> f64 {
+        let p = model.params().tensors()[k].clone();
+        let mut v = p.to_vec().unwrap();
+        let old = v[j];
+        v[j] += delta;
+        p.write(&v).unwrap();
+        let vars = model.vars(&Tape::new(&cpu)).unwrap();
+        let l = model.loss_var(&vars, &x, &y, rows).unwrap().tensor().to_vec().unwrap()[0] as f64;
+        v[j] = old;
+        p.write(&v).unwrap();
+        l
+    };
+    let names = model.params().names().iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut rng = Rng::new(3);
+    for (k, g) in want.iter().enumerate() {
+        let picks: Vec<usize> = (0..3).map(|_| rng.below(g.len())).collect();
+        let h = 1e-2f32;
+        let fd: Vec<f32> = picks
+            .iter()
+            .map(|&j| ((loss_at(k, j, h) - loss_at(k, j, -h)) / (2.0 * h as f64)) as f32)
+            .collect();
+        let tape: Vec<f32> = picks.iter().map(|&j| g[j]).collect();
+        let c = compare(&tape, &fd, Gate::new(2e-3, 2e-3));
+        assert!(c.ok, "d loss / d {}: tape vs finite differences: {c}", names[k]);
+    }
+    each_adapter(|ctx| {
+        for (k, (got, want)) in grads_on(ctx).iter().zip(&want).enumerate() {
+            assert_close(ctx, &format!("d loss / d {}", names[k]), got, want, GRADS);
+        }
+    });
+}
+
+#[test]
+fn gpt2_train_adam_lowers_the_loss_and_the_weights_read_back_exactly() {
+    let w = small();
+    let (rows, t) = (2, 8);
+    let (x, y) = batch(4, rows, t, 37);
+    let run = |ctx: &Context| {
+        let model = Trainable::new(ctx, &w).unwrap();
+        let mut adam = Adam::new(&model.params().tensors(), 1e-2).unwrap();
+        let mut losses = vec![];
+        for _ in 0..15 {
+            let vars = model.vars(&Tape::new(ctx)).unwrap();
+            let loss = model.loss_var(&vars, &x, &y, rows).unwrap();
+            losses.push(loss.tensor().to_vec().unwrap()[0]);
+            adam.step_vars(&vars, &loss.backward().unwrap()).unwrap();
+        }
+        assert!(
+            losses[14] < 0.5 * losses[0],
+            "{}: loss {} -> {} in 15 Adam steps",
+            ctx.info().name,
+            losses[0],
+            losses[14]
+        );
+        // The trained parameters as a checkpoint, and that checkpoint uploaded again.
+        let back = model.weights().unwrap();
+        let again = Trainable::new(ctx, &back).unwrap();
+        for (a, b) in model.params().tensors().iter().zip(again.params().tensors()) {
+            assert_eq!(a.to_vec().unwrap(), b.to_vec().unwrap());
+        }
+        assert_eq!(back.dtype, DType::F32);
+    };
+    run(&Context::cpu());
+    each_adapter(run);
+}
+
+#[test]
+fn gpt2_train_bad_input_is_an_error_naming_the_argument() {
+    let ctx = Context::cpu();
+    let model = Trainable::new(&ctx, &small()).unwrap();
+    let vars = model.vars(&Tape::new(&ctx)).unwrap();
+    let expect = |r: wgsl_compute::Result<wgsl_compute::autograd::Var>, arg: &str| match r {
+        Err(Error::Value { arg: a, .. }) => assert_eq!(a, arg),
+        other => panic!("expected a value error on {arg}, got {other:?}"),
+    };
+    let (x, y) = batch(5, 2, 4, 37);
+    expect(model.loss_var(&vars[1..], &x, &y, 2), "vars");
+    expect(model.loss_var(&vars, &x, &y, 3), "batch");
+    expect(model.loss_var(&vars, &x, &y, 0), "batch");
+    let (long, long_y) = batch(6, 1, 13, 37); // 13 > n_positions = 12
+    expect(model.loss_var(&vars, &long, &long_y, 1), "inputs");
+    assert!(windows(&[1, 2, 3], &[1], 2).is_err());
+}
