@@ -23,7 +23,7 @@ timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
 # the scans, whose table reports it as the ceiling.
 : > "$OUT/engine_bench.md"; : > "$OUT/engine_bench.err"
 # gemv and gpt2_sizes report against the copy ceiling, so the copy runs with them too.
-for suite in matmul gpt2 copy,gemv copy,gpt2_sizes copy,scans copy,element_scans mixers; do
+for suite in matmul gpt2 gpt2_train copy,gemv copy,gpt2_sizes copy,scans copy,element_scans mixers; do
   # A suite runs when ONLY names it (the copy that rides along is not asked for).
   case ",$ONLY," in *",${suite##*,},"*) ;; *) continue ;; esac
   # The matmul suite opts into cooperative matrices for its f16 rows (MatmulPath::Cooperative).
@@ -50,6 +50,12 @@ if [ -x .h200/coop_probe ]; then
 fi
 python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"
+# The training step's peers (benches/gpt2_train_torch.py): PyTorch eager and torch.compile.
+case ",$ONLY," in *",gpt2_train,"*)
+  PYTHONUNBUFFERED=1 timeout 300 python3 benches/gpt2_train_torch.py --out "$OUT/torch_train.json" > "$OUT/torch_train.md" 2>&1
+  echo "torch train rc $?"
+  ;;
+esac
 # GPT-2 the way a PyTorch user after speed runs it: a static KV cache, prefill and decode each
 # captured in a CUDA graph, fp32 and fp16, the four sizes; its ids checked against transformers.
 # TORCH_GRAPH=0 skips it (a run after other figures only).
@@ -102,7 +108,7 @@ python3 - "$OUT" <<'PY'
 import json, sys, os
 out = sys.argv[1]
 merged = {}
-for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "torch_graph.json", "coop.json", "triton.json", "jax.json", "dawn.json"]:
+for name in sorted(n for n in os.listdir(out) if n.startswith("engine_") and n.endswith(".json")) + ["torch.json", "torch_train.json", "torch_graph.json", "coop.json", "triton.json", "jax.json", "dawn.json"]:
     path = os.path.join(out, name)
     if os.path.exists(path):
         with open(path) as f:

@@ -175,8 +175,9 @@ impl Tape {
     }
 }
 
-/// The gradients of one backward, keyed by variable: every variable of the tape that the
-/// loss depends on (leaves and intermediates alike).
+/// The gradients of one backward, keyed by variable: every leaf of the tape that the loss
+/// depends on ([`Tape::var`]), and with [`Var::backward_retained`] every intermediate too
+/// (a backward that frees drops an intermediate's gradient once its rule has used it).
 pub struct Grads {
     tape: Tape,
     grads: Vec<Option<Tensor>>,
@@ -229,25 +230,65 @@ pub(crate) fn backward(loss: &Var, seed: &Tensor, retain: bool) -> Result<Grads>
     if seed.shape() != loss.shape() {
         return Err(Error::mismatch(op, "seed", seed.shape(), "loss", loss.shape()));
     }
-    // The entries up to the root, copied out so that no lock is held while rules run.
-    let steps: Vec<Entry> = tape.lock().entries[..=root].to_vec();
+    // The entries up to the root, copied out so that no lock is held while rules run. A
+    // backward that frees takes their rules out of the tape as well, so that each rule and
+    // the tensors it saved are dropped as soon as it has run (the activations go as the
+    // sweep passes them, as in other frameworks), not when the sweep ends.
+    let mut steps: Vec<Entry> = {
+        let mut inner = tape.lock();
+        let entries = &mut inner.entries[..=root];
+        let copy = entries.to_vec();
+        if !retain {
+            for e in entries.iter_mut().filter(|e| matches!(e.step, Step::Op(_))) {
+                e.step = Step::Freed;
+            }
+        }
+        copy
+    };
     let mut grads: Vec<Option<Tensor>> = vec![None; root + 1];
     grads[root] = Some(seed.clone());
     let mut visited = vec![false; root + 1];
-    for i in (0..=root).rev() {
+    let result = sweep(&mut steps, &mut grads, &mut visited, retain);
+    if !retain {
+        // Give back the rules the sweep did not reach (another loss may still need them).
+        let mut inner = tape.lock();
+        for (i, e) in steps.into_iter().enumerate() {
+            if !visited[i] && matches!(e.step, Step::Op(_)) {
+                inner.entries[i].step = e.step;
+            }
+        }
+    }
+    result?;
+    Ok(Grads { tape, grads })
+}
+
+/// The reverse sweep of [`backward`] over `steps` (the entries up to the root, whose
+/// gradient `grads[root]` holds the seed). Without `retain`, each entry's rule is dropped
+/// once it has run, and an intermediate's gradient once its rule has used it; a leaf's is
+/// kept for the result.
+fn sweep(steps: &mut [Entry], grads: &mut [Option<Tensor>], visited: &mut [bool], retain: bool) -> Result<()> {
+    for i in (0..steps.len()).rev() {
         let Some(g) = grads[i].clone() else { continue };
         visited[i] = true;
-        let Entry {
-            op: name, inputs, step, ..
-        } = &steps[i];
-        let rule = match step {
+        let rule = match &steps[i].step {
             Step::Leaf => continue,
-            Step::Op(rule) => rule,
-            Step::NoRule => return Err(Error::NoGradient { op: name }),
-            Step::Freed => return Err(Error::TapeFreed { op, entry: name }),
+            Step::Op(rule) => rule.clone(),
+            Step::NoRule => return Err(Error::NoGradient { op: steps[i].op }),
+            Step::Freed => {
+                return Err(Error::TapeFreed {
+                    op: "backward",
+                    entry: steps[i].op,
+                })
+            }
         };
-        let need: Vec<bool> = inputs.iter().map(Option::is_some).collect();
+        if !retain {
+            steps[i].step = Step::Freed;
+            grads[i] = None;
+        }
+        let need: Vec<bool> = steps[i].inputs.iter().map(Option::is_some).collect();
         let got = rule(&g, &need)?;
+        drop((rule, g));
+        let (name, inputs) = (steps[i].op, steps[i].inputs.clone());
         for (k, input) in inputs.iter().enumerate() {
             let (Some(j), Some(Some(d))) = (input, got.get(k)) else {
                 continue;
@@ -268,13 +309,5 @@ pub(crate) fn backward(loss: &Var, seed: &Tensor, retain: bool) -> Result<Grads>
             });
         }
     }
-    if !retain {
-        let mut inner = tape.lock();
-        for (i, e) in inner.entries[..=root].iter_mut().enumerate() {
-            if visited[i] && matches!(e.step, Step::Op(_)) {
-                e.step = Step::Freed;
-            }
-        }
-    }
-    Ok(Grads { tape, grads })
+    Ok(())
 }

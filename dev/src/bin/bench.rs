@@ -29,6 +29,8 @@ mod element_bench;
 mod gemv_bench;
 #[path = "common/peer.rs"]
 mod peer;
+#[path = "common/train_gpt2_bench.rs"]
+mod train_gpt2_bench;
 
 use std::time::Instant;
 
@@ -69,7 +71,7 @@ struct Args {
 }
 
 const USAGE: &str =
-    "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,tuner] \
+    "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train,tuner] \
 [--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback|tuned] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
@@ -92,7 +94,7 @@ fn args() -> Args {
     let mut a = Args {
         quick: false,
         strategy: scan::Strategy::Auto,
-        only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes".into(),
+        only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train".into(),
         json: None,
         profile: false,
         trace: None,
@@ -724,6 +726,35 @@ fn median_wall(warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<
     Ok(times[times.len() / 2])
 }
 
+/// One GPT-2 training step on the tape (`dev/src/bin/common/train_gpt2_bench.rs`), keyed
+/// `gpt2_train_*`; PyTorch's figures for the same step are `benches/gpt2_train_torch.py`'s.
+fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
+    let f = train_gpt2_bench::bench(ctx, quick)?;
+    let mb = |b: u64| b as f64 / (1 << 20) as f64;
+    println!("\n### GPT-2 training step on the tape (eager; forward, backward, Adam)\n");
+    println!("| shape | params | step ms | forward ms | forward+backward ms | peak MB in use | of which params + Adam MB | dispatches per step |");
+    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {:.1}M | {:.2} | {:.2} | {:.2} | {:.0} | {:.0} | {} |",
+        f.shape,
+        f.params as f64 / 1e6,
+        f.step_ms,
+        f.forward_ms,
+        f.forward_backward_ms,
+        mb(f.peak_bytes),
+        mb(f.resident_bytes),
+        f.dispatches
+    );
+    eprintln!("gpt2_train losses of the timed steps: {:?}", f.losses);
+    figure("gpt2_train_step_ms", f.step_ms);
+    figure("gpt2_train_forward_ms", f.forward_ms);
+    figure("gpt2_train_forward_backward_ms", f.forward_backward_ms);
+    figure("gpt2_train_peak_mb", mb(f.peak_bytes));
+    figure("gpt2_train_resident_mb", mb(f.resident_bytes));
+    figure("gpt2_train_dispatches", f.dispatches as f64);
+    Ok(())
+}
+
 /// The decode step's matrix-vector products (`dev/src/bin/common/gemv_bench.rs`), f32 and f16
 /// weights, against the copy ceiling `ceiling` and a copy of the same bytes.
 fn bench_gemv(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>> {
@@ -1279,6 +1310,10 @@ fn main() -> Result<()> {
             "GPT-2 sizes (decode against its floors)",
             &bench_gpt2_sizes(&ctx, a.quick, ceiling)?,
         );
+    }
+    if a.suite("gpt2_train") {
+        ctx.trim_pool();
+        bench_gpt2_train(&ctx, a.quick)?;
     }
     if a.suite("scans") {
         ctx.trim_pool();

@@ -245,7 +245,16 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     if out.is_empty() {
         return Ok(out);
     }
-    let operands = launch::Operands::new(op, a, b, s)?;
+    let operands = launch::Operands::new(op, a, b, s.clone())?;
+    let (da, db) = match path {
+        MatmulPath::Auto => select::densify_for_large_tile(&s, &operands, a, b),
+        _ => (false, false),
+    };
+    let (a, b) = (
+        &if da { a.contiguous()? } else { a.clone() },
+        &if db { b.contiguous()? } else { b.clone() },
+    );
+    let operands = if da || db { launch::Operands::new(op, a, b, s)? } else { operands };
     let chosen = select::choose(op, gpu, (a, b), alpha, ep, path, &operands)?;
     launch::record(op, (a, b), alpha, ep, chosen, &operands, &out)?;
     Ok(out)

@@ -140,6 +140,31 @@ fn cooperative_refusal(
     None
 }
 
+/// Which operands `Auto` should copy dense before the product (a, b): those whose view
+/// (a transpose, a narrow) loads without vec4s and so keeps off [`MatmulPath::LargeTile`] a
+/// product that kernel would take if they were dense. The copy moves O(K N) elements where
+/// the product does O(M N K) work, and the kernels give the same bits (`MatmulPath::TILES`).
+/// A broadcast view (a zero stride) is never copied: that would materialise the broadcast.
+/// On the H200 the backward's transposed products ran in `RegisterTiled` at ~70% of the
+/// large-tile kernel's rate (`bench --only gpt2_train --profile`).
+pub(super) fn densify_for_large_tile(s: &MatmulShape, o: &Operands, a: &Tensor, b: &Tensor) -> (bool, bool) {
+    let large_tiles = s.m.div_ceil(128) * s.n.div_ceil(128) * o.batch;
+    if s.m == 1 || large_tiles < LARGE_TILE_MIN_TILES || (o.vec_a && o.vec_b) {
+        return (false, false);
+    }
+    // Dense from offset 0, the inner axis (K for a, N for b) loads as vec4s when it is a
+    // multiple of 4.
+    let can = |t: &Tensor, inner: usize| {
+        let l = t.layout();
+        inner.is_multiple_of(4) && t.shape().iter().zip(&l.strides).all(|(&n, &st)| n <= 1 || st > 0)
+    };
+    let (da, db) = (!o.vec_a, !o.vec_b);
+    if (da && !can(a, s.k)) || (db && !can(b, s.n)) {
+        return (false, false);
+    }
+    (da, db)
+}
+
 /// The tuner's shape key of a product: batch, M, N, K bucketed with their classes mod 4, the
 /// dtypes, and which operands load as vec4s (which decides whether `LargeTile` may run).
 fn tune_key(s: &MatmulShape, batch: usize, dtypes: (DType, DType), vec: (bool, bool)) -> String {

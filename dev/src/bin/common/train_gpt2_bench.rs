@@ -1,0 +1,116 @@
+//! The bench's `gpt2_train` suite: one training step of a GPT-2 on the autograd tape
+//! (`models::gpt2::Trainable`: forward, `backward`, Adam), eager, with the pool's peak bytes
+//! in use over the step. Full size: the 124M shape (12 layers, C 768, V 50257) at batch 8,
+//! T 256, fp32, random weights; `--quick`: the tiny config at batch 2, T 32. Its peers,
+//! PyTorch eager and torch.compile on the same shapes, are `benches/gpt2_train_torch.py`.
+
+use std::time::Instant;
+
+use wgsl_compute::autograd::Tape;
+use wgsl_compute::check::Rng;
+use wgsl_compute::models::gpt2::{self, Trainable};
+use wgsl_compute::train::{Adam, Optimizer};
+use wgsl_compute::{Context, DType, Result};
+
+/// What one run measured.
+pub struct TrainFigures {
+    /// "12 layers, C 768, batch 8, T 256".
+    pub shape: String,
+    /// Parameters in all.
+    pub params: usize,
+    /// Median wall ms of a whole step (forward, backward, Adam, the loss read back).
+    pub step_ms: f64,
+    /// Median ms of the forward alone (to the loss on the host), and of forward + backward.
+    pub forward_ms: f64,
+    pub forward_backward_ms: f64,
+    /// Peak bytes in use during a step, and before it (parameters and Adam's moments).
+    pub peak_bytes: u64,
+    pub resident_bytes: u64,
+    /// Dispatches of one step.
+    pub dispatches: usize,
+    /// The losses of the timed steps, in order (they should fall: one batch repeated).
+    pub losses: Vec<f32>,
+}
+
+/// Runs the suite on `ctx`.
+pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
+    let (config, batch, t) = if quick {
+        (gpt2::tiny::tiny_config(), 2, 32)
+    } else {
+        (gpt2::Config::default(), 8, 256)
+    };
+    let bytes = gpt2::random_checkpoint(&config, 1, DType::F32)?;
+    let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random GPT-2-shaped")?;
+    let model = Trainable::new(ctx, &weights)?;
+    drop(weights);
+    let mut adam = Adam::new(&model.params().tensors(), 1e-4)?;
+    let mut rng = Rng::new(11);
+    let tokens: Vec<u32> = (0..batch * (t + 1)).map(|_| rng.below(config.vocab_size) as u32).collect();
+    let starts: Vec<usize> = (0..batch).map(|r| r * (t + 1)).collect();
+    let (x, y) = gpt2::train::windows(&tokens, &starts, t)?;
+
+    let forward = || -> Result<f32> {
+        let vars = model.vars(&Tape::new(ctx))?;
+        Ok(model.loss_var(&vars, &x, &y, batch)?.tensor().to_vec()?[0])
+    };
+    let forward_backward = || -> Result<()> {
+        let vars = model.vars(&Tape::new(ctx))?;
+        let grads = model.loss_var(&vars, &x, &y, batch)?.backward()?;
+        drop(grads);
+        ctx.synchronize()
+    };
+    let mut step = || -> Result<f32> {
+        let vars = model.vars(&Tape::new(ctx))?;
+        let loss = model.loss_var(&vars, &x, &y, batch)?;
+        let grads = loss.backward()?;
+        adam.step_vars(&vars, &grads)?;
+        drop(grads);
+        Ok(loss.tensor().to_vec()?[0])
+    };
+    let median = |mut f: Box<dyn FnMut() -> Result<()> + '_>, warmup: usize, repeat: usize| -> Result<f64> {
+        for _ in 0..warmup {
+            f()?;
+        }
+        let mut times = vec![];
+        for _ in 0..repeat {
+            let start = Instant::now();
+            f()?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        Ok(times[times.len() / 2])
+    };
+    let (warmup, repeat) = if quick { (2, 5) } else { (3, 10) };
+
+    // Adam's moments exist after the first step: the resident bytes are read after it.
+    step()?;
+    ctx.synchronize()?;
+    let resident_bytes = ctx.pool_stats().in_use;
+    ctx.reset_pool_peak();
+    let before = ctx.dispatch_count();
+    step()?;
+    let dispatches = ctx.dispatch_count() - before;
+    let peak_bytes = ctx.pool_stats().peak_in_use;
+    let forward_ms = median(Box::new(|| forward().map(drop)), warmup, repeat)?;
+    let forward_backward_ms = median(Box::new(forward_backward), warmup, repeat)?;
+    let mut losses = vec![];
+    let step_ms = median(
+        Box::new(|| {
+            losses.push(step()?);
+            Ok(())
+        }),
+        warmup,
+        repeat,
+    )?;
+    Ok(TrainFigures {
+        shape: format!("{} layers, C {}, batch {batch}, T {t}", config.n_layer, config.n_embd),
+        params: model.parameter_count(),
+        step_ms,
+        forward_ms,
+        forward_backward_ms,
+        peak_bytes,
+        resident_bytes,
+        dispatches,
+        losses,
+    })
+}
