@@ -158,3 +158,38 @@ fn gpt2_train_bad_input_is_an_error_naming_the_argument() {
     expect(model.loss_var(&vars, &long, &long_y, 1), "inputs");
     assert!(windows(&[1, 2, 3], &[1], 2).is_err());
 }
+
+#[test]
+fn gpt2_train_head_cross_entropy_equals_the_unfused_head_in_blocks() {
+    use wgsl_compute::autograd::Var;
+    // 150 rows in blocks of 64, 64 and 22 rows, one block, and the unfused form.
+    let check = |ctx: &Context| {
+        let mut rng = Rng::new(8);
+        let (r, c, v) = (150, 12, 37);
+        let x = wgsl_compute::Tensor::from_slice(ctx, &[r, c], &rng.vec_range(r * c, -1.0, 1.0)).unwrap();
+        let w = wgsl_compute::Tensor::from_slice(ctx, &[v, c], &rng.vec_range(v * c, -1.0, 1.0)).unwrap();
+        let targets: Vec<u32> = (0..r).map(|_| rng.below(v) as u32).collect();
+        let run = |block: Option<usize>| {
+            let tape = Tape::new(ctx);
+            let (xv, wv) = (tape.var(&x).unwrap(), tape.var(&w).unwrap());
+            let loss = if let Some(b) = block {
+                Var::head_cross_entropy(&xv, &wv, &targets, Some(b)).unwrap()
+            } else {
+                xv.matmul(&wv.transpose(0, 1).unwrap()).unwrap().cross_entropy(&targets).unwrap()
+            };
+            let l = loss.tensor().to_vec().unwrap();
+            let g = loss.backward().unwrap();
+            (l, g.get(&xv).unwrap().to_vec().unwrap(), g.get(&wv).unwrap().to_vec().unwrap())
+        };
+        let b = run(None);
+        let gate = Gate::new(1e-5, 1e-5);
+        for block in [64, 150] {
+            let a = run(Some(block));
+            assert_close(ctx, &format!("head loss, blocks of {block}"), &a.0, &b.0, gate);
+            assert_close(ctx, &format!("head dx, blocks of {block}"), &a.1, &b.1, gate);
+            assert_close(ctx, &format!("head dw, blocks of {block}"), &a.2, &b.2, gate);
+        }
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}

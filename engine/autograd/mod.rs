@@ -43,5 +43,6 @@ mod tape;
 mod var;
 mod views;
 
+pub use nn::HEAD_BLOCK_BYTES;
 pub use tape::{is_recording, no_grad, Grads, Rule, RuleFn, Tape};
 pub use var::{rule, when, Var};

@@ -1,13 +1,19 @@
 //! Network ops on variables: causal attention (composed of recorded ops), the token +
-//! position embedding, of one sequence or of a batch of rows (its backward a scatter-add,
-//! `ops::embedding_backward`) and softmax
-//! cross-entropy (its backward the gradient `ops::cross_entropy` computes with the loss).
+//! position embedding of one sequence or of a batch of rows (its backward a scatter-add,
+//! `ops::embedding_backward`), softmax cross-entropy (its backward the gradient
+//! `ops::cross_entropy` computes with the loss), and a tied output head fused with the
+//! cross-entropy in row blocks (`head_cross_entropy`).
 
 use super::var::{rule, when, Var};
 use crate::error::{Error, Result};
+use crate::expr::Binary;
 use crate::ops;
 use crate::shape::attention_shapes;
 use crate::tensor::Tensor;
+
+/// About the bytes of one block's logits in [`Var::head_cross_entropy`] (64 MiB: a few
+/// hundred rows of GPT-2's 50257-token vocabulary).
+pub const HEAD_BLOCK_BYTES: usize = 64 << 20;
 
 impl Var {
     /// `softmax(q k^T / sqrt(D), causal) v` per head, as `ops::attention`, composed of
@@ -70,6 +76,97 @@ impl Var {
                     let dwte = when(need[0], || ops::embedding_backward(g, &ids, v))?;
                     let dwpe = when(need[1], || ops::embedding_backward(g, &positions, p))?;
                     Ok(vec![dwte, dwpe])
+                }),
+            ))
+        })
+    }
+
+    /// The mean softmax cross-entropy of the logits `x w^T` against `targets`, where w
+    /// (V, C) is an output embedding (GPT-2's tied head), without the logits ever held
+    /// whole: the rows go through in blocks of `block` rows (None: a multiple of 64 whose
+    /// logits stay near [`HEAD_BLOCK_BYTES`]), and
+    /// each block's gradients of x and w are taken as it passes (the logits' gradient is
+    /// known once their softmax is), so the forward keeps dL/dx (R, C) and dL/dw (V, C) in
+    /// place of two (R, V) tensors (the softmax and its gradient). The same products and sums
+    /// as `x.matmul(&w.transpose(0, 1)?)?.cross_entropy(targets)`, blocked.
+    /// x (R, C), w (V, C), R targets below V -> ().
+    pub fn head_cross_entropy(x: &Var, w: &Var, targets: &[u32], block: Option<usize>) -> Result<Var> {
+        let op = "head_cross_entropy";
+        let (xs, ws) = (x.shape().to_vec(), w.shape().to_vec());
+        if xs.len() != 2 || ws.len() != 2 || xs[1] != ws[1] {
+            return Err(Error::value(
+                op,
+                "x, w",
+                "x (R, C) and w (V, C) with one C",
+                format!("x {xs:?}, w {ws:?}"),
+            ));
+        }
+        let (rows, v) = (xs[0], ws[0]);
+        if targets.len() != rows {
+            return Err(Error::value(
+                op,
+                "targets",
+                format!("{rows} indices (one per row of x)"),
+                targets.len(),
+            ));
+        }
+        let wants = (x.is_variable(), w.is_variable());
+        // Rows per block: a multiple of 64 with its (block, V) logits near the byte bound.
+        let block = match block {
+            Some(0) => return Err(Error::value(op, "block", "at least 1 row", 0)),
+            Some(b) => b,
+            None => ((HEAD_BLOCK_BYTES / (4 * v.max(1))) / 64 * 64).clamp(64, rows.max(64)),
+        };
+        Var::record(op, &[x, w], |t| {
+            let (x, w) = (t[0], t[1]);
+            let wt = w.transpose(0, 1)?; // (C, V)
+            let (mut total, mut dx_blocks, mut dw) = (None::<Tensor>, vec![], None::<Tensor>);
+            for start in (0..rows).step_by(block) {
+                let end = (start + block).min(rows);
+                let xb = x.narrow(0, start, end)?; // (rb, C)
+                let ce = ops::cross_entropy(&ops::matmul(&xb, &wt)?, &targets[start..end])?;
+                let sum = ops::sum_last(&ce.loss)?; // ()
+                total = Some(match total {
+                    Some(t) => ops::add(&t, &sum)?,
+                    None => sum,
+                });
+                // ce.grad is d(mean over the block)/d logits: rescaled to the mean over all rows.
+                let share = (end - start) as f32 / rows as f32;
+                let g = if share == 1.0 {
+                    ce.grad
+                } else {
+                    ops::binary_scalar(Binary::Mul, &ce.grad, share)?
+                }; // (rb, V)
+                if wants.0 {
+                    dx_blocks.push(ops::matmul(&g, w)?); // (rb, C)
+                }
+                if wants.1 {
+                    let d = ops::matmul(&g.transpose(0, 1)?, &xb)?; // (V, C)
+                    dw = Some(match dw {
+                        Some(acc) => ops::add(&acc, &d)?,
+                        None => d,
+                    });
+                }
+            }
+            let loss = match total {
+                Some(t) => ops::binary_scalar(Binary::Mul, &t, 1.0 / rows as f32)?,
+                None => Tensor::zeros(x.context(), &[])?,
+            };
+            let dx = match dx_blocks.as_slice() {
+                [] => None,
+                [one] => Some(one.clone()),
+                many => Some(ops::cat(&many.iter().collect::<Vec<_>>(), 0)?),
+            };
+            Ok((
+                loss,
+                rule(move |g, need| {
+                    let scale = |d: &Option<Tensor>, want: bool| -> Result<Option<Tensor>> {
+                        match (d, want) {
+                            (Some(d), true) => Ok(Some(ops::mul(d, g)?)),
+                            _ => Ok(None),
+                        }
+                    };
+                    Ok(vec![scale(&dx, need[0])?, scale(&dw, need[1])?])
                 }),
             ))
         })

@@ -129,12 +129,20 @@ impl Trainable {
     /// token ids each, row after row; T at most `n_positions`), recorded on the tape of
     /// `vars` (from [`Trainable::vars`]): a () variable.
     pub fn loss_var(&self, vars: &[Var], inputs: &[u32], targets: &[u32], batch: usize) -> Result<Var> {
-        self.logits_var(vars, inputs, batch)?.cross_entropy(targets)
+        let (h, wte) = self.final_hidden(vars, inputs, batch)?;
+        // The tied head and the loss in row blocks: the (B T, V) logits are never whole.
+        Var::head_cross_entropy(&h, wte, targets, None)
     }
 
     /// The logits (batch T, V) of every position of `inputs` (as [`Trainable::loss_var`]).
     pub fn logits_var(&self, vars: &[Var], inputs: &[u32], batch: usize) -> Result<Var> {
-        let op = "gpt2::Trainable::logits_var";
+        let (h, wte) = self.final_hidden(vars, inputs, batch)?;
+        h.matmul(&wte.transpose(0, 1)?) // (B T, V), tied head
+    }
+
+    /// The final layer norm's output (batch T, C) and the tied head's table (`wte`).
+    fn final_hidden<'v>(&self, vars: &'v [Var], inputs: &[u32], batch: usize) -> Result<(Var, &'v Var)> {
+        let op = "gpt2::Trainable::loss_var";
         let cfg = &self.config;
         let want = 2 + BLOCK_PARAMS.len() * cfg.n_layer + 2;
         if vars.len() != want {
@@ -183,7 +191,7 @@ impl Trainable {
             x = m.linear_residual(&p[10], &p[11], &x)?; // (B T, C)
         }
         let (lnw, lnb) = (&vars[want - 2], &vars[want - 1]);
-        x.layer_norm(lnw, lnb, eps)?.matmul(&wte.transpose(0, 1)?) // (B T, V), tied head
+        Ok((x.layer_norm(lnw, lnb, eps)?, wte))
     }
 
     /// The parameters read back as a checkpoint (F32), for `Gpt2::new` or saving.
