@@ -38,8 +38,12 @@ for suite in copy,scans mixers; do
   .h200/bench --only "$suite" --strategy lookback --json "$OUT/engine_${suite/,/_}_lookback.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
   echo "engine bench $suite lookback rc $?"
 done
-.h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
-echo "decode probe rc $?"
+# The decode probe and the transformers comparison go with the GPT-2 inference suites.
+case ",$ONLY," in *",gpt2,"*|*",gemv,"*|*",gpt2_sizes,"*) GPT2_INFERENCE=1 ;; *) GPT2_INFERENCE=0 ;; esac
+if [ "$GPT2_INFERENCE" = 1 ]; then
+  .h200/decode_probe --steps 64 > "$OUT/decode_probe.md" 2>&1
+  echo "decode probe rc $?"
+fi
 # Issue #19's cooperative-matrix probe (f16 inputs, f32 accumulation) where the binary was carried:
 # its kernels, which load their tiles directly, timed together. The workgroup-staged variants,
 # which the driver's compiler rejected (losing the device), are gone (dev/src/bin/coop_probe.rs
@@ -100,7 +104,7 @@ case ",$ONLY," in *",dawn,"*)
   ;;
 esac
 # The engine's tokens and logits against transformers on the same files, per weights dtype.
-if [ -x .h200/gpt2_logits ]; then
+if [ -x .h200/gpt2_logits ] && [ "$GPT2_INFERENCE" = 1 ]; then
   python3 benches/gpt2_h200.py --engine .h200/gpt2_logits --out "$OUT" > "$OUT/gpt2_h200.md" 2>&1
   echo "gpt2 vs transformers rc $?"
 fi

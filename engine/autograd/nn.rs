@@ -119,35 +119,54 @@ impl Var {
         };
         Var::record(op, &[x, w], |t| {
             let (x, w) = (t[0], t[1]);
-            let wt = w.transpose(0, 1)?; // (C, V)
-            let (mut total, mut dx_blocks, mut dw) = (None::<Tensor>, vec![], None::<Tensor>);
+            let (ctx, c, vp) = (x.context(), w.shape()[1], v.next_multiple_of(64));
+            // w^T with zero columns up to Vp, a multiple of 64 (C, Vp): every product below
+            // then loads vec4s (GPT-2's V = 50257 is odd), and dx's, whose output is one
+            // block's few tiles over a K of Vp, can split K (`ops::matmul`'s split-K).
+            let wt = Tensor::zeros(ctx, &[c, vp])?;
+            ops::copy_into(&wt.narrow(1, 0, v)?, &w.transpose(0, 1)?)?;
+            let (mut total, mut dx_blocks, mut dwt) = (None::<Tensor>, vec![], None::<Tensor>);
             for start in (0..rows).step_by(block) {
                 let end = (start + block).min(rows);
                 let xb = x.narrow(0, start, end)?; // (rb, C)
-                let ce = ops::cross_entropy(&ops::matmul(&xb, &wt)?, &targets[start..end])?;
+                let logits = ops::matmul(&xb, &wt)?; // (rb, Vp), the padding's columns 0
+                let ce = ops::cross_entropy(&logits.narrow(1, 0, v)?, &targets[start..end])?;
+                drop(logits);
                 let sum = ops::sum_last(&ce.loss)?; // ()
                 total = Some(match total {
                     Some(t) => ops::add(&t, &sum)?,
                     None => sum,
                 });
-                // ce.grad is d(mean over the block)/d logits: rescaled to the mean over all rows.
+                if !(wants.0 || wants.1) {
+                    continue;
+                }
+                // ce.grad is d(mean over the block)/d logits: rescaled to the mean over all
+                // rows, and padded with zero columns like wt.
                 let share = (end - start) as f32 / rows as f32;
-                let g = if share == 1.0 {
-                    ce.grad
-                } else {
-                    ops::binary_scalar(Binary::Mul, &ce.grad, share)?
-                }; // (rb, V)
+                let g = Tensor::zeros(ctx, &[end - start, vp])?; // (rb, Vp)
+                match share == 1.0 {
+                    true => ops::copy_into(&g.narrow(1, 0, v)?, &ce.grad)?,
+                    false => ops::copy_into(
+                        &g.narrow(1, 0, v)?,
+                        &ops::binary_scalar(Binary::Mul, &ce.grad, share)?,
+                    )?,
+                }
+                drop(ce);
                 if wants.0 {
-                    dx_blocks.push(ops::matmul(&g, w)?); // (rb, C)
+                    dx_blocks.push(ops::matmul(&g, &wt.transpose(0, 1)?)?); // (rb, C)
                 }
                 if wants.1 {
-                    let d = ops::matmul(&g.transpose(0, 1)?, &xb)?; // (V, C)
-                    dw = Some(match dw {
+                    let d = ops::matmul(&xb.transpose(0, 1)?, &g)?; // (C, Vp)
+                    dwt = Some(match dwt {
                         Some(acc) => ops::add(&acc, &d)?,
                         None => d,
                     });
                 }
             }
+            let dw = match dwt {
+                Some(d) => Some(d.narrow(1, 0, v)?.transpose(0, 1)?.contiguous()?), // (V, C)
+                None => None,
+            };
             let loss = match total {
                 Some(t) => ops::binary_scalar(Binary::Mul, &t, 1.0 / rows as f32)?,
                 None => Tensor::zeros(x.context(), &[])?,

@@ -745,6 +745,13 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
         mb(f.resident_bytes),
         f.dispatches
     );
+    if let Some((busy, matmul)) = f.device_ms {
+        println!(
+            "\ndevice time of one step (profiled, every dispatch timed): {busy:.2} ms, of which matmul kernels {matmul:.2} ms"
+        );
+        figure("gpt2_train_device_ms", busy);
+        figure("gpt2_train_matmul_device_ms", matmul);
+    }
     eprintln!("gpt2_train losses of the timed steps: {:?}", f.losses);
     figure("gpt2_train_step_ms", f.step_ms);
     figure("gpt2_train_forward_ms", f.forward_ms);

@@ -30,6 +30,9 @@ pub struct TrainFigures {
     pub dispatches: usize,
     /// The losses of the timed steps, in order (they should fall: one batch repeated).
     pub losses: Vec<f32>,
+    /// Device time of one step (ms) in all and in matmul kernels, from the profiler over
+    /// a few steps (None where the bench's own `--profile` holds the profiler).
+    pub device_ms: Option<(f64, f64)>,
 }
 
 /// Runs the suite on `ctx`.
@@ -102,7 +105,28 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         warmup,
         repeat,
     )?;
+    // Where the step's time goes on the device: every dispatch of a few steps timed.
+    let device_ms = if ctx.profiling() {
+        None
+    } else {
+        let n = 3;
+        ctx.set_profiling(true);
+        ctx.reset_profile()?;
+        for _ in 0..n {
+            step()?;
+        }
+        let profile = ctx.profile()?;
+        ctx.set_profiling(false);
+        let matmul: f64 = profile
+            .kernels
+            .iter()
+            .filter(|k| k.name.starts_with("matmul/"))
+            .map(|k| k.seconds)
+            .sum();
+        Some((profile.total_seconds() * 1e3 / n as f64, matmul * 1e3 / n as f64))
+    };
     Ok(TrainFigures {
+        device_ms,
         shape: format!("{} layers, C {}, batch {batch}, T {t}", config.n_layer, config.n_embd),
         params: model.parameter_count(),
         step_ms,
