@@ -753,6 +753,18 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
         figure("gpt2_train_matmul_device_ms", matmul);
     }
     eprintln!("gpt2_train losses of the timed steps: {:?}", f.losses);
+    if !quick {
+        // Where the matmul time goes: each of the step's products alone.
+        println!("\n| the step's products, each alone | per step | ms each | TFLOP/s | ms per step |");
+        println!("|---|---|---|---|---|");
+        let mut total = 0.0;
+        for (name, count, ms, tflops) in train_gpt2_bench::products(ctx)? {
+            println!("| {name} | {count} | {ms:.3} | {tflops:.1} | {:.2} |", ms * count as f64);
+            total += ms * count as f64;
+        }
+        println!("| sum (without the head) | | | | {total:.2} |");
+        figure("gpt2_train_products_ms", total);
+    }
     figure("gpt2_train_step_ms", f.step_ms);
     figure("gpt2_train_forward_ms", f.forward_ms);
     figure("gpt2_train_forward_backward_ms", f.forward_backward_ms);

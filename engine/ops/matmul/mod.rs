@@ -247,7 +247,7 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     }
     let operands = launch::Operands::new(op, a, b, s.clone())?;
     let (da, db) = match path {
-        MatmulPath::Auto => select::densify_for_large_tile(&s, &operands, a, b),
+        MatmulPath::Auto => select::densify(&s, &operands, a, b),
         _ => (false, false),
     };
     let (a, b) = (

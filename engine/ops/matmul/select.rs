@@ -69,9 +69,11 @@ impl MatmulPath {
 }
 
 /// How many K-slices a 2-d product should be split into, when its output has too few 64 x 64
-/// tiles to fill a GPU: the weight gradients of a layer ((Dm, B T) @ (B T, N): a 64 x 64
-/// output over K = 8192 was one workgroup walking all of K) and GPT-2's prefill projections
-/// (M = 64 rows: 12 to 48 tiles, the K = 3072 projection one walk of 3072 per tile). The
+/// tiles to fill a GPU (fewer than `TARGET / 2`): the weight gradients of a layer ((Dm, B T)
+/// @ (B T, N): a 64 x 64 output over K = 8192 was one workgroup walking all of K; GPT-2
+/// 124M's (768, 2048) @ (2048, 768), 144 tiles, ran unsplit at 6.8 TFLOP/s on the H200) and
+/// GPT-2's prefill projections (M = 64 rows: 12 to 48 tiles, the K = 3072 projection one
+/// walk of 3072 per tile). The
 /// slices divide K evenly, each at least `MIN_SLICE` long and a multiple of 4 (so vec4 loads
 /// stay aligned), and the tiles times the slices stay at most `TARGET` workgroups. `None`: no
 /// split.
@@ -80,7 +82,7 @@ pub(super) fn split_k(s: &MatmulShape) -> Option<usize> {
     const TARGET: usize = 512;
     let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
     // An empty output (m or n = 0) has no tiles and nothing to split.
-    if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= TARGET / 4 || s.k < 2 * MIN_SLICE {
+    if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= TARGET / 2 || s.k < 2 * MIN_SLICE {
         return None;
     }
     let mut splits = 1;
@@ -141,15 +143,17 @@ fn cooperative_refusal(
 }
 
 /// Which operands `Auto` should copy dense before the product (a, b): those whose view
-/// (a transpose, a narrow) loads without vec4s and so keeps off [`MatmulPath::LargeTile`] a
-/// product that kernel would take if they were dense. The copy moves O(K N) elements where
-/// the product does O(M N K) work, and the kernels give the same bits (`MatmulPath::TILES`).
-/// A broadcast view (a zero stride) is never copied: that would materialise the broadcast.
-/// On the H200 the backward's transposed products ran in `RegisterTiled` at ~70% of the
-/// large-tile kernel's rate (`bench --only gpt2_train --profile`).
-pub(super) fn densify_for_large_tile(s: &MatmulShape, o: &Operands, a: &Tensor, b: &Tensor) -> (bool, bool) {
+/// (a transpose, a narrow) loads without vec4s, in a product a tile kernel takes (64 x 64 or
+/// 128 x 128 tiles), which then loads vec4s and may be [`MatmulPath::LargeTile`]. The copy
+/// moves O(K N) elements where the product does O(M N K) work, and the kernels give the same
+/// bits (`MatmulPath::TILES`). A broadcast view (a zero stride) is never copied: that would
+/// materialise the broadcast. On the H200, GPT-2 124M's backward products with a transposed
+/// weight ran at 13.4 TFLOP/s where the same product of dense operands ran at 19.0
+/// (`bench --only gpt2_train`, the products table).
+pub(super) fn densify(s: &MatmulShape, o: &Operands, a: &Tensor, b: &Tensor) -> (bool, bool) {
     let large_tiles = s.m.div_ceil(128) * s.n.div_ceil(128) * o.batch;
-    if s.m == 1 || large_tiles < LARGE_TILE_MIN_TILES || (o.vec_a && o.vec_b) {
+    let tiled = large_tiles >= LARGE_TILE_MIN_TILES || (s.m >= 64 && s.n >= 64);
+    if s.m == 1 || !tiled || (o.vec_a && o.vec_b) {
         return (false, false);
     }
     // Dense from offset 0, the inner axis (K for a, N for b) loads as vec4s when it is a
@@ -158,7 +162,10 @@ pub(super) fn densify_for_large_tile(s: &MatmulShape, o: &Operands, a: &Tensor, 
         let l = t.layout();
         inner.is_multiple_of(4) && t.shape().iter().zip(&l.strides).all(|(&n, &st)| n <= 1 || st > 0)
     };
-    let (da, db) = (!o.vec_a, !o.vec_b);
+    // Only where the product does enough work per copied element: 2 N flops for each of a's,
+    // 2 M for each of b's. (96 heads of (256, 256)^T @ (256, 64) ran 0.069 ms with a copied in
+    // place and 0.106 ms after copying it: N = 64 is too few.)
+    let (da, db) = (!o.vec_a && s.n >= 256, !o.vec_b && s.m >= 256);
     if (da && !can(a, s.k)) || (db && !can(b, s.n)) {
         return (false, false);
     }
