@@ -87,17 +87,19 @@ window.addEventListener('unhandledrejection', (e) => { report('unhandled', e.rea
 const JOBS = {
   load: 'a GPT-2 model is loading',
   generate: 'GPT-2 is writing',
+  finetune: 'GPT-2 is fine-tuning',
   train: 'training is running (Stop ends it)',
   parity: 'the parity suite is running',
 };
 
 // Which panel's own buttons each job leaves alone (its own panel says what it does).
-const JOB_PANEL = { load: 'gpt2', generate: 'gpt2', train: 'train', parity: 'parity' };
+const JOB_PANEL = { load: 'gpt2', generate: 'gpt2', finetune: 'gpt2', train: 'train', parity: 'parity' };
 
 // Enables the buttons that can work now and writes, in every other panel, what is busy.
 function syncButtons() {
   const free = job === null && engine !== null;
   $('generate').disabled = !(free && model);
+  $('finetune').disabled = !(free && model && isGpu);
   $('run-parity').disabled = !(free && isGpu);
   $('train').disabled = !free;
   $('train-stop').disabled = job !== 'train';
@@ -633,6 +635,49 @@ async function generateOnce(n, temperature, topK, seed) {
   }
 }
 
+// ---- GPT-2 fine-tuning -------------------------------------------------------------------
+
+// Fine-tunes the loaded checkpoint (its file, as loaded) on the first tokens of the shipped
+// text through the library's autograd tape (Gpt2Tuner: forward, backward, Adam, one promise a
+// step), then makes the tuned weights the model Generate uses. data-first-loss /
+// data-last-loss hold the first and the last step's loss.
+const FINETUNE_CORPUS = 4096;
+async function finetune() {
+  if (!model || !source) throw new InputError('load a model first');
+  const steps = wholeNumber('finetune-steps', 'Fine-tune steps', 1);
+  const status = $('finetune-status');
+  await asJob('finetune', async () => {
+    if (trainText === null) trainText = await fetchText(TRAIN_TEXT, gpt2Progress);
+    status.dataset.state = 'running';
+    status.textContent = 'preparing the parameters (f32) and the text...';
+    const tuner = engine.gpt2Tuner(source.configJson, source.weights, trainText, FINETUNE_CORPUS);
+    try {
+      const losses = [];
+      const t0 = performance.now();
+      for (let i = 0; i < steps; i++) {
+        losses.push(await tuner.step());
+        const ms = (performance.now() - t0) / (i + 1);
+        status.textContent = `step ${i + 1}/${steps}: loss ${losses[i].toFixed(3)} ` +
+          `(first ${losses[0].toFixed(3)}), ${ms.toFixed(0)} ms a step; ${tuner.describe()}`;
+      }
+      const tuned = await tuner.model();
+      if (typeof tuned.setChunk === 'function') tuned.setChunk(1);
+      if (model) model.free();
+      model = tuned;
+      $('model-name').textContent = `${source.name}, fine-tuned ${steps} steps: ${model.describe()}`;
+      status.dataset.firstLoss = String(losses[0]);
+      status.dataset.lastLoss = String(losses[losses.length - 1]);
+      status.dataset.state = 'done';
+      status.textContent += ' - Generate now writes with the tuned weights (Load default restores them).';
+    } catch (err) {
+      status.dataset.state = 'error';
+      throw err;
+    } finally {
+      tuner.free();
+    }
+  });
+}
+
 // ---- minGRU training ---------------------------------------------------------------------
 
 const TRAIN_TEXT = new URL('../assets/text/shakespeare.txt', import.meta.url).href;
@@ -775,6 +820,7 @@ $('load-default').addEventListener('click', guarded('GPT-2 default model', 'gpt2
 $('load-url').addEventListener('click', guarded('GPT-2 from URL', 'gpt2', loadUrl));
 $('model-files').addEventListener('change', guarded('GPT-2 from files', 'gpt2', loadFiles));
 $('generate').addEventListener('click', guarded('GPT-2 generate', 'gpt2', generate));
+$('finetune').addEventListener('click', guarded('GPT-2 fine-tune', 'gpt2', finetune));
 $('greedy').addEventListener('change', syncSampling);
 $('top-k').addEventListener('input', checkTopK);
 $('gpt2-dtype').addEventListener('change', guarded('GPT-2 weights dtype', 'gpt2', reloadDtype));

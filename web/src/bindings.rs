@@ -245,6 +245,58 @@ impl Engine {
     }
 }
 
+#[wasm_bindgen]
+impl Engine {
+    /// A fine-tune of the checkpoint (`config.json` text, `model.safetensors` bytes) on the
+    /// first `corpus` tokens of `text` (`gpt2::Tuner`: GPT-2 on the autograd tape, Adam).
+    #[wasm_bindgen(js_name = gpt2Tuner)]
+    pub fn gpt2_tuner(&self, config_json: &str, weights: Vec<u8>, text: &str, corpus: u32) -> Result<Gpt2Tuner, JsValue> {
+        let t = gpt2::Tuner::new(&self.ctx, config_json, &weights, text, corpus as usize).map_err(error)?;
+        Ok(Gpt2Tuner {
+            inner: Rc::new(RefCell::new(t)),
+        })
+    }
+}
+
+/// A GPT-2 being fine-tuned in the page.
+#[wasm_bindgen]
+pub struct Gpt2Tuner {
+    inner: Rc<RefCell<gpt2::Tuner>>,
+}
+
+#[wasm_bindgen]
+impl Gpt2Tuner {
+    /// Parameters, text, batch shape, learning rate.
+    pub fn describe(&self) -> String {
+        self.inner.borrow().describe()
+    }
+
+    /// One fine-tuning step (`Promise<number>`, its loss). Rejects while another step of this
+    /// tuner is still running.
+    pub fn step(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let mut t = inner
+                .try_borrow_mut()
+                .map_err(|_| error("a fine-tuning step of this tuner is still running"))?;
+            let loss = t.step().await.map_err(error)?;
+            Ok(JsValue::from_f64(loss as f64))
+        })
+    }
+
+    /// The tuned model, to generate with (`Promise<Gpt2>`).
+    pub fn model(&self) -> js_sys::Promise {
+        let inner = self.inner.clone();
+        future_to_promise(async move {
+            let t = inner
+                .try_borrow()
+                .map_err(|_| error("a fine-tuning step of this tuner is still running"))?;
+            let model = t.model().await.map_err(error)?;
+            Ok(Gpt2 { model }.into())
+        })
+    }
+}
+
 /// A character-level minGRU model being trained in the page.
 #[wasm_bindgen]
 pub struct Trainer {

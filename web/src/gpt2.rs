@@ -5,14 +5,18 @@
 //! or takes the arg-max, through the compiled plans (`wgsl_compute::models::gpt2::Generator`: ids
 //! chosen on the device, read back a chunk at a time), so the page repaints between chunks.
 //! The generator and its plans are built on the first generation and kept with the model.
+//! [`Tuner`] fine-tunes a checkpoint on text through the autograd tape, one step per promise.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use wgsl_compute::autograd::Tape;
 use wgsl_compute::models::gpt2::{
-    random_checkpoint, Config, Generator, Gpt2, Sampling, Streaming, TextStream, Tokenizer, Weights, END_OF_TEXT,
+    random_checkpoint, train::windows, Config, Generator, Gpt2, Sampling, Streaming, TextStream, Tokenizer, Trainable,
+    Weights, END_OF_TEXT,
 };
-use wgsl_compute::{Context, DType, Error, Result};
+use wgsl_compute::train::{Adam, Optimizer};
+use wgsl_compute::{Context, DType, Error, Result, Rng};
 
 /// The page's GPT-2 status line.
 pub const STATUS: &str =
@@ -169,5 +173,97 @@ impl Model {
             }
             r => r,
         }
+    }
+}
+
+/// Rows per fine-tuning step in the page, and tokens per row (at most the model's context).
+pub const TUNE_BATCH: usize = 2;
+pub const TUNE_CONTEXT: usize = 64;
+/// Adam's learning rate for the page's fine-tune (the `gpt2_finetune` example's default).
+pub const TUNE_LR: f32 = 1e-3;
+
+/// A fine-tune of a checkpoint on text in the page: the `gpt2_finetune` example's loop
+/// (`models::gpt2::Trainable` on the autograd tape, Adam in place), one step per promise.
+pub struct Tuner {
+    ctx: Context,
+    model: Trainable,
+    adam: Adam,
+    tokens: Vec<u32>,
+    context: usize,
+    rng: Rng,
+    losses: Vec<f32>,
+    stored: DType,
+}
+
+impl Tuner {
+    /// A tuner of the checkpoint (`config.json` text, `model.safetensors` bytes) on the
+    /// first `corpus` tokens of `text`, which must hold more than one row of tokens.
+    pub fn new(ctx: &Context, config_json: &str, weights: &[u8], text: &str, corpus: usize) -> Result<Tuner> {
+        let config = Config::from_json(config_json, "config.json")?;
+        let weights = Weights::from_safetensors(config, weights, "model.safetensors")?;
+        let context = TUNE_CONTEXT.min(weights.config.n_positions);
+        let mut tokens = Tokenizer::gpt2()?.encode(text);
+        tokens.truncate(corpus.max(context + 1));
+        if tokens.len() <= context {
+            return Err(Error::value(
+                "Gpt2Tuner",
+                "text",
+                format!("more than {context} tokens"),
+                tokens.len(),
+            ));
+        }
+        let model = Trainable::new(ctx, &weights)?;
+        let adam = Adam::new(&model.params().tensors(), TUNE_LR)?;
+        Ok(Tuner {
+            ctx: ctx.clone(),
+            model,
+            adam,
+            tokens,
+            context,
+            rng: Rng::new(1),
+            losses: vec![],
+            stored: weights.dtype,
+        })
+    }
+
+    /// One line: parameters, the text's tokens, the batch, Adam's rate.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.1}M parameters in f32; {} tokens of text; batches of {TUNE_BATCH} x {}, Adam {TUNE_LR}",
+            self.model.parameter_count() as f64 / 1e6,
+            self.tokens.len(),
+            self.context
+        )
+    }
+
+    /// One Adam step on random windows of the text; returns its loss (before the update).
+    pub async fn step(&mut self) -> Result<f32> {
+        let last = self.tokens.len() - self.context - 1;
+        let starts: Vec<usize> = (0..TUNE_BATCH).map(|_| self.rng.below(last + 1)).collect();
+        let (x, y) = windows(&self.tokens, &starts, self.context)?;
+        let tape = Tape::new(&self.ctx);
+        let vars = self.model.vars(&tape)?;
+        let loss = self.model.loss_var(&vars, &x, &y, TUNE_BATCH)?; // ()
+        self.adam.step_vars(&vars, &loss.backward()?)?;
+        let value = loss.tensor().to_vec_async().await?[0];
+        self.losses.push(value);
+        Ok(value)
+    }
+
+    /// Every step's loss so far.
+    pub fn losses(&self) -> &[f32] {
+        &self.losses
+    }
+
+    /// The tuned parameters as a model to generate with, its matrices in the dtype the
+    /// checkpoint stored them in.
+    pub async fn model(&self) -> Result<Model> {
+        let weights = self.model.weights_async().await?;
+        Ok(Model {
+            gpt2: Rc::new(Gpt2::with_dtype(&self.ctx, &weights, self.stored)?),
+            generator: Rc::default(),
+            dtype: self.stored,
+            stored: self.stored,
+        })
     }
 }
