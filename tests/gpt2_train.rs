@@ -175,11 +175,18 @@ fn gpt2_train_head_cross_entropy_equals_the_unfused_head_in_blocks() {
             let loss = if let Some(b) = block {
                 Var::head_cross_entropy(&xv, &wv, &targets, Some(b)).unwrap()
             } else {
-                xv.matmul(&wv.transpose(0, 1).unwrap()).unwrap().cross_entropy(&targets).unwrap()
+                xv.matmul(&wv.transpose(0, 1).unwrap())
+                    .unwrap()
+                    .cross_entropy(&targets)
+                    .unwrap()
             };
             let l = loss.tensor().to_vec().unwrap();
             let g = loss.backward().unwrap();
-            (l, g.get(&xv).unwrap().to_vec().unwrap(), g.get(&wv).unwrap().to_vec().unwrap())
+            (
+                l,
+                g.get(&xv).unwrap().to_vec().unwrap(),
+                g.get(&wv).unwrap().to_vec().unwrap(),
+            )
         };
         let b = run(None);
         let gate = Gate::new(1e-5, 1e-5);

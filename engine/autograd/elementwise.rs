@@ -5,12 +5,13 @@
 //! kernel like any fused graph, then summed back over the axes input k was broadcast along.
 
 use super::tape::Rule;
-use super::var::{rule, Var};
+use super::var::{rule, when, Var};
 use crate::element_scan::reduce_to::reduce_to;
 use crate::error::{Error, Result};
 use crate::expr::grad::vjp;
 use crate::expr::{Binary, Body, Ty, Unary};
 use crate::fused::{self, run_body, Graph};
+use crate::ops;
 use crate::ops::elementwise::{binary_body, unary_body};
 use crate::tensor::Tensor;
 
@@ -131,3 +132,25 @@ macro_rules! unary_methods {
 binary_methods!(add => Add, sub => Sub, mul => Mul, div => Div, maximum => Max, minimum => Min, pow => Pow);
 unary_methods!(neg => Neg, exp => Exp, log => Log, tanh => Tanh, sqrt => Sqrt, abs => Abs, sigmoid => Sigmoid,
     relu => Relu, sin => Sin, cos => Cos);
+
+impl Var {
+    /// `self` where `cond` is non-zero, else `other` (`ops::where_`; the three broadcast).
+    /// `cond` is a constant (a mask has no gradient); each branch's gradient is dL/d out
+    /// where it was taken and 0 elsewhere, summed over its broadcast axes.
+    pub fn where_(&self, cond: &Tensor, other: &Var) -> Result<Var> {
+        let cond = cond.clone();
+        Var::record("where", &[self, other], |t| {
+            let y = ops::where_(&cond, t[0], t[1])?;
+            let (sa, sb) = (t[0].shape().to_vec(), t[1].shape().to_vec());
+            Ok((
+                y,
+                rule(move |g, need| {
+                    let zero = Tensor::zeros(g.context(), &[])?;
+                    let da = when(need[0], || reduce_to(&ops::where_(&cond, g, &zero)?, &sa))?;
+                    let db = when(need[1], || reduce_to(&ops::where_(&cond, &zero, g)?, &sb))?;
+                    Ok(vec![da, db])
+                }),
+            ))
+        })
+    }
+}

@@ -146,10 +146,7 @@ impl Var {
                 let g = Tensor::zeros(ctx, &[end - start, vp])?; // (rb, Vp)
                 match share == 1.0 {
                     true => ops::copy_into(&g.narrow(1, 0, v)?, &ce.grad)?,
-                    false => ops::copy_into(
-                        &g.narrow(1, 0, v)?,
-                        &ops::binary_scalar(Binary::Mul, &ce.grad, share)?,
-                    )?,
+                    false => ops::copy_into(&g.narrow(1, 0, v)?, &ops::binary_scalar(Binary::Mul, &ce.grad, share)?)?,
                 }
                 drop(ce);
                 if wants.0 {

@@ -110,3 +110,18 @@ impl Var {
         Var::record_without_rule("argmax_last", &[self], |t| ops::argmax_last(t[0]))
     }
 }
+
+impl Var {
+    /// The mean of every element (`ops::mean_all`). (...) -> (). Its gradient spreads dL/d
+    /// mean evenly: 1/n to each element.
+    pub fn mean_all(&self) -> Result<Var> {
+        let n = self.tensor().len().max(1);
+        self.sum_all()?.scale(1.0 / n as f32)
+    }
+
+    /// The mean over the last axis (`ops::mean_last`). (..., n) -> (...).
+    pub fn mean_last(&self) -> Result<Var> {
+        let n = self.shape().last().copied().unwrap_or(1).max(1);
+        self.sum_last()?.scale(1.0 / n as f32)
+    }
+}

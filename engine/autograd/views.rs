@@ -42,3 +42,26 @@ impl Var {
         })
     }
 }
+
+impl Var {
+    /// The variables joined along `axis` (`ops::cat`); each one's gradient is its slice of
+    /// the output's (a view, no copy). Every input (..., n_i, ...) -> (..., sum n_i, ...).
+    pub fn cat(vars: &[&Var], axis: usize) -> Result<Var> {
+        Var::record("cat", vars, |t| {
+            let y = ops::cat(t, axis)?;
+            let sizes: Vec<usize> = t.iter().map(|x| x.shape().get(axis).copied().unwrap_or(0)).collect();
+            Ok((
+                y,
+                rule(move |g, need| {
+                    let mut start = 0;
+                    let mut grads = vec![];
+                    for (k, &n) in sizes.iter().enumerate() {
+                        grads.push(when(need[k], || g.narrow(axis, start, start + n))?);
+                        start += n;
+                    }
+                    Ok(grads)
+                }),
+            ))
+        })
+    }
+}

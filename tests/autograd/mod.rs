@@ -4,6 +4,7 @@
 //! errors of bad input.
 
 mod errors;
+mod methods;
 mod recurrences;
 mod rules;
 

@@ -176,7 +176,7 @@ impl Trainable {
         for l in 0..cfg.n_layer {
             let p = &vars[2 + BLOCK_PARAMS.len() * l..2 + BLOCK_PARAMS.len() * (l + 1)];
             let a = x.layer_norm(&p[0], &p[1], eps)?; // (B T, C)
-            // q, k, v: column slices of c_attn, each (B T, C) -> (B, H, T, D) as a view.
+                                                      // q, k, v: column slices of c_attn, each (B T, C) -> (B, H, T, D) as a view.
             let heads = |j: usize| -> Result<Var> {
                 let w = p[2].narrow(1, j * c, (j + 1) * c)?; // (C, C), row stride 3C
                 let b = p[3].narrow(0, j * c, (j + 1) * c)?; // (C,)
@@ -211,13 +211,21 @@ impl Trainable {
 /// `tokens[s..s + t]` and the targets `tokens[s + 1..s + t + 1]`, row after row. Every start
 /// must leave `t + 1` tokens.
 pub fn windows(tokens: &[u32], starts: &[usize], t: usize) -> Result<(Vec<u32>, Vec<u32>)> {
-    let (mut x, mut y) = (Vec::with_capacity(starts.len() * t), Vec::with_capacity(starts.len() * t));
+    let (mut x, mut y) = (
+        Vec::with_capacity(starts.len() * t),
+        Vec::with_capacity(starts.len() * t),
+    );
     for &s in starts {
         if s.checked_add(t + 1).is_none_or(|end| end > tokens.len()) {
             return Err(Error::value(
                 "gpt2::train::windows",
                 "starts",
-                format!("starts at most {} (t + 1 = {} tokens of {})", tokens.len().saturating_sub(t + 1), t + 1, tokens.len()),
+                format!(
+                    "starts at most {} (t + 1 = {} tokens of {})",
+                    tokens.len().saturating_sub(t + 1),
+                    t + 1,
+                    tokens.len()
+                ),
                 s,
             ));
         }

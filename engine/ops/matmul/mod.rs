@@ -254,7 +254,11 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
         &if da { a.contiguous()? } else { a.clone() },
         &if db { b.contiguous()? } else { b.clone() },
     );
-    let operands = if da || db { launch::Operands::new(op, a, b, s)? } else { operands };
+    let operands = if da || db {
+        launch::Operands::new(op, a, b, s)?
+    } else {
+        operands
+    };
     let chosen = select::choose(op, gpu, (a, b), alpha, ep, path, &operands)?;
     launch::record(op, (a, b), alpha, ep, chosen, &operands, &out)?;
     Ok(out)
