@@ -181,11 +181,13 @@ fn main() -> Result<()> {
             what: out.display().to_string(),
             message: format!("creating the folder: {e}"),
         })?;
-        std::fs::write(out.join("config.json"), cfg.to_json(Some("fine-tuned by the gpt2_finetune example"))).map_err(|e| {
-            Error::Io {
-                what: out.display().to_string(),
-                message: format!("writing config.json: {e}"),
-            }
+        std::fs::write(
+            out.join("config.json"),
+            cfg.to_json(Some("fine-tuned by the gpt2_finetune example")),
+        )
+        .map_err(|e| Error::Io {
+            what: out.display().to_string(),
+            message: format!("writing config.json: {e}"),
         })?;
         model.params().save(out.join("model.safetensors"))?;
         println!("saved the tuned model to {}", out.display());

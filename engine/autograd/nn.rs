@@ -49,7 +49,7 @@ impl Var {
     /// gradient into dwte by token id and into dwpe by position.
     pub fn embedding_rows(wte: &Var, wpe: &Var, ids: &[u32], batch: usize) -> Result<Var> {
         let op = "embedding_rows";
-        if batch == 0 || ids.len() % batch != 0 {
+        if batch == 0 || !ids.len().is_multiple_of(batch) {
             return Err(Error::value(
                 op,
                 "batch",

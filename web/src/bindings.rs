@@ -250,7 +250,13 @@ impl Engine {
     /// A fine-tune of the checkpoint (`config.json` text, `model.safetensors` bytes) on the
     /// first `corpus` tokens of `text` (`gpt2::Tuner`: GPT-2 on the autograd tape, Adam).
     #[wasm_bindgen(js_name = gpt2Tuner)]
-    pub fn gpt2_tuner(&self, config_json: &str, weights: Vec<u8>, text: &str, corpus: u32) -> Result<Gpt2Tuner, JsValue> {
+    pub fn gpt2_tuner(
+        &self,
+        config_json: &str,
+        weights: Vec<u8>,
+        text: &str,
+        corpus: u32,
+    ) -> Result<Gpt2Tuner, JsValue> {
         let t = gpt2::Tuner::new(&self.ctx, config_json, &weights, text, corpus as usize).map_err(error)?;
         Ok(Gpt2Tuner {
             inner: Rc::new(RefCell::new(t)),

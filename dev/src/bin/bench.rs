@@ -759,7 +759,10 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
         println!("|---|---|---|---|---|");
         let mut total = 0.0;
         for (name, count, ms, tflops) in train_gpt2_bench::products(ctx)? {
-            println!("| {name} | {count} | {ms:.3} | {tflops:.1} | {:.2} |", ms * count as f64);
+            println!(
+                "| {name} | {count} | {ms:.3} | {tflops:.1} | {:.2} |",
+                ms * count as f64
+            );
             total += ms * count as f64;
         }
         println!("| sum (without the head) | | | | {total:.2} |");

@@ -153,7 +153,7 @@ impl Trainable {
                 vars.len(),
             ));
         }
-        if batch == 0 || inputs.is_empty() || inputs.len() % batch != 0 {
+        if batch == 0 || inputs.is_empty() || !inputs.len().is_multiple_of(batch) {
             return Err(Error::value(
                 op,
                 "batch",

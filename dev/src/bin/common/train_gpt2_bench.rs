@@ -48,7 +48,9 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
     drop(weights);
     let mut adam = Adam::new(&model.params().tensors(), 1e-4)?;
     let mut rng = Rng::new(11);
-    let tokens: Vec<u32> = (0..batch * (t + 1)).map(|_| rng.below(config.vocab_size) as u32).collect();
+    let tokens: Vec<u32> = (0..batch * (t + 1))
+        .map(|_| rng.below(config.vocab_size) as u32)
+        .collect();
     let starts: Vec<usize> = (0..batch).map(|r| r * (t + 1)).collect();
     let (x, y) = gpt2::train::windows(&tokens, &starts, t)?;
 
@@ -155,18 +157,78 @@ pub fn products(ctx: &Context) -> Result<Vec<(String, usize, f64, f64)>> {
     use wgsl_compute::{ops, Tensor};
     // Stored shapes; `true`: the product reads the transpose of the last two axes.
     let list = [
-        Product { name: "x @ W, C -> C (q, k, v, proj)", per_step: 48, a: (&[2048, 768], false), b: (&[768, 768], false) },
-        Product { name: "x @ W, C -> 4C (fc, and its recompute)", per_step: 24, a: (&[2048, 768], false), b: (&[768, 3072], false) },
-        Product { name: "x @ W, 4C -> C (mlp proj)", per_step: 12, a: (&[2048, 3072], false), b: (&[3072, 768], false) },
-        Product { name: "g @ W^T, C -> C (dx)", per_step: 48, a: (&[2048, 768], false), b: (&[768, 768], true) },
-        Product { name: "g @ W^T, 4C -> C (fc dx)", per_step: 12, a: (&[2048, 3072], false), b: (&[768, 3072], true) },
-        Product { name: "g @ W^T, C -> 4C (mlp dx)", per_step: 12, a: (&[2048, 768], false), b: (&[3072, 768], true) },
-        Product { name: "x^T @ g, C x C (dW)", per_step: 48, a: (&[2048, 768], true), b: (&[2048, 768], false) },
-        Product { name: "x^T @ g, C x 4C (fc dW)", per_step: 12, a: (&[2048, 768], true), b: (&[2048, 3072], false) },
-        Product { name: "x^T @ g, 4C x C (mlp dW)", per_step: 12, a: (&[2048, 3072], true), b: (&[2048, 768], false) },
-        Product { name: "q @ k^T per head (96 x 256 x 64 x 256)", per_step: 12, a: (&[96, 256, 64], false), b: (&[96, 256, 64], true) },
-        Product { name: "P @ v per head (96 x 256 x 256 x 64)", per_step: 12, a: (&[96, 256, 256], false), b: (&[96, 256, 64], false) },
-        Product { name: "P^T @ g per head (standing for the 4 attention-backward products)", per_step: 48, a: (&[96, 256, 256], true), b: (&[96, 256, 64], false) },
+        Product {
+            name: "x @ W, C -> C (q, k, v, proj)",
+            per_step: 48,
+            a: (&[2048, 768], false),
+            b: (&[768, 768], false),
+        },
+        Product {
+            name: "x @ W, C -> 4C (fc, and its recompute)",
+            per_step: 24,
+            a: (&[2048, 768], false),
+            b: (&[768, 3072], false),
+        },
+        Product {
+            name: "x @ W, 4C -> C (mlp proj)",
+            per_step: 12,
+            a: (&[2048, 3072], false),
+            b: (&[3072, 768], false),
+        },
+        Product {
+            name: "g @ W^T, C -> C (dx)",
+            per_step: 48,
+            a: (&[2048, 768], false),
+            b: (&[768, 768], true),
+        },
+        Product {
+            name: "g @ W^T, 4C -> C (fc dx)",
+            per_step: 12,
+            a: (&[2048, 3072], false),
+            b: (&[768, 3072], true),
+        },
+        Product {
+            name: "g @ W^T, C -> 4C (mlp dx)",
+            per_step: 12,
+            a: (&[2048, 768], false),
+            b: (&[3072, 768], true),
+        },
+        Product {
+            name: "x^T @ g, C x C (dW)",
+            per_step: 48,
+            a: (&[2048, 768], true),
+            b: (&[2048, 768], false),
+        },
+        Product {
+            name: "x^T @ g, C x 4C (fc dW)",
+            per_step: 12,
+            a: (&[2048, 768], true),
+            b: (&[2048, 3072], false),
+        },
+        Product {
+            name: "x^T @ g, 4C x C (mlp dW)",
+            per_step: 12,
+            a: (&[2048, 3072], true),
+            b: (&[2048, 768], false),
+        },
+        Product {
+            name: "q @ k^T per head (96 x 256 x 64 x 256)",
+            per_step: 12,
+            a: (&[96, 256, 64], false),
+            b: (&[96, 256, 64], true),
+        },
+        Product {
+            name: "P @ v per head (96 x 256 x 256 x 64)",
+            per_step: 12,
+            a: (&[96, 256, 256], false),
+            b: (&[96, 256, 64], false),
+        },
+        Product {
+            name: "P^T @ g per head (standing for the 4 attention-backward products)",
+            per_step: 48,
+            a: (&[96, 256, 256], true),
+            b: (&[96, 256, 64], false),
+        },
     ];
     let mut rng = Rng::new(5);
     let mut rows = vec![];
@@ -177,11 +239,19 @@ pub fn products(ctx: &Context) -> Result<Vec<(String, usize, f64, f64)>> {
         };
         let view = |t: Tensor, transposed: bool| -> Result<Tensor> {
             let r = t.rank();
-            if transposed { t.transpose(r - 2, r - 1) } else { Ok(t) }
+            if transposed {
+                t.transpose(r - 2, r - 1)
+            } else {
+                Ok(t)
+            }
         };
         let a = view(make(p.a.0, &mut rng)?, p.a.1)?;
         let b = view(make(p.b.0, &mut rng)?, p.b.1)?;
-        let (m, k, n) = (a.shape()[a.rank() - 2], a.shape()[a.rank() - 1], b.shape()[b.rank() - 1]);
+        let (m, k, n) = (
+            a.shape()[a.rank() - 2],
+            a.shape()[a.rank() - 1],
+            b.shape()[b.rank() - 1],
+        );
         let batch: usize = a.shape()[..a.rank() - 2].iter().product();
         let (s, _) = crate::median(ctx, 3, 15, |_| ops::matmul(&a, &b).map(drop))?;
         let tflops = 2.0 * (batch * m * n * k) as f64 / s / 1e12;
