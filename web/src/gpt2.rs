@@ -202,7 +202,12 @@ impl Tuner {
         let config = Config::from_json(config_json, "config.json")?;
         let weights = Weights::from_safetensors(config, weights, "model.safetensors")?;
         let context = TUNE_CONTEXT.min(weights.config.n_positions);
-        let mut tokens = Tokenizer::gpt2()?.encode(text);
+        // Only the head of the text is needed: about 4 bytes a token, with room to spare.
+        let mut end = text.len().min(corpus.saturating_mul(8).max(1024));
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut tokens = Tokenizer::gpt2()?.encode(&text[..end]);
         tokens.truncate(corpus.max(context + 1));
         if tokens.len() <= context {
             return Err(Error::value(

@@ -6,6 +6,7 @@
 //   - the page reports a WebGPU adapter and says, in a sentence, that SwiftShader is a CPU
 //     fallback adapter (with lighter training defaults there),
 //   - every row of the in-browser parity suite passes,
+//   - GPT-2 fine-tunes in the page (a few steps on the tiny checkpoint): the loss falls;
 //   - GPT-2 opens on the default model and, greedy, generates the same token ids as the native
 //     CPU reference (`cargo run --release --example gpt2 -- PROMPT --greedy --cpu`) for the
 //     same prompt and model; sampled, the same seed repeats its text and another seed gives
@@ -456,6 +457,22 @@ async function gpt2Checks(page, base) {
     && /2-layer 32-wide/.test(pickedName) && !(await page.isDisabled('#generate')), picked);
   check('GPT-2 weights load as stored by default (F16)', (await page.inputValue('#gpt2-dtype')) === ''
     && /weights F16 \(as stored\)/.test(picked), picked);
+
+  // Fine-tuning in the page (the autograd tape, Adam): a few steps on the tiny checkpoint, the
+  // loss falls, and the model Generate uses is the tuned one (the dtype reload below restores
+  // the file's weights).
+  await page.fill('#finetune-steps', '6');
+  await page.click('#finetune');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('finetune-status').dataset.state),
+    null, { timeout: 300_000 });
+  const ftFirst = Number(await page.getAttribute('#finetune-status', 'data-first-loss'));
+  const ftLast = Number(await page.getAttribute('#finetune-status', 'data-last-loss'));
+  check('GPT-2 fine-tunes in the page through the tape: the loss falls',
+    (await page.getAttribute('#finetune-status', 'data-state')) === 'done' && ftLast < ftFirst,
+    `${ftFirst} -> ${ftLast}: ${await page.textContent('#finetune-status')}`);
+  check('after fine-tuning, the model is named as tuned and Generate is enabled',
+    /fine-tuned 6 steps/.test(await page.textContent('#model-name')) && !(await page.isDisabled('#generate')),
+    await page.textContent('#model-name'));
 
   // The Weights control reloads the model in another dtype (the gpt2 example's --dtype): bf16
   // on the tiny checkpoint, greedy ids equal to the native CPU reference with the same dtype.
