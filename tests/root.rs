@@ -9,6 +9,7 @@ mod audit;
 mod autograd;
 mod campaign;
 mod charts;
+mod compiled_step;
 mod context;
 mod cuda;
 mod dtype;

@@ -100,10 +100,16 @@ impl Var {
         Var::fused(&fused::gelu_graph(), &[self])
     }
 
-    /// `s * self`, s travelling as a rank-0 tensor (one pipeline for every s). (...) -> (...).
+    /// `s * self`, s a constant of the generated kernel (`ops::binary_scalar`: no upload, so
+    /// it can run inside a plan's capture; one pipeline per distinct s). (...) -> (...).
     pub fn scale(&self, s: f32) -> Result<Var> {
-        let c = Var::constant(&Tensor::full(self.tensor().context(), &[], s)?);
-        self.mul(&c)
+        Var::record("scale", &[self], |t| {
+            let y = ops::binary_scalar(Binary::Mul, t[0], s)?;
+            Ok((
+                y,
+                rule(move |g, need| Ok(vec![when(need[0], || ops::binary_scalar(Binary::Mul, g, s))?])),
+            ))
+        })
     }
 }
 

@@ -5,9 +5,11 @@
 //! parameters in place ([`optim`]: [`Sgd`], [`Adam`] and AdamW, [`clip_grad_norm`]), the
 //! parameters as a named map saved to safetensors ([`ParamStore`]), softmax cross-entropy
 //! with its gradient in one launch ([`cross_entropy`]) and a character vocabulary
-//! ([`CharVocab`]). `models::CharModel` and `examples/train_mingru.rs` put them together;
-//! the book's training chapter trains on the tape.
+//! ([`CharVocab`]), and a whole step captured as a plan ([`CompiledStep`]).
+//! `models::CharModel` and `examples/train_mingru.rs` put them together; the book's training
+//! chapter trains on the tape.
 
+mod compiled;
 pub mod optim;
 mod params;
 mod vocab;
@@ -15,6 +17,7 @@ mod vocab;
 // Cross-entropy is a tensor op (below autograd, which records it); re-exported here for
 // the training code that calls it by this path.
 pub use crate::ops::{cross_entropy, CrossEntropy};
+pub use compiled::CompiledStep;
 #[cfg(not(target_arch = "wasm32"))]
 pub use optim::clip_grad_norm;
 pub use optim::{clip_grad_norm_tensor, Adam, Optimizer, Sgd};

@@ -3,7 +3,9 @@
 //   g' = g + l2 w                                    (Adam's L2 decay; 0 for AdamW)
 //   m = b1 m + (1 - b1) g',  v = b2 v + (1 - b2) g'^2,
 //   w = w (1 - wd) - lr (m / c1) / (sqrt(v / c2) + eps)
-//     (c1 = 1 - b1^t, c2 = 1 - b2^t; wd = lr * decay for AdamW, else 0)
+//     (c1 = 1 - b1^t, c2 = 1 - b2^t from the powers the device holds, advanced by
+//     adam_tick.wgsl before the step, so that a replayed plan steps on; wd = lr * decay for
+//     AdamW, else 0)
 // With l2 = wd = 0 this is plain Adam exactly (x + 0 w = x, x (1 - 0) = x for finite w).
 
 struct Params {
@@ -12,8 +14,6 @@ struct Params {
     beta1: f32,
     beta2: f32,
     eps: f32,
-    c1: f32,
-    c2: f32,
     l2: f32,
     wd: f32,
 }
@@ -23,6 +23,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> w: array<f32>;  // (n,) the parameter
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;  // (n,) first moment
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;  // (n,) second moment
+@group(0) @binding(5) var<storage, read> powers: array<f32>;   // (2,) b1^t, b2^t, this step's
 
 // One invocation per element (elementwise/grid.wgsl).
 const WG: u32 = 64u;
@@ -33,11 +34,13 @@ fn adam(grid: Grid) {
     if i >= p.n {
         return;
     }
+    let c1 = 1.0 - powers[0];
+    let c2 = 1.0 - powers[1];
     let wi = w[i];
     let g = grad[i] + p.l2 * wi;
     let mi = p.beta1 * m[i] + (1.0 - p.beta1) * g;
     let vi = p.beta2 * v[i] + (1.0 - p.beta2) * g * g;
     m[i] = mi;
     v[i] = vi;
-    w[i] = wi * (1.0 - p.wd) - p.lr * (mi / p.c1) / (sqrt(vi / p.c2) + p.eps);
+    w[i] = wi * (1.0 - p.wd) - p.lr * (mi / c1) / (sqrt(vi / c2) + p.eps);
 }

@@ -31,6 +31,8 @@ mod gemv_bench;
 mod peer;
 #[path = "common/train_gpt2_bench.rs"]
 mod train_gpt2_bench;
+#[path = "common/train_plan_bench.rs"]
+mod train_plan_bench;
 
 use std::time::Instant;
 
@@ -71,7 +73,7 @@ struct Args {
 }
 
 const USAGE: &str =
-    "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train,tuner] \
+    "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train,train_plan,tuner] \
 [--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback|tuned] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
@@ -94,7 +96,7 @@ fn args() -> Args {
     let mut a = Args {
         quick: false,
         strategy: scan::Strategy::Auto,
-        only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train".into(),
+        only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train,train_plan".into(),
         json: None,
         profile: false,
         trace: None,
@@ -1332,6 +1334,27 @@ fn main() -> Result<()> {
             "GPT-2 sizes (decode against its floors)",
             &bench_gpt2_sizes(&ctx, a.quick, ceiling)?,
         );
+    }
+    if a.suite("train_plan") {
+        ctx.trim_pool();
+        println!("\n### A training step as a plan (an MLP, mean squared error, Adam)\n");
+        println!("| batch, widths | eager tape ms per step | planned ms per step | eager / planned | dispatches per replay | their dispatch floor ms |");
+        println!("|---|---|---|---|---|---|");
+        for (i, size) in train_plan_bench::SIZES.into_iter().enumerate() {
+            let (eager, planned, dispatches, floor) = train_plan_bench::bench(&ctx, a.quick, size)?;
+            println!(
+                "| {}, {:?} | {eager:.3} | {planned:.3} | {:.2}x | {dispatches} | {floor:.3} |",
+                size.0,
+                size.1,
+                eager / planned
+            );
+            let key = if i == 0 { "train_plan_small" } else { "train_plan_large" };
+            figure(format!("{key}_eager_ms"), eager);
+            figure(format!("{key}_planned_ms"), planned);
+            figure(format!("{key}_speedup"), eager / planned);
+            figure(format!("{key}_floor_ms"), floor);
+        }
+        println!("(target, the small size on lavapipe: planned at least 2x faster than the eager tape)");
     }
     if a.suite("gpt2_train") {
         ctx.trim_pool();

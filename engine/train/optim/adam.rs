@@ -1,6 +1,8 @@
 //! Adam and AdamW, updating parameters in place on the device (`shaders/train/adam.wgsl`).
 //!
-//! Per element, with `t` the step count, `c1 = 1 - beta1^t`, `c2 = 1 - beta2^t`:
+//! Per element, with `t` the step count, `c1 = 1 - beta1^t`, `c2 = 1 - beta2^t` (beta^t as
+//! running f32 products, kept on the host and on the device alike: a captured step that a
+//! plan replays steps on):
 //! `g' = g + l2 w` (Adam's L2 decay), `m = beta1 m + (1 - beta1) g'`,
 //! `v = beta2 v + (1 - beta2) g'^2`, `w = w (1 - lr wd) - lr (m / c1) / (sqrt(v / c2) + eps)`
 //! (AdamW's decoupled decay `wd`). With both decays 0 the update is plain Adam, bit for bit.
@@ -11,6 +13,7 @@ use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
 
 const ADAM: KernelDef = KernelDef::new("train/adam", shader!("train/adam.wgsl"), "adam");
+const ADAM_TICK: KernelDef = KernelDef::new("train/adam_tick", shader!("train/adam_tick.wgsl"), "adam_tick");
 
 /// Adam's settings and its moments, one pair per parameter tensor.
 #[derive(Debug)]
@@ -31,6 +34,13 @@ pub struct Adam {
     steps: u32,
     /// (m, v) per parameter, the parameter's shape.
     moments: Vec<(Tensor, Tensor)>,
+    /// beta1^t and beta2^t as running f32 products on the host (the CPU context's step) ...
+    powers: (f32, f32),
+    /// ... and on the device (2,), advanced by each step's first kernel
+    /// (`shaders/train/adam_tick.wgsl`) with the same multiplications: the bias corrections
+    /// come from them, so a training step captured in a plan steps on at every replay. On the
+    /// parameters' context (None without parameters).
+    device_powers: Option<Tensor>,
 }
 
 /// Adam's settings: lr and weight_decay finite and >= 0, beta1 and beta2 in [0, 1), eps
@@ -73,19 +83,35 @@ impl Adam {
             decoupled,
             steps: 0,
             moments: vec![],
+            powers: (1.0, 1.0),
+            device_powers: None,
         };
         check_settings(&adam)?;
         let m = zero_state("adam", params)?;
         let v = zero_state("adam", params)?;
+        let device_powers = params
+            .first()
+            .map(|p| Tensor::full(p.context(), &[2], 1.0))
+            .transpose()?;
         Ok(Adam {
             moments: m.into_iter().zip(v).collect(),
+            device_powers,
             ..adam
         })
     }
 
-    /// Steps taken so far.
+    /// Steps taken so far by [`Adam::step`] calls (a plan's replays of a captured step
+    /// advance the device's count, not this one).
     pub fn steps(&self) -> u32 {
         self.steps
+    }
+
+    /// The optimiser's state tensors: each parameter's (m, v), then the device's powers.
+    /// A plan that captures a step holds them (`train::CompiledStep`).
+    pub fn state(&self) -> Vec<&Tensor> {
+        let mut s: Vec<&Tensor> = self.moments.iter().flat_map(|(m, v)| [m, v]).collect();
+        s.extend(&self.device_powers);
+        s
     }
 
     /// One step: each parameter moves against its gradient (same order and shapes as `new`).
@@ -97,28 +123,26 @@ impl Adam {
         let states: Vec<&Tensor> = self.moments.iter().map(|(m, _)| m).collect();
         check_step(op, &states, params, grads)?;
         self.steps += 1;
-        let c1 = 1.0 - self.beta1.powi(self.steps as i32);
-        let c2 = 1.0 - self.beta2.powi(self.steps as i32);
+        // 1 - beta^t from running products (not powi), the multiplications the device makes.
+        self.powers = (self.powers.0 * self.beta1, self.powers.1 * self.beta2);
+        let (c1, c2) = (1.0 - self.powers.0, 1.0 - self.powers.1);
         let (l2, wd) = match self.decoupled {
             true => (0.0, self.lr * self.weight_decay),
             false => (self.weight_decay, 0.0),
         };
         let (lr, b1, b2, eps) = (self.lr, self.beta1, self.beta2, self.eps);
+        let powers = self.device_powers.as_ref().filter(|t| t.context().is_gpu());
+        if let Some(t) = powers {
+            let gpu = t.context().require_gpu(op)?;
+            let params = Params::new().f32(self.beta1).f32(self.beta2);
+            gpu.dispatch(&gpu.kernel(&ADAM_TICK, &[])?, &params, &[t.gpu_buffer(op)?], [1, 1, 1])?;
+        }
         for ((p, g), (m, v)) in params.iter().zip(grads).zip(&self.moments) {
             match p.context().gpu() {
                 Some(gpu) => {
                     let g = g.contiguous()?;
                     let n = p.len();
-                    let params = Params::new()
-                        .usize(n)
-                        .f32(lr)
-                        .f32(b1)
-                        .f32(b2)
-                        .f32(eps)
-                        .f32(c1)
-                        .f32(c2)
-                        .f32(l2)
-                        .f32(wd);
+                    let params = Params::new().usize(n).f32(lr).f32(b1).f32(b2).f32(eps).f32(l2).f32(wd);
                     gpu.dispatch_items(
                         &gpu.kernel(&ADAM, &[])?,
                         &params,
@@ -127,6 +151,9 @@ impl Adam {
                             p.gpu_buffer(op)?,
                             m.gpu_buffer(op)?,
                             v.gpu_buffer(op)?,
+                            powers.map_or(Err(Error::value(op, "params", "parameters", "none")), |t| {
+                                t.gpu_buffer(op)
+                            })?,
                         ],
                         n,
                     )?;
@@ -157,5 +184,9 @@ impl Adam {
 impl Optimizer for Adam {
     fn step_tensors(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
         self.step(params, grads)
+    }
+
+    fn state(&self) -> Vec<&Tensor> {
+        Adam::state(self)
     }
 }

@@ -34,6 +34,10 @@ pub trait Optimizer {
     /// order and shapes).
     fn step_tensors(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()>;
 
+    /// The optimiser's state tensors (moments, velocities, counts on the device), which a
+    /// plan that captures a step must hold ([`crate::train::CompiledStep`]).
+    fn state(&self) -> Vec<&Tensor>;
+
     /// One step over tape variables `vars` (the parameters, as at creation) with the
     /// gradients of a backward. A variable the loss does not depend on has no gradient: an
     /// error naming its index, before anything moves.

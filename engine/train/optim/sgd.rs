@@ -105,4 +105,8 @@ impl Optimizer for Sgd {
     fn step_tensors(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
         self.step(params, grads)
     }
+
+    fn state(&self) -> Vec<&Tensor> {
+        self.velocity.iter().collect()
+    }
 }
