@@ -20,8 +20,11 @@ fn mse(v: &[Var], x: &Tensor, y: &Tensor) -> Result<Var> {
     d.mul(&d)?.mean_all() // ()
 }
 
+/// Each step's (x, y) values.
+type Batches = Vec<(Vec<f32>, Vec<f32>)>;
+
 /// Fresh parameters (seeded), the batches of each step (seeded).
-fn setup(ctx: &Context) -> (Vec<Tensor>, Vec<(Vec<f32>, Vec<f32>)>) {
+fn setup(ctx: &Context) -> (Vec<Tensor>, Batches) {
     let mut rng = Rng::new(3);
     let shapes: [&[usize]; 4] = [&[8, 16], &[16], &[16, 4], &[4]];
     let params = shapes
