@@ -264,6 +264,35 @@ impl Engine {
     }
 }
 
+/// What the page's training buttons drive: one step, its loss.
+pub trait Steps {
+    /// One training step; its loss.
+    fn step(&mut self) -> impl std::future::Future<Output = wgsl_compute::Result<f32>>;
+}
+
+impl Steps for gpt2::Tuner {
+    fn step(&mut self) -> impl std::future::Future<Output = wgsl_compute::Result<f32>> {
+        gpt2::Tuner::step(self)
+    }
+}
+
+impl Steps for train::Trainer {
+    fn step(&mut self) -> impl std::future::Future<Output = wgsl_compute::Result<f32>> {
+        train::Trainer::step(self)
+    }
+}
+
+/// One step of `inner` as a `Promise<number>` (its loss); rejects with `busy` while another
+/// call holds it.
+fn step_promise<T: Steps + 'static>(inner: &Rc<RefCell<T>>, busy: &'static str) -> js_sys::Promise {
+    let inner = inner.clone();
+    future_to_promise(async move {
+        let mut t = inner.try_borrow_mut().map_err(|_| error(busy))?;
+        let loss = t.step().await.map_err(error)?;
+        Ok(JsValue::from_f64(loss as f64))
+    })
+}
+
 /// A GPT-2 being fine-tuned in the page.
 #[wasm_bindgen]
 pub struct Gpt2Tuner {
@@ -280,14 +309,7 @@ impl Gpt2Tuner {
     /// One fine-tuning step (`Promise<number>`, its loss). Rejects while another step of this
     /// tuner is still running.
     pub fn step(&self) -> js_sys::Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let mut t = inner
-                .try_borrow_mut()
-                .map_err(|_| error("a fine-tuning step of this tuner is still running"))?;
-            let loss = t.step().await.map_err(error)?;
-            Ok(JsValue::from_f64(loss as f64))
-        })
+        step_promise(&self.inner, "a fine-tuning step of this tuner is still running")
     }
 
     /// The tuned model, to generate with (`Promise<Gpt2>`).
@@ -319,14 +341,7 @@ impl Trainer {
     /// One training step (`Promise<number>`, its loss). Rejects while another step or a
     /// sample of this trainer is still running.
     pub fn step(&self) -> js_sys::Promise {
-        let inner = self.inner.clone();
-        future_to_promise(async move {
-            let mut t = inner
-                .try_borrow_mut()
-                .map_err(|_| error("a training step or sample of this trainer is still running"))?;
-            let loss = t.step().await.map_err(error)?;
-            Ok(JsValue::from_f64(loss as f64))
-        })
+        step_promise(&self.inner, "a training step or sample of this trainer is still running")
     }
 
     /// `n` characters after `prompt` at `temperature` (`Promise<string>`).
