@@ -35,6 +35,12 @@ pub const TENSOR: Gate = Gate::new(1e-5, 1e-5);
 /// One optimiser step (SGD, Adam, AdamW) on the device against the CPU context's f32 update:
 /// a few roundings of O(1) values per step, over a few steps.
 pub const OPTIMIZER: Gate = Gate::new(1e-6, 1e-5);
+/// A tape's gradient against f64 central differences of its f32 forward (step 1e-2): the
+/// step's truncation (h^2 f''' / 6) and the f32 rounding of the loss divided by 2h.
+pub const GRADIENT_FD: Gate = Gate::new(2e-3, 2e-3);
+/// A device's tape against the CPU tape for the tensor ops' rules: f32 accumulation on both
+/// sides of a few composed ops.
+pub const GRADIENT_TAPE: Gate = Gate::new(1e-4, 1e-4);
 /// GPT-2 embeddings, residuals and logits against the reference forward.
 pub const LOGITS: Gate = Gate::new(1e-4, 1e-4);
 /// Products with F16 or BF16 operands against the f64 reference on the same (exactly widened)

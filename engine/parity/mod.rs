@@ -4,9 +4,11 @@
 //! A library module (not only an example) so the browser build can run it: [`run_case`] is
 //! async and reads results back with `to_vec_async`, never blocking. Each family of ops adds a
 //! [`Case`] variant, a case list and a run function; today: [`scan`], [`mixer`] and
-//! [`matmul`] (half-precision operands; all against the f64 reference) and [`cuda`] (against golden outputs of PyTorch on CUDA, from fixture
-//! bytes).
+//! [`matmul`] (half-precision operands; all against the f64 reference), [`autograd`] (the
+//! tape's gradients against finite differences and the CPU tape) and [`cuda`] (against golden
+//! outputs of PyTorch on CUDA, from fixture bytes).
 
+pub mod autograd;
 pub mod cuda;
 pub mod matmul;
 pub mod mixer;
@@ -24,6 +26,8 @@ pub enum Case {
     Mixer(mixer::MixerCase),
     /// A product with half-precision operands against the f64 reference.
     Matmul(matmul::MatmulCase),
+    /// A gradient check of the autograd tape.
+    Autograd(autograd::GradCase),
     /// A row of the golden CUDA fixtures.
     Cuda(cuda::CudaCase),
 }
@@ -81,6 +85,7 @@ pub fn cases(full: bool) -> Vec<Case> {
     scans
         .chain(mixer::mixer_cases(full).into_iter().map(Case::Mixer))
         .chain(matmul::matmul_cases(full).into_iter().map(Case::Matmul))
+        .chain(autograd::autograd_cases(full).into_iter().map(Case::Autograd))
         .collect()
 }
 
@@ -90,6 +95,7 @@ pub async fn run_case(ctx: &Context, case: &Case) -> Row {
         Case::Scan(c) => scan::run_case(ctx, c).await,
         Case::Mixer(c) => mixer::run_case(ctx, c).await,
         Case::Matmul(c) => matmul::run_case(ctx, c).await,
+        Case::Autograd(c) => autograd::run_case(ctx, c).await,
         Case::Cuda(c) => cuda::run_case(ctx, c).await,
     }
 }

@@ -153,6 +153,7 @@ impl Case {
             Case::Library(wgsl_compute::parity::Case::Scan(_)) => "scan",
             Case::Library(wgsl_compute::parity::Case::Mixer(_)) => "mixer",
             Case::Library(wgsl_compute::parity::Case::Matmul(_)) => "matmul (half)",
+            Case::Library(wgsl_compute::parity::Case::Autograd(_)) => "gradient",
             // A family added to wgsl_compute::parity later shows up before this list learns its name.
             #[allow(unreachable_patterns)]
             Case::Library(_) => "parity",
@@ -169,6 +170,7 @@ impl Case {
             Case::Library(wgsl_compute::parity::Case::Scan(c)) => c.op.name().into(),
             Case::Library(wgsl_compute::parity::Case::Mixer(c)) => c.name(),
             Case::Library(wgsl_compute::parity::Case::Matmul(c)) => c.name(),
+            Case::Library(wgsl_compute::parity::Case::Autograd(c)) => c.name.clone(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }
@@ -179,6 +181,7 @@ impl Case {
         match self {
             Case::Library(wgsl_compute::parity::Case::Scan(c)) if c.backward => "backward",
             Case::Library(wgsl_compute::parity::Case::Mixer(c)) if c.backward => "backward",
+            Case::Library(wgsl_compute::parity::Case::Autograd(_)) => "backward",
             _ => "forward",
         }
     }
@@ -193,6 +196,7 @@ impl Case {
             Case::Library(wgsl_compute::parity::Case::Scan(c)) => c.shape(),
             Case::Library(wgsl_compute::parity::Case::Mixer(c)) => c.shape(),
             Case::Library(wgsl_compute::parity::Case::Matmul(c)) => c.shape(),
+            Case::Library(wgsl_compute::parity::Case::Autograd(c)) => c.shape(),
             #[allow(unreachable_patterns)]
             Case::Library(_) => "-".into(),
         }

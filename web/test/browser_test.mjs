@@ -203,6 +203,11 @@ async function main() {
         check(`parity #${i} ${suite} ${op} ${direction} ${shape} ${strategy}`, result === 'pass',
           `max|err| ${err}, gate ${gate}, ${ms} ms${result === 'pass' ? '' : `: ${r.detail}`}`);
       }
+      const gradients = rows.filter((r) => r.cells[1] === 'gradient');
+      check('the parity suite holds the tape\'s gradient checks, against finite differences and the CPU tape',
+        gradients.length >= 100 && gradients.some((r) => /finite differences/.test(r.cells[5]))
+        && gradients.some((r) => /CPU tape$/.test(r.cells[5]) && !/finite/.test(r.cells[5])),
+        `${gradients.length} gradient rows`);
       check('parity suite completed', rows.length > 0 && rows.every((r) => r.cells[9] !== 'pending'),
         `${rows.length} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${await page.textContent('#parity-summary')}`);
     }
