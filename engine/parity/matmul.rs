@@ -4,7 +4,7 @@
 //! exactly), under [`gates::HALF_MATMUL`].
 
 use super::Row;
-use crate::check::{compare, gates, Rng};
+use crate::check::{gates, Rng};
 use crate::context::Context;
 use crate::error::Result;
 use crate::ops::{matmul_with, MatmulPath};
@@ -85,16 +85,8 @@ pub fn matmul_cases(full: bool) -> Vec<MatmulCase> {
 pub async fn run_case(ctx: &Context, c: &MatmulCase) -> Row {
     let gate = gates::HALF_MATMUL;
     let a_dtype = if c.half_a { c.dtype } else { DType::F32 };
-    let mut row = Row::pending(c.name(), "forward", c.shape(), format!("{:?}", c.path), gate);
-    match output(ctx, c, a_dtype).await {
-        Ok((got, want)) => {
-            let cmp = compare(&got, &want, gate);
-            row.max_abs_err = cmp.max_abs;
-            row.passed = cmp.ok;
-        }
-        Err(e) => row.error = Some(e.to_string()),
-    }
-    row
+    let row = Row::pending(c.name(), "forward", c.shape(), format!("{:?}", c.path), gate);
+    row.judged(output(ctx, c, a_dtype).await)
 }
 
 async fn output(ctx: &Context, c: &MatmulCase, a_dtype: DType) -> Result<(Vec<f32>, Vec<f32>)> {

@@ -7,7 +7,7 @@
 
 use super::scan::test_chunk;
 use super::Row;
-use crate::check::{compare, gates, Rng};
+use crate::check::{gates, Rng};
 use crate::context::Context;
 use crate::error::Result;
 use crate::mixer::reference;
@@ -119,22 +119,14 @@ pub async fn run_case(ctx: &Context, c: &MixerCase) -> Row {
     } else {
         gates::MIXER
     };
-    let mut row = Row::pending(
+    let row = Row::pending(
         c.name(),
         super::direction(c.backward),
         c.shape(),
         c.strategy.to_string(),
         gate,
     );
-    match output(ctx, c).await {
-        Ok((got, want)) => {
-            let cmp = compare(&got, &want, gate);
-            row.max_abs_err = cmp.max_abs;
-            row.passed = cmp.ok;
-        }
-        Err(e) => row.error = Some(e.to_string()),
-    }
-    row
+    row.judged(output(ctx, c).await)
 }
 
 /// The case's output (h, or d pre) and the reference's.

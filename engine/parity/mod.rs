@@ -77,6 +77,24 @@ impl Row {
             error: None,
         }
     }
+
+    /// The row filled in from a case's outcome: its outputs and the reference's, compared under
+    /// the row's gate (the worst element is the error of a failed row), or the error that
+    /// stopped it.
+    pub(crate) fn judged(mut self, outcome: crate::error::Result<(Vec<f32>, Vec<f32>)>) -> Row {
+        match outcome {
+            Ok((got, want)) => {
+                let cmp = crate::check::compare(&got, &want, self.gate);
+                self.max_abs_err = cmp.max_abs;
+                self.passed = cmp.ok;
+                if !cmp.ok {
+                    self.error = Some(cmp.to_string());
+                }
+            }
+            Err(e) => self.error = Some(e.to_string()),
+        }
+        self
+    }
 }
 
 /// Every case of every family (`full`: the whole envelope; otherwise a quick subset).

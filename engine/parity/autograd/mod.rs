@@ -17,7 +17,7 @@ pub use cases::{autograd_cases, elementwise_cases, product_cases, recurrence_cas
 
 use super::Row;
 use crate::autograd::{Tape, Var};
-use crate::check::{compare, gates, Gate, Rng};
+use crate::check::{gates, Gate, Rng};
 use crate::context::Context;
 use crate::error::Result;
 use crate::expr::{Binary, Unary};
@@ -214,7 +214,7 @@ async fn finite_differences(c: &GradCase, cpu: &Context, xs: &[Vec<f32>], w: &[f
 /// Runs one gradient check on `ctx` (an [`Against::FiniteDifferences`] row runs on the CPU
 /// context whatever `ctx` is).
 pub async fn run_case(ctx: &Context, c: &GradCase) -> Row {
-    let mut row = Row::pending(c.name.clone(), "backward", c.shape(), c.strategy().into(), c.row_gate());
+    let row = Row::pending(c.name.clone(), "backward", c.shape(), c.strategy().into(), c.row_gate());
     let cpu = Context::cpu();
     let pair = async {
         let (xs, w) = c.draws(&cpu)?;
@@ -226,16 +226,5 @@ pub async fn run_case(ctx: &Context, c: &GradCase) -> Row {
             Against::CpuTape => (tape_grads(c, ctx, &xs, &w).await?, tape_grads(c, &cpu, &xs, &w).await?),
         })
     };
-    match pair.await {
-        Ok((got, want)) => {
-            let cmp = compare(&got, &want, row.gate);
-            row.max_abs_err = cmp.max_abs;
-            row.passed = cmp.ok;
-            if !cmp.ok {
-                row.error = Some(cmp.to_string());
-            }
-        }
-        Err(e) => row.error = Some(e.to_string()),
-    }
-    row
+    row.judged(pair.await)
 }
