@@ -1,4 +1,5 @@
-//! The parity table: every scan case on the chosen adapter against the f64 CPU reference, or
+//! The parity table: every case of `wgsl_compute::parity` on the chosen adapter (scans, mixers and
+//! half products against the f64 CPU reference, the tape's gradient checks), or
 //! (`--against cuda`) every row of the golden CUDA fixtures in `tests/fixtures/cuda`.
 //!
 //! ```text
@@ -36,9 +37,10 @@ fn cuda_rows() -> Result<Vec<Case>, Box<dyn std::error::Error>> {
 }
 
 const USAGE: &str = "usage: parity [--quick] [--against cuda] [--out FILE.md]
-Runs every scan case on the adapter the environment picks against the f64 CPU reference
-(--against cuda: against the golden CUDA outputs in tests/fixtures/cuda), prints one row per
-case and exits non-zero on a failure. --quick runs the smaller set; --out writes the table.";
+Runs every parity case on the adapter the environment picks: the scans, mixers and half products
+against the f64 CPU reference, and the autograd tape's gradient checks (against finite
+differences and the CPU tape); --against cuda: against the golden CUDA outputs in
+tests/fixtures/cuda. Prints one row per case and exits non-zero on a failure. --quick runs the smaller set; --out writes the table.";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().skip(1).any(|a| a == "-h" || a == "--help") {
