@@ -3,31 +3,33 @@
 //!
 //! One invocation carries one channel (`shaders/scan/linear_scalar.wgsl`), or four adjacent
 //! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
-//! that a quarter of them still fill the device (`launch::vector_width`, the hand rule; the
-//! tuner may measure another width faster, `launch::ChannelKernels::choose_width`); all walk
+//! that a quarter of them still fill the device (`channel::vector_width`, the hand rule; the
+//! tuner may measure another width faster, `channel::ChannelKernels::choose_width`); all walk
 //! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
 //! of their dependent updates (software pipelined). `Strategy::LookBack` is one pass over
 //! tiles of chunk steps x adjacent channels, a chunk an invocation, the carries passed on by
-//! decoupled look-back (`shaders/scan/lookback.wgsl`). The backward is one reverse launch that
+//! decoupled look-back (`shaders/recurrence/lookback.wgsl`). The backward is one reverse launch that
 //! also writes dA = G_t h_{t-1} and dh0, so the adjoint is never read back for a separate dA
 //! pass.
 //!
 //! F16 and BF16 (every tensor of a call in one dtype): the same kernels read through dtype
 //! slots and keep the state in f32. An invocation writes whole packed words: four channels,
-//! or two (`linear_pair.wgsl`) when N is even (`launch::dtype_width`). At odd N the
+//! or two (`linear_pair.wgsl`) when N is even (`channel::dtype_width`). At odd N the
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
-use super::affine::ScanGrads;
+use super::grads::ScanGrads;
 use super::envelope::AffineDims;
-use super::launch::{lookbacks, passes, ChannelKernels};
+use super::channel::ChannelKernels;
+use crate::recurrence::launch::passes;
+use crate::recurrence::lookback::lookbacks;
 use super::route::ScanOptions;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Params;
 use crate::tensor::Tensor;
 
-/// The kernels by width, the look-back passes and the dtype slots (`launch::ChannelKernels`).
+/// The kernels by width, the look-back passes and the dtype slots (`channel::ChannelKernels`).
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/linear", "scan/linear.wgsl"),
     pair: passes!("scan/linear_pair", "scan/linear_pair.wgsl"),

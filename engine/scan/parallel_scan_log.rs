@@ -8,7 +8,9 @@
 //! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
 use super::envelope;
-use super::launch::{lookbacks, passes, ChannelKernels};
+use super::channel::ChannelKernels;
+use crate::recurrence::launch::passes;
+use crate::recurrence::lookback::lookbacks;
 use super::route::{self, from_host_as, host_widened, ScanOptions};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
@@ -21,9 +23,9 @@ const OP_BACKWARD: &str = "parallel_scan_log_backward";
 
 /// The kernels: one channel per invocation, four adjacent ones (vec4 loads) when D % 4 == 0
 /// and B x D walks are enough that a quarter of them fill the device, or two for a half
-/// dtype at even D (`launch::dtype_width`); all walk the same WGSL (`shaders/scan/log_walk.wgsl`).
+/// dtype at even D (`channel::dtype_width`); all walk the same WGSL (`shaders/scan/log_walk.wgsl`).
 /// `Strategy::LookBack`: one pass over tiles of chunk steps x adjacent channels
-/// (`shaders/scan/lookback.wgsl`).
+/// (`shaders/recurrence/lookback.wgsl`).
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl"),
     pair: passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl"),
