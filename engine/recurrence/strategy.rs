@@ -77,7 +77,6 @@ impl Walk {
     }
 }
 
-
 /// Loop trips one invocation may make on a software adapter: under gallivm's 65535 with room.
 pub(crate) const LOOP_BUDGET: usize = 60_000;
 
@@ -196,4 +195,3 @@ pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize
     }
     out
 }
-

@@ -5,10 +5,11 @@
 //! k = v = 1 runs the channel-wise kernels (`linear_gpu`), the rest the k x v kernels
 //! (`affine_gpu`).
 
+use super::affine_gpu::{backward_da_gpu, narrowed, scan_gpu, Scan};
 use super::envelope::{self, AffineDims};
 use super::grads::ScanGrads;
+use super::linear_gpu;
 use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
-use super::{affine_gpu, linear_gpu};
 use crate::error::Result;
 use crate::reference;
 use crate::tensor::Tensor;
@@ -195,7 +196,18 @@ pub(crate) fn forward(
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {
                 (1, 1) => linear_gpu::forward(gpu, op, &d, a, b, h0, opts),
-                _ => affine_gpu::forward(gpu, op, &d, a, b, h0, opts),
+                _ => {
+                    let s = Scan {
+                        gpu,
+                        op,
+                        d: &d,
+                        a,
+                        x: b,
+                        h0,
+                        reverse: false,
+                    };
+                    narrowed(scan_gpu(s, opts)?.0, a.dtype())
+                }
             }
         },
         || {
@@ -226,7 +238,25 @@ pub(crate) fn backward(
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {
                 (1, 1) => linear_gpu::backward(gpu, op, &d, a, h0, h, grad, opts),
-                _ => affine_gpu::backward(gpu, op, &d, a, h0, h, grad, opts),
+                _ => {
+                    let s = Scan {
+                        gpu,
+                        op,
+                        d: &d,
+                        a,
+                        x: grad,
+                        h0: None,
+                        reverse: true,
+                    };
+                    let (db, dh0) = scan_gpu(s, opts)?;
+                    let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
+                    let dtype = a.dtype();
+                    Ok(ScanGrads {
+                        da: narrowed(da, dtype)?,
+                        db: narrowed(db, dtype)?,
+                        dh0: narrowed(dh0, dtype)?,
+                    })
+                }
             }
         },
         || {

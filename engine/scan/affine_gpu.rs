@@ -6,7 +6,6 @@
 //! gives dB and dh0, a fully parallel pass dA).
 
 use super::envelope::AffineDims;
-use super::grads::ScanGrads;
 use super::route::ScanOptions;
 use crate::context::{Context, Gpu};
 use crate::error::Result;
@@ -183,48 +182,12 @@ fn kernels(ctx: &Context, d: &AffineDims) -> &'static Kernels {
     }
 }
 
-/// The forward H (B, T, N, k, v) in the call's dtype.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn forward(
-    gpu: &Gpu,
-    op: &'static str,
-    d: &AffineDims,
-    a: &Tensor,
-    b: &Tensor,
-    h0: Option<&Tensor>,
-    opts: &ScanOptions,
-) -> Result<Tensor> {
-    narrowed(scan_gpu(gpu, op, d, a, b, h0, false, opts)?.0, a.dtype())
-}
-
-/// The gradients from the forward's A, h0, output H and dL/dH, in the call's dtype.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn backward(
-    gpu: &Gpu,
-    op: &'static str,
-    d: &AffineDims,
-    a: &Tensor,
-    h0: Option<&Tensor>,
-    h: &Tensor,
-    grad: &Tensor,
-    opts: &ScanOptions,
-) -> Result<ScanGrads> {
-    let (db, dh0) = scan_gpu(gpu, op, d, a, grad, None, true, opts)?;
-    let da = backward_da_gpu(gpu, op, d, &db, h, h0)?;
-    let dtype = a.dtype();
-    Ok(ScanGrads {
-        da: narrowed(da, dtype)?,
-        db: narrowed(db, dtype)?,
-        dh0: narrowed(dh0, dtype)?,
-    })
-}
-
 /// A kernel's output in the call's `dtype`: as it is where the kernel wrote that dtype
 /// (matrix2); else the kernel read half inputs through its dtype slots but wrote f32
 /// (invocations own value columns, and a column's elements share packed words with the
 /// neighbouring columns'), and a half call's output is rounded here, once, by the conversion
 /// that writes whole words (`Tensor::to_dtype`).
-fn narrowed(t: Tensor, dtype: crate::DType) -> Result<Tensor> {
+pub(super) fn narrowed(t: Tensor, dtype: crate::DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t);
     }
@@ -232,7 +195,7 @@ fn narrowed(t: Tensor, dtype: crate::DType) -> Result<Tensor> {
 }
 
 /// A candidate of the k x v scans under `Strategy::Tuned` (`crate::tune::Family::MatrixScan`):
-
+/// a kernel set and a walk, named for the cache.
 #[derive(Clone, Copy)]
 struct Pick {
     kernels: &'static Kernels,
@@ -337,39 +300,39 @@ fn pick(
     (chosen.kernels, chosen.strategy)
 }
 
-/// One scan over `x` (B forward, dH in reverse) with the kernels and the strategy [`pick`]
-/// gives. Returns `out` (H, or G = dB) and dh0 (written in reverse; one unused element forward).
-#[allow(clippy::too_many_arguments)]
-fn scan_gpu(
-    gpu: &Gpu,
-    op: &'static str,
-    d: &AffineDims,
-    a: &Tensor,
-    x: &Tensor,
-    h0: Option<&Tensor>,
-    reverse: bool,
-    opts: &ScanOptions,
-) -> Result<(Tensor, Tensor)> {
-    let ctx = a.context();
-    let (kernels, strategy) = pick(ctx, gpu, op, d, a.dtype(), reverse, opts, |k, s| {
-        scan_with(gpu, op, d, a, x, h0, reverse, k, s).map(drop)
+/// One k x v scan's arguments: `x` is B forward, dH in reverse; h0 is read forward only.
+#[derive(Clone, Copy)]
+pub(super) struct Scan<'a> {
+    pub gpu: &'a Gpu,
+    pub op: &'static str,
+    pub d: &'a AffineDims,
+    pub a: &'a Tensor,
+    pub x: &'a Tensor,
+    pub h0: Option<&'a Tensor>,
+    pub reverse: bool,
+}
+
+/// One scan with the kernels and the strategy [`pick`] gives. Returns `out` (H, or G = dB)
+/// and dh0 (written in reverse; one unused element forward).
+pub(super) fn scan_gpu(s: Scan<'_>, opts: &ScanOptions) -> Result<(Tensor, Tensor)> {
+    let ctx = s.a.context();
+    let (kernels, strategy) = pick(ctx, s.gpu, s.op, s.d, s.a.dtype(), s.reverse, opts, |k, st| {
+        scan_with(s, k, st).map(drop)
     });
-    scan_with(gpu, op, d, a, x, h0, reverse, kernels, strategy)
+    scan_with(s, kernels, strategy)
 }
 
 /// [`scan_gpu`] with `kernels` under `strategy`.
-#[allow(clippy::too_many_arguments)]
-fn scan_with(
-    gpu: &Gpu,
-    op: &'static str,
-    d: &AffineDims,
-    a: &Tensor,
-    x: &Tensor,
-    h0: Option<&Tensor>,
-    reverse: bool,
-    kernels: &'static Kernels,
-    strategy: Strategy,
-) -> Result<(Tensor, Tensor)> {
+fn scan_with(s: Scan<'_>, kernels: &'static Kernels, strategy: Strategy) -> Result<(Tensor, Tensor)> {
+    let Scan {
+        gpu,
+        op,
+        d,
+        a,
+        x,
+        h0,
+        reverse,
+    } = s;
     let ctx = a.context();
     let (a, x) = (a.contiguous()?, x.contiguous()?);
     let h0 = h0.map(|t| t.contiguous()).transpose()?;
@@ -423,7 +386,7 @@ fn scan_with(
 }
 
 /// dA_t = G_t H_{t-1}^T (H_{-1} = h0 or zero), fully parallel over the steps.
-fn backward_da_gpu(
+pub(super) fn backward_da_gpu(
     gpu: &Gpu,
     op: &'static str,
     d: &AffineDims,

@@ -268,4 +268,3 @@ pub(crate) fn dtype_width(dtype: crate::shape::DType, channels: usize, walks: us
         w => w,
     }
 }
-

@@ -14,4 +14,3 @@ pub struct ScanGrads {
     /// dL/dh0, the shape of the initial state (also when h0 was left as zeros).
     pub dh0: Tensor,
 }
-

@@ -18,15 +18,15 @@
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
-use super::grads::ScanGrads;
-use super::envelope::AffineDims;
 use super::channel::ChannelKernels;
-use crate::recurrence::launch::passes;
-use crate::recurrence::lookback::lookbacks;
+use super::envelope::AffineDims;
+use super::grads::ScanGrads;
 use super::route::ScanOptions;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Params;
+use crate::recurrence::launch::passes;
+use crate::recurrence::lookback::lookbacks;
 use crate::tensor::Tensor;
 
 /// The kernels by width, the look-back passes and the dtype slots (`channel::ChannelKernels`).

@@ -47,6 +47,7 @@ mod matrix_scan;
 mod parallel_scan_log;
 pub mod route;
 
+pub use crate::recurrence::Strategy;
 pub use grads::ScanGrads;
 pub use linear_scan::{
     linear_scan, linear_scan_backward, linear_scan_backward_with, linear_scan_with, tune_linear_scan,
@@ -60,4 +61,3 @@ pub use parallel_scan_log::{
     LogScanGrads,
 };
 pub use route::{Route, ScanOptions};
-pub use crate::recurrence::Strategy;

@@ -7,14 +7,14 @@
 //! kernels' dtype slots, f32 state, outputs in the inputs' dtype written as whole packed words
 //! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
-use super::envelope;
 use super::channel::ChannelKernels;
-use crate::recurrence::launch::passes;
-use crate::recurrence::lookback::lookbacks;
+use super::envelope;
 use super::route::{self, from_host_as, host_widened, ScanOptions};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::kernel::Params;
+use crate::recurrence::launch::passes;
+use crate::recurrence::lookback::lookbacks;
 use crate::reference;
 use crate::tensor::Tensor;
 

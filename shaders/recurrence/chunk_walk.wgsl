@@ -55,38 +55,41 @@ struct Block {
     s0: Step, s1: Step, s2: Step, s3: Step, s4: Step, s5: Step, s6: Step, s7: Step,
 }
 
-// Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
-fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
+// The U steps of a block from t0, in scan order.
+struct Times {
+    t0: u32, t1: u32, t2: u32, t3: u32, t4: u32, t5: u32, t6: u32, t7: u32,
+}
+
+fn times(t0: u32) -> Times {
     let t1 = next(t0);
     let t2 = next(t1);
     let t3 = next(t2);
     let t4 = next(t3);
     let t5 = next(t4);
     let t6 = next(t5);
-    let t7 = next(t6);
+    return Times(t0, t1, t2, t3, t4, t5, t6, next(t6));
+}
+
+// Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
+fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
+    let t = times(t0);
     return Block(
-        load_step(w, t0, write), load_step(w, t1, write), load_step(w, t2, write), load_step(w, t3, write),
-        load_step(w, t4, write), load_step(w, t5, write), load_step(w, t6, write), load_step(w, t7, write)
+        load_step(w, t.t0, write), load_step(w, t.t1, write), load_step(w, t.t2, write), load_step(w, t.t3, write),
+        load_step(w, t.t4, write), load_step(w, t.t5, write), load_step(w, t.t6, write), load_step(w, t.t7, write)
     );
 }
 
 // The U dependent updates of the block loaded from t0.
 fn apply(w: ptr<function, Walk>, l: Block, t0: u32, write: bool) {
-    let t1 = next(t0);
-    let t2 = next(t1);
-    let t3 = next(t2);
-    let t4 = next(t3);
-    let t5 = next(t4);
-    let t6 = next(t5);
-    let t7 = next(t6);
-    update(w, t0, l.s0, write);
-    update(w, t1, l.s1, write);
-    update(w, t2, l.s2, write);
-    update(w, t3, l.s3, write);
-    update(w, t4, l.s4, write);
-    update(w, t5, l.s5, write);
-    update(w, t6, l.s6, write);
-    update(w, t7, l.s7, write);
+    let t = times(t0);
+    update(w, t.t0, l.s0, write);
+    update(w, t.t1, l.s1, write);
+    update(w, t.t2, l.s2, write);
+    update(w, t.t3, l.s3, write);
+    update(w, t.t4, l.s4, write);
+    update(w, t.t5, l.s5, write);
+    update(w, t.t6, l.s6, write);
+    update(w, t.t7, l.s7, write);
 }
 
 // Walks [start, end) of T in scan order, writing the outputs when `write`. Software
@@ -133,18 +136,26 @@ fn slot(c: u32, k: u32, lane: u32) -> u32 {
     return (c * 2u + k) * p.launch.lanes + lane;
 }
 
+// A chunked pass's invocation id as (lane, chunk c): lane fastest.
+struct Chunk {
+    lane: u32,
+    c: u32,
+}
+
+fn chunk_of(id: u32) -> Chunk {
+    return Chunk(id % p.launch.lanes, id / p.launch.lanes);
+}
+
 fn chunk_reduce(id: u32) {
     if id >= p.launch.lanes * p.launch.chunks {
         return;
     }
-    let lane = id % p.launch.lanes;
-    let c = id / p.launch.lanes;
-    let end = chunk_end(p.launch, c);
-    var w = begin(lane, end);
-    let start = reduce_from(&w, chunk_start(p.launch, c));
-    walk(&w, start, end, false);
-    side[slot(c, 0u, lane)] = w.prod;
-    side[slot(c, 1u, lane)] = w.s;
+    let k = chunk_of(id);
+    let end = chunk_end(p.launch, k.c);
+    var w = begin(k.lane, end);
+    walk(&w, reduce_from(&w, chunk_start(p.launch, k.c)), end, false);
+    side[slot(k.c, 0u, k.lane)] = w.prod;
+    side[slot(k.c, 1u, k.lane)] = w.s;
 }
 
 // The chunk index of the q-th chunk in scan order.
@@ -196,13 +207,11 @@ fn carries(lane: u32) {
 }
 
 fn chunk_fixup(id: u32) {
-    if id >= p.launch.lanes * p.launch.chunks {
-        return;
+    if id < p.launch.lanes * p.launch.chunks {
+        let k = chunk_of(id);
+        let end = chunk_end(p.launch, k.c);
+        var w = begin(k.lane, end);
+        w.s = side[slot(k.c, 1u, k.lane)];
+        walk(&w, chunk_start(p.launch, k.c), end, true);
     }
-    let lane = id % p.launch.lanes;
-    let c = id / p.launch.lanes;
-    let end = chunk_end(p.launch, c);
-    var w = begin(lane, end);
-    w.s = side[slot(c, 1u, lane)];
-    walk(&w, chunk_start(p.launch, c), end, true);
 }
