@@ -73,7 +73,7 @@ fn launch(gpu: &Gpu, pre: &Tensor, k: usize, reverse: bool, strategy: Strategy) 
 
 /// Records `launch` over blocks of k (N of them per batch row) with `passes`.
 fn run(gpu: &Gpu, launch: &Launch, k: usize, n: usize, passes: &Passes, buffers: &[&wgpu::Buffer]) -> Result<()> {
-    launch.run_passes(gpu, passes, &[("K", k as f64)], &Params::new().usize(n), buffers)
+    launch.run_passes(gpu, passes, &[], &[("K", k as f64)], &Params::new().usize(n), buffers)
 }
 
 /// Scratch for the launch: per-chunk products and states, or the backward lane walk's carry

@@ -246,25 +246,9 @@ macro_rules! passes {
 pub(crate) use passes;
 
 impl Launch {
-    /// [`Launch::run`] over hand-written `passes` specialised by `constants`.
+    /// [`Launch::run`] over hand-written `passes` specialised by `constants`, their dtype
+    /// slots (`kernel::dtype`) set to `dtypes` (none: a kernel without slots).
     pub fn run_passes(
-        &self,
-        gpu: &Gpu,
-        passes: &Passes,
-        constants: &[(&'static str, f64)],
-        tail: &Params,
-        buffers: &[&wgpu::Buffer],
-    ) -> Result<()> {
-        self.run(
-            gpu,
-            |pass| gpu.kernel(pass_def(passes, pass)?, constants),
-            tail,
-            buffers,
-        )
-    }
-
-    /// [`Launch::run_passes`] over passes with dtype slots (`kernel::dtype`) set to `dtypes`.
-    pub fn run_typed_passes(
         &self,
         gpu: &Gpu,
         passes: &Passes,
@@ -273,12 +257,15 @@ impl Launch {
         tail: &Params,
         buffers: &[&wgpu::Buffer],
     ) -> Result<()> {
-        self.run(
-            gpu,
-            |pass| gpu.typed_kernel(pass_def(passes, pass)?, dtypes, constants),
-            tail,
-            buffers,
-        )
+        let kernel = |pass| {
+            let def = pass_def(passes, pass)?;
+            if dtypes.is_empty() {
+                gpu.kernel(def, constants)
+            } else {
+                gpu.typed_kernel(def, dtypes, constants)
+            }
+        };
+        self.run(gpu, kernel, tail, buffers)
     }
 }
 

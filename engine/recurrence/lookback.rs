@@ -1,11 +1,11 @@
 //! The look-back protocol of the one-pass channel scans (`shaders/recurrence/lookback.wgsl`):
-//! whether a device runs it, the walk it plans ([`Walk::LookBack`]: chunks of
+//! whether a device runs it, the walk it plans (`Walk::LookBack`: chunks of
 //! [`lookback_steps`] steps), the `side` words it needs (a ticket, then each chunk's P, S and
 //! inclusive carry per channel), the poll budget before its fallback (`SPIN`) and the test
 //! hook that withholds the inclusive carries (`WITHHOLD`). A kernel that has look-back passes
-//! brings them as [`LookBacks`], one pair (clear, the pass) per width.
+//! brings them as `LookBacks`, one pair (clear, the pass) per width.
 //!
-//! Why a fallback: a look-back that has polled a predecessor [`lookback_spin`] times computes
+//! Why a fallback: a look-back that has polled a predecessor `lookback_spin()` times computes
 //! that chunk's aggregate itself, so no workgroup waits on one that is not running and the
 //! pass needs no forward-progress guarantee (WebGPU, Metal and OpenGL promise none).
 

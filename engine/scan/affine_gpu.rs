@@ -381,7 +381,7 @@ fn scan_with(s: Scan<'_>, kernels: &'static Kernels, strategy: Strategy) -> Resu
         .iter()
         .map(|&s| (s, if ["out", "dh0"].contains(&s) { out_dtype } else { dtype }))
         .collect();
-    launch.run_typed_passes(gpu, &kernels.passes, &slots, &constants, &tail, &buffers)?;
+    launch.run_passes(gpu, &kernels.passes, &slots, &constants, &tail, &buffers)?;
     Ok((out, dh0))
 }
 
