@@ -59,6 +59,17 @@ fn channel_key(op: &str, (channels, walks, t): (usize, usize, usize), reverse: b
     crate::tune::key::shape_key(&[("walks", walks), ("c", channels), ("t", t)], &[("c", channels)], &all)
 }
 
+/// One channel scan call: the device, the op (named in the tuner's keys), the storage dtype,
+/// `dims` = (channels, walks = B x channels, T) and the direction.
+#[derive(Clone, Copy)]
+pub(crate) struct ChannelCall<'a> {
+    pub gpu: &'a Gpu,
+    pub op: &'static str,
+    pub dtype: crate::shape::DType,
+    pub dims: (usize, usize, usize),
+    pub reverse: bool,
+}
+
 /// A planned channel scan: the launch, the channels an invocation carries and the storage dtype.
 pub(crate) struct ChannelPlan {
     pub launch: Launch,
@@ -67,22 +78,18 @@ pub(crate) struct ChannelPlan {
 }
 
 impl ChannelKernels {
-    /// Plans `walks` = B x `channels` channel walks of `t` steps over `dtype` storage: one
+    /// Plans `call`'s `walks` = B x `channels` channel walks of `t` steps over its dtype: one
     /// look-back pass when `strategy` (or `Auto`) picks it, at the width [`lookback_width`]
     /// gives; else lane walks or chunked passes at the width [`dtype_width`] gives.
     ///
     /// `width` (a candidate of [`ChannelKernels::widths`]) replaces the hand rule's width of
     /// a lane or chunked plan and keeps its plan: the same segments or chunks, so every
     /// channel walks the same steps in the same order, a quarter or half as many invocations.
-    pub fn plan(
-        &self,
-        gpu: &Gpu,
-        strategy: Strategy,
-        dtype: crate::shape::DType,
-        (channels, walks, t): (usize, usize, usize),
-        reverse: bool,
-        width: Option<usize>,
-    ) -> ChannelPlan {
+    pub fn plan(&self, call: &ChannelCall<'_>, strategy: Strategy, width: Option<usize>) -> ChannelPlan {
+        let ChannelCall {
+            gpu, dtype, reverse, ..
+        } = *call;
+        let (channels, walks, t) = call.dims;
         let w = lookback_width(channels);
         if let Some(launch) = Launch::lookback(gpu, strategy, walks / w, w, t, reverse) {
             return ChannelPlan { launch, w, dtype };
@@ -109,13 +116,8 @@ impl ChannelKernels {
     /// `linear_walk.wgsl` / `log_walk.wgsl` steps over `F` = `vec4`, `vec2` or `f32`
     /// componentwise: the same bits. A half dtype keeps to the widths that write whole packed
     /// words (four, two): its one-channel kernel writes f32 and narrows after, another path.
-    pub fn widths(
-        &self,
-        gpu: &Gpu,
-        strategy: Strategy,
-        dtype: crate::shape::DType,
-        (channels, walks, t): (usize, usize, usize),
-    ) -> Option<(usize, Vec<usize>)> {
+    pub fn widths(&self, call: &ChannelCall<'_>, strategy: Strategy) -> Option<(usize, Vec<usize>)> {
+        let (gpu, dtype, (channels, walks, t)) = (call.gpu, call.dtype, call.dims);
         let lw = lookback_width(channels);
         if lookback::lookback(strategy, walks / lw, lw, t, &gpu.info).is_some() {
             return None;
@@ -132,22 +134,18 @@ impl ChannelKernels {
     /// among [`ChannelKernels::widths`], `run` being the op at a forced width; `None` for a
     /// look-back plan. The key names the op, direction, dtype, strategy and the hand plan's
     /// kind, with B x channels, channels and T bucketed.
-    #[allow(clippy::too_many_arguments)]
     pub fn choose_width(
         &self,
         ctx: &crate::Context,
-        gpu: &Gpu,
-        op: &'static str,
+        call: &ChannelCall<'_>,
         strategy: Strategy,
-        dtype: crate::shape::DType,
-        dims: (usize, usize, usize),
-        reverse: bool,
         run: impl Fn(usize) -> Result<()> + crate::tune::MaybeSync,
     ) -> Option<usize> {
-        let (hand, others) = self.widths(gpu, strategy, dtype, dims)?;
+        let (hand, others) = self.widths(call, strategy)?;
         let key = || {
-            let kind = self.plan(gpu, strategy, dtype, dims, reverse, None).launch.walk.kind();
-            channel_key(op, dims, reverse, &[&dtype.to_string(), &strategy.to_string(), kind])
+            let kind = self.plan(call, strategy, None).launch.walk.kind();
+            let labels = [&call.dtype.to_string(), &strategy.to_string(), kind];
+            channel_key(call.op, call.dims, call.reverse, &labels)
         };
         Some(ctx.choose(crate::tune::Family::ChannelScan, key, hand, &others, width_name, run))
     }
@@ -157,28 +155,23 @@ impl ChannelKernels {
     /// rule) and the other walks that plan differently here (`LookBack` where the adapter
     /// runs it, `Lanes`, `Chunked`), `run` being the op under a forced strategy. The key
     /// names the op, direction and dtype, with B x channels, channels and T bucketed.
-    #[allow(clippy::too_many_arguments)]
     pub fn choose_strategy(
         &self,
         ctx: &crate::Context,
-        gpu: &Gpu,
-        op: &'static str,
+        call: &ChannelCall<'_>,
         strategy: Strategy,
-        dtype: crate::shape::DType,
-        dims: (usize, usize, usize),
-        reverse: bool,
         run: impl Fn(Strategy) -> Result<()> + crate::tune::MaybeSync,
     ) -> Strategy {
         if strategy != Strategy::Tuned {
             return strategy;
         }
-        let kind = |s: Strategy| self.plan(gpu, s, dtype, dims, reverse, None).launch.walk.kind();
+        let kind = |s: Strategy| self.plan(call, s, None).launch.walk.kind();
         let hand = kind(Strategy::Auto);
         let others: Vec<Strategy> = [Strategy::LookBack, Strategy::Lanes, Strategy::Chunked { chunk: None }]
             .into_iter()
             .filter(|&s| kind(s) != hand)
             .collect();
-        let key = || channel_key(op, dims, reverse, &[&dtype.to_string()]);
+        let key = || channel_key(call.op, call.dims, call.reverse, &[&call.dtype.to_string()]);
         let name = |s: Strategy| match s {
             Strategy::LookBack => "lookback",
             Strategy::Lanes => "lanes",

@@ -18,7 +18,7 @@
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
-use super::channel::ChannelKernels;
+use super::channel::{ChannelCall, ChannelKernels};
 use super::envelope::AffineDims;
 use super::grads::ScanGrads;
 use super::route::ScanOptions;
@@ -88,13 +88,19 @@ fn launch(
     width: Option<usize>,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let ctx = a.context();
-    let dims = (d.n, d.lanes(), d.t);
-    let strategy = KERNELS.choose_strategy(ctx, gpu, op, opts.strategy, a.dtype(), dims, h.is_some(), |s| {
+    let call = ChannelCall {
+        gpu,
+        op,
+        dtype: a.dtype(),
+        dims: (d.n, d.lanes(), d.t),
+        reverse: h.is_some(),
+    };
+    let strategy = KERNELS.choose_strategy(ctx, &call, opts.strategy, |s| {
         launch(gpu, op, d, a, x, h0, h, &opts.with_strategy(s), width).map(drop)
     });
     let opts = &opts.with_strategy(strategy);
     let width = width.or_else(|| {
-        KERNELS.choose_width(ctx, gpu, op, opts.strategy, a.dtype(), dims, h.is_some(), |w| {
+        KERNELS.choose_width(ctx, &call, opts.strategy, |w| {
             launch(gpu, op, d, a, x, h0, h, opts, Some(w)).map(drop)
         })
     });
@@ -103,7 +109,7 @@ fn launch(
     let h = h.map(|t| t.contiguous()).transpose()?;
     let reverse = h.is_some();
     let dtype = a.dtype();
-    let plan = KERNELS.plan(gpu, opts.strategy, dtype, dims, reverse, width);
+    let plan = KERNELS.plan(&call, opts.strategy, width);
     let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };

@@ -7,7 +7,7 @@
 //! kernels' dtype slots, f32 state, outputs in the inputs' dtype written as whole packed words
 //! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
-use super::channel::ChannelKernels;
+use super::channel::{ChannelCall, ChannelKernels};
 use super::envelope;
 use super::route::{self, from_host_as, host_widened, ScanOptions};
 use crate::context::Gpu;
@@ -173,13 +173,19 @@ fn launch(
     width: Option<usize>,
 ) -> Result<(Tensor, Tensor)> {
     let ctx = lc.context();
-    let dims = (d, b * d, t);
-    let strategy = KERNELS.choose_strategy(ctx, gpu, op, opts.strategy, lc.dtype(), dims, backward.is_some(), |s| {
+    let call = ChannelCall {
+        gpu,
+        op,
+        dtype: lc.dtype(),
+        dims: (d, b * d, t),
+        reverse: backward.is_some(),
+    };
+    let strategy = KERNELS.choose_strategy(ctx, &call, opts.strategy, |s| {
         launch(gpu, op, (b, t, d), lc, lv, backward, &opts.with_strategy(s), width).map(drop)
     });
     let opts = &opts.with_strategy(strategy);
     let width = width.or_else(|| {
-        KERNELS.choose_width(ctx, gpu, op, opts.strategy, lc.dtype(), dims, backward.is_some(), |w| {
+        KERNELS.choose_width(ctx, &call, opts.strategy, |w| {
             launch(gpu, op, (b, t, d), lc, lv, backward, opts, Some(w)).map(drop)
         })
     });
@@ -190,7 +196,7 @@ fn launch(
         None => (None, None),
     };
     let dtype = lc.dtype();
-    let plan = KERNELS.plan(gpu, opts.strategy, dtype, dims, reverse, width);
+    let plan = KERNELS.plan(&call, opts.strategy, width);
     let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
