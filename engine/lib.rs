@@ -70,7 +70,7 @@
 //!
 //! Layers, bottom up (a module imports only from its own layer and those below; the order is
 //! the table `LAYERS` of `tests/layering.rs`, which checks every import against it):
-//! `error`, `shape`, `check` < `kernel`, `tune`, `io` < `context` < `tensor` < `expr` < `reference` <
+//! `error`, `shape`, `check` < `kernel`, `tune`, `io` < `context` < `recurrence` < `tensor` < `expr` < `reference` <
 //! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `generate` < `train`, `autograd`, `models` < `parity`.
 //!
 //! The modules: [`autograd`] (the tape: variables, backward rules, gradients), [`check`] (seeded inputs, compare, the tolerance gates the shipped tests and
@@ -84,7 +84,10 @@
 //! cache, uniform parameters), [`mixer`] (minGRU mixers on the scans, with gradients and
 //! their f64 reference), [`models`] (GPT-2 and its reference forward, the character model),
 //! [`ops`] (tensor ops, and the same ops as methods on [`Tensor`]), [`parity`] (the parity
-//! suite), [`plan`] (captured op sequences replayed in one pass), [`reference`](mod@reference)
+//! suite), [`plan`] (captured op sequences replayed in one pass), [`recurrence`] (what every
+//! recurrence kernel shares: the walk plans, the one launch, the look-back protocol, the WGSL
+//! prelude and chunk/carry skeleton; a new scan kernel's launch lives here),
+//! [`reference`](mod@reference)
 //! (the CPU oracle of the ops, f64 accumulation), [`scan`] (the four associative scans,
 //! forward and backward), [`shape`] (element counts, view layouts, broadcasting,
 //! `matmul_shapes`, checked arithmetic, `DType`), [`train`] (loss, optimiser, character
@@ -110,6 +113,7 @@ pub mod ops;
 #[cfg(feature = "parity")]
 pub mod parity;
 pub mod plan;
+pub mod recurrence;
 pub mod reference;
 pub mod scan;
 pub mod shape;

@@ -63,7 +63,7 @@
 //! | tensor/create.rs:from_slice, full, zeros, from_halves, from_slice_f16/bf16/as; tensor/mod.rs:expect_dtype | checked: element count, data length, device limit, the allocator (any fill value) |
 //! | plan/mod.rs:Plan::dispatch_floor | checked: >= 1; changed: at most `Plan::MAX_FLOOR_DISPATCHES` (a caller's count grew the plan without bound) |
 //! | plan/mod.rs:capture, replay_in_parts | checked (context, capture) / parts clamped to 1..=16 |
-//! | scan/strategy.rs:lookback_steps, auto_chunk, Cost::block; parity/scan/mod.rs:test_chunk, strategies; parity/scan/cases.rs:specialised_cases | total |
+//! | recurrence/lookback.rs:lookback_steps; recurrence/strategy.rs:auto_chunk, Cost::block; parity/scan/mod.rs:test_chunk, strategies; parity/scan/cases.rs:specialised_cases | total |
 //! | element_scan: from_body, from_body_tensors, grad, grad_program, Bindings::* | checked when built or run (shapes, seed = output's shape, numbers checked at use) |
 //! | check/rng.rs:Rng::range, below, vec_range, vec_normal; check/compare.rs:compare, Gate::new | left: test-input generators (below(0) gives 0; huge n allocates) / compare reports a length mismatch or NaN as a failure |
 //! | parity/cuda.rs:cuda_cases; parity/mod.rs:tally, markdown | checked (parse) / total |

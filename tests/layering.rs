@@ -16,6 +16,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["kernel", "tune", "io"],
     ),
     ("the device", &["context"]),
+    ("the recurrence launch", &["recurrence"]),
     ("tensors", &["tensor"]),
     ("the expression IR", &["expr"]),
     ("the CPU reference", &["reference"]),

@@ -405,7 +405,7 @@ fn planted_lookback_folds_every_predecessors_aggregate_back_to_the_first_chunk()
         route: Some(Route::Gpu),
         strategy: Strategy::LookBack,
     };
-    scan::strategy::withhold_lookback_carries(true);
+    wgsl_compute::recurrence::lookback::withhold_lookback_carries(true);
     each_adapter(|ctx| {
         if ctx.info().kind == wgsl_compute::context::DeviceKind::CpuReference {
             return;
@@ -421,5 +421,5 @@ fn planted_lookback_folds_every_predecessors_aggregate_back_to_the_first_chunk()
             wgsl_compute::check::gates::SCAN_AFFINE,
         );
     });
-    scan::strategy::withhold_lookback_carries(false);
+    wgsl_compute::recurrence::lookback::withhold_lookback_carries(false);
 }

@@ -203,7 +203,7 @@ fn every_shader_translates_to_every_backend() {
     let mut files = vec![];
     wgsl_files(&root, &mut files);
     // Preludes are checked as part of the files that use them (a prelude may hold entry
-    // points, as scan/channel_entries.wgsl does, over functions its users define).
+    // points, as recurrence/channel_entries.wgsl does, over functions its users define).
     let preludes: Vec<&str> = SHADERS.iter().flat_map(|s| s.preludes.iter().copied()).collect();
     files.retain(|f| {
         let rel = f

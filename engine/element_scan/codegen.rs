@@ -6,7 +6,7 @@
 //! writes the new state. Lane shape, trip count and every stride come from the uniform, so
 //! one pipeline serves every shape; the kernel name carries the hash of the body.
 //!
-//! The kernel is a recurrence of the scans' one launch (`crate::scan::launch`): it opens with
+//! The kernel is a recurrence of the one launch (`crate::recurrence::launch`): it opens with
 //! the launch prelude, its uniform with the launch header, and walks the segment
 //! `[t_begin, t_end)` of the trips that the launch gives each dispatch, resuming from the
 //! state the previous segment stored in `out`.
@@ -29,7 +29,7 @@ pub(crate) fn kernel_name(body: &Body, reverse: bool) -> String {
 pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     let k = body.params.len(); // views 0..k are inputs, view k is the output
     let n = body.state().lanes();
-    let mut s = String::from(crate::scan::launch::PRELUDE);
+    let mut s = String::from(crate::recurrence::launch::PRELUDE);
     let w = &mut s;
     let _ = writeln!(
         w,
@@ -55,7 +55,7 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     );
     let _ = writeln!(
         w,
-        "\nstruct Params {{\n    launch: Launch,             // lanes, trips in t_len (scan/launch.wgsl)\n    rank: u32,                  // lane axes, 0..=8\n    _pad0: u32,\n    _pad1: u32,\n    _pad2: u32,\n    shape: array<vec4<u32>, 2>, // lane shape\n    views: array<View, {}>,    // inputs, then the output\n}}\n",
+        "\nstruct Params {{\n    launch: Launch,             // lanes, trips in t_len (recurrence/launch.wgsl)\n    rank: u32,                  // lane axes, 0..=8\n    _pad0: u32,\n    _pad1: u32,\n    _pad2: u32,\n    shape: array<vec4<u32>, 2>, // lane shape\n    views: array<View, {}>,    // inputs, then the output\n}}\n",
         k + 1
     );
     let _ = writeln!(w, "@group(0) @binding(0) var<uniform> p: Params;");

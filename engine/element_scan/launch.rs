@@ -1,7 +1,7 @@
 //! Running one element scan: the generated kernel on a GPU context, the interpreter on the
 //! CPU context.
 //!
-//! On a GPU the walk goes through the scans' one recurrence launch (`crate::scan::launch`)
+//! On a GPU the walk goes through the one recurrence launch (`crate::recurrence::launch`)
 //! as lane walks (a body is not associative, so never chunked): on the software adapters that
 //! end a shader's loops after 65,535 iterations the trips are split into dispatches that stay
 //! under that limit, each resuming from the state the previous one stored.
@@ -14,7 +14,8 @@ use super::layout::ScanLayout;
 use crate::error::{Error, Result};
 use crate::expr::Body;
 use crate::kernel::{push_dims, Binding, KernelKey, KernelSource, Params};
-use crate::scan::launch::{Columns, Cost, Launch, Strategy};
+use crate::recurrence::launch::{Columns, Launch};
+use crate::recurrence::strategy::{Cost, Strategy};
 use crate::shape::MAX_RANK;
 use crate::tensor::Tensor;
 

@@ -28,8 +28,8 @@
 //! Inputs are host arrays (uploaded on every run) or tensors already on a device, views
 //! included ([`Bindings::device`], [`ElementScan::from_body_tensors`],
 //! [`ElementScan::with_input`], [`ElementScan::grad_tensor`]), read in place so a matmul's
-//! output feeds a scan without a readback. On a GPU each scan runs through the scans' one
-//! recurrence launch (`crate::scan::launch`), which splits walks longer than a software
+//! output feeds a scan without a readback. On a GPU each scan runs through the one
+//! recurrence launch (`crate::recurrence::launch`), which splits walks longer than a software
 //! adapter's loop limit into several dispatches.
 //!
 //! Gradients ([`ElementScan::grad`]) are another element scan run in the opposite direction

@@ -4,7 +4,7 @@
 //! recomputes every step from the stored forward states (h_{t-1} is the forward's own output)
 //! instead of undoing the recurrence by division.
 //!
-//! Both directions run through the scans' one recurrence launch (`crate::scan::launch`), which
+//! Both directions run through the one recurrence launch (`crate::recurrence::launch`), which
 //! plans the [`Strategy`]: lanes (one invocation per (batch, block) walks T, in segments on
 //! software adapters) or chunked (per-chunk k x k products and local states, a walk over the
 //! chunk carries shared by both directions in `givens_walk.wgsl`, a fix-up pass), for few
@@ -13,7 +13,8 @@
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{shader, Binding, KernelDef, Params};
-use crate::scan::launch::{Columns, Cost, Launch, Passes, Strategy};
+use crate::recurrence::launch::{Columns, Launch, Passes};
+use crate::recurrence::strategy::{Cost, Strategy};
 use crate::tensor::Tensor;
 
 /// Both directions bind the uniform, pre and side first (`givens_walk.wgsl`).
@@ -72,7 +73,7 @@ fn launch(gpu: &Gpu, pre: &Tensor, k: usize, reverse: bool, strategy: Strategy) 
 
 /// Records `launch` over blocks of k (N of them per batch row) with `passes`.
 fn run(gpu: &Gpu, launch: &Launch, k: usize, n: usize, passes: &Passes, buffers: &[&wgpu::Buffer]) -> Result<()> {
-    launch.run_passes(gpu, passes, &[("K", k as f64)], &Params::new().usize(n), buffers)
+    launch.run_passes(gpu, passes, &[], &[("K", k as f64)], &Params::new().usize(n), buffers)
 }
 
 /// Scratch for the launch: per-chunk products and states, or the backward lane walk's carry

@@ -5,7 +5,7 @@
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::{shader, Binding, KernelDef, Params};
-use crate::scan::launch::groups;
+use crate::recurrence::launch::groups;
 use crate::tensor::Tensor;
 
 const fn def(name: &'static str, wgsl: &'static str, entry: &'static str, bindings: &'static [Binding]) -> KernelDef {

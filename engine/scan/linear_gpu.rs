@@ -3,31 +3,33 @@
 //!
 //! One invocation carries one channel (`shaders/scan/linear_scalar.wgsl`), or four adjacent
 //! channels (`vec4` loads, `linear.wgsl`) when N divides into fours and the walks are so many
-//! that a quarter of them still fill the device (`launch::vector_width`, the hand rule; the
-//! tuner may measure another width faster, `launch::ChannelKernels::choose_width`); all walk
+//! that a quarter of them still fill the device (`channel::vector_width`, the hand rule; the
+//! tuner may measure another width faster, `channel::ChannelKernels::choose_width`); all walk
 //! `shaders/scan/linear_walk.wgsl`, which keeps eight to sixteen steps' loads in flight ahead
 //! of their dependent updates (software pipelined). `Strategy::LookBack` is one pass over
 //! tiles of chunk steps x adjacent channels, a chunk an invocation, the carries passed on by
-//! decoupled look-back (`shaders/scan/lookback.wgsl`). The backward is one reverse launch that
+//! decoupled look-back (`shaders/recurrence/lookback.wgsl`). The backward is one reverse launch that
 //! also writes dA = G_t h_{t-1} and dh0, so the adjoint is never read back for a separate dA
 //! pass.
 //!
 //! F16 and BF16 (every tensor of a call in one dtype): the same kernels read through dtype
 //! slots and keep the state in f32. An invocation writes whole packed words: four channels,
-//! or two (`linear_pair.wgsl`) when N is even (`launch::dtype_width`). At odd N the
+//! or two (`linear_pair.wgsl`) when N is even (`channel::dtype_width`). At odd N the
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
-use super::affine::ScanGrads;
+use super::channel::{ChannelCall, ChannelKernels};
 use super::envelope::AffineDims;
-use super::launch::{lookbacks, passes, ChannelKernels};
+use super::grads::ScanGrads;
 use super::route::ScanOptions;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Params;
+use crate::recurrence::launch::passes;
+use crate::recurrence::lookback::lookbacks;
 use crate::tensor::Tensor;
 
-/// The kernels by width, the look-back passes and the dtype slots (`launch::ChannelKernels`).
+/// The kernels by width, the look-back passes and the dtype slots (`channel::ChannelKernels`).
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/linear", "scan/linear.wgsl"),
     pair: passes!("scan/linear_pair", "scan/linear_pair.wgsl"),
@@ -86,13 +88,19 @@ fn launch(
     width: Option<usize>,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     let ctx = a.context();
-    let dims = (d.n, d.lanes(), d.t);
-    let strategy = KERNELS.choose_strategy(ctx, gpu, op, opts.strategy, a.dtype(), dims, h.is_some(), |s| {
+    let call = ChannelCall {
+        gpu,
+        op,
+        dtype: a.dtype(),
+        dims: (d.n, d.lanes(), d.t),
+        reverse: h.is_some(),
+    };
+    let strategy = KERNELS.choose_strategy(ctx, &call, opts.strategy, |s| {
         launch(gpu, op, d, a, x, h0, h, &opts.with_strategy(s), width).map(drop)
     });
     let opts = &opts.with_strategy(strategy);
     let width = width.or_else(|| {
-        KERNELS.choose_width(ctx, gpu, op, opts.strategy, a.dtype(), dims, h.is_some(), |w| {
+        KERNELS.choose_width(ctx, &call, opts.strategy, |w| {
             launch(gpu, op, d, a, x, h0, h, opts, Some(w)).map(drop)
         })
     });
@@ -101,7 +109,7 @@ fn launch(
     let h = h.map(|t| t.contiguous()).transpose()?;
     let reverse = h.is_some();
     let dtype = a.dtype();
-    let plan = KERNELS.plan(gpu, opts.strategy, dtype, dims, reverse, width);
+    let plan = KERNELS.plan(&call, opts.strategy, width);
     let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };

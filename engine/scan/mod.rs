@@ -15,12 +15,13 @@
 //! the output gradient. The GPU kernels accumulate in f32; the reference
 //! ([`crate::reference::scan`]) in f64.
 //!
-//! Layout: [`envelope`] (shape checks), [`route`] (kernel or reference), [`strategy`] (lanes vs
-//! chunked, segments), `launch` (the one recurrence launch: plans the strategy and segments,
-//! writes the uniform header of `shaders/scan/launch.wgsl` and records the passes; the
-//! mixers' fused scans and element scans use it too), `affine` (the shared k x v GPU core),
-//! `linear_gpu` (its k = v = 1 case: channel-wise kernels, one channel per invocation or
-//! four with vec4 loads), one file per op.
+//! Layout: [`envelope`] (shape checks), [`route`] (kernel or reference), `affine` (the seam
+//! of the three affine scans), `affine_gpu` (their k x v GPU kernels), `linear_gpu` (the
+//! k = v = 1 case: channel-wise kernels, one channel per invocation or four with vec4 loads),
+//! `channel` (the channel scans' widths, tuning and plans), `grads` ([`ScanGrads`]), one file
+//! per op. Every kernel walks T through the recurrence layer below
+//! ([`crate::recurrence`]: the walk plans, the one launch, the look-back protocol, the shared
+//! WGSL prelude and chunk/carry skeleton), as the mixers' fused scans and element scans do.
 //!
 //! ```
 //! use wgsl_compute::{scan, Context, Tensor};
@@ -35,17 +36,19 @@
 //! ```
 
 mod affine;
+mod affine_gpu;
+pub(crate) mod channel;
 pub mod envelope;
-pub(crate) mod launch;
+mod grads;
 mod linear_gpu;
 mod linear_scan;
 mod matrix_affine_scan;
 mod matrix_scan;
 mod parallel_scan_log;
 pub mod route;
-pub mod strategy;
 
-pub use affine::ScanGrads;
+pub use crate::recurrence::Strategy;
+pub use grads::ScanGrads;
 pub use linear_scan::{
     linear_scan, linear_scan_backward, linear_scan_backward_with, linear_scan_with, tune_linear_scan,
 };
@@ -58,4 +61,3 @@ pub use parallel_scan_log::{
     LogScanGrads,
 };
 pub use route::{Route, ScanOptions};
-pub use strategy::Strategy;

@@ -7,12 +7,14 @@
 //! kernels' dtype slots, f32 state, outputs in the inputs' dtype written as whole packed words
 //! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
+use super::channel::{ChannelCall, ChannelKernels};
 use super::envelope;
-use super::launch::{lookbacks, passes, ChannelKernels};
 use super::route::{self, from_host_as, host_widened, ScanOptions};
 use crate::context::Gpu;
 use crate::error::{Error, Result};
 use crate::kernel::Params;
+use crate::recurrence::launch::passes;
+use crate::recurrence::lookback::lookbacks;
 use crate::reference;
 use crate::tensor::Tensor;
 
@@ -21,9 +23,9 @@ const OP_BACKWARD: &str = "parallel_scan_log_backward";
 
 /// The kernels: one channel per invocation, four adjacent ones (vec4 loads) when D % 4 == 0
 /// and B x D walks are enough that a quarter of them fill the device, or two for a half
-/// dtype at even D (`launch::dtype_width`); all walk the same WGSL (`shaders/scan/log_walk.wgsl`).
+/// dtype at even D (`channel::dtype_width`); all walk the same WGSL (`shaders/scan/log_walk.wgsl`).
 /// `Strategy::LookBack`: one pass over tiles of chunk steps x adjacent channels
-/// (`shaders/scan/lookback.wgsl`).
+/// (`shaders/recurrence/lookback.wgsl`).
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl"),
     pair: passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl"),
@@ -171,13 +173,19 @@ fn launch(
     width: Option<usize>,
 ) -> Result<(Tensor, Tensor)> {
     let ctx = lc.context();
-    let dims = (d, b * d, t);
-    let strategy = KERNELS.choose_strategy(ctx, gpu, op, opts.strategy, lc.dtype(), dims, backward.is_some(), |s| {
+    let call = ChannelCall {
+        gpu,
+        op,
+        dtype: lc.dtype(),
+        dims: (d, b * d, t),
+        reverse: backward.is_some(),
+    };
+    let strategy = KERNELS.choose_strategy(ctx, &call, opts.strategy, |s| {
         launch(gpu, op, (b, t, d), lc, lv, backward, &opts.with_strategy(s), width).map(drop)
     });
     let opts = &opts.with_strategy(strategy);
     let width = width.or_else(|| {
-        KERNELS.choose_width(ctx, gpu, op, opts.strategy, lc.dtype(), dims, backward.is_some(), |w| {
+        KERNELS.choose_width(ctx, &call, opts.strategy, |w| {
             launch(gpu, op, (b, t, d), lc, lv, backward, opts, Some(w)).map(drop)
         })
     });
@@ -188,7 +196,7 @@ fn launch(
         None => (None, None),
     };
     let dtype = lc.dtype();
-    let plan = KERNELS.plan(gpu, opts.strategy, dtype, dims, reverse, width);
+    let plan = KERNELS.plan(&call, opts.strategy, width);
     let w = plan.w;
     // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
     let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // The materialising path of the rotation-family mixers: each step's A = lambda G (K x K) and

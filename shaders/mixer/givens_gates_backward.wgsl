@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // prelude: mixer/givens_backward.wgsl

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // prelude: mixer/givens_walk.wgsl
@@ -6,7 +6,7 @@
 // h_{-1} = 0, each step's transition lambda_t G_t built from its angles in registers
 // (givens.wgsl) and applied in O(K): no per-step K x K matrix anywhere.
 //
-// Entries (the launch and its header: scan/launch.wgsl):
+// Entries (the launch and its header: recurrence/launch.wgsl):
 //   givens_scan          lanes: one invocation per lane (b, n) walks [t_begin, t_end) of T; a
 //                        later segment resumes from the h it stored at t_begin - 1.
 //   givens_chunk_reduce  chunked pass 1, per (lane, chunk, column c <= K): column c < K of the

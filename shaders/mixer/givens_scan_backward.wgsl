@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // prelude: mixer/givens_backward.wgsl
@@ -11,7 +11,7 @@
 //   u = G_t h_{t-1}:  dv_t = (1 - lambda_t) g_t,  dlambda_t = g_t . (u - v_t),
 //   dtheta_t from givens_vjp(u, lambda_t g_t), which also leaves M_t^T g_t.
 //
-// Entries (the launch and its header: scan/launch.wgsl):
+// Entries (the launch and its header: recurrence/launch.wgsl):
 //   givens_scan_backward          lanes: one invocation per lane (b, n) walks [t_begin, t_end)
 //                             backwards; across segments the carry travels through side.
 //   givens_chunk_reduce_backward  chunked pass 1, per (lane, chunk, column c <= K), in reverse:

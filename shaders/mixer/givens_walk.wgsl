@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // What both directions of the angle-fused scan share (prepended to givens_scan.wgsl and
@@ -8,7 +8,7 @@
 // chunk's local state from zero (the local carry in the backward).
 
 struct Params {
-    launch: Launch, // lanes = B * N (scan/launch.wgsl)
+    launch: Launch, // lanes = B * N (recurrence/launch.wgsl)
     n: u32,         // N
 }
 

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // MinGRU's gates into parallel_scan_log's inputs. pre (B, T, 2D) holds [k (D) | v (D)] per
 // step; z = sigmoid(k), h~ = g(v):

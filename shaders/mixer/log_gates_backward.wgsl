@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // Backward of log_gates.wgsl: d lc (B, T, D), d lv (B, T + 1, D) -> d pre (B, T, 2D).
 //   dk = -sigmoid(k) d lc_t + sigmoid(-k) d lv_t+1,   dv = log_g'(v) d lv_t+1

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // SignedMinGRU's gates into linear_scan's inputs. pre (B, T, 2D) holds [r (D) | v (D)] per
 // step: a signed coefficient a = tanh(r) in (-1, 1) and the injection b = (1 - a^2) v, so a

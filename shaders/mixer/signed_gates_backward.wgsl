@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // Backward of signed_gates.wgsl: da, db (B, T, D) -> d pre (B, T, 2D), with a = tanh(r):
 //   dr = (da - 2 a v db) (1 - a^2),   dv = (1 - a^2) db.   One invocation per (b, t, c).

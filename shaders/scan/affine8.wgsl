@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // dtype: a quad
 // dtype: x scalar
 // dtype: h0 scalar
@@ -35,7 +35,7 @@ const K: u32 = 8u;
 const STAGED: u32 = 64u;
 
 struct Params {
-    launch: Launch, // lanes = B * N (scan/launch.wgsl)
+    launch: Launch, // lanes = B * N (recurrence/launch.wgsl)
     n: u32,         // N
     has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
 }

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // dtype: h scalar
 // dtype: h0 scalar
 // The inputs h, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;

@@ -1,7 +1,7 @@
 // The K = V = 1 affine scan (linear_scan; matrix_affine_scan at k = v = 1) in ONE pass over
-// the data, the recurrence of scan/lookback.wgsl's chunks (tickets, flag words, the fallback,
+// the data, the recurrence of recurrence/lookback.wgsl's chunks (tickets, flag words, the fallback,
 // why), shared by scan/linear_lookback_quad.wgsl, _pair.wgsl and _scalar.wgsl, which bring
-// F (W adjacent channels an invocation, scan/width_*.wgsl) and the dtype slots of the bindings
+// F (W adjacent channels an invocation, recurrence/width_*.wgsl) and the dtype slots of the bindings
 // (engine/scan/linear_gpu.rs; strategy LookBack). Every index counts F values: a time step's
 // row holds p.n = N / W of them. The state is f32 whatever the storage.
 //
@@ -9,21 +9,8 @@
 // REVERSE = true: G_t = x_t + a_{t+1} G_{t+1} (a_T = 0), out = G, dA_t = G_t h_{t-1},
 // dh0 = a_0 G_0 (scan/linear_walk.wgsl's adjoint, walked the same way).
 
-struct Params {
-    launch: Launch, // lanes = B * N / W; chunk = L, chunks = ceil(T / L)
-    n: u32,         // F values per time step: N / W
-    has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<a_t>;           // (B, T, N) transitions
-@group(0) @binding(2) var<storage, read> x: array<x_t>;           // (B, T, N): b, or dL/dh when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<h0_t>;         // (B, N), read when has_h0
-@group(0) @binding(4) var<storage, read> h: array<h_t>;           // (B, T, N) forward output, read when REVERSE
-@group(0) @binding(5) var<storage, read_write> out: array<out_t>; // (B, T, N): h, or G = dB when REVERSE
-@group(0) @binding(6) var<storage, read_write> da: array<da_t>;   // (B, T, N) dA, written when REVERSE
-@group(0) @binding(7) var<storage, read_write> side: array<atomic<u32>>; // scan/lookback.wgsl's words
-@group(0) @binding(8) var<storage, read_write> dh0: array<dh0_t>; // (B, N), written when REVERSE
+// The uniform and bindings: scan/linear_bindings.wgsl; the look-back's side:
+@group(0) @binding(7) var<storage, read_write> side: array<atomic<u32>>; // recurrence/lookback.wgsl's words
 
 // Index of (lane, t = 0); step t adds t * p.n.
 struct Rows {

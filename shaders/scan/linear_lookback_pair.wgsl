@@ -1,6 +1,7 @@
-// prelude: scan/launch.wgsl
-// prelude: scan/width_pair.wgsl
-// prelude: scan/lookback.wgsl
+// prelude: recurrence/launch.wgsl
+// prelude: scan/linear_bindings.wgsl
+// prelude: recurrence/width_pair.wgsl
+// prelude: recurrence/lookback.wgsl
 // prelude: scan/linear_lookback.wgsl
 // The one-pass linear scan (scan/linear_lookback.wgsl), two adjacent channels an invocation
 // (N % 2 == 0): the path of half storage whose N does not divide into fours, each step's

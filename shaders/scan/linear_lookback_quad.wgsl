@@ -1,6 +1,7 @@
-// prelude: scan/launch.wgsl
-// prelude: scan/width_quad.wgsl
-// prelude: scan/lookback.wgsl
+// prelude: recurrence/launch.wgsl
+// prelude: scan/linear_bindings.wgsl
+// prelude: recurrence/width_quad.wgsl
+// prelude: recurrence/lookback.wgsl
 // prelude: scan/linear_lookback.wgsl
 // The one-pass linear scan (scan/linear_lookback.wgsl), four adjacent channels an invocation
 // (N % 4 == 0): one vec4 load per input and step, a warp's loads one contiguous run of a row.

@@ -1,10 +1,12 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
+// prelude: scan/linear_bindings.wgsl
+// prelude: recurrence/chunk_walk.wgsl
 // prelude: scan/linear_walk.wgsl
-// prelude: scan/channel_entries.wgsl
+// prelude: recurrence/channel_entries.wgsl
 // The K = V = 1 affine scan, two adjacent channels per invocation: the path of half storage
 // with N % 2 == 0 (engine/scan/linear_gpu.rs), where each step's pair of halves is one whole
 // packed word that only this invocation writes. The walks and bindings are
-// scan/linear_walk.wgsl's, over F values; the entry points scan/channel_entries.wgsl's.
+// scan/linear_walk.wgsl's and scan/linear_bindings.wgsl's, over F values; the entry points recurrence/channel_entries.wgsl's.
 // dtype: a pair
 // dtype: x pair
 // dtype: h0 pair

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // dtype: a quad
 // dtype: x pair
 // dtype: h0 pair
@@ -23,7 +23,7 @@
 // REVERSE = true runs the adjoint over dh instead: g_t = dh_t + A_{t+1}^T g_{t+1}
 // (g_{T-1} = dh_{T-1}), out = g = db, dh0 = A_0^T g_0.
 //
-// Entries (the launch and its header: scan/launch.wgsl):
+// Entries (the launch and its header: recurrence/launch.wgsl):
 //   scan_lanes          one invocation per lane walks [t_begin, t_end) of T; a later segment
 //                       resumes from the state this one leaves in side[lane].
 //   scan_chunk_reduce   per (lane, chunk): the chunk's local state from zero and its transition
@@ -36,7 +36,7 @@
 override REVERSE: bool = false;
 
 struct Params {
-    launch: Launch, // lanes = B * N (scan/launch.wgsl)
+    launch: Launch, // lanes = B * N (recurrence/launch.wgsl)
     n: u32,         // N
     has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
 }

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // dtype: g pair
 // dtype: h pair
 // dtype: h0 pair

@@ -1,4 +1,4 @@
-// prelude: scan/launch.wgsl
+// prelude: recurrence/launch.wgsl
 // dtype: a scalar
 // dtype: x scalar
 // dtype: h0 scalar
@@ -15,7 +15,7 @@
 // REVERSE = true runs the adjoint over the output gradients dH instead:
 //   G_t = dH_t + A_{t+1}^T G_{t+1} (G_{T-1} = dH_{T-1}), out = G = dB, dh0 = A_0^T G_0.
 //
-// Entries (the launch and its header: scan/launch.wgsl):
+// Entries (the launch and its header: recurrence/launch.wgsl):
 //   scan_lanes          one invocation per (lane, column) walks [t_begin, t_end) of T
 //                       (lane-sequential); a walk split into segments resumes from out.
 //   scan_chunk_reduce   chunked pass 1: per (lane, chunk, column c < V + K) the chunk's local
@@ -36,7 +36,7 @@ override REVERSE: bool = false;
 const KMAX: u32 = 16u;
 
 struct Params {
-    launch: Launch, // lanes = B * N (scan/launch.wgsl)
+    launch: Launch, // lanes = B * N (recurrence/launch.wgsl)
     n: u32,         // N
     has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
 }

@@ -1,7 +1,7 @@
 // parallel_scan_log in ONE pass over the data: scan/log_walk.wgsl's recurrences (read its
-// header for the math) over scan/lookback.wgsl's chunks (tickets, flag words, the fallback,
+// header for the math) over recurrence/lookback.wgsl's chunks (tickets, flag words, the fallback,
 // why), shared by scan/parallel_scan_log_lookback_quad.wgsl, _pair.wgsl and _scalar.wgsl,
-// which bring F (W adjacent channels an invocation, scan/width_*.wgsl) and the dtype slots of
+// which bring F (W adjacent channels an invocation, recurrence/width_*.wgsl) and the dtype slots of
 // the bindings (engine/scan/parallel_scan_log.rs; strategy LookBack). Every index counts F
 // values: a time step's row holds p.d = D / W of them. The state is f32 whatever the storage.
 //
@@ -12,19 +12,8 @@
 // then d lc_t = G_t exp(lc_t) h_{t-1}, d lv_{t+1} = G_t exp(lv_{t+1}) and
 // d lv_0 = exp(lc_0) G_0 exp(lv_0), read again when the outputs are written.
 
-struct Params {
-    launch: Launch, // lanes = B * D / W; chunk = L, chunks = ceil(T / L)
-    d: u32,         // F values per time step: D / W
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> lc: array<lc_t>;           // (B, T, D) log coefficients
-@group(0) @binding(2) var<storage, read> lv: array<lv_t>;           // (B, T + 1, D) log values, lv_0 = log h0
-@group(0) @binding(3) var<storage, read> g: array<g_t>;             // (B, T, D) dL/dh, read when REVERSE
-@group(0) @binding(4) var<storage, read> h: array<h_t>;             // (B, T, D) forward output, read when REVERSE
-@group(0) @binding(5) var<storage, read_write> out: array<out_t>;   // (B, T, D): h, or d lc when REVERSE
-@group(0) @binding(6) var<storage, read_write> out2: array<out2_t>; // (B, T + 1, D): d lv when REVERSE
-@group(0) @binding(7) var<storage, read_write> side: array<atomic<u32>>; // scan/lookback.wgsl's words
+// The uniform and bindings: scan/log_bindings.wgsl; the look-back's side:
+@group(0) @binding(7) var<storage, read_write> side: array<atomic<u32>>; // recurrence/lookback.wgsl's words
 
 // log(exp(u) + exp(w)), shifted by the larger (scan/log_walk.wgsl's).
 fn logaddexp(u: F, w: F) -> F {

@@ -1,6 +1,7 @@
-// prelude: scan/launch.wgsl
-// prelude: scan/width_pair.wgsl
-// prelude: scan/lookback.wgsl
+// prelude: recurrence/launch.wgsl
+// prelude: scan/log_bindings.wgsl
+// prelude: recurrence/width_pair.wgsl
+// prelude: recurrence/lookback.wgsl
 // prelude: scan/parallel_scan_log_lookback.wgsl
 // The one-pass log scan (scan/parallel_scan_log_lookback.wgsl), two adjacent channels an
 // invocation (D % 2 == 0): the path of half storage whose D does not divide into fours, each

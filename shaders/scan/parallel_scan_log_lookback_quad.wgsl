@@ -1,6 +1,7 @@
-// prelude: scan/launch.wgsl
-// prelude: scan/width_quad.wgsl
-// prelude: scan/lookback.wgsl
+// prelude: recurrence/launch.wgsl
+// prelude: scan/log_bindings.wgsl
+// prelude: recurrence/width_quad.wgsl
+// prelude: recurrence/lookback.wgsl
 // prelude: scan/parallel_scan_log_lookback.wgsl
 // The one-pass log scan (scan/parallel_scan_log_lookback.wgsl), four adjacent channels an
 // invocation (D % 4 == 0): one vec4 load per input and step, a warp's loads one contiguous

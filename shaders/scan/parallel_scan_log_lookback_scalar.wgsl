@@ -1,6 +1,8 @@
-// prelude: scan/launch.wgsl
-// prelude: scan/width_scalar.wgsl
-// prelude: scan/lookback.wgsl
+// prelude: recurrence/launch.wgsl
+// prelude: scan/log_bindings.wgsl
+// prelude: scan/log_f32_outputs.wgsl
+// prelude: recurrence/width_scalar.wgsl
+// prelude: recurrence/lookback.wgsl
 // prelude: scan/parallel_scan_log_lookback.wgsl
 // The one-pass log scan (scan/parallel_scan_log_lookback.wgsl), one channel an invocation
 // (any D).
@@ -10,14 +12,3 @@
 // dtype: lv scalar
 // dtype: g scalar
 // dtype: h scalar
-
-alias out_t = f32;
-alias out2_t = f32;
-
-fn out_st(i: u32, v: f32) {
-    out[i] = v;
-}
-
-fn out2_st(i: u32, v: f32) {
-    out2[i] = v;
-}

@@ -59,7 +59,7 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
             }
         }
         if full {
-            let wide = crate::scan::launch::VEC4_WALKS;
+            let wide = crate::scan::channel::VEC4_WALKS;
             for s in [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }] {
                 push(op, 1, 17, wide, 1, 1, true, s, &mut out);
             }
@@ -190,7 +190,7 @@ pub fn half_cases(full: bool) -> Vec<ScanCase> {
             if full {
                 push(op, 1, 4099, 3, (1, 1), true, Strategy::Lanes, dtype);
                 push(op, 2, 4099, 2, (1, 1), false, Strategy::Lanes, dtype);
-                let wide = crate::scan::launch::VEC4_WALKS;
+                let wide = crate::scan::channel::VEC4_WALKS;
                 for s in both {
                     push(op, 1, 10, wide, (1, 1), true, s, dtype);
                 }

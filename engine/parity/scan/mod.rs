@@ -21,7 +21,7 @@ pub use cases::{half_cases, scan_cases, specialised_cases};
 pub use run::{inputs, run_case};
 
 use crate::reference::scan::AffineShape;
-use crate::scan::{self, Strategy};
+use crate::scan::Strategy;
 use crate::shape::DType;
 
 /// Which scan.
@@ -119,7 +119,7 @@ pub const T_VALUES: [usize; 10] = [1, 2, 3, 7, 64, 65, 257, 1000, 1024, 4099];
 /// A chunk length that gives several chunks even at small T (a ragged last one when T is odd).
 pub fn test_chunk(t: usize) -> usize {
     if t >= 64 {
-        scan::strategy::auto_chunk(t)
+        crate::recurrence::strategy::auto_chunk(t)
     } else {
         t.div_ceil(3).max(1)
     }

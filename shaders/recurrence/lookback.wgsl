@@ -1,5 +1,5 @@
 // The one-pass channel scans' protocol (prelude of scan/linear_lookback.wgsl and
-// scan/parallel_scan_log_lookback.wgsl; strategy LookBack, engine/scan/strategy.rs): chunks
+// scan/parallel_scan_log_lookback.wgsl; strategy LookBack, engine/recurrence/lookback.rs): chunks
 // of p.launch.chunk steps of W adjacent channels, a chunk an invocation, the chunk carries
 // passed on by decoupled look-back with a fallback, so it needs no forward-progress guarantee.
 //
@@ -22,7 +22,7 @@
 // running: the pass finishes on adapters that promise no forward progress (WebGPU, Metal,
 // OpenGL), and where running workgroups do progress the fallback almost never runs.
 //
-// A width prelude (scan/width_quad.wgsl, _pair, _scalar) brings F (vec4<f32>, vec2<f32> or
+// A width prelude (recurrence/width_quad.wgsl, _pair, _scalar) brings F (vec4<f32>, vec2<f32> or
 // f32), W (its channels) and wide / narrow (F to and from vec4<f32>); the including file the
 // bindings (`side: array<atomic<u32>>` among them) and the recurrence:
 //   struct Rows, rows(lane)          a lane's row indices
@@ -51,13 +51,13 @@ override REVERSE: bool = false;
 const U: u32 = 8u;
 
 // Polls of a predecessor's words before the look-back computes its aggregate itself
-// (engine/scan/strategy.rs: lookback_spin). A predecessor publishes once it has read its chunk,
+// (engine/recurrence/lookback.rs: lookback_spin). A predecessor publishes once it has read its chunk,
 // which takes far longer than a poll, so where running workgroups are known to progress the
 // engine sets it so high that the fallback is for starvation alone; recomputing chunks that
 // were merely slow measured several times slower on an H200.
 override SPIN: u32 = 64u;
 
-// A test hook (engine/scan/strategy.rs: withhold_lookback_carries): the chunks after the first
+// A test hook (engine/recurrence/lookback.rs: withhold_lookback_carries): the chunks after the first
 // publish their aggregates but never their inclusive carries, so every look-back folds the
 // aggregates of all its predecessors back to chunk 0 (on a fast GPU, the path of a look-back
 // that catches a predecessor mid-look-back). The same values, by the longest path.

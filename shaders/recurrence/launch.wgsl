@@ -1,4 +1,4 @@
-// The recurrence launch (engine/scan/launch.rs), prelude of every recurrence kernel: the
+// The recurrence launch (engine/recurrence/launch.rs), prelude of every recurrence kernel: the
 // scans, the mixers' fused scans and generated element scans (the mixers' gate kernels use
 // its invocation index too).
 //
@@ -9,7 +9,7 @@
 //   `chunks` chunks of `chunk` steps (the last one shorter).
 // Invocation index = (wid.x + wid.y * nwg.x) * WG + lid: workgroups folded into x and y so
 // no dimension passes 65535. WG is the workgroup size of every recurrence entry point; the
-// launch reads it from here (scan::launch::WORKGROUP).
+// launch reads it from here (recurrence::launch::WORKGROUP).
 
 const WG: u32 = 64u;
 

@@ -1,0 +1,263 @@
+//! The channel scans' plans (`linear_scan` at k = v = 1, `parallel_scan_log`): how many
+//! adjacent channels an invocation carries (four, two or one: `F` = `vec4`, `vec2` or `f32`
+//! in `shaders/scan/linear_walk.wgsl` / `log_walk.wgsl` and the look-back kernels), their
+//! kernels by width ([`ChannelKernels`]), the tuner's choice of width and walk, the `side`
+//! scratch a plan needs, and the dispatches, recorded through the recurrence launch
+//! (`crate::recurrence::launch`).
+
+use crate::context::Gpu;
+use crate::error::Result;
+use crate::kernel::Params;
+use crate::recurrence::launch::{pass_def, Columns, Launch, Pass, Passes};
+use crate::recurrence::lookback::{self, LookBacks};
+use crate::recurrence::strategy::{Cost, Strategy};
+
+/// Channel walks (B x channels) from which a channel-wise scan carries four channels per
+/// invocation: the vec4 walks alone must still number 65536, about 16 warps on each of the
+/// H200's 132 SMs.
+///
+/// Why: the bytes in flight are the same either way (a vec4 invocation issues a quarter as
+/// many walks' loads, each four times as wide), but hiding HBM latency takes warps to switch
+/// between. At B16 D4096 (65536 walks) on the H200, four channels per invocation (four warps
+/// per SM, eight steps' loads ahead) measured 4.07 ms (0.79 TB/s), and one channel per
+/// invocation 2.07 ms. (An earlier probe's 0.97 ms for one channel per invocation read buffers
+/// that were never written, which the H200 serves far faster than data: the bench's walk
+/// peers fill theirs first.)
+pub(crate) const VEC4_WALKS: usize = 4 * 65_536;
+
+/// Channels one invocation of a channel-wise scan carries, for `walks` = B x `channels`
+/// independent channel walks of `channels` adjacent channels per time step: 4 (one
+/// `vec4<f32>` load per input and step) when they divide into fours and there are at least
+/// [`VEC4_WALKS`] walks, else 1. The kernels index in these units, so the rows of
+/// (B, T, channels) stay aligned.
+pub(crate) fn vector_width(channels: usize, walks: usize) -> usize {
+    if channels.is_multiple_of(4) && walks >= VEC4_WALKS {
+        4
+    } else {
+        1
+    }
+}
+
+/// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation),
+/// its look-back passes by width ([`LookBacks`]) and its dtype slots: the inputs (every
+/// width) and the outputs (the widths that write whole packed words; the one-channel kernels
+/// write f32).
+pub(crate) struct ChannelKernels {
+    pub vec4: Passes,
+    pub pair: Passes,
+    pub scalar: Passes,
+    pub lookback: LookBacks,
+    pub inputs: &'static [&'static str],
+    pub outputs: &'static [&'static str],
+}
+
+/// A channel scan's tuner key: B x channels, channels and T bucketed, then the op, the
+/// direction and `labels`.
+fn channel_key(op: &str, (channels, walks, t): (usize, usize, usize), reverse: bool, labels: &[&str]) -> String {
+    let mut all = vec![op, if reverse { "reverse" } else { "" }];
+    all.extend_from_slice(labels);
+    crate::tune::key::shape_key(&[("walks", walks), ("c", channels), ("t", t)], &[("c", channels)], &all)
+}
+
+/// One channel scan call: the device, the op (named in the tuner's keys), the storage dtype,
+/// `dims` = (channels, walks = B x channels, T) and the direction.
+#[derive(Clone, Copy)]
+pub(crate) struct ChannelCall<'a> {
+    pub gpu: &'a Gpu,
+    pub op: &'static str,
+    pub dtype: crate::shape::DType,
+    pub dims: (usize, usize, usize),
+    pub reverse: bool,
+}
+
+/// A planned channel scan: the launch, the channels an invocation carries and the storage dtype.
+pub(crate) struct ChannelPlan {
+    pub launch: Launch,
+    pub w: usize,
+    pub dtype: crate::shape::DType,
+}
+
+impl ChannelKernels {
+    /// Plans `call`'s `walks` = B x `channels` channel walks of `t` steps over its dtype: one
+    /// look-back pass when `strategy` (or `Auto`) picks it, at the width [`lookback_width`]
+    /// gives; else lane walks or chunked passes at the width [`dtype_width`] gives.
+    ///
+    /// `width` (a candidate of [`ChannelKernels::widths`]) replaces the hand rule's width of
+    /// a lane or chunked plan and keeps its plan: the same segments or chunks, so every
+    /// channel walks the same steps in the same order, a quarter or half as many invocations.
+    pub fn plan(&self, call: &ChannelCall<'_>, strategy: Strategy, width: Option<usize>) -> ChannelPlan {
+        let ChannelCall {
+            gpu, dtype, reverse, ..
+        } = *call;
+        let (channels, walks, t) = call.dims;
+        let w = lookback_width(channels);
+        if let Some(launch) = Launch::lookback(gpu, strategy, walks / w, w, t, reverse) {
+            return ChannelPlan { launch, w, dtype };
+        }
+        let w = dtype_width(dtype, channels, walks);
+        let columns = Columns { walk: 1, reduce: 1 };
+        let mut launch = Launch::new(gpu, strategy, walks / w, t, reverse, columns, Cost::block(1));
+        match width {
+            Some(other) if other != w && channels.is_multiple_of(other) => {
+                launch.lanes = walks / other;
+                ChannelPlan {
+                    launch,
+                    w: other,
+                    dtype,
+                }
+            }
+            _ => ChannelPlan { launch, w, dtype },
+        }
+    }
+
+    /// The tuner's candidates for the width of a channel scan: the hand rule's width first,
+    /// then the others the channels divide into (four, two, one); `None` for a look-back
+    /// plan, whose width is its own. Every width walks each channel through the same
+    /// `linear_walk.wgsl` / `log_walk.wgsl` steps over `F` = `vec4`, `vec2` or `f32`
+    /// componentwise: the same bits. A half dtype keeps to the widths that write whole packed
+    /// words (four, two): its one-channel kernel writes f32 and narrows after, another path.
+    pub fn widths(&self, call: &ChannelCall<'_>, strategy: Strategy) -> Option<(usize, Vec<usize>)> {
+        let (gpu, dtype, (channels, walks, t)) = (call.gpu, call.dtype, call.dims);
+        let lw = lookback_width(channels);
+        if lookback::lookback(strategy, walks / lw, lw, t, &gpu.info).is_some() {
+            return None;
+        }
+        let hand = dtype_width(dtype, channels, walks);
+        let others = [4, 2, 1]
+            .into_iter()
+            .filter(|&w| w != hand && channels.is_multiple_of(w) && !(dtype.is_half() && w == 1))
+            .collect();
+        Some((hand, others))
+    }
+
+    /// The width the tuner picks for this channel scan (`crate::tune::Family::ChannelScan`)
+    /// among [`ChannelKernels::widths`], `run` being the op at a forced width; `None` for a
+    /// look-back plan. The key names the op, direction, dtype, strategy and the hand plan's
+    /// kind, with B x channels, channels and T bucketed.
+    pub fn choose_width(
+        &self,
+        ctx: &crate::Context,
+        call: &ChannelCall<'_>,
+        strategy: Strategy,
+        run: impl Fn(usize) -> Result<()> + crate::tune::MaybeSync,
+    ) -> Option<usize> {
+        let (hand, others) = self.widths(call, strategy)?;
+        let key = || {
+            let kind = self.plan(call, strategy, None).launch.walk.kind();
+            let labels = [&call.dtype.to_string(), &strategy.to_string(), kind];
+            channel_key(call.op, call.dims, call.reverse, &labels)
+        };
+        Some(ctx.choose(crate::tune::Family::ChannelScan, key, hand, &others, width_name, run))
+    }
+
+    /// The strategy a channel scan runs: `strategy` itself unless it is [`Strategy::Tuned`],
+    /// whose walk the tuner picks (`crate::tune::Family::ScanWalk`) among `Auto` (the hand
+    /// rule) and the other walks that plan differently here (`LookBack` where the adapter
+    /// runs it, `Lanes`, `Chunked`), `run` being the op under a forced strategy. The key
+    /// names the op, direction and dtype, with B x channels, channels and T bucketed.
+    pub fn choose_strategy(
+        &self,
+        ctx: &crate::Context,
+        call: &ChannelCall<'_>,
+        strategy: Strategy,
+        run: impl Fn(Strategy) -> Result<()> + crate::tune::MaybeSync,
+    ) -> Strategy {
+        if strategy != Strategy::Tuned {
+            return strategy;
+        }
+        let kind = |s: Strategy| self.plan(call, s, None).launch.walk.kind();
+        let hand = kind(Strategy::Auto);
+        let others: Vec<Strategy> = [Strategy::LookBack, Strategy::Lanes, Strategy::Chunked { chunk: None }]
+            .into_iter()
+            .filter(|&s| kind(s) != hand)
+            .collect();
+        let key = || channel_key(call.op, call.dims, call.reverse, &[&call.dtype.to_string()]);
+        let name = |s: Strategy| match s {
+            Strategy::LookBack => "lookback",
+            Strategy::Lanes => "lanes",
+            Strategy::Chunked { .. } => "chunked",
+            _ => "auto",
+        };
+        ctx.choose(crate::tune::Family::ScanWalk, key, Strategy::Auto, &others, name, run)
+    }
+
+    /// Records `plan`'s dispatches, the kernels specialised by `constants`.
+    pub fn run(
+        &self,
+        gpu: &Gpu,
+        plan: &ChannelPlan,
+        constants: &[(&'static str, f64)],
+        tail: &Params,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<()> {
+        let (passes, lookback) = match plan.w {
+            4 => (&self.vec4, &self.lookback[0]),
+            2 => (&self.pair, &self.lookback[1]),
+            _ => (&self.scalar, &self.lookback[2]),
+        };
+        let outputs = if plan.w == 1 { &[][..] } else { self.outputs };
+        let slots: Vec<_> = self.inputs.iter().chain(outputs).map(|&s| (s, plan.dtype)).collect();
+        // The look-back passes also take SPIN and WITHHOLD (built only when the plan is a
+        // look-back).
+        let with_spin = || -> Vec<(&'static str, f64)> {
+            let spin = ("SPIN", f64::from(lookback::lookback_spin(&gpu.info)));
+            let withhold = ("WITHHOLD", f64::from(u8::from(lookback::lookback_withheld())));
+            constants.iter().copied().chain([spin, withhold]).collect()
+        };
+        let kernel = |pass: Pass| match pass {
+            Pass::LookBackClear => gpu.typed_kernel(&lookback[0], &slots, &with_spin()),
+            Pass::LookBack => gpu.typed_kernel(&lookback[1], &slots, &with_spin()),
+            _ => gpu.typed_kernel(pass_def(passes, pass)?, &slots, constants),
+        };
+        plan.launch.run(gpu, kernel, tail, buffers)
+    }
+}
+
+impl ChannelPlan {
+    /// The kernels' `side` scratch (f32 words): the chunks' two values per lane, a segmented
+    /// walk's state, the look-back's ticket and flag words, or one F value where unused.
+    pub fn side(&self, ctx: &crate::Context, op: &'static str) -> Result<crate::tensor::Tensor> {
+        let (launch, w) = (&self.launch, self.w);
+        let words = match (launch.chunks(), launch.lookback_words()) {
+            (Some((_, chunks)), _) => chunks * 2 * launch.lanes * w,
+            (None, Some(words)) => words,
+            (None, None) if launch.segmented() => launch.lanes * w,
+            (None, None) => w,
+        };
+        crate::tensor::Tensor::uninit(ctx, &[words], op)
+    }
+}
+
+/// A width's name in the tune cache and the plan dump (the WGSL's `width_*.wgsl` names).
+fn width_name(width: usize) -> &'static str {
+    match width {
+        4 => "quad",
+        2 => "pair",
+        _ => "scalar",
+    }
+}
+
+/// Channels one invocation of a look-back pass carries: four (vec4 loads) when the channels
+/// divide into fours, else two when they are even, else one (whose outputs the kernel keeps
+/// in f32 and a half caller narrows afterwards). The chunks give the parallelism, so unlike
+/// the lane walks no walk count is needed for the wide loads.
+pub(crate) fn lookback_width(channels: usize) -> usize {
+    if channels.is_multiple_of(4) {
+        4
+    } else if channels.is_multiple_of(2) {
+        2
+    } else {
+        1
+    }
+}
+
+/// Channels one invocation of a channel-wise scan over `dtype` storage carries: f32 as
+/// [`vector_width`] says; a half 4 or 2 (whole packed words per step, so no two invocations
+/// write one word) when the channels divide so, else 1, whose outputs the kernel keeps in
+/// f32 and the caller narrows afterwards (a word-owning conversion).
+pub(crate) fn dtype_width(dtype: crate::shape::DType, channels: usize, walks: usize) -> usize {
+    match vector_width(channels, walks) {
+        1 if dtype.is_half() && channels.is_multiple_of(2) => 2,
+        w => w,
+    }
+}

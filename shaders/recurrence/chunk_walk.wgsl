@@ -1,0 +1,217 @@
+// prelude: recurrence/launch.wgsl
+// The chunk/carry skeleton of the channel scans' walks (prelude of scan/linear*.wgsl and
+// scan/parallel_scan_log*.wgsl, after recurrence/launch.wgsl): the software-pipelined walk of
+// a range of T and the four passes of the launch (engine/recurrence/launch.rs), written once.
+// A walk file (scan/linear_walk.wgsl, scan/log_walk.wgsl) brings its bindings (`side:
+// array<F>` among them, laid out as below), the width alias F (from the including file), and
+// its recurrence as these hooks:
+//   struct Walk { s: F, prod: F, .. }   a walk in progress: the state s and the transition
+//                                       prod applied so far (a chunk's transition)
+//   begin(lane, end) -> Walk            a walk of lane from state zero whose first step in
+//                                       scan order is in [.., end)
+//   struct Step, load_step(w, t, write) step t's loads (no dependent arithmetic, so a block's
+//                                       U steps issue all theirs at once)
+//   update(w, t, l, write)              one dependent step from its loads; writes the
+//                                       outputs when `write`
+//   initial(lane) -> F                  the forward state before the first step
+//   reduce_from(w, start) -> u32        a chunk reduce's first step to walk from `start`,
+//                                       the state set to the chunk's empty value
+//   combine(carry, P, S) -> F           the state after a chunk of transition P and local
+//                                       state S entered with carry
+//   lane_done(w, lane), carries_done(lane, carry)   anything after a lane walk or the
+//                                       carry walk (the linear adjoint's dh0)
+//
+// Why the walk looks the way it does (bandwidth, not arithmetic, is the budget):
+// - state and inputs are named F values, never arrays, so they stay in registers;
+// - a block of U = 8 steps issues all its loads at once, and the walk is software pipelined:
+//   block n + 1's loads are issued before block n's 8 dependent updates, so 16-24 loads per
+//   invocation are in flight at every point of the walk, not only between one block's updates
+//   and the next.
+//
+// Entries (the launch: recurrence/launch.wgsl; the entry points recurrence/channel_entries.wgsl):
+//   lanes         per lane walks [t_begin, t_end) of T; a segmented walk resumes from the
+//                 state it left in side[lane] (out holds it rounded when the output is a half).
+//   chunk_reduce  per (chunk, lane): the chunk's transition P and local state S from empty,
+//                 into side.
+//   carries       per lane walks the chunks in scan order, carry = combine(carry, P, S),
+//                 storing each chunk's incoming carry in place of S.
+//   chunk_fixup   per (chunk, lane) reruns the chunk from its incoming carry, writing out.
+// The chunked passes number invocations chunk-major (lane fastest) so a subgroup reads
+// adjacent channels of one step: coalesced, like the lane walk.
+// side (f32 words, F values): chunked (chunks, 2, lanes) P and S; segmented lanes (lanes,) state.
+
+override REVERSE: bool = false;
+
+// Steps whose loads one block issues before their dependent updates.
+const U: u32 = 8u;
+
+// The step after t in scan order.
+fn next(t: u32) -> u32 {
+    return select(t + 1u, t - 1u, REVERSE);
+}
+
+// The loads of one block: U steps' Step values, named.
+struct Block {
+    s0: Step, s1: Step, s2: Step, s3: Step, s4: Step, s5: Step, s6: Step, s7: Step,
+}
+
+// The U steps of a block from t0, in scan order.
+struct Times {
+    t0: u32, t1: u32, t2: u32, t3: u32, t4: u32, t5: u32, t6: u32, t7: u32,
+}
+
+fn times(t0: u32) -> Times {
+    let t1 = next(t0);
+    let t2 = next(t1);
+    let t3 = next(t2);
+    let t4 = next(t3);
+    let t5 = next(t4);
+    let t6 = next(t5);
+    return Times(t0, t1, t2, t3, t4, t5, t6, next(t6));
+}
+
+// Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
+fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
+    let t = times(t0);
+    return Block(
+        load_step(w, t.t0, write), load_step(w, t.t1, write), load_step(w, t.t2, write), load_step(w, t.t3, write),
+        load_step(w, t.t4, write), load_step(w, t.t5, write), load_step(w, t.t6, write), load_step(w, t.t7, write)
+    );
+}
+
+// The U dependent updates of the block loaded from t0.
+fn apply(w: ptr<function, Walk>, l: Block, t0: u32, write: bool) {
+    let t = times(t0);
+    update(w, t.t0, l.s0, write);
+    update(w, t.t1, l.s1, write);
+    update(w, t.t2, l.s2, write);
+    update(w, t.t3, l.s3, write);
+    update(w, t.t4, l.s4, write);
+    update(w, t.t5, l.s5, write);
+    update(w, t.t6, l.s6, write);
+    update(w, t.t7, l.s7, write);
+}
+
+// Walks [start, end) of T in scan order, writing the outputs when `write`. Software
+// pipelined: block n + 1's loads are issued before block n's updates and stores.
+fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
+    let steps = end - start;
+    var q = 0u;
+    if steps >= U {
+        var cur = load(w, time_at(start, end, 0u, REVERSE), write);
+        for (; q + 2u * U <= steps; q += U) {
+            let ahead = load(w, time_at(start, end, q + U, REVERSE), write);
+            apply(w, cur, time_at(start, end, q, REVERSE), write);
+            cur = ahead;
+        }
+        apply(w, cur, time_at(start, end, q, REVERSE), write);
+        q += U;
+    }
+    for (; q < steps; q++) {
+        let t = time_at(start, end, q, REVERSE);
+        update(w, t, load_step(w, t, write), write);
+    }
+}
+
+fn lanes(lane: u32) {
+    if lane >= p.launch.lanes {
+        return;
+    }
+    var w = begin(lane, p.launch.t_end);
+    // Resume from the previous segment's last state unless this segment starts the walk.
+    if launch_resumes(p.launch, REVERSE) {
+        w.s = side[lane];
+    } else if !REVERSE {
+        w.s = initial(lane);
+    }
+    walk(&w, p.launch.t_begin, p.launch.t_end, true);
+    if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
+        side[lane] = w.s;
+    }
+    lane_done(&w, lane);
+}
+
+// side slot of chunk c's value k (0: P, 1: S, then the incoming carry) for lane.
+fn slot(c: u32, k: u32, lane: u32) -> u32 {
+    return (c * 2u + k) * p.launch.lanes + lane;
+}
+
+// A chunked pass's invocation id as (lane, chunk c): lane fastest.
+struct Chunk {
+    lane: u32,
+    c: u32,
+}
+
+fn chunk_of(id: u32) -> Chunk {
+    return Chunk(id % p.launch.lanes, id / p.launch.lanes);
+}
+
+fn chunk_reduce(id: u32) {
+    if id >= p.launch.lanes * p.launch.chunks {
+        return;
+    }
+    let k = chunk_of(id);
+    let end = chunk_end(p.launch, k.c);
+    var w = begin(k.lane, end);
+    walk(&w, reduce_from(&w, chunk_start(p.launch, k.c)), end, false);
+    side[slot(k.c, 0u, k.lane)] = w.prod;
+    side[slot(k.c, 1u, k.lane)] = w.s;
+}
+
+// The chunk index of the q-th chunk in scan order.
+fn chunk_at(q: u32) -> u32 {
+    return select(q, p.launch.chunks - 1u - q, REVERSE);
+}
+
+fn carries(lane: u32) {
+    if lane >= p.launch.lanes {
+        return;
+    }
+    var carry = F(0.0);
+    if !REVERSE {
+        carry = initial(lane);
+    }
+    // Four chunks at a time: their P and S are loaded before the four dependent updates. The
+    // incoming carry replaces S (only this invocation touches this lane's slots).
+    var q = 0u;
+    for (; q + 4u <= p.launch.chunks; q += 4u) {
+        let c0 = chunk_at(q);
+        let c1 = chunk_at(q + 1u);
+        let c2 = chunk_at(q + 2u);
+        let c3 = chunk_at(q + 3u);
+        let p0 = side[slot(c0, 0u, lane)];
+        let p1 = side[slot(c1, 0u, lane)];
+        let p2 = side[slot(c2, 0u, lane)];
+        let p3 = side[slot(c3, 0u, lane)];
+        let s0 = side[slot(c0, 1u, lane)];
+        let s1 = side[slot(c1, 1u, lane)];
+        let s2 = side[slot(c2, 1u, lane)];
+        let s3 = side[slot(c3, 1u, lane)];
+        side[slot(c0, 1u, lane)] = carry;
+        carry = combine(carry, p0, s0);
+        side[slot(c1, 1u, lane)] = carry;
+        carry = combine(carry, p1, s1);
+        side[slot(c2, 1u, lane)] = carry;
+        carry = combine(carry, p2, s2);
+        side[slot(c3, 1u, lane)] = carry;
+        carry = combine(carry, p3, s3);
+    }
+    for (; q < p.launch.chunks; q++) {
+        let c = chunk_at(q);
+        let pc = side[slot(c, 0u, lane)];
+        let sc = side[slot(c, 1u, lane)];
+        side[slot(c, 1u, lane)] = carry;
+        carry = combine(carry, pc, sc);
+    }
+    carries_done(lane, carry);
+}
+
+fn chunk_fixup(id: u32) {
+    if id < p.launch.lanes * p.launch.chunks {
+        let k = chunk_of(id);
+        let end = chunk_end(p.launch, k.c);
+        var w = begin(k.lane, end);
+        w.s = side[slot(k.c, 1u, k.lane)];
+        walk(&w, chunk_start(p.launch, k.c), end, true);
+    }
+}
