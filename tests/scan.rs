@@ -301,12 +301,13 @@ fn scan_route_cpu_gpu_and_auto_outside_the_envelope() {
     assert!(e.contains("ENGINE_SCAN") && e.contains("triton"), "{e}");
 
     let mut rng = Rng::new(5);
-    // k = 3 is outside the GPU envelope {1, 2, 4, 8, 16}.
+    // k = 17 is outside the GPU envelope (k, v <= 16; between the kernels' block sizes
+    // {1, 2, 4, 8, 16} zero-padded to the next).
     let s = AffineShape {
         b: 2,
         t: 9,
         n: 3,
-        k: 3,
+        k: 17,
         v: 2,
     };
     let (a, b, h0) = affine_inputs(&mut rng, &s);
@@ -317,21 +318,21 @@ fn scan_route_cpu_gpu_and_auto_outside_the_envelope() {
         .map(|&v| v as f32)
         .collect();
     let run = |ctx: &Context, d: Route| {
-        let at = Tensor::from_slice(ctx, &[2, 9, 3, 3, 3], &a).unwrap();
-        let bt = Tensor::from_slice(ctx, &[2, 9, 3, 3, 2], &b).unwrap();
-        let h0t = Tensor::from_slice(ctx, &[2, 3, 3, 2], &h0).unwrap();
+        let at = Tensor::from_slice(ctx, &[2, 9, 3, 17, 17], &a).unwrap();
+        let bt = Tensor::from_slice(ctx, &[2, 9, 3, 17, 2], &b).unwrap();
+        let h0t = Tensor::from_slice(ctx, &[2, 3, 17, 2], &h0).unwrap();
         scan::matrix_affine_scan_with(&at, &bt, Some(&h0t), &ScanOptions::route(d))
     };
     each_adapter(|ctx| {
         let e = run(ctx, Route::Gpu).unwrap_err();
         assert!(matches!(e, Error::Fallback { .. }), "{e}");
-        assert!(e.to_string().contains("k = 3"), "{e}");
+        assert!(e.to_string().contains("k = 17"), "{e}");
         for d in [Route::Auto, Route::Cpu] {
             let h = run(ctx, d).unwrap();
             assert!(h.context().same(ctx), "the result stays on the caller's context");
             assert_close(
                 ctx,
-                &format!("k=3 under {d:?}"),
+                &format!("k=17 under {d:?}"),
                 &h.to_vec().unwrap(),
                 &want,
                 Gate::new(1e-6, 0.0),

@@ -103,7 +103,7 @@ pub fn cases(full: bool) -> Vec<Case> {
     scans
         .chain(mixer::mixer_cases(full).into_iter().map(Case::Mixer))
         .chain(matmul::matmul_cases(full).into_iter().map(Case::Matmul))
-        .chain(autograd::autograd_cases(full).into_iter().map(Case::Autograd))
+        .chain(autograd::autograd_cases().into_iter().map(Case::Autograd))
         .collect()
 }
 

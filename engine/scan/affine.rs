@@ -9,6 +9,7 @@ use super::affine_gpu::{backward_da_gpu, narrowed, scan_gpu, Scan};
 use super::envelope::{self, AffineDims};
 use super::grads::ScanGrads;
 use super::linear_gpu;
+use super::padded;
 use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
 use crate::error::Result;
 use crate::reference;
@@ -193,6 +194,12 @@ pub(crate) fn forward(
         ctx,
         opts,
         |gpu| {
+            if let Some(p) = padded::padded_dims(&d) {
+                let h0 = h0.map(|h| padded::pad(h, p.k, p.v)).transpose()?;
+                let (a_p, b_p) = (padded::pad(a, p.k, p.k)?, padded::pad(b, p.k, p.v)?);
+                let h = forward(op, p, &a_p, &b_p, h0.as_ref(), opts)?;
+                return narrowed(padded::unpad(&h, d.k, d.v)?, a.dtype());
+            }
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {
                 (1, 1) => linear_gpu::forward(gpu, op, &d, a, b, h0, opts),
@@ -235,6 +242,17 @@ pub(crate) fn backward(
         ctx,
         opts,
         |gpu| {
+            if let Some(p) = padded::padded_dims(&d) {
+                let h0 = h0.map(|h| padded::pad(h, p.k, p.v)).transpose()?;
+                let (a_p, h_p, g_p) = (padded::pad(a, p.k, p.k)?, padded::pad(h, p.k, p.v)?, padded::pad(grad, p.k, p.v)?);
+                let g = backward(op, p, &a_p, h0.as_ref(), &h_p, &g_p, opts)?;
+                let dtype = a.dtype();
+                return Ok(ScanGrads {
+                    da: narrowed(padded::unpad(&g.da, d.k, d.k)?, dtype)?,
+                    db: narrowed(padded::unpad(&g.db, d.k, d.v)?, dtype)?,
+                    dh0: narrowed(padded::unpad(&g.dh0, d.k, d.v)?, dtype)?,
+                });
+            }
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {
                 (1, 1) => linear_gpu::backward(gpu, op, &d, a, h0, h, grad, opts),

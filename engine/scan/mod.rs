@@ -44,6 +44,7 @@ mod linear_gpu;
 mod linear_scan;
 mod matrix_affine_scan;
 mod matrix_scan;
+mod padded;
 mod parallel_scan_log;
 pub mod route;
 

@@ -52,5 +52,5 @@ fn autograd_rows_views_attention_embedding_match_finite_differences() {
 
 #[test]
 fn autograd_recurrences_agree_with_their_backward() {
-    check_all(autograd::recurrence_cases(true));
+    check_all(autograd::recurrence_cases());
 }

@@ -105,6 +105,18 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
             pair += 1;
         }
     }
+    // Sizes between the kernels' block sizes run zero-padded to the next (`scan::padded`).
+    let padded: &[(usize, usize)] = if full {
+        &[(3, 3), (3, 1), (1, 5), (5, 2), (12, 7), (16, 9)]
+    } else {
+        &[(3, 3), (5, 2)]
+    };
+    for (i, &(k, v)) in padded.iter().enumerate() {
+        let t = [7, 65][i % 2];
+        for s in strategies(t) {
+            push(ScanOp::Affine, 1 + i % 2, t, 2, k, v, i % 2 == 0, s, &mut out);
+        }
+    }
     if full {
         // Long T with few lanes: the case the chunked strategy exists for.
         for (k, v) in [(1, 1), (2, 1), (1, 16), (4, 4), (8, 8), (16, 1), (16, 16)] {
