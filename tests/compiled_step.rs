@@ -7,7 +7,7 @@ use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::train::{Adam, CompiledStep, Optimizer, Sgd};
 use wgsl_compute::{Context, Error, Result, Tensor};
 
-use crate::common::{assert_close, each_adapter, each_adapter_alone};
+use crate::common::{assert_close, each_adapter};
 
 /// The planned step against the eager one: the plan's fusion pass folds elementwise chains
 /// into one kernel, whose f32 arithmetic may round differently from the separate launches.
@@ -79,8 +79,10 @@ fn planned(ctx: &Context, opt: &mut dyn FnMut(&[&Tensor]) -> Box<dyn Optimizer>)
 
 #[test]
 fn compiled_step_replays_equal_eager_steps_for_adam_and_sgd() {
-    // Alone: it counts the buffers the shared context creates, which parallel tests add to.
-    each_adapter_alone(|ctx| {
+    // A context of its own: it counts the buffers the context creates, which tests running in
+    // parallel on a shared one add to (even under `each_adapter_alone`: not every test takes it).
+    each_adapter(|shared| {
+        let ctx = &crate::common::fresh(shared);
         let mut adam = |p: &[&Tensor]| -> Box<dyn Optimizer> { Box::new(Adam::new(p, 1e-2).unwrap()) };
         let mut sgd = |p: &[&Tensor]| -> Box<dyn Optimizer> { Box::new(Sgd::new(p, 5e-2, 0.9).unwrap()) };
         for (name, opt) in [

@@ -21,12 +21,7 @@ use crate::common::each_adapter_alone;
 /// mode `cached`.
 fn each_fresh(mut f: impl FnMut(&Context)) {
     each_adapter_alone(|shared| {
-        let fresh = pollster::block_on(Context::each_adapter()).unwrap();
-        let ctx = fresh
-            .into_iter()
-            .find(|c| c.info().name == shared.info().name && c.info().backend == shared.info().backend)
-            .expect("the shared context's adapter again");
-        ctx.set_poison(Some(f32::NAN));
+        let ctx = crate::common::fresh(shared);
         ctx.set_tune_cache(None);
         ctx.set_tune_mode(TuneMode::Cached);
         // The GPUs' default, so the tests here cover the background builds on lavapipe too.

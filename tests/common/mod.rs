@@ -61,6 +61,19 @@ pub fn each_adapter_alone(f: impl FnMut(&Context)) {
     run_each(f);
 }
 
+/// A new context on `shared`'s adapter, set up as the shared ones are (poisoned outputs, tuner
+/// off): for a test that counts what a context creates, which no other test may add to.
+pub fn fresh(shared: &Context) -> Context {
+    let ctx = pollster::block_on(Context::each_adapter())
+        .expect("enumerating adapters")
+        .into_iter()
+        .find(|c| c.info().name == shared.info().name && c.info().backend == shared.info().backend)
+        .expect("the shared context's adapter again");
+    ctx.set_poison(Some(f32::NAN));
+    ctx.set_tune_mode(wgsl_compute::tune::TuneMode::Off);
+    ctx
+}
+
 /// GPU parts of tests skipped so far for want of an adapter.
 pub static SKIPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
