@@ -301,13 +301,12 @@ fn scan_route_cpu_gpu_and_auto_outside_the_envelope() {
     assert!(e.contains("ENGINE_SCAN") && e.contains("triton"), "{e}");
 
     let mut rng = Rng::new(5);
-    // k = 17 is outside the GPU envelope (k, v <= 16; between the kernels' block sizes
-    // {1, 2, 4, 8, 16} zero-padded to the next).
+    // k = 3 is outside the GPU envelope {1, 2, 4, 8, 16}.
     let s = AffineShape {
         b: 2,
         t: 9,
         n: 3,
-        k: 17,
+        k: 3,
         v: 2,
     };
     let (a, b, h0) = affine_inputs(&mut rng, &s);
@@ -318,21 +317,21 @@ fn scan_route_cpu_gpu_and_auto_outside_the_envelope() {
         .map(|&v| v as f32)
         .collect();
     let run = |ctx: &Context, d: Route| {
-        let at = Tensor::from_slice(ctx, &[2, 9, 3, 17, 17], &a).unwrap();
-        let bt = Tensor::from_slice(ctx, &[2, 9, 3, 17, 2], &b).unwrap();
-        let h0t = Tensor::from_slice(ctx, &[2, 3, 17, 2], &h0).unwrap();
+        let at = Tensor::from_slice(ctx, &[2, 9, 3, 3, 3], &a).unwrap();
+        let bt = Tensor::from_slice(ctx, &[2, 9, 3, 3, 2], &b).unwrap();
+        let h0t = Tensor::from_slice(ctx, &[2, 3, 3, 2], &h0).unwrap();
         scan::matrix_affine_scan_with(&at, &bt, Some(&h0t), &ScanOptions::route(d))
     };
     each_adapter(|ctx| {
         let e = run(ctx, Route::Gpu).unwrap_err();
         assert!(matches!(e, Error::Fallback { .. }), "{e}");
-        assert!(e.to_string().contains("k = 17"), "{e}");
+        assert!(e.to_string().contains("k = 3"), "{e}");
         for d in [Route::Auto, Route::Cpu] {
             let h = run(ctx, d).unwrap();
             assert!(h.context().same(ctx), "the result stays on the caller's context");
             assert_close(
                 ctx,
-                &format!("k=17 under {d:?}"),
+                &format!("k=3 under {d:?}"),
                 &h.to_vec().unwrap(),
                 &want,
                 Gate::new(1e-6, 0.0),
@@ -804,5 +803,47 @@ fn stress_lookback_carries_repeat_without_a_hang_or_a_wrong_value() {
                 gates::SCAN_AFFINE_BACKWARD,
             );
         }
+    });
+}
+
+#[test]
+fn scan_padded_value_widths_keep_non_finite_inputs_in_their_column() {
+    // v = 3 runs the v = 4 kernel on zero-padded values: a NaN, an infinity or an f32::MAX
+    // that overflows poisons its own value column only, as in the unpadded scan (the
+    // columns never mix), so the clean column matches the reference exactly as before.
+    let s = AffineShape {
+        b: 1,
+        t: 9,
+        n: 2,
+        k: 2,
+        v: 3,
+    };
+    let mut rng = Rng::new(21);
+    let (a, mut b, h0) = affine_inputs(&mut rng, &s);
+    let at = |t: usize, n: usize, r: usize, c: usize| (((t * s.n) + n) * s.k + r) * s.v + c;
+    b[at(2, 0, 0, 0)] = f32::NAN;
+    b[at(3, 1, 1, 0)] = f32::INFINITY;
+    b[at(4, 0, 1, 1)] = f32::MAX;
+    b[at(5, 0, 1, 1)] = f32::MAX;
+    let f64s = |x: &[f32]| x.iter().map(|&v| v as f64).collect::<Vec<_>>();
+    let want = reference::affine_forward_f64(&s, &f64s(&a), &f64s(&b), Some(&f64s(&h0))).unwrap();
+    each_adapter(|ctx| {
+        let h = scan::matrix_affine_scan_with(
+            &Tensor::from_slice(ctx, &[1, 9, 2, 2, 2], &a).unwrap(),
+            &Tensor::from_slice(ctx, &[1, 9, 2, 2, 3], &b).unwrap(),
+            Some(&Tensor::from_slice(ctx, &[1, 2, 2, 3], &h0).unwrap()),
+            &ScanOptions::route(Route::Gpu),
+        )
+        .unwrap()
+        .to_vec()
+        .unwrap();
+        let clean: Vec<usize> = (0..h.len()).filter(|i| i % s.v == 2).collect();
+        let got: Vec<f32> = clean.iter().map(|&i| h[i]).collect();
+        let w: Vec<f32> = clean.iter().map(|&i| want[i] as f32).collect();
+        assert_close(ctx, "the clean value column, v = 3 padded", &got, &w, gates::SCAN_AFFINE);
+        // Before any poison enters (t < 2), every column is exact.
+        let early = 2 * s.n * s.k * s.v;
+        let w: Vec<f32> = want[..early].iter().map(|&v| v as f32).collect();
+        assert_close(ctx, "every column before the poison", &h[..early], &w, gates::SCAN_AFFINE);
     });
 }

@@ -196,8 +196,8 @@ pub(crate) fn forward(
         |gpu| {
             if let Some(p) = padded::padded_dims(&d) {
                 let h0 = h0.map(|h| padded::pad(h, p.k, p.v)).transpose()?;
-                let (a_p, b_p) = (padded::pad(a, p.k, p.k)?, padded::pad(b, p.k, p.v)?);
-                let h = forward(op, p, &a_p, &b_p, h0.as_ref(), opts)?;
+                let (a_f32, b_p) = (padded::widened(a)?, padded::pad(b, p.k, p.v)?);
+                let h = forward(op, p, &a_f32, &b_p, h0.as_ref(), opts)?;
                 return narrowed(padded::unpad(&h, d.k, d.v)?, a.dtype());
             }
             envelope::gpu_block_sizes(op, &d)?;
@@ -244,11 +244,11 @@ pub(crate) fn backward(
         |gpu| {
             if let Some(p) = padded::padded_dims(&d) {
                 let h0 = h0.map(|h| padded::pad(h, p.k, p.v)).transpose()?;
-                let (a_p, h_p, g_p) = (padded::pad(a, p.k, p.k)?, padded::pad(h, p.k, p.v)?, padded::pad(grad, p.k, p.v)?);
-                let g = backward(op, p, &a_p, h0.as_ref(), &h_p, &g_p, opts)?;
+                let (h_p, g_p) = (padded::pad(h, p.k, p.v)?, padded::pad(grad, p.k, p.v)?);
+                let g = backward(op, p, &padded::widened(a)?, h0.as_ref(), &h_p, &g_p, opts)?;
                 let dtype = a.dtype();
                 return Ok(ScanGrads {
-                    da: narrowed(padded::unpad(&g.da, d.k, d.k)?, dtype)?,
+                    da: narrowed(g.da, dtype)?,
                     db: narrowed(padded::unpad(&g.db, d.k, d.v)?, dtype)?,
                     dh0: narrowed(padded::unpad(&g.dh0, d.k, d.v)?, dtype)?,
                 });

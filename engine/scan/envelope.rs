@@ -120,20 +120,19 @@ pub(crate) fn affine(op: &'static str, a: &Tensor, b_name: &'static str, b: &Ten
     })
 }
 
-/// The GPU kernels' envelope: k and v at most the largest block size (16). The kernels are
-/// specialised for [`BLOCK_SIZES`]; a size between two runs zero-padded to the next
-/// (`scan::padded`).
+/// The GPU kernels' envelope: k in {1, 2, 4, 8, 16}, v at most 16. The kernels are
+/// specialised for [`BLOCK_SIZES`]; a v between two runs zero-padded to the next
+/// (`scan::padded`, which says why k is not padded).
 pub(crate) fn gpu_block_sizes(op: &'static str, d: &AffineDims) -> Result<()> {
     let largest = BLOCK_SIZES[BLOCK_SIZES.len() - 1];
-    for (name, x) in [("k", d.k), ("v", d.v)] {
-        if x > largest {
-            return Err(Error::Fallback {
-                op,
-                reason: format!("{name} = {x} is larger than the GPU kernels' largest block size, {largest}"),
-            });
-        }
-    }
-    Ok(())
+    let reason = if !BLOCK_SIZES.contains(&d.k) {
+        format!("k = {} is not one of {BLOCK_SIZES:?}", d.k)
+    } else if d.v > largest {
+        format!("v = {} is larger than the GPU kernels' largest block size, {largest}", d.v)
+    } else {
+        return Ok(());
+    };
+    Err(Error::Fallback { op, reason })
 }
 
 /// The checks every affine backward shares: dL/dh has the output's shape, h0 (when given) has

@@ -1,7 +1,7 @@
 //! `matrix_affine_scan`: H_t = A_t H_{t-1} + B_t with k x k transitions and k x v states,
-//! k, v up to 16 on the GPU: the kernels are specialised for k, v in {1, 2, 4, 8, 16}, and a
-//! size between two runs zero-padded to the next, which is exact (`scan::padded`); larger
-//! sizes run the reference under `auto`.
+//! k in {1, 2, 4, 8, 16} and v up to 16 on the GPU: the kernels are specialised for v in
+//! {1, 2, 4, 8, 16}, and a v between two runs zero-padded to the next, which is exact
+//! (`scan::padded`); other sizes run the reference under `auto`.
 
 use super::affine::{self, AffineOp};
 use super::envelope;

@@ -1,13 +1,17 @@
-//! The matrix scans on the GPU for every k and v up to 16, not only the block sizes the
-//! kernels are specialised for ([`BLOCK_SIZES`]): a call between two block sizes runs the
-//! kernel of the next one on zero-padded operands and keeps the leading k x k / k x v corner of
-//! each result.
+//! The matrix scans on the GPU for every value width v up to 16, not only the widths the
+//! kernels are specialised for ([`BLOCK_SIZES`]): a v between two block sizes runs the kernel
+//! of the next one on zero-padded values and keeps the leading v columns of each result.
 //!
-//! Why it is exact: a padded row of A is zero, so a padded row of the state stays
-//! `0 * h + 0 = 0` from a zero h0, and a padded column of A is zero, so the real rows of
-//! `A h` never read a padded row; the value columns are independent. Backward likewise: a
-//! padded row of dL/dH is zero and `A^T` never carries a padded component into a real one.
-//! The cost is the padded elements' work and one zero-filled copy of each operand.
+//! Why it is exact, for every input: the k x v state's columns are independent (`A_t` mixes
+//! rows, never columns), so a padded column never reaches a real one, and each real column sums
+//! the same products in the same order as the unpadded kernel would. Backward likewise (`A^T`
+//! acts on each column of dL/dH alone; dA sums over the columns, and a padded column adds
+//! `+0`). The cost is the padded columns' work and one zero-filled copy of each value operand.
+//!
+//! The block rows k are not padded: a padded row of the state would be `0 * h`, which is NaN
+//! once a real row overflows to infinity, and `A` would carry that NaN into every real row
+//! (the unpadded scan keeps the infinity). A k between the block sizes stays outside the GPU
+//! envelope (`envelope::gpu_block_sizes`).
 //!
 //! Half operands widen to F32 first (exact); the kernel then runs in F32 and the call's
 //! outputs are rounded to its dtype once, as the unpadded half path does.
@@ -17,21 +21,16 @@ use crate::error::Result;
 use crate::shape::DType;
 use crate::tensor::{copy_into, Tensor};
 
-/// The dimensions to run instead of `d`: `None` when k and v are block sizes already or when
-/// either exceeds the largest one (the caller's envelope decides those).
+/// The dimensions to run instead of `d`: `None` when v is a block size already, when k is
+/// not one, or when v exceeds the largest (the caller's envelope decides those).
 pub(crate) fn padded_dims(d: &AffineDims) -> Option<AffineDims> {
-    let up = |x: usize| BLOCK_SIZES.iter().copied().find(|&s| s >= x);
-    let (k, v) = (up(d.k)?, up(d.v)?);
-    ((k, v) != (d.k, d.v)).then_some(AffineDims { k, v, ..*d })
+    let v = BLOCK_SIZES.iter().copied().find(|&s| s >= d.v)?;
+    (BLOCK_SIZES.contains(&d.k) && v != d.v).then_some(AffineDims { v, ..*d })
 }
 
 /// `t` (..., k_i, v_i) zero-padded to (..., k, v): its last two axes grow, F32.
 pub(crate) fn pad(t: &Tensor, k: usize, v: usize) -> Result<Tensor> {
-    let t = if t.dtype() == DType::F32 {
-        t.clone()
-    } else {
-        t.to_dtype(DType::F32)?
-    };
+    let t = widened(t)?;
     let r = t.rank();
     let (ki, vi) = (t.shape()[r - 2], t.shape()[r - 1]);
     let mut shape = t.shape().to_vec();
@@ -46,4 +45,13 @@ pub(crate) fn pad(t: &Tensor, k: usize, v: usize) -> Result<Tensor> {
 pub(crate) fn unpad(t: &Tensor, k: usize, v: usize) -> Result<Tensor> {
     let r = t.rank();
     t.narrow(r - 2, 0, k)?.narrow(r - 1, 0, v)?.contiguous()
+}
+
+/// `t` as F32: itself, or its exact widening.
+pub(crate) fn widened(t: &Tensor) -> Result<Tensor> {
+    if t.dtype() == DType::F32 {
+        Ok(t.clone())
+    } else {
+        t.to_dtype(DType::F32)
+    }
 }

@@ -105,11 +105,11 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
             pair += 1;
         }
     }
-    // Sizes between the kernels' block sizes run zero-padded to the next (`scan::padded`).
+    // Value widths between the kernels' block sizes run zero-padded to the next (`scan::padded`).
     let padded: &[(usize, usize)] = if full {
-        &[(3, 3), (3, 1), (1, 5), (5, 2), (12, 7), (16, 9)]
+        &[(2, 3), (1, 3), (1, 5), (4, 6), (8, 7), (16, 9)]
     } else {
-        &[(3, 3), (5, 2)]
+        &[(2, 3), (4, 5)]
     };
     for (i, &(k, v)) in padded.iter().enumerate() {
         let t = [7, 65][i % 2];
