@@ -3,7 +3,7 @@
 //! the row that compares them.
 
 use super::{ScanCase, ScanOp};
-use crate::check::{compare, gates, Rng};
+use crate::check::{gates, Rng};
 use crate::context::Context;
 use crate::error::Result;
 use crate::parity::Row;
@@ -75,26 +75,23 @@ pub async fn run_case(ctx: &Context, c: &ScanCase) -> Row {
         DType::F16 => gates::half_scan(f32_gate, gates::F16_ROUNDING),
         DType::BF16 => gates::half_scan(f32_gate, gates::BF16_ROUNDING),
     };
-    let mut row = Row::pending(
+    let row = Row::pending(
         c.op.name().to_string(),
         crate::parity::direction(c.backward),
         c.shape(),
         c.strategy.to_string(),
         gate,
     );
-    match outputs(ctx, c).await {
-        Ok(pairs) => {
-            row.passed = true;
-            row.max_abs_err = 0.0;
-            for (got, want) in pairs {
-                let cmp = compare(&got, &f32s(&want), gate);
-                row.max_abs_err = row.max_abs_err.max(cmp.max_abs);
-                row.passed &= cmp.ok;
-            }
+    // Every output held to the gate at once: one (got, want) of them all, end to end.
+    let joined = outputs(ctx, c).await.map(|pairs| {
+        let (mut got, mut want) = (vec![], vec![]);
+        for (g, w) in pairs {
+            got.extend(g);
+            want.extend(f32s(&w));
         }
-        Err(e) => row.error = Some(e.to_string()),
-    }
-    row
+        (got, want)
+    });
+    row.judged(joined)
 }
 
 /// Every output of the case as (got, reference) pairs.
