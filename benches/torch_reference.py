@@ -82,7 +82,7 @@ def matrix_scan(A, b):
     return affine_scan(A, b[..., None])[..., 0]
 
 
-def scan_cases(quick):
+def scan_cases(quick, fewlanes=False):
     lab, long_t = (128, 64), (16, 1024)
     cases = []
     for label, (Bt, T) in [("lab", lab), ("long-T", long_t)]:
@@ -98,6 +98,12 @@ def scan_cases(quick):
             ("parallel_scan_log", "large", dict(B=16, T=4096, D=4096)),
             ("matrix_scan", "large", dict(B=16, T=4096, N=1024)),
             ("matrix_affine_scan", "large", dict(B=8, T=1024, N=256, k=8, v=8)),
+        ]
+    if fewlanes and not quick:
+        # few lanes, very long sequences: 64 channels, T = 2^22 (1 GiB an input)
+        cases += [
+            ("linear_scan", "fewlanes", dict(B=1, T=1 << 22, D=64)),
+            ("parallel_scan_log", "fewlanes", dict(B=1, T=1 << 22, D=64)),
         ]
     return cases
 

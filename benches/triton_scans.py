@@ -62,13 +62,13 @@ from torch_reference import ROTATE, SCAN_FN, make_scan_inputs, median_ms, scan_b
 
 
 @triton.jit
-def linear_walk(a_ptr, b_ptr, h0_ptr, out_ptr, T, D, BLOCK: tl.constexpr):
+def linear_walk(a_ptr, b_ptr, h0_ptr, out_ptr, T, D, BLOCK: tl.constexpr, STAGES: tl.constexpr):
     pb, pd = tl.program_id(0), tl.program_id(1)
     d = pd * BLOCK + tl.arange(0, BLOCK)
     m = d < D
     h = tl.load(h0_ptr + pb * D + d, mask=m, other=0.0)
     p = pb.to(tl.int64) * T * D + d
-    for t in range(T):
+    for t in tl.range(0, T, num_stages=STAGES):
         a = tl.load(a_ptr + p, mask=m, other=0.0)
         b = tl.load(b_ptr + p, mask=m, other=0.0)
         h = a * h + b
@@ -106,7 +106,7 @@ def linear_assoc(a_ptr, b_ptr, h0_ptr, out_ptr, T, D, CHUNK: tl.constexpr, BLOCK
 
 
 @triton.jit
-def log_walk(lc_ptr, lv_ptr, out_ptr, T, D, BLOCK: tl.constexpr):
+def log_walk(lc_ptr, lv_ptr, out_ptr, T, D, BLOCK: tl.constexpr, STAGES: tl.constexpr):
     pb, pd = tl.program_id(0), tl.program_id(1)
     d = pd * BLOCK + tl.arange(0, BLOCK)
     m = d < D
@@ -115,7 +115,7 @@ def log_walk(lc_ptr, lv_ptr, out_ptr, T, D, BLOCK: tl.constexpr):
     mx = tl.load(lv_ptr + pv, mask=m, other=0.0)  # running max of lv_s - a_star_s
     s = tl.full([BLOCK], 1.0, tl.float32)  # sum of exp(lv_s - a_star_s - mx)
     a_star = tl.zeros([BLOCK], tl.float32)
-    for t in range(T):
+    for t in tl.range(0, T, num_stages=STAGES):
         a_star += tl.load(lc_ptr + pc, mask=m, other=0.0)
         pv += D
         x = tl.load(lv_ptr + pv, mask=m, other=0.0) - a_star
@@ -163,7 +163,7 @@ def log_assoc(lc_ptr, lv_ptr, out_ptr, T, D, CHUNK: tl.constexpr, BLOCK: tl.cons
 
 
 @triton.jit
-def matrix_walk(A_ptr, b_ptr, out_ptr, T, N, BLOCK: tl.constexpr):
+def matrix_walk(A_ptr, b_ptr, out_ptr, T, N, BLOCK: tl.constexpr, STAGES: tl.constexpr):
     pb, pn = tl.program_id(0), tl.program_id(1)
     n = pn * BLOCK + tl.arange(0, BLOCK)
     m = n < N
@@ -171,7 +171,7 @@ def matrix_walk(A_ptr, b_ptr, out_ptr, T, N, BLOCK: tl.constexpr):
     pv = (pb.to(tl.int64) * T * N + n) * 2
     h0 = tl.zeros([BLOCK], tl.float32)
     h1 = tl.zeros([BLOCK], tl.float32)
-    for t in range(T):
+    for t in tl.range(0, T, num_stages=STAGES):
         a00 = tl.load(A_ptr + pa, mask=m, other=0.0)
         a01 = tl.load(A_ptr + pa + 1, mask=m, other=0.0)
         a10 = tl.load(A_ptr + pa + 2, mask=m, other=0.0)
@@ -189,7 +189,7 @@ def matrix_walk(A_ptr, b_ptr, out_ptr, T, N, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def affine_walk(A_ptr, B_ptr, out_ptr, T, N, K: tl.constexpr, V: tl.constexpr):
+def affine_walk(A_ptr, B_ptr, out_ptr, T, N, K: tl.constexpr, V: tl.constexpr, STAGES: tl.constexpr):
     pb, pn = tl.program_id(0), tl.program_id(1)
     i = tl.arange(0, K)
     j = tl.arange(0, V)
@@ -197,7 +197,7 @@ def affine_walk(A_ptr, B_ptr, out_ptr, T, N, K: tl.constexpr, V: tl.constexpr):
     pa = lane * K * K + i[:, None] * K + i[None, :]
     pv = lane * K * V + i[:, None] * V + j[None, :]
     H = tl.zeros([K, V], tl.float32)
-    for t in range(T):
+    for t in tl.range(0, T, num_stages=STAGES):
         A = tl.load(A_ptr + pa)
         Bt = tl.load(B_ptr + pv)
         # k x k times k x v in fp32 FMAs (the seed uses tl.dot(..., input_precision="ieee")
@@ -271,15 +271,20 @@ def affine_assoc_kernel(K, V):
 
 
 # ---- launchers: (op, design) -> (configs, fn(cfg) -> callable(*inputs) -> output) ---------
-# cfg: walk (BLOCK, num_warps) / (num_warps,) for the per-lane affine walk;
+# cfg: walk (BLOCK, num_warps, num_stages) / (num_warps, num_stages) for the per-lane affine walk;
 #      assoc (CHUNK, BLOCK, num_warps).
 
-CH_WALK = [(32, 1), (64, 1), (64, 2), (128, 1), (128, 2), (128, 4), (256, 2), (256, 4), (512, 4)]
+# The walks' last field is num_stages of the T loop (tl.range): the loads of that many steps are
+# issued ahead of the recurrence (Triton's software pipeliner), which is what takes the walk
+# near the copy rate on an H200; 1 is the plain walk.
+CH_WALK = [(32, 1, 1), (64, 2, 1), (128, 4, 1), (32, 1, 4), (32, 1, 8), (32, 1, 16), (64, 1, 8), (64, 2, 8),
+           (128, 1, 8), (128, 2, 8), (128, 4, 8), (256, 4, 8), (64, 2, 16), (128, 4, 16)]
 CH_ASSOC = [(8, 32, 1), (16, 32, 2), (8, 64, 2), (16, 64, 4), (32, 32, 4), (32, 64, 4), (16, 128, 4),
             (32, 128, 8), (64, 64, 8)]
-MAT_WALK = [(32, 1), (64, 1), (64, 2), (128, 2), (128, 4), (256, 4)]
+MAT_WALK = [(32, 1, 1), (64, 2, 1), (32, 1, 4), (32, 1, 8), (64, 1, 8), (64, 2, 8), (128, 2, 8), (128, 4, 8),
+            (32, 1, 16), (64, 2, 16)]
 MAT_ASSOC = [(8, 32, 1), (16, 32, 2), (16, 64, 4), (32, 32, 4), (32, 64, 8), (64, 16, 4)]
-AFF_WALK = [(1,), (2,), (4,)]
+AFF_WALK = [(1, 1), (2, 1), (1, 4), (1, 8), (2, 8), (4, 8), (1, 16), (2, 16)]
 AFF_ASSOC = [(8, 4, 1), (16, 2, 1), (32, 1, 1), (16, 4, 2), (32, 4, 4), (16, 8, 4)]
 
 
@@ -289,8 +294,8 @@ def launch(op, design, cfg):
             Bt, T, D = a.shape
             out = torch.empty_like(a)
             if design == "walk":
-                blk, w = cfg
-                linear_walk[(Bt, triton.cdiv(D, blk))](a, b, h0, out, T, D, BLOCK=blk, num_warps=w)
+                blk, w, st = cfg
+                linear_walk[(Bt, triton.cdiv(D, blk))](a, b, h0, out, T, D, BLOCK=blk, STAGES=st, num_warps=w)
             else:
                 ch, blk, w = cfg
                 linear_assoc[(Bt, triton.cdiv(D, blk))](a, b, h0, out, T, D, CHUNK=ch, BLOCK=blk, num_warps=w)
@@ -300,8 +305,8 @@ def launch(op, design, cfg):
             Bt, T, D = lc.shape
             out = torch.empty_like(lc)
             if design == "walk":
-                blk, w = cfg
-                log_walk[(Bt, triton.cdiv(D, blk))](lc, lv, out, T, D, BLOCK=blk, num_warps=w)
+                blk, w, st = cfg
+                log_walk[(Bt, triton.cdiv(D, blk))](lc, lv, out, T, D, BLOCK=blk, STAGES=st, num_warps=w)
             else:
                 ch, blk, w = cfg
                 log_assoc[(Bt, triton.cdiv(D, blk))](lc, lv, out, T, D, CHUNK=ch, BLOCK=blk, num_warps=w)
@@ -311,8 +316,8 @@ def launch(op, design, cfg):
             Bt, T, N = b.shape[:3]
             out = torch.empty_like(b)
             if design == "walk":
-                blk, w = cfg
-                matrix_walk[(Bt, triton.cdiv(N, blk))](A, b, out, T, N, BLOCK=blk, num_warps=w)
+                blk, w, st = cfg
+                matrix_walk[(Bt, triton.cdiv(N, blk))](A, b, out, T, N, BLOCK=blk, STAGES=st, num_warps=w)
             else:
                 ch, blk, w = cfg
                 affine_assoc_kernel(2, 1)[(Bt, triton.cdiv(N, blk))](A, b, out, T, N, CHUNK=ch, BLOCK=blk,
@@ -323,7 +328,7 @@ def launch(op, design, cfg):
             Bt, T, N, K, V = B.shape
             out = torch.empty_like(B)
             if design == "walk":
-                affine_walk[(Bt, N)](A, B, out, T, N, K=K, V=V, num_warps=cfg[0])
+                affine_walk[(Bt, N)](A, B, out, T, N, K=K, V=V, STAGES=cfg[1], num_warps=cfg[0])
             else:
                 ch, blk, w = cfg
                 affine_assoc_kernel(K, V)[(Bt, triton.cdiv(N, blk))](A, B, out, T, N, CHUNK=ch, BLOCK=blk,
@@ -384,8 +389,8 @@ def check(dev):
 
 # ---- bench --------------------------------------------------------------------------------
 
-def bench(quick, only_cases, rows, dev="cuda"):
-    for op, label, s in scan_cases(quick):
+def bench(quick, only_cases, rows, dev="cuda", designs=DESIGNS):
+    for op, label, s in scan_cases(quick, fewlanes=True):
         if only_cases and not any(c in f"{op} {label}" for c in only_cases.split(",")):
             continue
         sets = [make_scan_inputs(op, s, dev) for _ in range(ROTATE)]
@@ -394,8 +399,14 @@ def bench(quick, only_cases, rows, dev="cuda"):
             ref64 = SCAN_FN[op](*[x.double() for x in sets[0]]) if op == "parallel_scan_log" else None
         row = dict(case=f"{op} {label}", shape=s)
         for design in DESIGNS:
+            if design not in designs:
+                row[design] = None
+                continue
             best = None
-            for cfg in configs(op, design):  # short timing of every configuration
+            cfgs = configs(op, design)
+            if label == "fewlanes":  # one or two programs walk 2^22 steps: the pipelined walks only
+                cfgs = [c for c in cfgs if c[-1] > 1][:4] if design == "walk" else cfgs[:3]
+            for cfg in cfgs:  # short timing of every configuration
                 fn = launch(op, design, cfg)
                 try:
                     ms = median_ms(fn, sets, warmup=2, repeat=5)
@@ -416,7 +427,7 @@ def bench(quick, only_cases, rows, dev="cuda"):
                 e64, good64 = max_err(op, out.double(), ref64)
                 good = good or good64
             del out
-            warm, rep = (2, 10) if label == "large" else (3, 20)
+            warm, rep = (2, 10) if label == "large" else (1, 5) if label == "fewlanes" else (3, 20)
             ms = median_ms(fn, sets, warmup=warm, repeat=rep)
             row[design] = dict(ms=ms, cfg=cfg, err=e, err64=e64, gate=good)
             torch.cuda.empty_cache()
@@ -458,6 +469,7 @@ def main():
     p.add_argument("--out", default=None)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--cases", default=None, help="comma-separated substrings of the scan cases to run")
+    p.add_argument("--designs", default="walk,assoc", help="comma-separated designs to time (walk, assoc)")
     p.add_argument("--check", action="store_true", help="tiny shapes, every configuration, against eager")
     p.add_argument("--device", default="cuda", help="cpu runs under TRITON_INTERPRET=1 (with --check)")
     args = p.parse_args()
@@ -470,7 +482,7 @@ def main():
     print("| op | case | walk ms | walk cfg | walk err | assoc ms | assoc cfg | assoc err |\n"
           "|---|---|---|---|---|---|---|---|", flush=True)
     rows = []
-    bench(args.quick, args.cases, rows)
+    bench(args.quick, args.cases, rows, designs=args.designs.split(","))
     figs = figures(rows)
     print(json.dumps(figs), flush=True)
     if args.out:

@@ -128,7 +128,7 @@ fn scan_long_lane_walks_resume_across_segments() {
 #[test]
 fn scan_channel_kernels_carry_four_channels_only_when_the_walks_are_many() {
     // What the parity rows cannot see: which kernel ran. One channel per invocation unless D
-    // divides into fours and B x D reaches 4 x 65536 walks (a quarter of them still fill a
+    // divides into fours and B x D reaches 4 x 8192 walks (a quarter of them still fill a
     // GPU); linear_scan's backward is one walk that writes dA itself (no separate dA pass).
     // Nothing else runs meanwhile, so the counts are exact.
     let opts = ScanOptions {
@@ -142,7 +142,7 @@ fn scan_channel_kernels_carry_four_channels_only_when_the_walks_are_many() {
     let vec4 = ("scan/linear::scan_lanes", "scan/parallel_scan_log::scan_lanes");
     each_adapter_alone(|ctx| {
         let mut rng = Rng::new(31);
-        for (b, d, (linear, log)) in [(2, 8, scalar), (2, 5, scalar), (2, 131_068, scalar), (2, 131_072, vec4)] {
+        for (b, d, (linear, log)) in [(2, 8, scalar), (2, 5, scalar), (2, 16_380, scalar), (2, 16_384, vec4)] {
             let t = 3;
             let seq =
                 |rng: &mut Rng, t: usize| Tensor::from_slice(ctx, &[b, t, d], &rng.vec_range(b * t * d, -0.9, 0.9));

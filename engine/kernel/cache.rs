@@ -11,6 +11,12 @@
 //! a candidate's compile: a driver takes up to 3x longer on a wide candidate than on the hand
 //! rule's kernel, and that wait was all of what tuning added. The tuner times the candidate
 //! once its pipelines are built ([`KernelCache::building`] is 0).
+//!
+//! The cache owns those threads: dropping it (the context's last handle) cancels the builds
+//! not yet begun and waits for the ones inside the driver's compiler. Why: a process that
+//! ended while a detached build was inside NVIDIA's pipeline compiler died with SIGSEGV at
+//! exit (3 runs of 33 on an H200, driver 580). A program that ends with
+//! `std::process::exit` skips every drop: it drops its contexts first.
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
@@ -72,6 +78,11 @@ impl Drop for DeferBuilds {
 #[derive(Default)]
 struct Background {
     building: AtomicUsize,
+    /// Set when the cache is dropped: a build thread that has not begun its build skips it.
+    closing: std::sync::atomic::AtomicBool,
+    /// The build threads, joined when the cache is dropped.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     /// Microseconds of build time spent on background threads, in all.
     micros: AtomicUsize,
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
@@ -168,7 +179,7 @@ impl KernelCache {
             .name("engine-pipeline-build".into())
             .spawn(move || {
                 let mut built = slot.lock().unwrap_or_else(|p| p.into_inner());
-                if built.is_none() {
+                if built.is_none() && !background.closing.load(Ordering::SeqCst) {
                     let began = std::time::Instant::now();
                     match build(&device, &key, &src, zero) {
                         Ok(k) => *built = Some(Arc::new(k)),
@@ -182,8 +193,15 @@ impl KernelCache {
                 drop(built);
                 background.building.fetch_sub(1, Ordering::SeqCst);
             });
-        if spawned.is_err() {
-            self.background.building.fetch_sub(1, Ordering::SeqCst);
+        match spawned {
+            Ok(handle) => {
+                let mut threads = self.background.threads.lock().unwrap_or_else(|p| p.into_inner());
+                threads.retain(|t| !t.is_finished());
+                threads.push(handle);
+            }
+            Err(_) => {
+                self.background.building.fetch_sub(1, Ordering::SeqCst);
+            }
         }
         still_building()
     }
@@ -213,6 +231,19 @@ impl KernelCache {
             .values()
             .filter(|s| s.lock().map(|k| k.is_some()).unwrap_or(false))
             .count()
+    }
+}
+
+impl Drop for KernelCache {
+    /// No build thread outlives the cache: those not yet building skip their build, the
+    /// others are waited for (see the module doc).
+    fn drop(&mut self) {
+        self.background.closing.store(true, Ordering::SeqCst);
+        let threads = std::mem::take(&mut *self.background.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        for t in threads {
+            // A build thread that panicked has nothing left to wait for.
+            let _ = t.join();
+        }
     }
 }
 

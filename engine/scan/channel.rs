@@ -13,17 +13,15 @@ use crate::recurrence::lookback::{self, LookBacks};
 use crate::recurrence::strategy::{Cost, Strategy};
 
 /// Channel walks (B x channels) from which a channel-wise scan carries four channels per
-/// invocation: the vec4 walks alone must still number 65536, about 16 warps on each of the
-/// H200's 132 SMs.
+/// invocation: four times the lane count from which a walk runs lane-sequential on a GPU
+/// (`recurrence::strategy`), so the vec4 walks alone still fill the device.
 ///
-/// Why: the bytes in flight are the same either way (a vec4 invocation issues a quarter as
-/// many walks' loads, each four times as wide), but hiding HBM latency takes warps to switch
-/// between. At B16 D4096 (65536 walks) on the H200, four channels per invocation (four warps
-/// per SM, eight steps' loads ahead) measured 4.07 ms (0.79 TB/s), and one channel per
-/// invocation 2.07 ms. (An earlier probe's 0.97 ms for one channel per invocation read buffers
-/// that were never written, which the H200 serves far faster than data: the bench's walk
-/// peers fill theirs first.)
-pub(crate) const VEC4_WALKS: usize = 4 * 65_536;
+/// Why four: what keeps HBM busy is the bytes each invocation has in flight. On the H200
+/// (`dev/src/bin/walk_probe.rs`, B16 T4096 D4096 f32, fresh random data) one channel per
+/// invocation moved 40% of the vec4 copy however many steps it loaded ahead (8 or 16) and
+/// whatever the workgroup size; four channels per invocation (vec4 loads, 16384 invocations,
+/// four warps an SM) with 16 steps ahead moved 101-105%.
+pub(crate) const VEC4_WALKS: usize = 4 * 8192;
 
 /// Channels one invocation of a channel-wise scan carries, for `walks` = B x `channels`
 /// independent channel walks of `channels` adjacent channels per time step: 4 (one

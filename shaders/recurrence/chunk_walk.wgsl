@@ -21,12 +21,21 @@
 //   lane_done(w, lane), carries_done(lane, carry)   anything after a lane walk or the
 //                                       carry walk (the linear adjoint's dh0)
 //
-// Why the walk looks the way it does (bandwidth, not arithmetic, is the budget):
-// - state and inputs are named F values, never arrays, so they stay in registers;
-// - a block of U = 8 steps issues all its loads at once, and the walk is software pipelined:
-//   block n + 1's loads are issued before block n's 8 dependent updates, so 16-24 loads per
-//   invocation are in flight at every point of the walk, not only between one block's updates
-//   and the next.
+// Why the walk looks the way it does (bandwidth, not arithmetic, is the budget; measured on an
+// H200 with dev/src/bin/walk_probe.rs, 16x4096x4096 f32 on fresh random data):
+// - state and inputs are named F values, never arrays, so they stay in registers (the same
+//   walk over function-scope arrays ran at 27-31% of the copy);
+// - a block of U = 16 steps issues all its loads at once, and the walk is software pipelined:
+//   block n + 1's loads are issued before block n's 16 dependent updates, so 16-32 steps'
+//   loads per invocation are in flight at every point of the walk;
+// - what an invocation keeps in flight is what counts: one channel (F = f32) per invocation
+//   moved 40% of the copy at any of these settings; four (vec4) with 16 steps ahead 101-105%,
+//   with 8 ahead 79-81%;
+// - the lane walk ends each block with a workgroup barrier: it keeps a workgroup's warps on
+//   the same rows of T, and took the log walk from 57% to 106% of the copy (the linear walk
+//   from 101% to 105%). So every invocation of a lane walk walks, past the last lane too
+//   (storing nothing there), keeping the barrier in uniform control flow. The chunked passes,
+//   whose chunks end at different steps within a workgroup, walk without it.
 //
 // Entries (the launch: recurrence/launch.wgsl; the entry points recurrence/channel_entries.wgsl):
 //   lanes         per lane walks [t_begin, t_end) of T; a segmented walk resumes from the
@@ -43,7 +52,7 @@
 override REVERSE: bool = false;
 
 // Steps whose loads one block issues before their dependent updates.
-const U: u32 = 8u;
+const U: u32 = 16u;
 
 // The step after t in scan order.
 fn next(t: u32) -> u32 {
@@ -53,11 +62,13 @@ fn next(t: u32) -> u32 {
 // The loads of one block: U steps' Step values, named.
 struct Block {
     s0: Step, s1: Step, s2: Step, s3: Step, s4: Step, s5: Step, s6: Step, s7: Step,
+    s8: Step, s9: Step, s10: Step, s11: Step, s12: Step, s13: Step, s14: Step, s15: Step,
 }
 
 // The U steps of a block from t0, in scan order.
 struct Times {
     t0: u32, t1: u32, t2: u32, t3: u32, t4: u32, t5: u32, t6: u32, t7: u32,
+    t8: u32, t9: u32, t10: u32, t11: u32, t12: u32, t13: u32, t14: u32, t15: u32,
 }
 
 fn times(t0: u32) -> Times {
@@ -67,7 +78,15 @@ fn times(t0: u32) -> Times {
     let t4 = next(t3);
     let t5 = next(t4);
     let t6 = next(t5);
-    return Times(t0, t1, t2, t3, t4, t5, t6, next(t6));
+    let t7 = next(t6);
+    let t8 = next(t7);
+    let t9 = next(t8);
+    let t10 = next(t9);
+    let t11 = next(t10);
+    let t12 = next(t11);
+    let t13 = next(t12);
+    let t14 = next(t13);
+    return Times(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, next(t14));
 }
 
 // Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
@@ -75,7 +94,9 @@ fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
     let t = times(t0);
     return Block(
         load_step(w, t.t0, write), load_step(w, t.t1, write), load_step(w, t.t2, write), load_step(w, t.t3, write),
-        load_step(w, t.t4, write), load_step(w, t.t5, write), load_step(w, t.t6, write), load_step(w, t.t7, write)
+        load_step(w, t.t4, write), load_step(w, t.t5, write), load_step(w, t.t6, write), load_step(w, t.t7, write),
+        load_step(w, t.t8, write), load_step(w, t.t9, write), load_step(w, t.t10, write), load_step(w, t.t11, write),
+        load_step(w, t.t12, write), load_step(w, t.t13, write), load_step(w, t.t14, write), load_step(w, t.t15, write)
     );
 }
 
@@ -90,6 +111,14 @@ fn apply(w: ptr<function, Walk>, l: Block, t0: u32, write: bool) {
     update(w, t.t5, l.s5, write);
     update(w, t.t6, l.s6, write);
     update(w, t.t7, l.s7, write);
+    update(w, t.t8, l.s8, write);
+    update(w, t.t9, l.s9, write);
+    update(w, t.t10, l.s10, write);
+    update(w, t.t11, l.s11, write);
+    update(w, t.t12, l.s12, write);
+    update(w, t.t13, l.s13, write);
+    update(w, t.t14, l.s14, write);
+    update(w, t.t15, l.s15, write);
 }
 
 // Walks [start, end) of T in scan order, writing the outputs when `write`. Software
@@ -107,16 +136,42 @@ fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
         apply(w, cur, time_at(start, end, q, REVERSE), write);
         q += U;
     }
-    for (; q < steps; q++) {
+    walk_tail(w, start, end, q, write);
+}
+
+// `walk` for a whole workgroup on one range of T (the lane walk): the same steps in the same
+// order, with a workgroup barrier after each block (see "why" above). Callers keep it in
+// uniform control flow: every invocation of the workgroup calls it with the same range.
+fn walk_synced(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
+    let steps = end - start;
+    var q = 0u;
+    if steps >= U {
+        var cur = load(w, time_at(start, end, 0u, REVERSE), write);
+        for (; q + 2u * U <= steps; q += U) {
+            let ahead = load(w, time_at(start, end, q + U, REVERSE), write);
+            apply(w, cur, time_at(start, end, q, REVERSE), write);
+            cur = ahead;
+            workgroupBarrier();
+        }
+        apply(w, cur, time_at(start, end, q, REVERSE), write);
+        q += U;
+    }
+    walk_tail(w, start, end, q, write);
+}
+
+// The steps [done, end - start) of a walk, left after its whole blocks, one at a time.
+fn walk_tail(w: ptr<function, Walk>, start: u32, end: u32, done: u32, write: bool) {
+    for (var q = done; q < end - start; q++) {
         let t = time_at(start, end, q, REVERSE);
         update(w, t, load_step(w, t, write), write);
     }
 }
 
-fn lanes(lane: u32) {
-    if lane >= p.launch.lanes {
-        return;
-    }
+// Every invocation of the workgroup walks (the barrier of `walk_synced`): one past the last
+// lane walks lane 0's inputs and stores nothing.
+fn lanes(id: u32) {
+    let live = id < p.launch.lanes;
+    let lane = select(0u, id, live);
     var w = begin(lane, p.launch.t_end);
     // Resume from the previous segment's last state unless this segment starts the walk.
     if launch_resumes(p.launch, REVERSE) {
@@ -124,7 +179,10 @@ fn lanes(lane: u32) {
     } else if !REVERSE {
         w.s = initial(lane);
     }
-    walk(&w, p.launch.t_begin, p.launch.t_end, true);
+    walk_synced(&w, p.launch.t_begin, p.launch.t_end, live);
+    if !live {
+        return;
+    }
     if p.launch.t_end - p.launch.t_begin < p.launch.t_len {
         side[lane] = w.s;
     }

@@ -311,6 +311,18 @@ fn scan_cases(quick: bool) -> Vec<ScanCase> {
         })
         .collect();
     v.extend(halves);
+    if !quick {
+        // Few lanes, very long sequences (f32): 64 channel walks leave a lane walk's GPU idle,
+        // the case the single pass with look-back is for.
+        for op in ["linear_scan", "parallel_scan_log"] {
+            v.push(ScanCase {
+                op,
+                label: "fewlanes",
+                dims: vec![1, 1 << 22, 64],
+                dtype: DType::F32,
+            });
+        }
+    }
     v
 }
 

@@ -154,9 +154,40 @@ impl Peer {
         self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         })
+    }
+
+    /// A storage buffer holding `data`, written in 16 MiB pieces.
+    #[allow(dead_code)] // the probes' (walk_probe), not the bench's
+    pub fn upload(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        let buffer = self.buffer(label, (data.len() * 4) as u64);
+        for (k, piece) in data.chunks(4 << 20).enumerate() {
+            self.queue
+                .write_buffer(&buffer, (k * (16 << 20)) as u64, bytemuck::cast_slice(piece));
+            self.queue.submit([]);
+        }
+        buffer
+    }
+
+    /// `count` f32 of `buffer` from byte `offset`, read back.
+    #[allow(dead_code)] // the probes' (walk_probe), not the bench's
+    pub fn read(&self, buffer: &wgpu::Buffer, offset: u64, count: usize) -> Result<Vec<f32>> {
+        let bytes = (count * 4).next_multiple_of(4) as u64;
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("peer read"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes);
+        self.queue.submit([encoder.finish()]);
+        staging.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+        self.device.poll(wgpu::PollType::wait_indefinitely())?;
+        let words: Vec<f32> = bytemuck::pod_collect_to_vec(&staging.slice(..).get_mapped_range()?);
+        Ok(words)
     }
 
     /// Seconds of one dispatch of `kernel` over `workgroups` workgroups with the uniform words

@@ -1,0 +1,332 @@
+//! The walk probe (issue #42): what keeps a lane walk's loads in flight on this adapter.
+//!
+//! Times generated one-pass lane walks of the channel scans and the 2x2 scan at the bench's
+//! large shapes on fresh random data (a peer device, `common/peer.rs`), over a grid of
+//! workgroup sizes, steps loaded ahead (U named `let` registers per input) and software
+//! pipelining (the next block's loads issued before this block's updates), beside the vec4
+//! copy. Prints one markdown row per variant (ms, GB/s of the fewest bytes, % of the copy),
+//! checks each variant's last step against an f64 walk of a few lanes, and writes the figures
+//! as JSON with `--json`.
+//!
+//! ```text
+//! cargo run --release -p wgsl-compute-dev --bin walk_probe -- [--quick] [--json out.json]
+//! ```
+
+#[path = "common/peer.rs"]
+mod peer;
+
+use std::fmt::Write as _;
+
+use wgsl_compute::check::Rng;
+use wgsl_compute::Context;
+
+/// One scan walked by the probe: its WGSL pieces and its bytes.
+#[derive(Clone, Copy)]
+struct Op {
+    name: &'static str,
+    /// The storage types of a, x, h (binding 1, 2, 3).
+    types: [&'static str; 3],
+    /// Floats per lane and step in a, x, h.
+    widths: [usize; 3],
+    /// The state's type and its zero.
+    state: (&'static str, &'static str),
+    /// The update: `s` from `s`, `a{k}`, `x{k}`; then the stored value from `s`.
+    update: &'static str,
+    store: &'static str,
+}
+
+const LINEAR: Op = Op {
+    name: "linear_scan",
+    types: ["f32", "f32", "f32"],
+    widths: [1, 1, 1],
+    state: ("f32", "0.0"),
+    update: "fma(A, s, X)",
+    store: "s",
+};
+
+/// The log scan's forward without its h0 row (x here is log_values shifted by one step): the
+/// same loads per step as the engine's walk.
+const LOG: Op = Op {
+    name: "parallel_scan_log",
+    types: ["f32", "f32", "f32"],
+    widths: [1, 1, 1],
+    state: ("f32", "-1e30"),
+    update: "lae(A + s, X)",
+    store: "exp(s)",
+};
+
+const MATRIX2: Op = Op {
+    name: "matrix_scan",
+    types: ["vec4<f32>", "vec2<f32>", "vec2<f32>"],
+    widths: [4, 2, 2],
+    state: ("vec2<f32>", "vec2<f32>(0.0)"),
+    update: "m2(A, s, X)",
+    store: "s",
+};
+
+/// One variant of a walk: channels per invocation (`F` = f32, vec2, vec4; the channel scans
+/// only), steps loaded per block, software pipelined or not, and a workgroup barrier after
+/// every block (which keeps a workgroup's warps on the same rows of T).
+#[derive(Clone, Copy)]
+struct Variant {
+    width: usize,
+    u: usize,
+    pipelined: bool,
+    sync: bool,
+}
+
+/// The WGSL of `op`'s walk as `v` says. T % u == 0; with `sync`, lanes % WG == 0.
+fn walk_wgsl(op: &Op, v: Variant) -> String {
+    let Variant { width, u, pipelined, sync } = v;
+    let f = match width {
+        1 => "f32".to_string(),
+        w => format!("vec{w}<f32>"),
+    };
+    let ty = |t: &str| if t == "f32" { f.clone() } else { t.to_string() };
+    let [mut ta, mut tx, mut th] = op.types.map(ty);
+    let (st, zero) = op.state;
+    let (mut st, zero) = if st == "f32" {
+        (f.clone(), format!("F({zero})"))
+    } else {
+        (st.to_string(), zero.to_string())
+    };
+    let mut update = op.update.to_string();
+    if op.name == "matrix_scan" && width == 2 {
+        // Two adjacent lanes an invocation: both A_t (32 bytes), both b_t and h_t (one vec4).
+        (ta, tx, th) = ("P2".into(), "vec4<f32>".into(), "vec4<f32>".into());
+        st = "vec4<f32>".into();
+        update = "m2p(A, s, X)".into();
+    }
+    let zero = if st == "vec4<f32>" && op.name == "matrix_scan" { "vec4<f32>(0.0)".to_string() } else { zero };
+    let guard = if sync { "" } else { "if lane >= p.lanes { return; }" };
+    let mut w = format!(
+        "override WG: u32 = 64u;
+alias F = {f};
+struct Params {{ lanes: u32, n: u32, t_len: u32 }}
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<{ta}>;       // (B, T, N)
+@group(0) @binding(2) var<storage, read> x: array<{tx}>;       // (B, T, N)
+@group(0) @binding(3) var<storage, read_write> h: array<{th}>; // (B, T, N)
+fn lae(u: F, w: F) -> F {{ let m = max(u, w); return m + log(1.0 + exp(min(u, w) - m)); }}
+fn m2(m: vec4<f32>, s: vec2<f32>, b: vec2<f32>) -> vec2<f32> {{
+    return vec2<f32>(fma(m.x, s.x, fma(m.y, s.y, b.x)), fma(m.z, s.x, fma(m.w, s.y, b.y)));
+}}
+struct P2 {{ m0: vec4<f32>, m1: vec4<f32> }}
+fn m2p(m: P2, s: vec4<f32>, b: vec4<f32>) -> vec4<f32> {{
+    return vec4<f32>(m2(m.m0, s.xy, b.xy), m2(m.m1, s.zw, b.zw));
+}}
+@compute @workgroup_size(WG)
+fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let lane = gid.x;
+    {guard}
+    let n = p.n;
+    var i = (lane / n) * p.t_len * n + lane % n;
+    var s: {st} = {zero};
+"
+    );
+    let barrier = if sync { "        workgroupBarrier();\n" } else { "" };
+    let loads = |w: &mut String, prefix: &str, ahead: usize| {
+        for k in 0..u {
+            let off = ahead + k;
+            writeln!(w, "        let {prefix}a{k} = a[i + {off}u * n];").unwrap();
+            writeln!(w, "        let {prefix}x{k} = x[i + {off}u * n];").unwrap();
+        }
+    };
+    let updates = |w: &mut String, a: &str, x: &str| {
+        for k in 0..u {
+            let upd = update.replace('A', &format!("{a}{k}")).replace('X', &format!("{x}{k}"));
+            writeln!(w, "        s = {upd};").unwrap();
+            writeln!(w, "        h[i + {k}u * n] = {};", op.store).unwrap();
+        }
+    };
+    if pipelined {
+        for k in 0..u {
+            writeln!(w, "    var ca{k} = a[i + {k}u * n];\n    var cx{k} = x[i + {k}u * n];").unwrap();
+        }
+        writeln!(w, "    for (var t = 0u; t + {}u <= p.t_len; t += {u}u) {{", 2 * u).unwrap();
+        loads(&mut w, "n", u);
+        updates(&mut w, "ca", "cx");
+        for k in 0..u {
+            writeln!(w, "        ca{k} = na{k};\n        cx{k} = nx{k};").unwrap();
+        }
+        writeln!(w, "        i += {u}u * n;\n{barrier}    }}\n    {{").unwrap();
+        updates(&mut w, "ca", "cx");
+        w.push_str("    }\n}\n");
+    } else {
+        writeln!(w, "    for (var t = 0u; t < p.t_len; t += {u}u) {{").unwrap();
+        loads(&mut w, "", 0);
+        updates(&mut w, "a", "x");
+        writeln!(w, "        i += {u}u * n;\n{barrier}    }}\n}}").unwrap();
+    }
+    w
+}
+
+/// The variants timed for `op`: every channels-per-invocation width (one or two lanes for the
+/// 2x2 scan), 8 and 16 steps ahead (16 and 32 for one 2x2 lane, whose steps are wider),
+/// pipelined, with and without the per-block barrier.
+fn variants(op: &Op) -> Vec<Variant> {
+    let widths: &[(usize, &[usize])] = if op.name == "matrix_scan" {
+        &[(1, &[16, 32]), (2, &[8, 16])]
+    } else {
+        &[(1, &[8, 16]), (2, &[8, 16]), (4, &[8, 16])]
+    };
+    let mut v = vec![];
+    for &(width, us) in widths {
+        for &u in us {
+            for sync in [false, true] {
+                v.push(Variant {
+                    width,
+                    u,
+                    pipelined: true,
+                    sync,
+                });
+            }
+        }
+    }
+    v
+}
+
+/// The f64 walk of one lane's last step, from the host copies of a and x.
+fn reference(op: &Op, a: &[f32], x: &[f32], (lanes, n, t): (usize, usize, usize), lane: usize) -> Vec<f64> {
+    let _ = lanes;
+    let base = (lane / n) * t * n + lane % n;
+    let [wa, wx, _] = op.widths;
+    let mut s = vec![0.0f64; wx];
+    if op.name == "parallel_scan_log" {
+        s[0] = -1e30;
+    }
+    for step in 0..t {
+        let i = base + step * n;
+        let av: Vec<f64> = a[i * wa..(i + 1) * wa].iter().map(|&v| v as f64).collect();
+        let xv: Vec<f64> = x[i * wx..(i + 1) * wx].iter().map(|&v| v as f64).collect();
+        s = match op.name {
+            "linear_scan" => vec![av[0] * s[0] + xv[0]],
+            "parallel_scan_log" => {
+                let (u, w) = (av[0] + s[0], xv[0]);
+                let m = u.max(w);
+                vec![m + (1.0 + (u.min(w) - m).exp()).ln()]
+            }
+            _ => vec![
+                av[0] * s[0] + av[1] * s[1] + xv[0],
+                av[2] * s[0] + av[3] * s[1] + xv[1],
+            ],
+        };
+    }
+    if op.name == "parallel_scan_log" {
+        s[0] = s[0].exp();
+    }
+    s
+}
+
+fn main() -> peer::Result<()> {
+    let mut quick = false;
+    let mut json = None;
+    let mut only: Option<String> = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => quick = true,
+            "--json" => json = it.next(),
+            "--only" => only = it.next(),
+            "-h" | "--help" => {
+                println!("usage: walk_probe [--quick] [--only linear_scan,parallel_scan_log,matrix_scan] [--json out.json]\n{}", USAGE);
+                return Ok(());
+            }
+            other => return Err(format!("walk_probe: unknown argument {other}").into()),
+        }
+    }
+    let ctx = Context::new()?;
+    println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
+    let peer = peer::Peer::new(&ctx)?;
+    let mut figures = serde_json::Map::new();
+    let (lanes_big, t_big) = if quick { (4096, 256) } else { (16 * 4096, 4096) };
+    let copy_n = if quick { 1 << 22 } else { 1 << 26 };
+    let copy = peer::CopyPeer::new(&ctx, copy_n)?;
+    let mut copy_s = f64::MAX;
+    for g in copy.grids() {
+        copy_s = copy_s.min(copy.median(g, 3, 7)?);
+    }
+    let ceiling = 2.0 * copy_n as f64 * 4.0 / copy_s / 1e9;
+    println!("vec4 copy: {ceiling:.0} GB/s\n");
+    figures.insert("copy_vec4_gbps".into(), ceiling.into());
+    println!("| op | width | U | pipelined | barrier | WG | ms | GB/s | of copy | last step err |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for op in [LINEAR, LOG, MATRIX2] {
+        if only.as_ref().is_some_and(|o| !o.split(',').any(|n| n == op.name)) {
+            continue;
+        }
+        let (n, lanes) = if op.name == "matrix_scan" {
+            (lanes_big / 64, lanes_big / 4)
+        } else {
+            (lanes_big / 16, lanes_big)
+        };
+        let t = t_big;
+        let [wa, wx, wh] = op.widths;
+        let elements = lanes * t;
+        let mut rng = Rng::new(7);
+        let host = |w: usize, lo: f32, hi: f32, rng: &mut Rng| -> Vec<f32> {
+            (0..elements * w).map(|_| lo + (hi - lo) * rng.uniform() as f32).collect()
+        };
+        let (ha, hx) = match op.name {
+            "parallel_scan_log" => (host(wa, -0.5, -0.01, &mut rng), host(wx, -2.0, 0.0, &mut rng)),
+            "matrix_scan" => (host(wa, -0.5, 0.5, &mut rng), host(wx, -1.0, 1.0, &mut rng)),
+            _ => (host(wa, 0.5, 0.99, &mut rng), host(wx, -1.0, 1.0, &mut rng)),
+        };
+        let bufs = [
+            peer.upload("probe a", &ha),
+            peer.upload("probe x", &hx),
+            peer.buffer("probe h", (elements * wh * 4) as u64),
+        ];
+        let check_lanes = [0, lanes / 2 + 1, lanes - 1];
+        let want: Vec<Vec<f64>> = check_lanes
+            .iter()
+            .map(|&l| reference(&op, &ha, &hx, (lanes, n, t), l))
+            .collect();
+        let bytes = (elements * (wa + wx + wh) * 4) as f64;
+        for v in variants(&op) {
+            let Variant { width, u, pipelined, sync } = v;
+            let wgsl = walk_wgsl(&op, v);
+            // In F values: the walks of `width` adjacent channels.
+            let (lanes_f, n_f) = (lanes / width, n / width);
+            {
+                for wg in [64u32, 256] {
+                    let label = format!("probe/{}/{width}/{u}/{pipelined}/{sync}/{wg}", op.name);
+                    let kernel = peer.kernel(&label, &wgsl, "walk", wg);
+                    let groups = (lanes_f as u32).div_ceil(wg);
+                    let params = [lanes_f as u32, n_f as u32, t as u32];
+                    let secs = peer.median(&kernel, &params, &[&bufs[0], &bufs[1], &bufs[2]], groups, 2, 7)?;
+                    let mut err = 0.0f64;
+                    for (&l, w) in check_lanes.iter().zip(&want) {
+                        let i = (l / n) * t * n + l % n + (t - 1) * n;
+                        let got = peer.read(&bufs[2], (i * wh * 4) as u64, wh)?;
+                        for (g, w) in got.iter().zip(w) {
+                            err = err.max((*g as f64 - w).abs() / w.abs().max(1.0));
+                        }
+                    }
+                    let gbps = bytes / secs / 1e9;
+                    println!(
+                        "| {} | {width} | {u} | {pipelined} | {sync} | {wg} | {:.3} | {gbps:.0} | {:.0}% | {err:.1e} |",
+                        op.name,
+                        secs * 1e3,
+                        100.0 * gbps / ceiling
+                    );
+                    let key = format!(
+                        "probe_{}_w{width}_u{u}_{}{}_wg{wg}_ms",
+                        op.name,
+                        if pipelined { "pipe" } else { "block" },
+                        if sync { "_sync" } else { "" }
+                    );
+                    figures.insert(key, (secs * 1e3).into());
+                }
+            }
+        }
+    }
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&figures)?)?;
+    }
+    Ok(())
+}
+
+const USAGE: &str = "Times generated lane walks (linear, log, 2x2) over workgroup sizes, steps loaded
+ahead and software pipelining, on fresh random data, against the vec4 copy (issue #42).
+--quick: small shapes (a software adapter); --json: the figures as JSON.";
