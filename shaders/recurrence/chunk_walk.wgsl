@@ -25,13 +25,12 @@
 // H200 with dev/src/bin/walk_probe.rs, 16x4096x4096 f32 on fresh random data):
 // - state and inputs are named F values, never arrays, so they stay in registers (the same
 //   walk over function-scope arrays ran at 27-31% of the copy);
-// - a block of U = 16 steps issues all its loads at once, and the walk is software pipelined:
-//   block n + 1's loads are issued before block n's 16 dependent updates, so 16-32 steps'
-//   loads per invocation are in flight at every point of the walk;
+// - a block of U = 16 steps issues all its loads at once, and a forward trip loads two blocks
+//   before their 32 dependent updates (see `trip`);
 // - what an invocation keeps in flight is what counts: one channel (F = f32) per invocation
 //   moved 40% of the copy at any of these settings; four (vec4) with 16 steps ahead 101-105%,
 //   with 8 ahead 79-81%;
-// - the lane walk ends each block with a workgroup barrier: it keeps a workgroup's warps on
+// - the lane walk ends each trip with a workgroup barrier: it keeps a workgroup's warps on
 //   the same rows of T, and took the log walk from 57% to 106% of the copy (the linear walk
 //   from 101% to 105%). So every invocation of a lane walk walks, past the last lane too
 //   (storing nothing there), keeping the barrier in uniform control flow. The chunked passes,
@@ -121,47 +120,63 @@ fn apply(w: ptr<function, Walk>, l: Block, t0: u32, write: bool) {
     update(w, t.t15, l.s15, write);
 }
 
-// Walks [start, end) of T in scan order, writing the outputs when `write`. Software
-// pipelined: block n + 1's loads are issued before block n's updates and stores.
+// The blocks one trip of a walk loads before it applies any: two forward (32 steps' loads in
+// flight), one in reverse, whose steps load half as much again (the adjoint reads h too).
+fn blocks() -> u32 {
+    return select(2u, 1u, REVERSE);
+}
+
+// One trip from the q-th step of [start, end) in scan order: blocks() blocks' loads, then their
+// updates (blocks()). Why no block is carried from one trip to the next (software pipelining through a
+// `var`): a function-scope variable of the block struct is not kept in registers on NVIDIA's
+// compiler; the engine's walk that carried one moved 41% of the copy (f32) and the same
+// GB/s in f16, half the bytes: bound by the copies, not the loads.
+fn trip(w: ptr<function, Walk>, start: u32, end: u32, q: u32, write: bool) {
+    let t0 = time_at(start, end, q, REVERSE);
+    let b0 = load(w, t0, write);
+    if blocks() == 2u {
+        let t1 = time_at(start, end, q + U, REVERSE);
+        let b1 = load(w, t1, write);
+        apply(w, b0, t0, write);
+        apply(w, b1, t1, write);
+    } else {
+        apply(w, b0, t0, write);
+    }
+}
+
+// Walks [start, end) of T in scan order, writing the outputs when `write`.
 fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
     let steps = end - start;
     var q = 0u;
-    if steps >= U {
-        var cur = load(w, time_at(start, end, 0u, REVERSE), write);
-        for (; q + 2u * U <= steps; q += U) {
-            let ahead = load(w, time_at(start, end, q + U, REVERSE), write);
-            apply(w, cur, time_at(start, end, q, REVERSE), write);
-            cur = ahead;
-        }
-        apply(w, cur, time_at(start, end, q, REVERSE), write);
-        q += U;
+    for (; q + blocks() * U <= steps; q += blocks() * U) {
+        trip(w, start, end, q, write);
     }
     walk_tail(w, start, end, q, write);
 }
 
 // `walk` for a whole workgroup on one range of T (the lane walk): the same steps in the same
-// order, with a workgroup barrier after each block (see "why" above). Callers keep it in
+// order, with a workgroup barrier after each trip (see "why" above). Callers keep it in
 // uniform control flow: every invocation of the workgroup calls it with the same range.
 fn walk_synced(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
     let steps = end - start;
     var q = 0u;
-    if steps >= U {
-        var cur = load(w, time_at(start, end, 0u, REVERSE), write);
-        for (; q + 2u * U <= steps; q += U) {
-            let ahead = load(w, time_at(start, end, q + U, REVERSE), write);
-            apply(w, cur, time_at(start, end, q, REVERSE), write);
-            cur = ahead;
-            workgroupBarrier();
-        }
-        apply(w, cur, time_at(start, end, q, REVERSE), write);
-        q += U;
+    for (; q + blocks() * U <= steps; q += blocks() * U) {
+        trip(w, start, end, q, write);
+        workgroupBarrier();
     }
     walk_tail(w, start, end, q, write);
 }
 
-// The steps [done, end - start) of a walk, left after its whole blocks, one at a time.
+// The steps [done, end - start) of a walk, left after its whole trips: a block more where one
+// fits, then one at a time.
 fn walk_tail(w: ptr<function, Walk>, start: u32, end: u32, done: u32, write: bool) {
-    for (var q = done; q < end - start; q++) {
+    var q = done;
+    if q + U <= end - start {
+        let t0 = time_at(start, end, q, REVERSE);
+        apply(w, load(w, t0, write), t0, write);
+        q += U;
+    }
+    for (; q < end - start; q++) {
         let t = time_at(start, end, q, REVERSE);
         update(w, t, load_step(w, t, write), write);
     }

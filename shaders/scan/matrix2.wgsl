@@ -14,9 +14,9 @@
 // the hardware instead of for every K:
 //   - the state is a vec2 and A_t one vec4 load, b_t one vec2 load: no indexed arrays, which
 //     NVIDIA's compiler places in local memory;
-//   - the T walk is unrolled 16 steps a trip, every load of the 16 steps issued before the
-//     dependent chain of updates: a lane walk is latency-bound otherwise (one step's loads in
-//     flight per invocation);
+//   - the T walk is unrolled 16 steps a block and software pipelined, the next block's loads
+//     issued before this block's dependent chain of updates: a lane walk is latency-bound
+//     otherwise (see walk);
 //   - a chunk reduce carries the chunk's local state and its whole 2 x 2 transition product in
 //     one invocation (6 values), so the chunked passes read every input twice, not 3 times.
 //
@@ -80,91 +80,176 @@ fn walk(base: u32, start: u32, end: u32, s0: vec2<f32>) -> vec2<f32> {
     let len = end - start;
     let n = p.n;
     var q = 0u;
-    // Why 16 steps a trip: the 32 loads below do not depend on s, so all of them are in
-    // flight before the first update waits on one; a step at a time exposes the full memory
-    // latency on every step (and with few lanes, as at B16 N1024, 8 steps are not enough
-    // bytes in flight to cover it).
-    for (; q + 16u <= len; q += 16u) {
-        let t0 = time_at(start, end, q, REVERSE);
-        let t1 = time_at(start, end, q + 1u, REVERSE);
-        let t2 = time_at(start, end, q + 2u, REVERSE);
-        let t3 = time_at(start, end, q + 3u, REVERSE);
-        let t4 = time_at(start, end, q + 4u, REVERSE);
-        let t5 = time_at(start, end, q + 5u, REVERSE);
-        let t6 = time_at(start, end, q + 6u, REVERSE);
-        let t7 = time_at(start, end, q + 7u, REVERSE);
-        let t8 = time_at(start, end, q + 8u, REVERSE);
-        let t9 = time_at(start, end, q + 9u, REVERSE);
-        let t10 = time_at(start, end, q + 10u, REVERSE);
-        let t11 = time_at(start, end, q + 11u, REVERSE);
-        let t12 = time_at(start, end, q + 12u, REVERSE);
-        let t13 = time_at(start, end, q + 13u, REVERSE);
-        let t14 = time_at(start, end, q + 14u, REVERSE);
-        let t15 = time_at(start, end, q + 15u, REVERSE);
-        let m0 = transition(base, t0);
-        let m1 = transition(base, t1);
-        let m2 = transition(base, t2);
-        let m3 = transition(base, t3);
-        let m4 = transition(base, t4);
-        let m5 = transition(base, t5);
-        let m6 = transition(base, t6);
-        let m7 = transition(base, t7);
-        let m8 = transition(base, t8);
-        let m9 = transition(base, t9);
-        let m10 = transition(base, t10);
-        let m11 = transition(base, t11);
-        let m12 = transition(base, t12);
-        let m13 = transition(base, t13);
-        let m14 = transition(base, t14);
-        let m15 = transition(base, t15);
-        let x0 = x_ld(base + t0 * n);
-        let x1 = x_ld(base + t1 * n);
-        let x2 = x_ld(base + t2 * n);
-        let x3 = x_ld(base + t3 * n);
-        let x4 = x_ld(base + t4 * n);
-        let x5 = x_ld(base + t5 * n);
-        let x6 = x_ld(base + t6 * n);
-        let x7 = x_ld(base + t7 * n);
-        let x8 = x_ld(base + t8 * n);
-        let x9 = x_ld(base + t9 * n);
-        let x10 = x_ld(base + t10 * n);
-        let x11 = x_ld(base + t11 * n);
-        let x12 = x_ld(base + t12 * n);
-        let x13 = x_ld(base + t13 * n);
-        let x14 = x_ld(base + t14 * n);
-        let x15 = x_ld(base + t15 * n);
+    // Why 16 steps a block, software pipelined through scalar vars: the loads of a block do
+    // not depend on s, so the next block's 32 loads are issued before this block's 16
+    // dependent updates and 16 to 32 steps' loads are in flight at every point. On the H200
+    // (dev/src/bin/walk_probe.rs, B16 T4096 N1024) this walk moved 106% of the vec4 copy,
+    // the same 16-step blocks without pipelining 17-43%. The carried block is 32 named
+    // vars, never a struct or array variable, which NVIDIA's compiler keeps out of registers.
+    if len >= 16u {
+        var m0 = transition(base, time_at(start, end, 0u, REVERSE));
+        var m1 = transition(base, time_at(start, end, 1u, REVERSE));
+        var m2 = transition(base, time_at(start, end, 2u, REVERSE));
+        var m3 = transition(base, time_at(start, end, 3u, REVERSE));
+        var m4 = transition(base, time_at(start, end, 4u, REVERSE));
+        var m5 = transition(base, time_at(start, end, 5u, REVERSE));
+        var m6 = transition(base, time_at(start, end, 6u, REVERSE));
+        var m7 = transition(base, time_at(start, end, 7u, REVERSE));
+        var m8 = transition(base, time_at(start, end, 8u, REVERSE));
+        var m9 = transition(base, time_at(start, end, 9u, REVERSE));
+        var m10 = transition(base, time_at(start, end, 10u, REVERSE));
+        var m11 = transition(base, time_at(start, end, 11u, REVERSE));
+        var m12 = transition(base, time_at(start, end, 12u, REVERSE));
+        var m13 = transition(base, time_at(start, end, 13u, REVERSE));
+        var m14 = transition(base, time_at(start, end, 14u, REVERSE));
+        var m15 = transition(base, time_at(start, end, 15u, REVERSE));
+        var x0 = x_ld(base + time_at(start, end, 0u, REVERSE) * n);
+        var x1 = x_ld(base + time_at(start, end, 1u, REVERSE) * n);
+        var x2 = x_ld(base + time_at(start, end, 2u, REVERSE) * n);
+        var x3 = x_ld(base + time_at(start, end, 3u, REVERSE) * n);
+        var x4 = x_ld(base + time_at(start, end, 4u, REVERSE) * n);
+        var x5 = x_ld(base + time_at(start, end, 5u, REVERSE) * n);
+        var x6 = x_ld(base + time_at(start, end, 6u, REVERSE) * n);
+        var x7 = x_ld(base + time_at(start, end, 7u, REVERSE) * n);
+        var x8 = x_ld(base + time_at(start, end, 8u, REVERSE) * n);
+        var x9 = x_ld(base + time_at(start, end, 9u, REVERSE) * n);
+        var x10 = x_ld(base + time_at(start, end, 10u, REVERSE) * n);
+        var x11 = x_ld(base + time_at(start, end, 11u, REVERSE) * n);
+        var x12 = x_ld(base + time_at(start, end, 12u, REVERSE) * n);
+        var x13 = x_ld(base + time_at(start, end, 13u, REVERSE) * n);
+        var x14 = x_ld(base + time_at(start, end, 14u, REVERSE) * n);
+        var x15 = x_ld(base + time_at(start, end, 15u, REVERSE) * n);
+        for (; q + 32u <= len; q += 16u) {
+            let nm0 = transition(base, time_at(start, end, q + 16u, REVERSE));
+            let nm1 = transition(base, time_at(start, end, q + 17u, REVERSE));
+            let nm2 = transition(base, time_at(start, end, q + 18u, REVERSE));
+            let nm3 = transition(base, time_at(start, end, q + 19u, REVERSE));
+            let nm4 = transition(base, time_at(start, end, q + 20u, REVERSE));
+            let nm5 = transition(base, time_at(start, end, q + 21u, REVERSE));
+            let nm6 = transition(base, time_at(start, end, q + 22u, REVERSE));
+            let nm7 = transition(base, time_at(start, end, q + 23u, REVERSE));
+            let nm8 = transition(base, time_at(start, end, q + 24u, REVERSE));
+            let nm9 = transition(base, time_at(start, end, q + 25u, REVERSE));
+            let nm10 = transition(base, time_at(start, end, q + 26u, REVERSE));
+            let nm11 = transition(base, time_at(start, end, q + 27u, REVERSE));
+            let nm12 = transition(base, time_at(start, end, q + 28u, REVERSE));
+            let nm13 = transition(base, time_at(start, end, q + 29u, REVERSE));
+            let nm14 = transition(base, time_at(start, end, q + 30u, REVERSE));
+            let nm15 = transition(base, time_at(start, end, q + 31u, REVERSE));
+            let nx0 = x_ld(base + time_at(start, end, q + 16u, REVERSE) * n);
+            let nx1 = x_ld(base + time_at(start, end, q + 17u, REVERSE) * n);
+            let nx2 = x_ld(base + time_at(start, end, q + 18u, REVERSE) * n);
+            let nx3 = x_ld(base + time_at(start, end, q + 19u, REVERSE) * n);
+            let nx4 = x_ld(base + time_at(start, end, q + 20u, REVERSE) * n);
+            let nx5 = x_ld(base + time_at(start, end, q + 21u, REVERSE) * n);
+            let nx6 = x_ld(base + time_at(start, end, q + 22u, REVERSE) * n);
+            let nx7 = x_ld(base + time_at(start, end, q + 23u, REVERSE) * n);
+            let nx8 = x_ld(base + time_at(start, end, q + 24u, REVERSE) * n);
+            let nx9 = x_ld(base + time_at(start, end, q + 25u, REVERSE) * n);
+            let nx10 = x_ld(base + time_at(start, end, q + 26u, REVERSE) * n);
+            let nx11 = x_ld(base + time_at(start, end, q + 27u, REVERSE) * n);
+            let nx12 = x_ld(base + time_at(start, end, q + 28u, REVERSE) * n);
+            let nx13 = x_ld(base + time_at(start, end, q + 29u, REVERSE) * n);
+            let nx14 = x_ld(base + time_at(start, end, q + 30u, REVERSE) * n);
+            let nx15 = x_ld(base + time_at(start, end, q + 31u, REVERSE) * n);
+            s = apply(m0, s) + x0;
+            out_st(base + time_at(start, end, q + 0u, REVERSE) * n, s);
+            s = apply(m1, s) + x1;
+            out_st(base + time_at(start, end, q + 1u, REVERSE) * n, s);
+            s = apply(m2, s) + x2;
+            out_st(base + time_at(start, end, q + 2u, REVERSE) * n, s);
+            s = apply(m3, s) + x3;
+            out_st(base + time_at(start, end, q + 3u, REVERSE) * n, s);
+            s = apply(m4, s) + x4;
+            out_st(base + time_at(start, end, q + 4u, REVERSE) * n, s);
+            s = apply(m5, s) + x5;
+            out_st(base + time_at(start, end, q + 5u, REVERSE) * n, s);
+            s = apply(m6, s) + x6;
+            out_st(base + time_at(start, end, q + 6u, REVERSE) * n, s);
+            s = apply(m7, s) + x7;
+            out_st(base + time_at(start, end, q + 7u, REVERSE) * n, s);
+            s = apply(m8, s) + x8;
+            out_st(base + time_at(start, end, q + 8u, REVERSE) * n, s);
+            s = apply(m9, s) + x9;
+            out_st(base + time_at(start, end, q + 9u, REVERSE) * n, s);
+            s = apply(m10, s) + x10;
+            out_st(base + time_at(start, end, q + 10u, REVERSE) * n, s);
+            s = apply(m11, s) + x11;
+            out_st(base + time_at(start, end, q + 11u, REVERSE) * n, s);
+            s = apply(m12, s) + x12;
+            out_st(base + time_at(start, end, q + 12u, REVERSE) * n, s);
+            s = apply(m13, s) + x13;
+            out_st(base + time_at(start, end, q + 13u, REVERSE) * n, s);
+            s = apply(m14, s) + x14;
+            out_st(base + time_at(start, end, q + 14u, REVERSE) * n, s);
+            s = apply(m15, s) + x15;
+            out_st(base + time_at(start, end, q + 15u, REVERSE) * n, s);
+            m0 = nm0;
+            x0 = nx0;
+            m1 = nm1;
+            x1 = nx1;
+            m2 = nm2;
+            x2 = nx2;
+            m3 = nm3;
+            x3 = nx3;
+            m4 = nm4;
+            x4 = nx4;
+            m5 = nm5;
+            x5 = nx5;
+            m6 = nm6;
+            x6 = nx6;
+            m7 = nm7;
+            x7 = nx7;
+            m8 = nm8;
+            x8 = nx8;
+            m9 = nm9;
+            x9 = nx9;
+            m10 = nm10;
+            x10 = nx10;
+            m11 = nm11;
+            x11 = nx11;
+            m12 = nm12;
+            x12 = nx12;
+            m13 = nm13;
+            x13 = nx13;
+            m14 = nm14;
+            x14 = nx14;
+            m15 = nm15;
+            x15 = nx15;
+        }
         s = apply(m0, s) + x0;
-        out_st(base + t0 * n, s);
+        out_st(base + time_at(start, end, q + 0u, REVERSE) * n, s);
         s = apply(m1, s) + x1;
-        out_st(base + t1 * n, s);
+        out_st(base + time_at(start, end, q + 1u, REVERSE) * n, s);
         s = apply(m2, s) + x2;
-        out_st(base + t2 * n, s);
+        out_st(base + time_at(start, end, q + 2u, REVERSE) * n, s);
         s = apply(m3, s) + x3;
-        out_st(base + t3 * n, s);
+        out_st(base + time_at(start, end, q + 3u, REVERSE) * n, s);
         s = apply(m4, s) + x4;
-        out_st(base + t4 * n, s);
+        out_st(base + time_at(start, end, q + 4u, REVERSE) * n, s);
         s = apply(m5, s) + x5;
-        out_st(base + t5 * n, s);
+        out_st(base + time_at(start, end, q + 5u, REVERSE) * n, s);
         s = apply(m6, s) + x6;
-        out_st(base + t6 * n, s);
+        out_st(base + time_at(start, end, q + 6u, REVERSE) * n, s);
         s = apply(m7, s) + x7;
-        out_st(base + t7 * n, s);
+        out_st(base + time_at(start, end, q + 7u, REVERSE) * n, s);
         s = apply(m8, s) + x8;
-        out_st(base + t8 * n, s);
+        out_st(base + time_at(start, end, q + 8u, REVERSE) * n, s);
         s = apply(m9, s) + x9;
-        out_st(base + t9 * n, s);
+        out_st(base + time_at(start, end, q + 9u, REVERSE) * n, s);
         s = apply(m10, s) + x10;
-        out_st(base + t10 * n, s);
+        out_st(base + time_at(start, end, q + 10u, REVERSE) * n, s);
         s = apply(m11, s) + x11;
-        out_st(base + t11 * n, s);
+        out_st(base + time_at(start, end, q + 11u, REVERSE) * n, s);
         s = apply(m12, s) + x12;
-        out_st(base + t12 * n, s);
+        out_st(base + time_at(start, end, q + 12u, REVERSE) * n, s);
         s = apply(m13, s) + x13;
-        out_st(base + t13 * n, s);
+        out_st(base + time_at(start, end, q + 13u, REVERSE) * n, s);
         s = apply(m14, s) + x14;
-        out_st(base + t14 * n, s);
+        out_st(base + time_at(start, end, q + 14u, REVERSE) * n, s);
         s = apply(m15, s) + x15;
-        out_st(base + t15 * n, s);
+        out_st(base + time_at(start, end, q + 15u, REVERSE) * n, s);
+        q += 16u;
     }
     for (; q < len; q++) {
         let t = time_at(start, end, q, REVERSE);

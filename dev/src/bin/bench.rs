@@ -67,6 +67,8 @@ struct Args {
     quick: bool,
     strategy: scan::Strategy,
     only: String,
+    /// Comma-separated substrings of "op label" (e.g. `linear_scan large`): the scan cases to run.
+    cases: Option<String>,
     json: Option<String>,
     profile: bool,
     trace: Option<String>,
@@ -74,9 +76,10 @@ struct Args {
 
 const USAGE: &str =
     "usage: bench [--quick] [--only copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train,train_plan,tuner] \
-[--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback|tuned] [--json out.json] [--profile] [--trace trace.json]
+[--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback|tuned] [--cases 'linear_scan large,..'] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
+--cases keeps the scan cases whose "op label" contains one of the given substrings.
 --profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
 --trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.
 --tuned-vs-rule (= --only tuner, not in the default list) tunes every matmul and channel-scan case
@@ -98,6 +101,7 @@ fn args() -> Args {
         strategy: scan::Strategy::Auto,
         only: "copy,scans,element_scans,mixers,matmul,gpt2,gemv,gpt2_sizes,gpt2_train,train_plan".into(),
         json: None,
+        cases: None,
         profile: false,
         trace: None,
     };
@@ -107,6 +111,7 @@ fn args() -> Args {
             "--quick" => a.quick = true,
             "--tuned-vs-rule" => a.only = "tuner".into(),
             "--only" => a.only = it.next().unwrap_or_default(),
+            "--cases" => a.cases = it.next(),
             "--json" => a.json = it.next(),
             "--profile" => a.profile = true,
             "--trace" => a.trace = it.next(),
@@ -397,11 +402,16 @@ fn strategy_tag(strategy: scan::Strategy) -> String {
     }
 }
 
-fn bench_scans(ctx: &Context, quick: bool, ceiling: f64, strategy: scan::Strategy) -> Result<Vec<Row>> {
+fn bench_scans(ctx: &Context, a: &Args, ceiling: f64) -> Result<Vec<Row>> {
+    let (quick, strategy) = (a.quick, a.strategy);
     let opts = ScanOptions::route(scan::Route::Gpu).with_strategy(strategy);
     let mut rows = vec![];
     let mut rng = Rng::new(7);
     for c in scan_cases(quick) {
+        let name = format!("{} {}", c.op, c.label);
+        if a.cases.as_ref().is_some_and(|k| !k.split(',').any(|k| name.contains(k))) {
+            continue;
+        }
         let sets: Vec<Vec<Tensor>> = (0..ROTATE)
             .map(|_| scan_inputs(ctx, &mut rng, &c))
             .collect::<Result<_>>()?;
@@ -1375,7 +1385,7 @@ fn main() -> Result<()> {
     if a.suite("scans") {
         ctx.trim_pool();
         let title = format!("scans (Route::Gpu, strategy {})", a.strategy);
-        print_rows(&title, &bench_scans(&ctx, a.quick, ceiling, a.strategy)?);
+        print_rows(&title, &bench_scans(&ctx, &a, ceiling)?);
     }
     if a.suite("element_scans") {
         ctx.trim_pool();
