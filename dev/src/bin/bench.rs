@@ -79,7 +79,7 @@ const USAGE: &str =
 [--tuned-vs-rule] [--strategy auto|lanes|chunked|lookback|tuned] [--cases 'linear_scan large,..'] [--json out.json] [--profile] [--trace trace.json]
 Benchmarks the engine on the adapter the environment picks (ENGINE_BACKEND, WGPU_ADAPTER_NAME)
 and prints a markdown table: time, GB/s or TFLOP/s, and the ratio to the ceiling.
---cases keeps the scan cases whose "op label" contains one of the given substrings.
+--cases keeps the scan cases whose op and label (\"linear_scan large\") contain one of the given substrings.
 --profile prints per-kernel device time over the whole run (kernel, calls, total, mean, share);
 --trace writes every dispatch as a Chrome trace. Both add a timestamp pair to every dispatch.
 --tuned-vs-rule (= --only tuner, not in the default list) tunes every matmul and channel-scan case
