@@ -117,3 +117,21 @@ fn carries_done(lane: u32, carry: F) {
         dh0_st(lane, a_ld(row(lane)) * carry);
     }
 }
+
+// The forward lane walk's hooks (recurrence/chunk_walk.wgsl's walk_forward): a_t, x_t, the
+// update and the store of h_t.
+fn fwd_a(w: Walk, t: u32) -> F {
+    return a_ld(w.base + t * p.n);
+}
+
+fn fwd_b(w: Walk, t: u32) -> F {
+    return x_ld(w.base + t * p.n);
+}
+
+fn fwd_step(s: F, a: F, x: F) -> F {
+    return fma(a, s, x);
+}
+
+fn fwd_store(w: Walk, t: u32, s: F) {
+    out_st(w.base + t * p.n, s);
+}
