@@ -5,7 +5,7 @@
 //! reference on every adapter present and on the CPU context.
 
 use ndarray::{ArrayD, Axis, IxDyn};
-use wgsl_compute::autograd::Tape;
+use wgsl_compute::autograd::{Tape, Var};
 use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Binary, Context, DType, Error, Tensor, Unary};
@@ -289,6 +289,36 @@ fn tensor_api_where_takes_a_nan_condition_as_true_everywhere() {
                 ctx.info().backend
             );
         }
+    });
+}
+
+#[test]
+fn tensor_api_cat_of_empty_tensors_is_empty() {
+    // Issue 41, item 3: two (2, 0) tensors along axis 0 failed in `copy_into` (the (4, 0)
+    // output's stride along axis 0 is 0) instead of giving (4, 0).
+    every_context(|ctx| {
+        let e = Tensor::zeros(ctx, &[2, 0]).unwrap();
+        for (axis, want) in [(0, [4usize, 0]), (1, [2, 0])] {
+            let got = Tensor::cat(&[&e, &e], axis).unwrap();
+            assert_eq!(got.shape(), &want, "cat axis {axis}");
+            assert!(got.to_vec().unwrap().is_empty());
+        }
+        // An input empty along another axis than the joined one, next to a non-empty one of
+        // its shape elsewhere: (0, 3) and (2, 3) along axis 0.
+        let a = Tensor::zeros(ctx, &[0, 3]).unwrap();
+        let b = Tensor::from_slice(ctx, &[2, 3], &[1., 2., 3., 4., 5., 6.]).unwrap();
+        let got = Tensor::cat(&[&a, &b, &a], 0).unwrap();
+        assert_eq!(
+            (got.shape(), got.to_vec().unwrap()),
+            (&[2usize, 3][..], vec![1., 2., 3., 4., 5., 6.])
+        );
+        // The variables' cat and its gradient too.
+        let tape = Tape::new(ctx);
+        let (va, vb) = (tape.var(&e).unwrap(), tape.var(&e).unwrap());
+        let y = Var::cat(&[&va, &vb], 0).unwrap();
+        assert_eq!(y.tensor().shape(), &[4, 0]);
+        let grads = y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(grads.get(&va).unwrap().shape(), &[2, 0]);
     });
 }
 
