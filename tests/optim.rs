@@ -11,7 +11,7 @@ use wgsl_compute::io::safetensors;
 use wgsl_compute::mixer::{MixerKind, MixerPath};
 use wgsl_compute::models::{random_windows, CharModel, CharModelConfig};
 use wgsl_compute::train::{clip_grad_norm, Adam, CharVocab, Optimizer, ParamStore, Sgd};
-use wgsl_compute::{Context, DType, Tensor};
+use wgsl_compute::{Context, DType, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -223,6 +223,64 @@ fn optim_clip_grad_norm_scales_to_the_bound() {
         assert!(msg.contains("param 1") && msg.contains("gradient"), "{msg}");
         let msg = clip_grad_norm(&[w], &mut grads, f32::NAN).unwrap_err().to_string();
         assert!(msg.contains("max_norm"), "{msg}");
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}
+
+/// `clip_grad_norm` over one parameter whose gradient is `c` (loss = sum(w * c)); returns the
+/// norm and the clipped gradient.
+fn clip_known(ctx: &Context, c: &[f32], max_norm: f32) -> (f32, Vec<f32>) {
+    let tape = Tape::new(ctx);
+    let w = tape.var(&Tensor::full(ctx, &[c.len()], 1.0).unwrap()).unwrap();
+    let k = Var::constant(&Tensor::from_slice(ctx, &[c.len()], c).unwrap());
+    let mut grads = w.mul(&k).unwrap().sum_all().unwrap().backward().unwrap();
+    let norm = clip_grad_norm(std::slice::from_ref(&w), &mut grads, max_norm).unwrap();
+    (norm, grads.get(&w).unwrap().to_vec().unwrap())
+}
+
+#[test]
+fn optim_clip_grad_norm_neither_overflows_nor_underflows() {
+    // Issue 41, item 4: [1e20, -1e20, 3e19] gave norm inf and every gradient 0; gradients of
+    // 3e-30 gave norm 0. The f64 norm, within 1e-5 relative, and the clipped gradients.
+    let rel = |got: f32, want: f64| ((got as f64 - want) / want).abs();
+    let check = |ctx: &Context| {
+        let name = format!("{} ({:?})", ctx.info().name, ctx.info().backend);
+        for c in [
+            vec![1e20f32, -1e20, 3e19],
+            vec![3e-30f32; 4],
+            vec![1e37, -1e37, 1.0],
+            vec![1e-19, 2e-19],
+        ] {
+            let want: f64 = c.iter().map(|&x| (x as f64).powi(2)).sum::<f64>().sqrt();
+            for max_norm in [1.0f32, 1e30] {
+                let (norm, g) = clip_known(ctx, &c, max_norm);
+                assert!(rel(norm, want) < 1e-5, "norm of {c:?} on {name}: {norm} vs {want}");
+                let scale = (max_norm as f64 / (want + 1e-6)).min(1.0);
+                for (x, &ci) in g.iter().zip(&c) {
+                    let w = ci as f64 * scale;
+                    assert!(rel(*x, w) < 1e-5, "clipped {ci} at {max_norm} on {name}: {x} vs {w}");
+                }
+            }
+        }
+        // A variable listed twice would count its gradient twice: an error naming the op.
+        let tape = Tape::new(ctx);
+        let w = tape.var(&Tensor::full(ctx, &[2], 1.0).unwrap()).unwrap();
+        let mut grads = w.sum_all().unwrap().backward().unwrap();
+        let err = clip_grad_norm(&[w.clone(), w.clone()], &mut grads, 1.0).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Value {
+                    op: "clip_grad_norm",
+                    arg: "vars",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("param 1"), "{err}");
+        assert_eq!(grads.get(&w).unwrap().to_vec().unwrap(), vec![1.0, 1.0], "unchanged");
     };
     check(&Context::cpu());
     each_adapter(check);
