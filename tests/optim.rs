@@ -377,8 +377,21 @@ fn optim_param_store_bad_files_name_what_is_wrong() {
     shaped[1] = entry("bias", DType::F32, &[6]);
     let msg = fail(&shaped);
     assert!(
-        msg.contains("`bias`") && msg.contains("expected shape [5]") && msg.contains("found shape [6]"),
+        msg.contains("`bias`") && msg.contains("expected [5]") && msg.contains("has shape [6]"),
         "{msg}"
+    );
+    let err = s
+        .load_into(&safetensors::serialize(&shaped, &[]), "ckpt.safetensors")
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Shape {
+                op: "ParamStore::load_into",
+                ..
+            }
+        ),
+        "a shape mismatch is a shape error: {err:?}"
     );
     let mut typed = good.clone();
     typed[0] = entry("layer.w", DType::F16, &[3, 4]);
@@ -400,6 +413,63 @@ fn optim_param_store_bad_files_name_what_is_wrong() {
     let mut dup = ParamStore::new();
     dup.insert("w", Tensor::zeros(&ctx, &[1]).unwrap()).unwrap();
     assert!(dup.insert("w", Tensor::zeros(&ctx, &[1]).unwrap()).is_err());
+}
+
+#[test]
+fn optim_param_store_refuses_the_metadata_name_and_repeated_keys() {
+    // Issue 41, item 5: a parameter named `__metadata__` wrote a checkpoint that could not be
+    // read back; a file naming a tensor twice loaded the last entry silently.
+    let ctx = Context::cpu();
+    let mut s = ParamStore::new();
+    let err = s
+        .insert("__metadata__", Tensor::zeros(&ctx, &[2]).unwrap())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Value {
+                op: "ParamStore::insert",
+                arg: "name",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("__metadata__"), "{err}");
+    assert!(s.is_empty());
+    s.insert("w", Tensor::zeros(&ctx, &[1]).unwrap()).unwrap();
+    let round = ParamStore::from_bytes(&ctx, &s.to_bytes().unwrap(), "ckpt").unwrap();
+    assert_eq!(round.names(), ["w"]);
+    // Two entries named `w` over the same 4 bytes, of different shapes: the header is valid
+    // JSON and the data is tiled, but which `w` is meant is not known.
+    let file = |header: &str| {
+        let mut b = (header.len() as u64).to_le_bytes().to_vec();
+        b.extend(header.as_bytes());
+        b.extend(1f32.to_le_bytes());
+        b
+    };
+    let once = file(r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#);
+    assert_eq!(ParamStore::from_bytes(&ctx, &once, "ckpt").unwrap().names(), ["w"]);
+    for header in [
+        r#"{"w":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+        r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}, "\u0077" :{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+        r#"{"__metadata__":{"a":"b"},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"__metadata__":{}}"#,
+    ] {
+        let twice = file(header);
+        let msg = ParamStore::from_bytes(&ctx, &twice, "ckpt.safetensors")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("ckpt.safetensors") && msg.contains("more than once"),
+            "{msg}"
+        );
+        let msg = s.load_into(&twice, "ckpt.safetensors").unwrap_err().to_string();
+        assert!(msg.contains("more than once"), "{msg}");
+    }
+    // Keys inside an entry and strings that look like keys are not top-level keys.
+    let nested =
+        file(r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"__metadata__":{"w":"\"w\":","x":"{"}}"#);
+    assert_eq!(ParamStore::from_bytes(&ctx, &nested, "ckpt").unwrap().names(), ["w"]);
 }
 
 /// A two-layer MLP (linear, GELU, linear, cross-entropy) on a fixed batch, trained through the
