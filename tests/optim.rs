@@ -165,6 +165,52 @@ fn optim_sgd_momentum_and_adamw_match_hand_computations() {
     each_adapter(check);
 }
 
+#[test]
+fn optim_a_parameter_passed_twice_is_refused() {
+    // Issue 41, item 7: `Adam::step` took one tensor passed twice and moved it twice.
+    let check = |ctx: &Context| {
+        let p = Tensor::from_slice(ctx, &[4], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        let q = Tensor::from_slice(ctx, &[4], &[5.0, 6.0, 7.0, 8.0]).unwrap();
+        let g = Tensor::full(ctx, &[4], 0.5).unwrap();
+        let before = (p.to_vec().unwrap(), q.to_vec().unwrap());
+        let mut adam = Adam::new(&[&p, &p], 0.1).unwrap();
+        let err = adam.step(&[&p, &p], &[&g, &g]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Value {
+                    op: "adam",
+                    arg: "params",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("param 1") && err.to_string().contains("param 0"),
+            "{err}"
+        );
+        let mut sgd = Sgd::new(&[&q, &p, &q], 0.1, 0.0).unwrap();
+        let err = sgd.step(&[&q, &p, &q], &[&g, &g, &g]).unwrap_err();
+        assert!(
+            err.to_string().contains("param 2") && err.to_string().contains("param 0"),
+            "{err}"
+        );
+        // A clone shares the storage (and a reshape does): the same parameter again.
+        let mut adam = Adam::new(&[&p, &p.clone()], 0.1).unwrap();
+        assert!(adam.step(&[&p, &p.clone()], &[&g, &g]).is_err());
+        let p2 = p.reshape(&[2, 2]).unwrap();
+        let g2 = Tensor::full(ctx, &[2, 2], 0.5).unwrap();
+        let mut adam = Adam::new(&[&p, &p2], 0.1).unwrap();
+        assert!(adam.step(&[&p, &p2], &[&g, &g2]).is_err());
+        assert_eq!((p.to_vec().unwrap(), q.to_vec().unwrap()), before, "nothing moved");
+        let mut adam = Adam::new(&[&p, &q], 0.1).unwrap();
+        adam.step(&[&p, &q], &[&g, &g]).unwrap();
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}
+
 /// Two parameters whose gradients are known: loss = sum(w1 * c1) + sum(w2 * c2), so
 /// dL/dw1 = c1 and dL/dw2 = c2.
 #[test]

@@ -453,6 +453,33 @@ fn tune_env_is_read_once_per_context() {
 }
 
 #[test]
+fn tune_env_bogus_is_an_error_on_the_cpu_context_too() {
+    // Issue 41, item 7: `ENGINE_TUNE=garbage` failed `Context::new` on a GPU and was ignored
+    // when the context was the CPU reference. The child is `tune_env_is_read_once_per_context`.
+    for mode in ["off", "on", "bogus"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "tune::tune_env_is_read_once_per_context",
+                "--test-threads",
+                "1",
+            ])
+            .env("ENGINE_TUNE_CHILD", mode)
+            .env("ENGINE_TUNE", mode)
+            .env("ENGINE_TUNE_CACHE", "")
+            .env("ENGINE_BACKEND", "cpu")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "ENGINE_TUNE={mode} on the CPU context: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn tune_plan_captured_after_tuning_replays_the_tuned_path() {
     each_fresh(|ctx| {
         let mut rng = Rng::new(3);
