@@ -921,3 +921,42 @@ fn scan_padded_backward_keeps_an_infinity_out_of_the_padded_columns() {
         }
     });
 }
+
+#[test]
+fn scan_channel_walks_of_lengths_the_chunk_does_not_divide() {
+    // Issue 41, item 9 (b): T = 4001 (prime: every chunk length leaves a ragged last chunk)
+    // and T = 7919, where one-step chunks are lengthened to two on software adapters (more
+    // chunks than a segment's 7500 steps) and the last one is a single step; Chunked with the
+    // automatic length (64 at 4001), one and three steps, and Auto, forward and backward,
+    // against the f64 reference.
+    each_adapter(|ctx| {
+        for op in [ScanOp::Linear, ScanOp::Log] {
+            for t in [4001, 7919] {
+                for strategy in [
+                    Strategy::Chunked { chunk: None },
+                    Strategy::Chunked { chunk: Some(1) },
+                    Strategy::Chunked { chunk: Some(3) },
+                    Strategy::Auto,
+                ] {
+                    for backward in [false, true] {
+                        let case = ScanCase {
+                            op,
+                            backward,
+                            b: 1,
+                            t,
+                            n: 3,
+                            k: 1,
+                            v: 1,
+                            h0: true,
+                            strategy,
+                            seed: 4001,
+                            dtype: wgsl_compute::DType::F32,
+                        };
+                        let row = pollster::block_on(parity::scan::run_case(ctx, &case));
+                        assert!(row.passed, "{}", parity::markdown_row(&row));
+                    }
+                }
+            }
+        }
+    });
+}
