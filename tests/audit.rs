@@ -34,16 +34,16 @@
 //! | models/gpt2/tiny.rs:random_checkpoint | changed: the config (`Config::validate`) and at most `MAX_ELEMENTS` parameters before drawing (aborted on huge sizes); now a `Result` |
 //! | models/gpt2/tiny.rs:tiny_random_checkpoint, write_tiny_random | total (a fixed config) |
 //! | models/gpt2/reference.rs:forward | checked: 1..=n_positions ids below V; changed: the weights against their config (`Weights::validate`; public fields) |
-//! | models/gpt2/model.rs:Gpt2::step, forward, with_vocab_block | checked: 1..=remaining ids; rows clamped to 1..=V |
+//! | models/gpt2/model.rs:Gpt2::step, forward, with_vocab_block | checked: 1..=remaining ids; rows >= 1 (0 was taken as 1), clamped to V |
 //! | generate/sampling.rs:Sampler::pick; models/gpt2/generate.rs:Gpt2::generate* ; generate/generator.rs:Generator::generate*, prefill_plan | checked: non-empty logits; prompt + n within n_positions; 1..=n_positions |
 //! | generate/sampling.rs:argmax | total (0 for an empty slice, NaN wins) |
 //! | models/gpt2/kv_cache.rs:KvCache::new | earlier: n_embd % n_head, zero or oversized dimensions |
 //! | models/gpt2/tokenizer.rs:decode, decode_bytes; text_stream.rs:TextStream::push | checked: ids below the vocabulary |
-//! | models/gpt2/weights.rs:from_safetensors; io/safetensors.rs:serialize | checked (parse, shapes) / left: serialize writes the entries it is given |
-//! | train/optim/adam.rs:Adam::new, adamw, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense; weight_decay finite >= 0 |
+//! | models/gpt2/weights.rs:from_safetensors; io/safetensors.rs:serialize | checked (parse, shapes, a header key once) / left: serialize writes the entries it is given |
+//! | train/optim/adam.rs:Adam::new, adamw, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense, no parameter twice; weight_decay finite >= 0 |
 //! | train/optim/sgd.rs:Sgd::new, step | checked: lr, weight_decay finite >= 0, momentum in [0, 1); params/grads as Adam's |
-//! | train/optim/clip.rs:clip_grad_norm, clip_grad_norm_tensor | checked: max_norm finite > 0; a gradient for every variable |
-//! | train/params.rs:ParamStore::insert, from_bytes, load_into | checked: new names, dense F32 of one context; the file's names, shapes, dtypes (parse) |
+//! | train/optim/clip.rs:clip_grad_norm, clip_grad_norm_tensor | checked: max_norm finite > 0; a gradient for every variable, each variable once |
+//! | train/params.rs:ParamStore::insert, from_bytes, load_into | checked: new names other than `__metadata__`, dense F32 of one context; the file's names, shapes, dtypes (parse) |
 //! | ops/cross_entropy.rs:cross_entropy | checked: logits (R, V), one target per row, below V < 2^24 |
 //! | train/vocab.rs:CharVocab::decode | total (ids outside the vocabulary become U+FFFD) |
 //! | expr/interp.rs:Interp::call | earlier: argument count and lengths; changed: a hand-built body (public fields) reading a later node or a missing parameter (panicked) |

@@ -486,3 +486,28 @@ fn gpt2_shakespeare_greedy_matches_transformers() {
         assert_eq!(got, want[..n], "{prompt:?} on {}", ctx.info().name);
     });
 }
+
+#[test]
+fn gpt2_a_vocab_block_of_zero_rows_is_an_error() {
+    // Issue 41, item 7: `rows = 0` silently became blocks of one row.
+    let cfg = small_config();
+    let small =
+        Weights::from_safetensors(cfg.clone(), &random_checkpoint(&cfg, 23, DType::F32).unwrap(), "small").unwrap();
+    let check = |ctx: &Context| {
+        let err = Gpt2::with_vocab_block(ctx, &small, 0).err().expect("rows = 0 refused");
+        assert!(
+            matches!(
+                err,
+                Error::Value {
+                    op: "Gpt2::with_vocab_block",
+                    arg: "rows",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(Gpt2::with_vocab_block(ctx, &small, 1).is_ok());
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}

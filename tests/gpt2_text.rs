@@ -1,10 +1,12 @@
 //! What a user reads: the `gpt2` example's default sampling on the shipped Shakespeare model
 //! does not loop (the README command's check), and software adapters are named as such.
+//! The streaming detokenizer gives the text `from_utf8_lossy` gives (issue 41, item 1).
 
 use std::path::Path;
 
+use wgsl_compute::check::Rng;
 use wgsl_compute::context::Backend;
-use wgsl_compute::models::gpt2::{Gpt2, Sampling, Tokenizer, Weights};
+use wgsl_compute::models::gpt2::{Gpt2, Sampling, TextStream, Tokenizer, Weights};
 use wgsl_compute::Context;
 
 use crate::common::each_adapter;
@@ -149,4 +151,52 @@ fn gpt2_text_a_healthy_run_of_the_readme_command_prints_no_error_line() {
     assert!(out.status.success(), "gpt2 failed: {stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.to_lowercase().contains("error")).collect();
     assert!(errors.is_empty(), "a healthy run printed {errors:?}");
+}
+
+/// Streams `ids` a piece at a time and returns the pieces, the last one `finish`'s.
+fn stream(tok: &Tokenizer, ids: &[u32]) -> Vec<String> {
+    let mut s = TextStream::new(tok);
+    let mut pieces: Vec<String> = ids.iter().map(|&id| s.push(id).unwrap()).collect();
+    pieces.push(s.finish());
+    pieces
+}
+
+#[test]
+fn gpt2_text_stream_after_an_invalid_sequence_keeps_an_unfinished_character() {
+    // Issue 41, item 1: `e2 | 20 e2 80 | 9c` is an invalid `e2`, a space and U+201C split over
+    // two ids; the stream flushed the unfinished `e2 80` with the invalid byte.
+    let tok = Tokenizer::gpt2().unwrap();
+    let ids = [158, 564, 250];
+    let bytes = tok.decode_bytes(&ids).unwrap();
+    assert_eq!(bytes, [0xe2, 0x20, 0xe2, 0x80, 0x9c]);
+    let pieces = stream(tok, &ids);
+    assert_eq!(pieces, ["", "\u{fffd} ", "\u{201c}", ""]);
+    assert_eq!(pieces.concat(), String::from_utf8_lossy(&bytes));
+}
+
+#[test]
+fn gpt2_text_stream_equals_lossy_decoding_of_random_bytes() {
+    // Single-byte ids drawn from lead, continuation, ASCII and never-valid bytes: the streamed
+    // text is `from_utf8_lossy` of all the bytes, whatever the split.
+    let tok = Tokenizer::gpt2().unwrap();
+    let single = |b: u8| {
+        (0..tok.vocab_size() as u32)
+            .find(|&id| tok.decode_bytes(&[id]).unwrap() == [b])
+            .unwrap()
+    };
+    let pool: Vec<(u8, u32)> = [
+        0x20, 0x41, 0x80, 0x9c, 0xa0, 0xbf, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xf8, 0xff,
+    ]
+    .iter()
+    .map(|&b| (b, single(b)))
+    .collect();
+    let mut rng = Rng::new(41);
+    for case in 0..3000 {
+        let n = 1 + rng.below(8);
+        let draw: Vec<(u8, u32)> = (0..n).map(|_| pool[rng.below(pool.len())]).collect();
+        let bytes: Vec<u8> = draw.iter().map(|d| d.0).collect();
+        let ids: Vec<u32> = draw.iter().map(|d| d.1).collect();
+        let got = stream(tok, &ids).concat();
+        assert_eq!(got, String::from_utf8_lossy(&bytes), "case {case}: bytes {bytes:02x?}");
+    }
 }

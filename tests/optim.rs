@@ -6,12 +6,12 @@
 //! hand-written backward.
 
 use wgsl_compute::autograd::{Tape, Var};
-use wgsl_compute::check::{gates, Rng};
+use wgsl_compute::check::{gates, Gate, Rng};
 use wgsl_compute::io::safetensors;
 use wgsl_compute::mixer::{MixerKind, MixerPath};
 use wgsl_compute::models::{random_windows, CharModel, CharModelConfig};
 use wgsl_compute::train::{clip_grad_norm, Adam, CharVocab, Optimizer, ParamStore, Sgd};
-use wgsl_compute::{Context, DType, Tensor};
+use wgsl_compute::{Context, DType, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -134,6 +134,46 @@ fn adamw_f64(w: &[f32], gs: &[Vec<f32>], lr: f64, wd: f64) -> Vec<f32> {
     w.iter().map(|&x| x as f32).collect()
 }
 
+/// Adam with L2 weight decay (`Adam::new` with `weight_decay`, not decoupled): the decay is
+/// added to the gradient, `g + wd * w`, before the moments, as `torch.optim.Adam` does.
+fn adam_l2_f64(w: &[f32], gs: &[Vec<f32>], lr: f64, wd: f64) -> Vec<f32> {
+    let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-8f64);
+    let mut w: Vec<f64> = w.iter().map(|&x| x as f64).collect();
+    let (mut m, mut v) = (vec![0.0f64; w.len()], vec![0.0f64; w.len()]);
+    for (t, g) in gs.iter().enumerate() {
+        let t = (t + 1) as i32;
+        for i in 0..w.len() {
+            let g = g[i] as f64 + wd * w[i];
+            m[i] = b1 * m[i] + (1.0 - b1) * g;
+            v[i] = b2 * v[i] + (1.0 - b2) * g * g;
+            let (mh, vh) = (m[i] / (1.0 - b1.powi(t)), v[i] / (1.0 - b2.powi(t)));
+            w[i] -= lr * mh / (vh.sqrt() + eps);
+        }
+    }
+    w.iter().map(|&x| x as f32).collect()
+}
+
+#[test]
+fn optim_adam_with_l2_decay_matches_a_hand_computation() {
+    // Issue 41, item 9 (a): five steps of plain Adam with weight_decay = 0.1 against the f64
+    // update, at 1e-5. AdamW's decoupled shrink in its place moves the weights ~1e-3 away.
+    let prob = problem(43, 5);
+    let want: Vec<f32> = prob.iter().flat_map(|(w, g)| adam_l2_f64(w, g, 0.01, 0.1)).collect();
+    let adamw: Vec<f32> = prob.iter().flat_map(|(w, g)| adamw_f64(w, g, 0.01, 0.1)).collect();
+    let apart = want.iter().zip(&adamw).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    assert!(apart > 1e-4, "the test tells L2 from decoupled decay ({apart})");
+    let check = |ctx: &Context| {
+        let got = run_steps(ctx, &prob, |p| {
+            let mut a = Adam::new(p, 0.01).unwrap();
+            a.weight_decay = 0.1;
+            a
+        });
+        assert_close(ctx, "adam + L2 vs f64", &got, &want, Gate::new(1e-5, 1e-5));
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}
+
 #[test]
 fn optim_sgd_momentum_and_adamw_match_hand_computations() {
     let prob = problem(41, 5);
@@ -160,6 +200,52 @@ fn optim_sgd_momentum_and_adamw_match_hand_computations() {
         let got = run_steps(ctx, &prob, |p| Adam::adamw(p, 0.01, 0.1).unwrap());
         let want: Vec<f32> = prob.iter().flat_map(|(w, g)| adamw_f64(w, g, 0.01, 0.1)).collect();
         assert_close(ctx, "adamw vs f64", &got, &want, gates::OPTIMIZER);
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}
+
+#[test]
+fn optim_a_parameter_passed_twice_is_refused() {
+    // Issue 41, item 7: `Adam::step` took one tensor passed twice and moved it twice.
+    let check = |ctx: &Context| {
+        let p = Tensor::from_slice(ctx, &[4], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        let q = Tensor::from_slice(ctx, &[4], &[5.0, 6.0, 7.0, 8.0]).unwrap();
+        let g = Tensor::full(ctx, &[4], 0.5).unwrap();
+        let before = (p.to_vec().unwrap(), q.to_vec().unwrap());
+        let mut adam = Adam::new(&[&p, &p], 0.1).unwrap();
+        let err = adam.step(&[&p, &p], &[&g, &g]).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Value {
+                    op: "adam",
+                    arg: "params",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("param 1") && err.to_string().contains("param 0"),
+            "{err}"
+        );
+        let mut sgd = Sgd::new(&[&q, &p, &q], 0.1, 0.0).unwrap();
+        let err = sgd.step(&[&q, &p, &q], &[&g, &g, &g]).unwrap_err();
+        assert!(
+            err.to_string().contains("param 2") && err.to_string().contains("param 0"),
+            "{err}"
+        );
+        // A clone shares the storage (and a reshape does): the same parameter again.
+        let mut adam = Adam::new(&[&p, &p.clone()], 0.1).unwrap();
+        assert!(adam.step(&[&p, &p.clone()], &[&g, &g]).is_err());
+        let p2 = p.reshape(&[2, 2]).unwrap();
+        let g2 = Tensor::full(ctx, &[2, 2], 0.5).unwrap();
+        let mut adam = Adam::new(&[&p, &p2], 0.1).unwrap();
+        assert!(adam.step(&[&p, &p2], &[&g, &g2]).is_err());
+        assert_eq!((p.to_vec().unwrap(), q.to_vec().unwrap()), before, "nothing moved");
+        let mut adam = Adam::new(&[&p, &q], 0.1).unwrap();
+        adam.step(&[&p, &q], &[&g, &g]).unwrap();
     };
     check(&Context::cpu());
     each_adapter(check);
@@ -223,6 +309,64 @@ fn optim_clip_grad_norm_scales_to_the_bound() {
         assert!(msg.contains("param 1") && msg.contains("gradient"), "{msg}");
         let msg = clip_grad_norm(&[w], &mut grads, f32::NAN).unwrap_err().to_string();
         assert!(msg.contains("max_norm"), "{msg}");
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}
+
+/// `clip_grad_norm` over one parameter whose gradient is `c` (loss = sum(w * c)); returns the
+/// norm and the clipped gradient.
+fn clip_known(ctx: &Context, c: &[f32], max_norm: f32) -> (f32, Vec<f32>) {
+    let tape = Tape::new(ctx);
+    let w = tape.var(&Tensor::full(ctx, &[c.len()], 1.0).unwrap()).unwrap();
+    let k = Var::constant(&Tensor::from_slice(ctx, &[c.len()], c).unwrap());
+    let mut grads = w.mul(&k).unwrap().sum_all().unwrap().backward().unwrap();
+    let norm = clip_grad_norm(std::slice::from_ref(&w), &mut grads, max_norm).unwrap();
+    (norm, grads.get(&w).unwrap().to_vec().unwrap())
+}
+
+#[test]
+fn optim_clip_grad_norm_neither_overflows_nor_underflows() {
+    // Issue 41, item 4: [1e20, -1e20, 3e19] gave norm inf and every gradient 0; gradients of
+    // 3e-30 gave norm 0. The f64 norm, within 1e-5 relative, and the clipped gradients.
+    let rel = |got: f32, want: f64| ((got as f64 - want) / want).abs();
+    let check = |ctx: &Context| {
+        let name = format!("{} ({:?})", ctx.info().name, ctx.info().backend);
+        for c in [
+            vec![1e20f32, -1e20, 3e19],
+            vec![3e-30f32; 4],
+            vec![1e37, -1e37, 1.0],
+            vec![1e-19, 2e-19],
+        ] {
+            let want: f64 = c.iter().map(|&x| (x as f64).powi(2)).sum::<f64>().sqrt();
+            for max_norm in [1.0f32, 1e30] {
+                let (norm, g) = clip_known(ctx, &c, max_norm);
+                assert!(rel(norm, want) < 1e-5, "norm of {c:?} on {name}: {norm} vs {want}");
+                let scale = (max_norm as f64 / (want + 1e-6)).min(1.0);
+                for (x, &ci) in g.iter().zip(&c) {
+                    let w = ci as f64 * scale;
+                    assert!(rel(*x, w) < 1e-5, "clipped {ci} at {max_norm} on {name}: {x} vs {w}");
+                }
+            }
+        }
+        // A variable listed twice would count its gradient twice: an error naming the op.
+        let tape = Tape::new(ctx);
+        let w = tape.var(&Tensor::full(ctx, &[2], 1.0).unwrap()).unwrap();
+        let mut grads = w.sum_all().unwrap().backward().unwrap();
+        let err = clip_grad_norm(&[w.clone(), w.clone()], &mut grads, 1.0).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Value {
+                    op: "clip_grad_norm",
+                    arg: "vars",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("param 1"), "{err}");
+        assert_eq!(grads.get(&w).unwrap().to_vec().unwrap(), vec![1.0, 1.0], "unchanged");
     };
     check(&Context::cpu());
     each_adapter(check);
@@ -319,8 +463,21 @@ fn optim_param_store_bad_files_name_what_is_wrong() {
     shaped[1] = entry("bias", DType::F32, &[6]);
     let msg = fail(&shaped);
     assert!(
-        msg.contains("`bias`") && msg.contains("expected shape [5]") && msg.contains("found shape [6]"),
+        msg.contains("`bias`") && msg.contains("expected [5]") && msg.contains("has shape [6]"),
         "{msg}"
+    );
+    let err = s
+        .load_into(&safetensors::serialize(&shaped, &[]), "ckpt.safetensors")
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Shape {
+                op: "ParamStore::load_into",
+                ..
+            }
+        ),
+        "a shape mismatch is a shape error: {err:?}"
     );
     let mut typed = good.clone();
     typed[0] = entry("layer.w", DType::F16, &[3, 4]);
@@ -342,6 +499,63 @@ fn optim_param_store_bad_files_name_what_is_wrong() {
     let mut dup = ParamStore::new();
     dup.insert("w", Tensor::zeros(&ctx, &[1]).unwrap()).unwrap();
     assert!(dup.insert("w", Tensor::zeros(&ctx, &[1]).unwrap()).is_err());
+}
+
+#[test]
+fn optim_param_store_refuses_the_metadata_name_and_repeated_keys() {
+    // Issue 41, item 5: a parameter named `__metadata__` wrote a checkpoint that could not be
+    // read back; a file naming a tensor twice loaded the last entry silently.
+    let ctx = Context::cpu();
+    let mut s = ParamStore::new();
+    let err = s
+        .insert("__metadata__", Tensor::zeros(&ctx, &[2]).unwrap())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Value {
+                op: "ParamStore::insert",
+                arg: "name",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("__metadata__"), "{err}");
+    assert!(s.is_empty());
+    s.insert("w", Tensor::zeros(&ctx, &[1]).unwrap()).unwrap();
+    let round = ParamStore::from_bytes(&ctx, &s.to_bytes().unwrap(), "ckpt").unwrap();
+    assert_eq!(round.names(), ["w"]);
+    // Two entries named `w` over the same 4 bytes, of different shapes: the header is valid
+    // JSON and the data is tiled, but which `w` is meant is not known.
+    let file = |header: &str| {
+        let mut b = (header.len() as u64).to_le_bytes().to_vec();
+        b.extend(header.as_bytes());
+        b.extend(1f32.to_le_bytes());
+        b
+    };
+    let once = file(r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#);
+    assert_eq!(ParamStore::from_bytes(&ctx, &once, "ckpt").unwrap().names(), ["w"]);
+    for header in [
+        r#"{"w":{"dtype":"F32","shape":[1,1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+        r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}, "\u0077" :{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+        r#"{"__metadata__":{"a":"b"},"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"__metadata__":{}}"#,
+    ] {
+        let twice = file(header);
+        let msg = ParamStore::from_bytes(&ctx, &twice, "ckpt.safetensors")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("ckpt.safetensors") && msg.contains("more than once"),
+            "{msg}"
+        );
+        let msg = s.load_into(&twice, "ckpt.safetensors").unwrap_err().to_string();
+        assert!(msg.contains("more than once"), "{msg}");
+    }
+    // Keys inside an entry and strings that look like keys are not top-level keys.
+    let nested =
+        file(r#"{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"__metadata__":{"w":"\"w\":","x":"{"}}"#);
+    assert_eq!(ParamStore::from_bytes(&ctx, &nested, "ckpt").unwrap().names(), ["w"]);
 }
 
 /// A two-layer MLP (linear, GELU, linear, cross-entropy) on a fixed batch, trained through the

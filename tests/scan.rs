@@ -847,3 +847,116 @@ fn scan_padded_value_widths_keep_non_finite_inputs_in_their_column() {
         assert_close(ctx, "every column before the poison", &h[..early], &w, gates::SCAN_AFFINE);
     });
 }
+
+/// NaN where `want` is NaN, the same infinity where it is infinite, and within the gate
+/// elsewhere; the first element that is not, as (index, got, want).
+fn same_classes(got: &[f32], want: &[f32]) -> Option<(usize, f32, f32)> {
+    assert_eq!(got.len(), want.len());
+    got.iter().zip(want).enumerate().find_map(|(i, (&g, &w))| {
+        let ok = if w.is_nan() || g.is_nan() {
+            w.is_nan() && g.is_nan()
+        } else if w.is_infinite() || g.is_infinite() {
+            g == w
+        } else {
+            (g - w).abs() <= 1e-5 + 1e-4 * w.abs()
+        };
+        (!ok).then_some((i, g, w))
+    })
+}
+
+#[test]
+fn scan_padded_backward_keeps_an_infinity_out_of_the_padded_columns() {
+    // Issue 41, item 8: v between the block sizes runs padded; backward summed the padded
+    // columns into dA, where G's padded column is A^T 0 = NaN once A holds an infinity, so
+    // dA was NaN on the GPU where the CPU route gives inf. A = 0.5 I with one +inf entry (the
+    // last step's, and the middle one's), B, h0 and dL/dH positive, so the real sums are
+    // infinities of one sign (and NaN only where 0 * inf enters on both routes).
+    let mut cases = vec![];
+    for (k, v) in [(2, 3), (2, 5), (2, 7), (4, 3), (8, 5)] {
+        for (inf_at, with_h0) in [(2, false), (1, true)] {
+            cases.push((k, v, inf_at, with_h0));
+        }
+    }
+    each_adapter(|ctx| {
+        for &(k, v, inf_at, with_h0) in &cases {
+            let (b, t, n) = (1, 3, 2);
+            let mut rng = Rng::new(41 + (k * 10 + v) as u64);
+            let mut a = vec![0f32; b * t * n * k * k];
+            for step in 0..t * n {
+                for i in 0..k {
+                    a[(step * k + i) * k + i] = 0.5;
+                }
+            }
+            a[((inf_at * n) * k) * k + 1] = f32::INFINITY; // step inf_at, block 0, row 0, col 1
+            let bv = rng.vec_range(b * t * n * k * v, 0.5, 1.0);
+            let h0v = rng.vec_range(b * n * k * v, 0.5, 1.0);
+            let gv = rng.vec_range(b * t * n * k * v, 0.5, 1.0);
+            let a = Tensor::from_slice(ctx, &[b, t, n, k, k], &a).unwrap();
+            let bt = Tensor::from_slice(ctx, &[b, t, n, k, v], &bv).unwrap();
+            let h0 = Tensor::from_slice(ctx, &[b, n, k, v], &h0v).unwrap();
+            let g = Tensor::from_slice(ctx, &[b, t, n, k, v], &gv).unwrap();
+            let h0 = with_h0.then_some(&h0);
+            let cpu = ScanOptions::route(Route::Cpu);
+            let h = scan::matrix_affine_scan_with(&a, &bt, h0, &cpu).unwrap();
+            let want = scan::matrix_affine_scan_backward_with(&a, h0, &h, &g, &cpu).unwrap();
+            let got = scan::matrix_affine_scan_backward_with(&a, h0, &h, &g, &ScanOptions::route(Route::Gpu)).unwrap();
+            let case = format!(
+                "k {k} v {v}, inf at step {inf_at}, h0 {with_h0} on {} ({:?})",
+                ctx.info().name,
+                ctx.info().backend
+            );
+            let da = want.da.to_vec().unwrap();
+            assert!(
+                da.iter().any(|x| x.is_infinite()),
+                "{case}: the case reaches an infinite dA"
+            );
+            for (name, got, want) in [
+                ("dA", &got.da, &want.da),
+                ("dB", &got.db, &want.db),
+                ("dh0", &got.dh0, &want.dh0),
+            ] {
+                let bad = same_classes(&got.to_vec().unwrap(), &want.to_vec().unwrap());
+                assert_eq!(bad, None, "{name}, {case}: (index, GPU, CPU route)");
+            }
+        }
+    });
+}
+
+#[test]
+fn scan_channel_walks_of_lengths_the_chunk_does_not_divide() {
+    // Issue 41, item 9 (b): T = 4001 (prime: every chunk length leaves a ragged last chunk)
+    // and T = 7919, where one-step chunks are lengthened to two on software adapters (more
+    // chunks than a segment's 7500 steps) and the last one is a single step; Chunked with the
+    // automatic length (64 at 4001), one and three steps, and Auto, forward and backward,
+    // against the f64 reference.
+    each_adapter(|ctx| {
+        for op in [ScanOp::Linear, ScanOp::Log] {
+            for t in [4001, 7919] {
+                for strategy in [
+                    Strategy::Chunked { chunk: None },
+                    Strategy::Chunked { chunk: Some(1) },
+                    Strategy::Chunked { chunk: Some(3) },
+                    Strategy::Auto,
+                ] {
+                    for backward in [false, true] {
+                        let case = ScanCase {
+                            op,
+                            backward,
+                            b: 1,
+                            t,
+                            n: 3,
+                            k: 1,
+                            v: 1,
+                            h0: true,
+                            strategy,
+                            seed: 4001,
+                            dtype: wgsl_compute::DType::F32,
+                        };
+                        let row = pollster::block_on(parity::scan::run_case(ctx, &case));
+                        assert!(row.passed, "{}", parity::markdown_row(&row));
+                    }
+                }
+            }
+        }
+    });
+}

@@ -5,6 +5,7 @@
 //! reference on every adapter present and on the CPU context.
 
 use ndarray::{ArrayD, Axis, IxDyn};
+use wgsl_compute::autograd::{Tape, Var};
 use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Binary, Context, DType, Error, Tensor, Unary};
@@ -232,6 +233,92 @@ fn tensor_api_where_selects_with_broadcasting() {
             x.where_(&bad, &zero),
             Err(Error::Shape { .. } | Error::ShapeMismatch { .. })
         ));
+    });
+}
+
+#[test]
+fn tensor_api_where_takes_a_nan_condition_as_true_everywhere() {
+    // Issue 41, item 2: lavapipe took a NaN condition for false (10 for
+    // `[1].where_([NaN], [10])`); the docs and the CPU say non-zero, NaN included, is true.
+    // Lengths 1 and 3 run the scalar kernel, 8 and 1024 the vec4 one where the layout allows.
+    let conds = [
+        f32::NAN,
+        -f32::NAN,
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        -1.0,
+        1e-40,
+        f32::from_bits(0x7fc0_0001),
+    ];
+    let truth = [true, true, false, false, true, true, true, true];
+    every_context(|ctx| {
+        for n in [1usize, 3, 8, 1024] {
+            let c: Vec<f32> = (0..n).map(|i| conds[i % conds.len()]).collect();
+            let a: Vec<f32> = (0..n).map(|i| 1.0 + i as f32).collect();
+            let b: Vec<f32> = (0..n).map(|i| -10.0 - i as f32).collect();
+            let want: Vec<f32> = (0..n)
+                .map(|i| if truth[i % truth.len()] { a[i] } else { b[i] })
+                .collect();
+            let (ct, at, bt) = (
+                Tensor::from_slice(ctx, &[n], &c).unwrap(),
+                Tensor::from_slice(ctx, &[n], &a).unwrap(),
+                Tensor::from_slice(ctx, &[n], &b).unwrap(),
+            );
+            let got = at.where_(&ct, &bt).unwrap().to_vec().unwrap();
+            assert_eq!(
+                got,
+                want,
+                "where n={n} on {} ({:?})",
+                ctx.info().name,
+                ctx.info().backend
+            );
+            // The gradient takes the same branch: d/da is 1 where the condition holds.
+            let tape = Tape::new(ctx);
+            let (va, vb) = (tape.var(&at).unwrap(), tape.var(&bt).unwrap());
+            let grads = va.where_(&ct, &vb).unwrap().sum_all().unwrap().backward().unwrap();
+            let da = grads.get(&va).unwrap().to_vec().unwrap();
+            let db = grads.get(&vb).unwrap().to_vec().unwrap();
+            let ones: Vec<f32> = (0..n).map(|i| if truth[i % truth.len()] { 1.0 } else { 0.0 }).collect();
+            let rest: Vec<f32> = ones.iter().map(|x| 1.0 - x).collect();
+            assert_eq!(
+                (da, db),
+                (ones, rest),
+                "where's gradient n={n} on {} ({:?})",
+                ctx.info().name,
+                ctx.info().backend
+            );
+        }
+    });
+}
+
+#[test]
+fn tensor_api_cat_of_empty_tensors_is_empty() {
+    // Issue 41, item 3: two (2, 0) tensors along axis 0 failed in `copy_into` (the (4, 0)
+    // output's stride along axis 0 is 0) instead of giving (4, 0).
+    every_context(|ctx| {
+        let e = Tensor::zeros(ctx, &[2, 0]).unwrap();
+        for (axis, want) in [(0, [4usize, 0]), (1, [2, 0])] {
+            let got = Tensor::cat(&[&e, &e], axis).unwrap();
+            assert_eq!(got.shape(), &want, "cat axis {axis}");
+            assert!(got.to_vec().unwrap().is_empty());
+        }
+        // An input empty along another axis than the joined one, next to a non-empty one of
+        // its shape elsewhere: (0, 3) and (2, 3) along axis 0.
+        let a = Tensor::zeros(ctx, &[0, 3]).unwrap();
+        let b = Tensor::from_slice(ctx, &[2, 3], &[1., 2., 3., 4., 5., 6.]).unwrap();
+        let got = Tensor::cat(&[&a, &b, &a], 0).unwrap();
+        assert_eq!(
+            (got.shape(), got.to_vec().unwrap()),
+            (&[2usize, 3][..], vec![1., 2., 3., 4., 5., 6.])
+        );
+        // The variables' cat and its gradient too.
+        let tape = Tape::new(ctx);
+        let (va, vb) = (tape.var(&e).unwrap(), tape.var(&e).unwrap());
+        let y = Var::cat(&[&va, &vb], 0).unwrap();
+        assert_eq!(y.tensor().shape(), &[4, 0]);
+        let grads = y.sum_all().unwrap().backward().unwrap();
+        assert_eq!(grads.get(&va).unwrap().shape(), &[2, 0]);
     });
 }
 

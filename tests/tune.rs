@@ -453,6 +453,33 @@ fn tune_env_is_read_once_per_context() {
 }
 
 #[test]
+fn tune_env_bogus_is_an_error_on_the_cpu_context_too() {
+    // Issue 41, item 7: `ENGINE_TUNE=garbage` failed `Context::new` on a GPU and was ignored
+    // when the context was the CPU reference. The child is `tune_env_is_read_once_per_context`.
+    for mode in ["off", "on", "bogus"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "tune::tune_env_is_read_once_per_context",
+                "--test-threads",
+                "1",
+            ])
+            .env("ENGINE_TUNE_CHILD", mode)
+            .env("ENGINE_TUNE", mode)
+            .env("ENGINE_TUNE_CACHE", "")
+            .env("ENGINE_BACKEND", "cpu")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "ENGINE_TUNE={mode} on the CPU context: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn tune_plan_captured_after_tuning_replays_the_tuned_path() {
     each_fresh(|ctx| {
         let mut rng = Rng::new(3);
@@ -698,5 +725,163 @@ fn tune_matrix_scan_strategy_tuned_times_every_kernel_set_and_walk_within_the_ga
                 }
             }
         }
+    });
+}
+
+/// Which of the families `f` is: a `match` with no wildcard, so a new family fails to compile
+/// here until the test below covers it.
+fn family_index(f: Family) -> usize {
+    match f {
+        Family::Matmul => 0,
+        Family::ChannelScan => 1,
+        Family::Elementwise => 2,
+        Family::ScanWalk => 3,
+        Family::MatrixScan => 4,
+    }
+}
+
+#[test]
+fn tune_every_family_round_trips_through_the_cache_file() {
+    // Issue 41, item 6: `Family::ALL` left out `MatrixScan`, so a file with a `matrix_scan`
+    // entry was refused whole ("entry 4 is malformed").
+    let mut seen: Vec<usize> = Family::ALL.iter().map(|&f| family_index(f)).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, [0, 1, 2, 3, 4], "Family::ALL lists every family once");
+    let entry = |f: Family| {
+        serde_json::json!({
+            "family": f.name(), "key": format!("key of {f}"), "chosen": "b", "hand": "a",
+            "clock": "timestamps", "cost_ms": 1.5, "times_ms": [["a", 2.0], ["b", 1.0]],
+        })
+    };
+    // The documented example's adapter (`tune::parse_cache_text`).
+    let doc = serde_json::json!({
+        "format": 1, "engine": env!("CARGO_PKG_VERSION"),
+        "adapter": "llvmpipe (LLVM 19.1.7, 256 bits)", "vendor": 65541, "device": 0,
+        "driver": "llvmpipe Mesa 25.0.7", "backend": "Vulkan",
+        "entries": Family::ALL.iter().map(|&f| entry(f)).collect::<Vec<_>>(),
+    });
+    let parsed = wgsl_compute::tune::parse_cache_text(&doc.to_string()).unwrap();
+    assert_eq!(parsed.iter().map(|e| e.family).collect::<Vec<_>>(), Family::ALL);
+    each_fresh(|ctx| {
+        // This adapter's own file (a tuned matmul writes it), its entries replaced by one per
+        // family: a new context reads every one of them back.
+        let path = cache_file(ctx, "every-family");
+        ctx.set_tune_cache(Some(path.clone()));
+        let mut rng = Rng::new(12);
+        let (a, b) = (random(ctx, &mut rng, &[64, 32]), random(ctx, &mut rng, &[32, 64]));
+        settled(ctx, || ops::matmul(&a, &b).unwrap());
+        let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        doc["entries"] = Family::ALL.iter().map(|&f| entry(f)).collect();
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let next = another(ctx, &path, TuneMode::Cached);
+        let families: Vec<Family> = next.tune_entries().iter().map(|e| e.family).collect();
+        assert_eq!(families, Family::ALL, "every family read back");
+        let _ = std::fs::remove_file(&path);
+    });
+}
+
+/// Runs `f` on a thread and fails if it takes more than `secs` (a cache read that hangs on
+/// a FIFO, or reads /dev/zero without end, must not hang the suite).
+fn within(secs: u64, what: &str, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still running after {secs} s"),
+        Err(e) => panic!("{what}: the test thread failed ({e})"),
+    }
+}
+
+#[test]
+fn tune_cache_paths_that_are_not_regular_files_are_left_alone() {
+    // Issue 41, item 6: pointed at a character device the tuner renamed its JSON over the
+    // device node; a FIFO hung the first call; /dev/zero was read until memory ran out. The
+    // cache is a regular file or nothing: such a path is neither read nor replaced, and
+    // tuning goes on in memory.
+    each_fresh(|ctx| {
+        let dir = cache_file(ctx, "special").with_extension("d");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let have_fifo = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        // A link to /dev/zero: the link is what a rename would replace, never the device.
+        let zero = dir.join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let sub = dir.join("a-directory");
+        std::fs::create_dir(&sub).unwrap();
+        let mut paths = vec![zero.clone(), sub.clone()];
+        if have_fifo {
+            paths.push(fifo.clone());
+        }
+        for path in paths {
+            let what = format!("{} on {}", path.display(), ctx.info().name);
+            let (a, b) = {
+                let mut rng = Rng::new(13);
+                (rng.vec_range(64 * 32, -1.0, 1.0), rng.vec_range(32 * 64, -1.0, 1.0))
+            };
+            let next = another(ctx, &path, TuneMode::Cached);
+            let run = {
+                let (next, what) = (next.clone(), what.clone());
+                move || {
+                    assert!(next.tune_entries().is_empty(), "{what}");
+                    let a = Tensor::from_slice(&next, &[64, 32], &a).unwrap();
+                    let b = Tensor::from_slice(&next, &[32, 64], &b).unwrap();
+                    settled(&next, || ops::matmul(&a, &b).unwrap());
+                    assert_eq!(next.tune_entries().len(), 1, "{what}: tuned in memory");
+                }
+            };
+            within(120, &what, run);
+            assert_eq!(next.tune_cache_path().as_deref(), Some(path.as_path()));
+        }
+        // Each is what it was, and nothing else was left in the directory.
+        let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+        assert!(kind(&zero).is_symlink() && std::fs::read_link(&zero).unwrap() == Path::new("/dev/zero"));
+        assert!(kind(&sub).is_dir() && std::fs::read_dir(&sub).unwrap().next().is_none());
+        if have_fifo {
+            use std::os::unix::fs::FileTypeExt;
+            assert!(kind(&fifo).is_fifo());
+        }
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let want: Vec<&str> = if have_fifo {
+            vec!["a-directory", "fifo", "zero"]
+        } else {
+            vec!["a-directory", "zero"]
+        };
+        assert_eq!(left, want);
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
+
+#[test]
+fn tune_a_cache_file_over_16_mib_is_not_read() {
+    each_fresh(|ctx| {
+        // A valid document padded with spaces past 16 MiB: ignored (not read whole), then
+        // rewritten by the next tuned key as any unusable file is.
+        let path = cache_file(ctx, "huge");
+        ctx.set_tune_cache(Some(path.clone()));
+        let mut rng = Rng::new(14);
+        let (a, b) = (random(ctx, &mut rng, &[64, 32]), random(ctx, &mut rng, &[32, 64]));
+        settled(ctx, || ops::matmul(&a, &b).unwrap());
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(&" ".repeat((16 << 20) + 1 - text.len()));
+        std::fs::write(&path, &text).unwrap();
+        let next = another(ctx, &path, TuneMode::Cached);
+        assert!(next.tune_entries().is_empty(), "a file over 16 MiB was read");
+        let mut small = text.trim_end().to_string();
+        small.push('\n');
+        std::fs::write(&path, &small).unwrap();
+        let next = another(ctx, &path, TuneMode::Cached);
+        assert_eq!(next.tune_entries().len(), 1, "the same document under the cap is read");
+        let _ = std::fs::remove_file(&path);
     });
 }

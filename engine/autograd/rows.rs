@@ -3,7 +3,7 @@
 
 use super::var::{rule, when, Var};
 use crate::element_scan::reduce_to::{broadcast_to, reduce_to};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops;
 use crate::tensor::Tensor;
 
@@ -113,15 +113,27 @@ impl Var {
 
 impl Var {
     /// The mean of every element (`ops::mean_all`). (...) -> (). Its gradient spreads dL/d
-    /// mean evenly: 1/n to each element.
+    /// mean evenly: 1/n to each element. An empty variable is an error, as for the op.
     pub fn mean_all(&self) -> Result<Var> {
-        let n = self.tensor().len().max(1);
+        let n = self.tensor().len();
+        if n == 0 {
+            return Err(Error::shape("mean_all", "x", "at least one element", self.shape()));
+        }
         self.sum_all()?.scale(1.0 / n as f32)
     }
 
-    /// The mean over the last axis (`ops::mean_last`). (..., n) -> (...).
+    /// The mean over the last axis (`ops::mean_last`). (..., n) -> (...). A rank-0 variable
+    /// or an empty last axis is an error, as for the op.
     pub fn mean_last(&self) -> Result<Var> {
-        let n = self.shape().last().copied().unwrap_or(1).max(1);
+        let n = self.shape().last().copied().unwrap_or(0);
+        if n == 0 {
+            return Err(Error::shape(
+                "mean_last",
+                "x",
+                "rank >= 1, a last axis of at least one element",
+                self.shape(),
+            ));
+        }
         self.sum_last()?.scale(1.0 / n as f32)
     }
 }

@@ -79,6 +79,9 @@ impl Context {
     /// As [`Context::new`], without blocking (the form to use on wasm).
     pub async fn new_async() -> Result<Self> {
         let choice = BackendChoice::from_env()?;
+        // Checked whatever the context: a bad `ENGINE_TUNE` is an error on the CPU reference
+        // as on a GPU (`from_adapter`), not ignored.
+        crate::tune::TuneMode::from_env()?;
         let backends = match choice {
             BackendChoice::Cpu => return Ok(Self::cpu()),
             BackendChoice::Auto => wgpu::Backends::all(),

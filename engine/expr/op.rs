@@ -85,7 +85,7 @@ pub enum Unary {
     Not,
     /// bool -> f32 (1.0 or 0.0).
     ToF32,
-    /// f32 -> bool (`x != 0`).
+    /// f32 -> bool (`x != 0`; NaN is true, -0.0 false).
     ToBool,
 }
 
@@ -224,7 +224,12 @@ impl Unary {
             Self::Cos => format!("cos({x})"),
             Self::Not => format!("!({x})"),
             Self::ToF32 => format!("select({}, {}, {x})", f("0.0"), f("1.0")),
-            Self::ToBool => format!("({x} != {})", f("0.0")),
+            // A bit test, not `x != 0.0`: a driver may fold the comparison assuming no NaN
+            // (lavapipe took NaN for false), and NaN is true here as on the CPU.
+            Self::ToBool => match w {
+                Width::Scalar => format!("((bitcast<u32>({x}) & 0x7fffffffu) != 0u)"),
+                Width::Vec4 => format!("((bitcast<vec4<u32>>({x}) & vec4<u32>(0x7fffffffu)) != vec4<u32>(0u))"),
+            },
         }
     }
 }

@@ -3,7 +3,8 @@
 //! Layout: an 8-byte little-endian header length N, N bytes of JSON mapping each tensor name
 //! to `{dtype, shape, data_offsets: [begin, end]}` (offsets relative to the data section,
 //! which follows the header), optionally `__metadata__`. Every offset and size is checked
-//! against the buffer, so a truncated or hostile file is an error, never a panic.
+//! against the buffer, and a key may appear once, so a truncated or hostile file is an
+//! error, never a panic or a silent choice.
 
 use std::collections::BTreeMap;
 
@@ -99,6 +100,13 @@ pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorB
     let data = &bytes[8 + n as usize..];
     let v: Value = serde_json::from_slice(header).map_err(|e| io(format!("header is not valid JSON: {e}")))?;
     let obj = v.as_object().ok_or_else(|| io("header is not a JSON object".into()))?;
+    // serde_json keeps the last of a repeated key: two entries of one name would load one of
+    // them silently (a shape or dtype the writer did not mean).
+    if let Some(key) = repeated_key(header) {
+        return Err(io(format!(
+            "header key `{key}` appears more than once (a file names each tensor once)"
+        )));
+    }
     let mut out = BTreeMap::new();
     let mut spans: Vec<(usize, usize, &str)> = Vec::with_capacity(obj.len());
     for (name, entry) in obj {
@@ -182,6 +190,37 @@ pub fn parse<'a>(bytes: &'a [u8], what: &str) -> Result<BTreeMap<String, TensorB
         )));
     }
     Ok(out)
+}
+
+/// The first top-level key of the JSON object `header` (valid JSON, parsed already) that
+/// repeats an earlier one, compared as decoded strings.
+fn repeated_key(header: &[u8]) -> Option<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < header.len() {
+        match header[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < header.len() && header[i] != b'"' {
+                    i += if header[i] == b'\\' { 2 } else { 1 };
+                }
+                // A string inside the top-level object followed by `:` is one of its keys.
+                let next = header.get(i + 1..)?.iter().find(|b| !b.is_ascii_whitespace());
+                if depth == 1 && next == Some(&b':') {
+                    let key: String = serde_json::from_slice(header.get(start..=i)?).ok()?;
+                    if !seen.insert(key.clone()) {
+                        return Some(key);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Serialises tensors `(name, dtype, shape, little-endian bytes)` to a safetensors file.

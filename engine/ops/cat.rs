@@ -1,6 +1,7 @@
 //! Concatenation along an axis: the output is allocated once and each input is written into
-//! its slice of it by the strided copy (`copy_into`, one dispatch per non-empty input), so any
-//! input view works and no kernel is written for it. CPU context: the same copy on the host.
+//! its slice of it by the strided copy (`copy_into`, one dispatch per non-empty input; an
+//! empty one, empty along any axis, writes nothing), so any input view works and no kernel is
+//! written for it. CPU context: the same copy on the host.
 
 use crate::error::{Error, Result};
 use crate::shape::DType;
@@ -49,7 +50,7 @@ pub fn cat(tensors: &[&Tensor], axis: usize) -> Result<Tensor> {
     let mut at = 0;
     for t in tensors {
         let n = t.shape()[axis];
-        if n > 0 {
+        if !t.is_empty() {
             copy_into(&out.narrow(axis, at, at + n)?, t)?;
         }
         at += n;

@@ -243,15 +243,7 @@ pub(crate) fn backward(
         opts,
         |gpu| {
             if let Some(p) = padded::padded_dims(&d) {
-                let h0 = h0.map(|h| padded::pad(h, p.k, p.v)).transpose()?;
-                let (h_p, g_p) = (padded::pad(h, p.k, p.v)?, padded::pad(grad, p.k, p.v)?);
-                let g = backward(op, p, &padded::widened(a)?, h0.as_ref(), &h_p, &g_p, opts)?;
-                let dtype = a.dtype();
-                return Ok(ScanGrads {
-                    da: narrowed(g.da, dtype)?,
-                    db: narrowed(padded::unpad(&g.db, d.k, d.v)?, dtype)?,
-                    dh0: narrowed(padded::unpad(&g.dh0, d.k, d.v)?, dtype)?,
-                });
+                return padded::backward(gpu, op, &d, &p, a, h0, h, grad, opts);
             }
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {

@@ -4,9 +4,12 @@
 //!
 //! Why it is exact, for every input: the k x v state's columns are independent (`A_t` mixes
 //! rows, never columns), so a padded column never reaches a real one, and each real column sums
-//! the same products in the same order as the unpadded kernel would. Backward likewise (`A^T`
-//! acts on each column of dL/dH alone; dA sums over the columns, and a padded column adds
-//! `+0`). The cost is the padded columns' work and one zero-filled copy of each value operand.
+//! the same products in the same order as the unpadded kernel would. Backward likewise:
+//! `A^T` acts on each column of dL/dH alone, so the reverse scan runs padded too
+//! ([`backward`]). dA, which sums over the columns, is computed from the real columns of G
+//! and H only: a padded column of G is `A^T 0`, NaN where A holds an infinity, and summed in
+//! it would turn the unpadded scan's infinity into NaN. The cost is the padded columns' work
+//! and one zero-filled copy of each value operand.
 //!
 //! The block rows k are not padded: a padded row of the state would be `0 * h`, which is NaN
 //! once a real row overflows to infinity, and `A` would carry that NaN into every real row
@@ -16,7 +19,11 @@
 //! Half operands widen to F32 first (exact); the kernel then runs in F32 and the call's
 //! outputs are rounded to its dtype once, as the unpadded half path does.
 
-use super::envelope::{AffineDims, BLOCK_SIZES};
+use super::affine_gpu::{backward_da_gpu, narrowed, scan_gpu, Scan};
+use super::envelope::{self, AffineDims, BLOCK_SIZES};
+use super::grads::ScanGrads;
+use super::route::ScanOptions;
+use crate::context::Gpu;
 use crate::error::Result;
 use crate::shape::DType;
 use crate::tensor::{copy_into, Tensor};
@@ -54,4 +61,41 @@ pub(crate) fn widened(t: &Tensor) -> Result<Tensor> {
     } else {
         t.to_dtype(DType::F32)
     }
+}
+
+/// The backward of a scan of dimensions `d` run padded to `p` ([`padded_dims`]): the reverse
+/// scan over the zero-padded dL/dH `grad`, then dA from the real columns of its G and of the
+/// forward's H (`h`, `h0` as the caller has them, unpadded). Gradients in `a`'s dtype.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn backward(
+    gpu: &Gpu,
+    op: &'static str,
+    d: &AffineDims,
+    p: &AffineDims,
+    a: &Tensor,
+    h0: Option<&Tensor>,
+    h: &Tensor,
+    grad: &Tensor,
+    opts: &ScanOptions,
+) -> Result<ScanGrads> {
+    envelope::gpu_block_sizes(op, p)?;
+    let (a_f32, grad_p) = (widened(a)?, pad(grad, p.k, p.v)?);
+    let s = Scan {
+        gpu,
+        op,
+        d: p,
+        a: &a_f32,
+        x: &grad_p,
+        h0: None,
+        reverse: true,
+    };
+    let (db, dh0) = scan_gpu(s, opts)?;
+    let db = unpad(&db, d.k, d.v)?;
+    let da = backward_da_gpu(gpu, op, d, &db, h, h0)?;
+    let dtype = a.dtype();
+    Ok(ScanGrads {
+        da: narrowed(da, dtype)?,
+        db: narrowed(db, dtype)?,
+        dh0: narrowed(unpad(&dh0, d.k, d.v)?, dtype)?,
+    })
 }

@@ -142,6 +142,24 @@ impl Tensor {
         }
     }
 
+    /// True when `self` and `other` may name one element: the same storage and overlapping
+    /// spans (first to last element each view reaches). An empty view names none.
+    pub(crate) fn overlaps(&self, other: &Tensor) -> bool {
+        let same = match (&self.storage, &other.storage) {
+            (Storage::Gpu(a), Storage::Gpu(b)) => Arc::ptr_eq(a, b),
+            (Storage::Cpu(a), Storage::Cpu(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let span = |l: &Layout| {
+            let last = (l.shape.iter().zip(&l.strides)).fold(0usize, |a, (&n, &s)| {
+                a.saturating_add(n.saturating_sub(1).saturating_mul(s))
+            });
+            (l.offset, l.offset.saturating_add(last))
+        };
+        let ((a0, a1), (b0, b1)) = (span(&self.layout), span(&other.layout));
+        same && !self.is_empty() && !other.is_empty() && a0 <= b1 && b0 <= a1
+    }
+
     /// The device buffer of a GPU f32 tensor, for kernels that read f32 words: a half
     /// tensor is refused here ([`Error::DType`]), the net under every op that does not take
     /// half inputs (most name the argument themselves first). An internal error off the GPU.

@@ -4,8 +4,11 @@
 //! since the format itself lays tensors out by name.
 //!
 //! Loading into an existing store ([`ParamStore::load_into`]) checks the file against the
-//! store before writing anything: a missing name, a shape and a dtype that differ are each
-//! an [`Error::Io`] naming the file, the tensor, what was expected and what was found.
+//! store before writing anything: a missing name and a dtype that differs are each an
+//! [`Error::Io`], a shape that differs an [`Error::Shape`], each naming the file, the
+//! tensor, what was expected and what was found. A parameter may not be called
+//! `__metadata__` (the header's metadata key), and a file that names a tensor twice is
+//! refused (`io::safetensors::parse`).
 
 use crate::autograd::{Tape, Var};
 use crate::context::Context;
@@ -17,6 +20,9 @@ use crate::tensor::Tensor;
 
 /// The metadata key holding the insertion order.
 const ORDER_KEY: &str = "param_order";
+
+/// The safetensors header key of the metadata, which no parameter may take.
+const METADATA_KEY: &str = "__metadata__";
 
 /// Named parameters (dense F32 tensors of one context), in insertion order.
 #[derive(Clone, Debug, Default)]
@@ -30,12 +36,23 @@ impl ParamStore {
         Self::default()
     }
 
-    /// Adds parameter `name` (a new name; a dense F32 tensor on the context of the others).
+    /// Adds parameter `name` (a new name other than `__metadata__`; a dense F32 tensor on the
+    /// context of the others).
     pub fn insert(&mut self, name: impl Into<String>, t: Tensor) -> Result<()> {
         let op = "ParamStore::insert";
         let name = name.into();
         if self.index_of(&name).is_some() {
             return Err(Error::value(op, "name", "a name not yet in the store", name));
+        }
+        // The file's header holds the metadata under this key: a tensor of that name would
+        // write a checkpoint that cannot be read.
+        if name == METADATA_KEY {
+            return Err(Error::value(
+                op,
+                "name",
+                format!("a name other than `{METADATA_KEY}` (safetensors reserves it for metadata)"),
+                name,
+            ));
         }
         t.expect_dtype(op, "t", &[DType::F32])?;
         if !t.is_contiguous() {
@@ -152,8 +169,9 @@ impl ParamStore {
 
     /// Overwrites every parameter in place with the file's tensor of the same name (tensors
     /// of the file the store lacks are ignored). Checks all of them first: a name missing
-    /// from the file, a different shape or a dtype other than F32 is an error and nothing
-    /// is written. `what` names the file in errors.
+    /// from the file or a dtype other than F32 is an [`Error::Io`], a different shape an
+    /// [`Error::Shape`] naming the parameter, and nothing is written. `what` names the file
+    /// in errors.
     pub fn load_into(&self, bytes: &[u8], what: &str) -> Result<()> {
         let file = safetensors::parse(bytes, what)?;
         let mut values = Vec::with_capacity(self.entries.len());
@@ -170,9 +188,14 @@ impl ParamStore {
                 });
             };
             if tb.shape != t.shape() {
-                return Err(Error::Io {
-                    what: tensor_what,
-                    message: format!("expected shape {:?}, found shape {:?}", t.shape(), tb.shape),
+                return Err(Error::Shape {
+                    op: "ParamStore::load_into",
+                    arg: "bytes",
+                    expected: format!(
+                        "{:?} for parameter `{name}` (its shape in the store; {what})",
+                        t.shape()
+                    ),
+                    actual: tb.shape.as_slice().into(),
                 });
             }
             expect_f32(&tensor_what, &tb.dtype)?;

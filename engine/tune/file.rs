@@ -16,7 +16,9 @@
 //! A file is used only when it parses, has this format, this engine version and this
 //! adapter's name, vendor, device id, driver and backend; otherwise [`load`] says why and the
 //! caller starts afresh. [`save`] writes a temporary file next to it and renames it over the
-//! old one, so a reader never sees half a file.
+//! old one, so a reader never sees half a file. The cache is a regular file or nothing: a
+//! path that names a directory, a device or a FIFO is never opened nor replaced, and a file
+//! over 16 MiB is not read.
 
 // In a browser only the (pure) JSON half is compiled in, and nothing calls it.
 #![cfg_attr(target_arch = "wasm32", allow(dead_code))]
@@ -140,22 +142,57 @@ fn entry(e: &Value) -> Option<TuneEntry> {
     })
 }
 
+/// The most a cache file may hold: a real one is a few kilobytes; a larger one is ignored
+/// rather than read (a path that names `/dev/zero` would otherwise never end).
+const MAX_BYTES: u64 = 16 << 20;
+
+/// Why `path` cannot be the cache file, when it exists and is not a regular file (a
+/// directory, a device, a FIFO, a socket; a link is followed): such a path is never opened,
+/// written or replaced. A path that does not exist is fine (the first save creates it).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn not_a_file(path: &std::path::Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    (!meta.is_file()).then(|| format!("not a regular file ({:?})", meta.file_type()))
+}
+
 /// The entries of the file at `path` for `identity`: none when there is no file; why not
-/// when it cannot be used.
+/// when it cannot be used (not a regular file, over 16 MiB, unreadable, not this adapter's).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn load(path: &std::path::Path, identity: &Identity) -> Result<Vec<TuneEntry>, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => from_json(&text, identity),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
-        Err(e) => Err(format!("unreadable ({e})")),
+    use std::io::Read;
+    // Checked before opening: opening a FIFO blocks until a writer comes.
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(format!("unreadable ({e})")),
+        Ok(m) if !m.is_file() => return Err(format!("not a regular file ({:?})", m.file_type())),
+        Ok(_) => {}
     }
+    let mut f = std::fs::File::open(path).map_err(|e| format!("unreadable ({e})"))?;
+    // Checked again on what was opened, in case the path changed in between.
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = vec![];
+    f.by_ref()
+        .take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("unreadable ({e})"))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(format!("larger than {} MiB", MAX_BYTES >> 20));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 ({e})"))?;
+    from_json(&text, identity)
 }
 
 /// Writes `entries` for `identity` to `path` atomically: a temporary file in the same
-/// directory, then a rename over the old one.
+/// directory, then a rename over the old one. A path that exists and is not a regular file
+/// is an error, and nothing is written.
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn save(path: &std::path::Path, identity: &Identity, entries: &[TuneEntry]) -> std::io::Result<()> {
     use std::io::Write;
+    if let Some(why) = not_a_file(path) {
+        return Err(std::io::Error::other(why));
+    }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
@@ -175,6 +212,11 @@ pub(crate) fn save(path: &std::path::Path, identity: &Identity, entries: &[TuneE
         let _ = std::fs::remove_file(&tmp);
     }
     written
+}
+
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn not_a_file(_path: &std::path::Path) -> Option<String> {
+    None
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -73,11 +73,12 @@ pub enum Family {
 
 impl Family {
     /// Every family, in the order reports list them.
-    pub const ALL: [Family; 4] = [
+    pub const ALL: [Family; 5] = [
         Family::Matmul,
         Family::ChannelScan,
         Family::Elementwise,
         Family::ScanWalk,
+        Family::MatrixScan,
     ];
 
     /// The name in the cache file and in reports.

@@ -5,7 +5,8 @@
 //! over what the file holds by then, so two contexts or processes on one adapter add to it
 //! rather than erase each other). A file that cannot be used is ignored with one warning
 //! and rewritten by the next tuned key; a file that cannot be written costs a warning, never
-//! the process.
+//! the process. A path that names something other than a regular file (a device, a FIFO) is
+//! neither read nor replaced: one warning, and the entries stay in memory.
 
 // In a browser nothing is tuned (the measurement's waits would block): the recording half is
 // unused there.
@@ -64,6 +65,9 @@ struct Inner {
     path: Option<std::path::PathBuf>,
     /// The file has been read (or was not to be read) for the current path.
     loaded: bool,
+    /// The current path names something other than a regular file: warned once, and the
+    /// entries stay in memory (never read from or written to it).
+    refused: bool,
     entries: BTreeMap<(Family, String), TuneEntry>,
     /// The measured choice of each key pinned by [`Tuner::pin`]: what the file keeps.
     pinned: BTreeMap<(Family, String), String>,
@@ -132,6 +136,23 @@ impl Tuner {
         let mut st = self.lock();
         st.path = path;
         st.loaded = false;
+        st.refused = false;
+    }
+
+    /// The cache file's path, unless there is none or it names something other than a
+    /// regular file (a device, a FIFO, a directory): then one warning per path, and tuning
+    /// goes on in memory.
+    fn file_path(st: &mut Inner) -> Option<std::path::PathBuf> {
+        let path = st.path.clone().filter(|_| !st.refused)?;
+        if let Some(why) = file::not_a_file(&path) {
+            st.refused = true;
+            warn(&format!(
+                "not using the tune cache {}: {why}; tuned entries stay in memory",
+                path.display()
+            ));
+            return None;
+        }
+        Some(path)
     }
 
     /// Reads the file into the entries once per path, in `Cached` mode; entries tuned in this
@@ -144,7 +165,7 @@ impl Tuner {
         if st.mode != TuneMode::Cached {
             return;
         }
-        let Some(path) = st.path.clone() else { return };
+        let Some(path) = Self::file_path(st) else { return };
         match file::load(&path, &self.identity) {
             Ok(list) => {
                 for e in list {
@@ -231,7 +252,7 @@ impl Tuner {
         spent.2 += first_run_ms;
         st.pinned.remove(&(entry.family, entry.key.clone()));
         st.entries.insert((entry.family, entry.key.clone()), entry);
-        let Some(path) = st.path.clone() else { return };
+        let Some(path) = Self::file_path(&mut st) else { return };
         // Merge over the file as it is now: what other contexts added since it was read stays.
         let mut merged: BTreeMap<(Family, String), TuneEntry> = file::load(&path, &self.identity)
             .unwrap_or_default()

@@ -104,3 +104,37 @@ fn autograd_records_nothing_unless_asked() {
     assert!(matches!(err, Error::Value { op: "backward", .. }), "{err}");
     assert!(x.exp().unwrap().is_variable(), "recording is back on after the scope");
 }
+
+#[test]
+fn autograd_means_of_empty_variables_are_refused_as_the_ops_refuse_them() {
+    // Issue 41, item 7: `Var::mean_all` / `mean_last` of empty variables gave -0.0 where
+    // `ops::mean_all` / `mean_last` refuse them.
+    let check = |ctx: &Context| {
+        let tape = Tape::new(ctx);
+        for shape in [&[0usize][..], &[3, 0], &[0, 4]] {
+            let t = Tensor::zeros(ctx, shape).unwrap();
+            let x = tape.var(&t).unwrap();
+            let err = x.mean_all().unwrap_err();
+            assert!(matches!(err, Error::Shape { op: "mean_all", .. }), "{shape:?}: {err}");
+            assert!(matches!(
+                wgsl_compute::ops::mean_all(&t),
+                Err(Error::Shape { op: "mean_all", .. })
+            ));
+        }
+        for shape in [&[0usize][..], &[3, 0], &[]] {
+            let t = Tensor::zeros(ctx, shape).unwrap();
+            let x = tape.var(&t).unwrap();
+            let err = x.mean_last().unwrap_err();
+            assert!(matches!(err, Error::Shape { op: "mean_last", .. }), "{shape:?}: {err}");
+            assert!(wgsl_compute::ops::mean_last(&t).is_err(), "{shape:?}");
+        }
+        // An empty leading axis is a mean over rows that exist: (0, 4) -> (0,), as the op.
+        let t = Tensor::zeros(ctx, &[0, 4]).unwrap();
+        assert_eq!(tape.var(&t).unwrap().mean_last().unwrap().shape(), &[0]);
+        assert_eq!(wgsl_compute::ops::mean_last(&t).unwrap().shape(), &[0]);
+        let x = tape.var(&tensor(ctx, &[2, 3])).unwrap();
+        assert_eq!(x.mean_all().unwrap().tensor().to_vec().unwrap(), vec![1.5]);
+    };
+    check(&Context::cpu());
+    crate::common::each_adapter(check);
+}

@@ -142,9 +142,17 @@ impl Gpt2 {
         Self::build(ctx, weights, usize::try_from(rows).unwrap_or(usize::MAX), dtype)
     }
 
-    /// [`Gpt2::new`] with wte split into row blocks of at most `rows` tokens (tests force
-    /// several blocks on small models with this).
+    /// [`Gpt2::new`] with wte split into row blocks of at most `rows` (>= 1) tokens (tests
+    /// force several blocks on small models with this).
     pub fn with_vocab_block(ctx: &Context, weights: &Weights, rows: usize) -> Result<Gpt2> {
+        if rows == 0 {
+            return Err(Error::value(
+                "Gpt2::with_vocab_block",
+                "rows",
+                "at least 1 token per block",
+                rows,
+            ));
+        }
         Self::build(ctx, weights, rows, weights.dtype)
     }
 

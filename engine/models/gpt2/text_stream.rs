@@ -36,15 +36,34 @@ impl<'t> TextStream<'t> {
     /// leaves the stream as it was.
     pub fn push(&mut self, id: u32) -> Result<String> {
         self.pending.extend(self.tok.decode_bytes(&[id])?);
-        let valid = match std::str::from_utf8(&self.pending) {
-            Ok(s) => s.len(),
-            // An invalid sequence (not just an unfinished one) cannot be completed later:
-            // it goes out now, replaced, so the stream never holds more than a character.
-            Err(e) if e.error_len().is_some() => self.pending.len(),
-            Err(e) => e.valid_up_to(),
-        };
-        let text = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
-        self.pending.drain(..valid);
+        // The text `String::from_utf8_lossy` gives these bytes, less an unfinished character
+        // at the end, which stays pending: an invalid sequence (not just an unfinished one)
+        // cannot be completed later and goes out now as one U+FFFD, and the bytes after it
+        // are decoded afresh (they may start a character the next id finishes).
+        let mut text = String::new();
+        loop {
+            match std::str::from_utf8(&self.pending) {
+                Ok(s) => {
+                    text.push_str(s);
+                    self.pending.clear();
+                    break;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    text.push_str(&String::from_utf8_lossy(&self.pending[..valid]));
+                    match e.error_len() {
+                        Some(bad) => {
+                            text.push(char::REPLACEMENT_CHARACTER);
+                            self.pending.drain(..valid + bad);
+                        }
+                        None => {
+                            self.pending.drain(..valid);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
         Ok(text)
     }
 

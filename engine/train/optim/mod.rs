@@ -66,7 +66,8 @@ pub(crate) fn gather<'a>(vars: &[Var], grads: &'a Grads) -> Result<Vec<&'a Tenso
 }
 
 /// Checks a step's arguments against the state's shapes (`states[i]` is param i's shape at
-/// creation): counts, shapes, dense params, one context. `op` names the optimiser.
+/// creation): counts, shapes, dense params, one context, no parameter twice. `op` names the
+/// optimiser.
 pub(crate) fn check_step(op: &'static str, states: &[&Tensor], params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
     if params.len() != states.len() || grads.len() != params.len() {
         return Err(Error::value(
@@ -101,6 +102,15 @@ pub(crate) fn check_step(op: &'static str, states: &[&Tensor], params: &[&Tensor
         }
         p.expect_context(s.context(), op, "params")?;
         g.expect_context(s.context(), op, "grads")?;
+        // A parameter passed twice (or two sharing elements) would move twice per step.
+        if let Some(j) = params[..i].iter().position(|q| q.overlaps(p)) {
+            return Err(Error::value(
+                op,
+                "params",
+                "distinct tensors (each is updated in place once)",
+                format!("param {i} shares its elements with param {j}"),
+            ));
+        }
     }
     Ok(())
 }
