@@ -20,8 +20,9 @@
 //                                       state S entered with carry
 //   lane_done(w, lane), carries_done(lane, carry)   anything after a lane walk or the
 //                                       carry walk (the linear adjoint's dh0)
-//   fwd_a(w, t), fwd_b(w, t) -> F       the forward lane walk's two loads of step t
-//   fwd_step(s, a, b) -> F              its update; fwd_store(w, t, s) its store
+//   fwd_stride(), fwd_a(w, r), fwd_b(w, r) -> F   the forward lane walk's stride and the two
+//                                       loads of the step whose row is r; fwd_step(s, a, b)
+//                                       -> F its update; fwd_store(w, r, s) its store
 //
 // Why the walk looks the way it does (bandwidth, not arithmetic, is the budget; measured on an
 // H200 with dev/src/bin/walk_probe.rs, 16x4096x4096 f32 on fresh random data):
@@ -190,113 +191,116 @@ fn walk_tail(w: ptr<function, Walk>, start: u32, end: u32, done: u32, write: boo
 // steps are software pipelined (the next block's loads issued before this block's 16
 // dependent updates), and a workgroup barrier ends every block. The walk through `Walk`
 // pointers and block structs (`walk_synced`) computes the same steps in the same order but
-// moved 31-41% of the copy there. Hooks: fwd_a(w, t), fwd_b(w, t) (a step's two loads),
-// fwd_step(s, a, b) (the update), fwd_store(w, t, s). Stores only when `write`. Returns
+// moved 31-41% of the copy there. Hooks: fwd_stride() (F values a step), fwd_a(w, r),
+// fwd_b(w, r) (the two loads of the step r F values past the lane's first),
+// fwd_step(s, a, b) (the update), fwd_store(w, r, s). Stores only when `write`. Returns
 // the last state. Uniform control flow: every invocation of the workgroup calls it with
 // the same range.
 fn walk_forward(w: Walk, start: u32, end: u32, s0: F, write: bool) -> F {
     var s = s0;
     let steps = end - start;
+    let n = fwd_stride();
+    // The row of step start + q: F values from the lane's first step.
+    var r = start * n;
     var q = 0u;
     if steps >= U {
-        var a0 = fwd_a(w, start + 0u);
-        var b0 = fwd_b(w, start + 0u);
-        var a1 = fwd_a(w, start + 1u);
-        var b1 = fwd_b(w, start + 1u);
-        var a2 = fwd_a(w, start + 2u);
-        var b2 = fwd_b(w, start + 2u);
-        var a3 = fwd_a(w, start + 3u);
-        var b3 = fwd_b(w, start + 3u);
-        var a4 = fwd_a(w, start + 4u);
-        var b4 = fwd_b(w, start + 4u);
-        var a5 = fwd_a(w, start + 5u);
-        var b5 = fwd_b(w, start + 5u);
-        var a6 = fwd_a(w, start + 6u);
-        var b6 = fwd_b(w, start + 6u);
-        var a7 = fwd_a(w, start + 7u);
-        var b7 = fwd_b(w, start + 7u);
-        var a8 = fwd_a(w, start + 8u);
-        var b8 = fwd_b(w, start + 8u);
-        var a9 = fwd_a(w, start + 9u);
-        var b9 = fwd_b(w, start + 9u);
-        var a10 = fwd_a(w, start + 10u);
-        var b10 = fwd_b(w, start + 10u);
-        var a11 = fwd_a(w, start + 11u);
-        var b11 = fwd_b(w, start + 11u);
-        var a12 = fwd_a(w, start + 12u);
-        var b12 = fwd_b(w, start + 12u);
-        var a13 = fwd_a(w, start + 13u);
-        var b13 = fwd_b(w, start + 13u);
-        var a14 = fwd_a(w, start + 14u);
-        var b14 = fwd_b(w, start + 14u);
-        var a15 = fwd_a(w, start + 15u);
-        var b15 = fwd_b(w, start + 15u);
+        var a0 = fwd_a(w, r + 0u * n);
+        var b0 = fwd_b(w, r + 0u * n);
+        var a1 = fwd_a(w, r + 1u * n);
+        var b1 = fwd_b(w, r + 1u * n);
+        var a2 = fwd_a(w, r + 2u * n);
+        var b2 = fwd_b(w, r + 2u * n);
+        var a3 = fwd_a(w, r + 3u * n);
+        var b3 = fwd_b(w, r + 3u * n);
+        var a4 = fwd_a(w, r + 4u * n);
+        var b4 = fwd_b(w, r + 4u * n);
+        var a5 = fwd_a(w, r + 5u * n);
+        var b5 = fwd_b(w, r + 5u * n);
+        var a6 = fwd_a(w, r + 6u * n);
+        var b6 = fwd_b(w, r + 6u * n);
+        var a7 = fwd_a(w, r + 7u * n);
+        var b7 = fwd_b(w, r + 7u * n);
+        var a8 = fwd_a(w, r + 8u * n);
+        var b8 = fwd_b(w, r + 8u * n);
+        var a9 = fwd_a(w, r + 9u * n);
+        var b9 = fwd_b(w, r + 9u * n);
+        var a10 = fwd_a(w, r + 10u * n);
+        var b10 = fwd_b(w, r + 10u * n);
+        var a11 = fwd_a(w, r + 11u * n);
+        var b11 = fwd_b(w, r + 11u * n);
+        var a12 = fwd_a(w, r + 12u * n);
+        var b12 = fwd_b(w, r + 12u * n);
+        var a13 = fwd_a(w, r + 13u * n);
+        var b13 = fwd_b(w, r + 13u * n);
+        var a14 = fwd_a(w, r + 14u * n);
+        var b14 = fwd_b(w, r + 14u * n);
+        var a15 = fwd_a(w, r + 15u * n);
+        var b15 = fwd_b(w, r + 15u * n);
         for (; q + 2u * U <= steps; q += U) {
-            let t = start + q;
-            let na0 = fwd_a(w, t + 16u);
-            let nb0 = fwd_b(w, t + 16u);
-            let na1 = fwd_a(w, t + 17u);
-            let nb1 = fwd_b(w, t + 17u);
-            let na2 = fwd_a(w, t + 18u);
-            let nb2 = fwd_b(w, t + 18u);
-            let na3 = fwd_a(w, t + 19u);
-            let nb3 = fwd_b(w, t + 19u);
-            let na4 = fwd_a(w, t + 20u);
-            let nb4 = fwd_b(w, t + 20u);
-            let na5 = fwd_a(w, t + 21u);
-            let nb5 = fwd_b(w, t + 21u);
-            let na6 = fwd_a(w, t + 22u);
-            let nb6 = fwd_b(w, t + 22u);
-            let na7 = fwd_a(w, t + 23u);
-            let nb7 = fwd_b(w, t + 23u);
-            let na8 = fwd_a(w, t + 24u);
-            let nb8 = fwd_b(w, t + 24u);
-            let na9 = fwd_a(w, t + 25u);
-            let nb9 = fwd_b(w, t + 25u);
-            let na10 = fwd_a(w, t + 26u);
-            let nb10 = fwd_b(w, t + 26u);
-            let na11 = fwd_a(w, t + 27u);
-            let nb11 = fwd_b(w, t + 27u);
-            let na12 = fwd_a(w, t + 28u);
-            let nb12 = fwd_b(w, t + 28u);
-            let na13 = fwd_a(w, t + 29u);
-            let nb13 = fwd_b(w, t + 29u);
-            let na14 = fwd_a(w, t + 30u);
-            let nb14 = fwd_b(w, t + 30u);
-            let na15 = fwd_a(w, t + 31u);
-            let nb15 = fwd_b(w, t + 31u);
+            let na0 = fwd_a(w, r + 16u * n);
+            let nb0 = fwd_b(w, r + 16u * n);
+            let na1 = fwd_a(w, r + 17u * n);
+            let nb1 = fwd_b(w, r + 17u * n);
+            let na2 = fwd_a(w, r + 18u * n);
+            let nb2 = fwd_b(w, r + 18u * n);
+            let na3 = fwd_a(w, r + 19u * n);
+            let nb3 = fwd_b(w, r + 19u * n);
+            let na4 = fwd_a(w, r + 20u * n);
+            let nb4 = fwd_b(w, r + 20u * n);
+            let na5 = fwd_a(w, r + 21u * n);
+            let nb5 = fwd_b(w, r + 21u * n);
+            let na6 = fwd_a(w, r + 22u * n);
+            let nb6 = fwd_b(w, r + 22u * n);
+            let na7 = fwd_a(w, r + 23u * n);
+            let nb7 = fwd_b(w, r + 23u * n);
+            let na8 = fwd_a(w, r + 24u * n);
+            let nb8 = fwd_b(w, r + 24u * n);
+            let na9 = fwd_a(w, r + 25u * n);
+            let nb9 = fwd_b(w, r + 25u * n);
+            let na10 = fwd_a(w, r + 26u * n);
+            let nb10 = fwd_b(w, r + 26u * n);
+            let na11 = fwd_a(w, r + 27u * n);
+            let nb11 = fwd_b(w, r + 27u * n);
+            let na12 = fwd_a(w, r + 28u * n);
+            let nb12 = fwd_b(w, r + 28u * n);
+            let na13 = fwd_a(w, r + 29u * n);
+            let nb13 = fwd_b(w, r + 29u * n);
+            let na14 = fwd_a(w, r + 30u * n);
+            let nb14 = fwd_b(w, r + 30u * n);
+            let na15 = fwd_a(w, r + 31u * n);
+            let nb15 = fwd_b(w, r + 31u * n);
             s = fwd_step(s, a0, b0);
-            if write { fwd_store(w, t + 0u, s); }
+            if write { fwd_store(w, r + 0u * n, s); }
             s = fwd_step(s, a1, b1);
-            if write { fwd_store(w, t + 1u, s); }
+            if write { fwd_store(w, r + 1u * n, s); }
             s = fwd_step(s, a2, b2);
-            if write { fwd_store(w, t + 2u, s); }
+            if write { fwd_store(w, r + 2u * n, s); }
             s = fwd_step(s, a3, b3);
-            if write { fwd_store(w, t + 3u, s); }
+            if write { fwd_store(w, r + 3u * n, s); }
             s = fwd_step(s, a4, b4);
-            if write { fwd_store(w, t + 4u, s); }
+            if write { fwd_store(w, r + 4u * n, s); }
             s = fwd_step(s, a5, b5);
-            if write { fwd_store(w, t + 5u, s); }
+            if write { fwd_store(w, r + 5u * n, s); }
             s = fwd_step(s, a6, b6);
-            if write { fwd_store(w, t + 6u, s); }
+            if write { fwd_store(w, r + 6u * n, s); }
             s = fwd_step(s, a7, b7);
-            if write { fwd_store(w, t + 7u, s); }
+            if write { fwd_store(w, r + 7u * n, s); }
             s = fwd_step(s, a8, b8);
-            if write { fwd_store(w, t + 8u, s); }
+            if write { fwd_store(w, r + 8u * n, s); }
             s = fwd_step(s, a9, b9);
-            if write { fwd_store(w, t + 9u, s); }
+            if write { fwd_store(w, r + 9u * n, s); }
             s = fwd_step(s, a10, b10);
-            if write { fwd_store(w, t + 10u, s); }
+            if write { fwd_store(w, r + 10u * n, s); }
             s = fwd_step(s, a11, b11);
-            if write { fwd_store(w, t + 11u, s); }
+            if write { fwd_store(w, r + 11u * n, s); }
             s = fwd_step(s, a12, b12);
-            if write { fwd_store(w, t + 12u, s); }
+            if write { fwd_store(w, r + 12u * n, s); }
             s = fwd_step(s, a13, b13);
-            if write { fwd_store(w, t + 13u, s); }
+            if write { fwd_store(w, r + 13u * n, s); }
             s = fwd_step(s, a14, b14);
-            if write { fwd_store(w, t + 14u, s); }
+            if write { fwd_store(w, r + 14u * n, s); }
             s = fwd_step(s, a15, b15);
-            if write { fwd_store(w, t + 15u, s); }
+            if write { fwd_store(w, r + 15u * n, s); }
             a0 = na0;
             b0 = nb0;
             a1 = na1;
@@ -329,47 +333,48 @@ fn walk_forward(w: Walk, start: u32, end: u32, s0: F, write: bool) -> F {
             b14 = nb14;
             a15 = na15;
             b15 = nb15;
+            r += U * n;
             workgroupBarrier();
         }
-        let t = start + q;
         s = fwd_step(s, a0, b0);
-        if write { fwd_store(w, t + 0u, s); }
+        if write { fwd_store(w, r + 0u * n, s); }
         s = fwd_step(s, a1, b1);
-        if write { fwd_store(w, t + 1u, s); }
+        if write { fwd_store(w, r + 1u * n, s); }
         s = fwd_step(s, a2, b2);
-        if write { fwd_store(w, t + 2u, s); }
+        if write { fwd_store(w, r + 2u * n, s); }
         s = fwd_step(s, a3, b3);
-        if write { fwd_store(w, t + 3u, s); }
+        if write { fwd_store(w, r + 3u * n, s); }
         s = fwd_step(s, a4, b4);
-        if write { fwd_store(w, t + 4u, s); }
+        if write { fwd_store(w, r + 4u * n, s); }
         s = fwd_step(s, a5, b5);
-        if write { fwd_store(w, t + 5u, s); }
+        if write { fwd_store(w, r + 5u * n, s); }
         s = fwd_step(s, a6, b6);
-        if write { fwd_store(w, t + 6u, s); }
+        if write { fwd_store(w, r + 6u * n, s); }
         s = fwd_step(s, a7, b7);
-        if write { fwd_store(w, t + 7u, s); }
+        if write { fwd_store(w, r + 7u * n, s); }
         s = fwd_step(s, a8, b8);
-        if write { fwd_store(w, t + 8u, s); }
+        if write { fwd_store(w, r + 8u * n, s); }
         s = fwd_step(s, a9, b9);
-        if write { fwd_store(w, t + 9u, s); }
+        if write { fwd_store(w, r + 9u * n, s); }
         s = fwd_step(s, a10, b10);
-        if write { fwd_store(w, t + 10u, s); }
+        if write { fwd_store(w, r + 10u * n, s); }
         s = fwd_step(s, a11, b11);
-        if write { fwd_store(w, t + 11u, s); }
+        if write { fwd_store(w, r + 11u * n, s); }
         s = fwd_step(s, a12, b12);
-        if write { fwd_store(w, t + 12u, s); }
+        if write { fwd_store(w, r + 12u * n, s); }
         s = fwd_step(s, a13, b13);
-        if write { fwd_store(w, t + 13u, s); }
+        if write { fwd_store(w, r + 13u * n, s); }
         s = fwd_step(s, a14, b14);
-        if write { fwd_store(w, t + 14u, s); }
+        if write { fwd_store(w, r + 14u * n, s); }
         s = fwd_step(s, a15, b15);
-        if write { fwd_store(w, t + 15u, s); }
+        if write { fwd_store(w, r + 15u * n, s); }
+        r += U * n;
         q += U;
     }
     for (; q < steps; q++) {
-        let t = start + q;
-        s = fwd_step(s, fwd_a(w, t), fwd_b(w, t));
-        if write { fwd_store(w, t, s); }
+        s = fwd_step(s, fwd_a(w, r), fwd_b(w, r));
+        if write { fwd_store(w, r, s); }
+        r += n;
     }
     return s;
 }

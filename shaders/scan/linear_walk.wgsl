@@ -118,20 +118,24 @@ fn carries_done(lane: u32, carry: F) {
     }
 }
 
-// The forward lane walk's hooks (recurrence/chunk_walk.wgsl's walk_forward): a_t, x_t, the
-// update and the store of h_t.
-fn fwd_a(w: Walk, t: u32) -> F {
-    return a_ld(w.base + t * p.n);
+// The forward lane walk's hooks (recurrence/chunk_walk.wgsl's walk_forward): a step's row is
+// r = t * p.n; a_t, x_t, the update and the store of h_t.
+fn fwd_stride() -> u32 {
+    return p.n;
 }
 
-fn fwd_b(w: Walk, t: u32) -> F {
-    return x_ld(w.base + t * p.n);
+fn fwd_a(w: Walk, r: u32) -> F {
+    return a_ld(w.base + r);
+}
+
+fn fwd_b(w: Walk, r: u32) -> F {
+    return x_ld(w.base + r);
 }
 
 fn fwd_step(s: F, a: F, x: F) -> F {
     return fma(a, s, x);
 }
 
-fn fwd_store(w: Walk, t: u32, s: F) {
-    out_st(w.base + t * p.n, s);
+fn fwd_store(w: Walk, r: u32, s: F) {
+    out_st(w.base + r, s);
 }

@@ -160,20 +160,24 @@ fn lane_done(w: ptr<function, Walk>, lane: u32) {}
 
 fn carries_done(lane: u32, carry: F) {}
 
-// The forward lane walk's hooks (recurrence/chunk_walk.wgsl's walk_forward): lc_t, lv_{t+1},
-// the update of the log state and the store of h_t = exp(z_t).
-fn fwd_a(w: Walk, t: u32) -> F {
-    return lc_ld(w.base + t * p.d);
+// The forward lane walk's hooks (recurrence/chunk_walk.wgsl's walk_forward): a step's row is
+// r = t * p.d; lc_t, lv_{t+1}, the update of the log state and the store of h_t = exp(z_t).
+fn fwd_stride() -> u32 {
+    return p.d;
 }
 
-fn fwd_b(w: Walk, t: u32) -> F {
-    return lv_ld(w.base_lv + (t + 1u) * p.d);
+fn fwd_a(w: Walk, r: u32) -> F {
+    return lc_ld(w.base + r);
+}
+
+fn fwd_b(w: Walk, r: u32) -> F {
+    return lv_ld(w.base_lv + p.d + r);
 }
 
 fn fwd_step(s: F, c: F, v: F) -> F {
     return logaddexp(c + s, v);
 }
 
-fn fwd_store(w: Walk, t: u32, s: F) {
-    out_st(w.base + t * p.d, exp(s));
+fn fwd_store(w: Walk, r: u32, s: F) {
+    out_st(w.base + r, exp(s));
 }

@@ -222,14 +222,16 @@ fn main() -> peer::Result<()> {
     let mut quick = false;
     let mut json = None;
     let mut only: Option<String> = None;
+    let mut engine = false;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--quick" => quick = true,
             "--json" => json = it.next(),
             "--only" => only = it.next(),
+            "--engine" => engine = true,
             "-h" | "--help" => {
-                println!("usage: walk_probe [--quick] [--only linear_scan,parallel_scan_log,matrix_scan] [--json out.json]\n{}", USAGE);
+                println!("usage: walk_probe [--quick] [--engine] [--only linear_scan,parallel_scan_log,matrix_scan] [--json out.json]\n{}", USAGE);
                 return Ok(());
             }
             other => return Err(format!("walk_probe: unknown argument {other}").into()),
@@ -283,7 +285,25 @@ fn main() -> peer::Result<()> {
             .map(|&l| reference(&op, &ha, &hx, (lanes, n, t), l))
             .collect();
         let bytes = (elements * (wa + wx + wh) * 4) as f64;
-        for v in variants(&op) {
+        let check = |peer: &peer::Peer| -> peer::Result<f64> {
+            let mut err = 0.0f64;
+            for (&l, w) in check_lanes.iter().zip(&want) {
+                let i = (l / n) * t * n + l % n + (t - 1) * n;
+                let got = peer.read(&bufs[2], (i * wh * 4) as u64, wh)?;
+                for (g, w) in got.iter().zip(w) {
+                    err = err.max((*g as f64 - w).abs() / w.abs().max(1.0));
+                }
+            }
+            Ok(err)
+        };
+        if engine && op.name == "linear_scan" {
+            engine_kernels(&peer, &bufs, (lanes, n, t), bytes, ceiling, &check, &mut figures)?;
+        }
+        let variants: Vec<Variant> = variants(&op)
+            .into_iter()
+            .filter(|v| !engine || (v.width == 4 && v.u == 16 && v.sync))
+            .collect();
+        for v in variants {
             let Variant { width, u, pipelined, sync } = v;
             let wgsl = walk_wgsl(&op, v);
             // In F values: the walks of `width` adjacent channels.
@@ -295,14 +315,7 @@ fn main() -> peer::Result<()> {
                     let groups = (lanes_f as u32).div_ceil(wg);
                     let params = [lanes_f as u32, n_f as u32, t as u32];
                     let secs = peer.median(&kernel, &params, &[&bufs[0], &bufs[1], &bufs[2]], groups, 2, 7)?;
-                    let mut err = 0.0f64;
-                    for (&l, w) in check_lanes.iter().zip(&want) {
-                        let i = (l / n) * t * n + l % n + (t - 1) * n;
-                        let got = peer.read(&bufs[2], (i * wh * 4) as u64, wh)?;
-                        for (g, w) in got.iter().zip(w) {
-                            err = err.max((*g as f64 - w).abs() / w.abs().max(1.0));
-                        }
-                    }
+                    let err = check(&peer)?;
                     let gbps = bytes / secs / 1e9;
                     println!(
                         "| {} | {width} | {u} | {pipelined} | {sync} | {wg} | {:.3} | {gbps:.0} | {:.0}% | {err:.1e} |",
@@ -327,6 +340,60 @@ fn main() -> peer::Result<()> {
     Ok(())
 }
 
+/// `--engine`: the engine's own forward lane walk of `linear_scan` (`scan/linear.wgsl`, vec4
+/// channels, F32 slots, as `Context` builds it) on this peer device and these inputs, bound as
+/// the engine binds it (h0 and h aliasing a) and with its own buffers, and with its stores made
+/// unconditional: what of the engine's walk costs what the probe's walk does not.
+fn engine_kernels(
+    peer: &peer::Peer,
+    bufs: &[wgpu::Buffer; 3],
+    (lanes, n, t): (usize, usize, usize),
+    bytes: f64,
+    ceiling: f64,
+    check: &dyn Fn(&peer::Peer) -> peer::Result<f64>,
+    figures: &mut serde_json::Map<String, serde_json::Value>,
+) -> peer::Result<()> {
+    let shader = wgsl_compute::kernel::SHADERS
+        .iter()
+        .find(|s| s.path == "scan/linear.wgsl")
+        .ok_or("scan/linear.wgsl is not in the shader table")?;
+    let source = format!("{}{}", wgsl_compute::kernel::dtype_prelude(shader.wgsl, &[])?, shader.wgsl);
+    let unconditional = source.replace("if write { fwd_store(", "{ fwd_store(");
+    let small: Vec<wgpu::Buffer> = (0..5).map(|_| peer.buffer("engine scratch", 64)).collect();
+    // Launch (lanes, t_len, t_begin, t_end, chunk, chunks, pad, pad), n, has_h0: vec4 units.
+    let (lanes4, n4) = (lanes / 4, n / 4);
+    let params = [lanes4 as u32, t as u32, 0, t as u32, t as u32, 1, 0, 0, n4 as u32, 0];
+    let flags = [true, true, true, true, false, false, false, false];
+    println!("| engine kernel | bindings | ms | GB/s | of copy | last step err |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for (what, wgsl) in [("as built", &source), ("stores unconditional", &unconditional)] {
+        let kernel = peer.kernel_with("engine/scan/linear", wgsl, "scan_lanes", 64, &[], Some(&flags));
+        for (aliased, h0, h) in [(true, &bufs[0], &bufs[0]), (false, &small[0], &small[1])] {
+            let bound = [&bufs[0], &bufs[1], h0, h, &bufs[2], &small[2], &small[3], &small[4]];
+            let groups = (lanes4 as u32).div_ceil(64);
+            let secs = peer.median(&kernel, &params, &bound, groups, 2, 7)?;
+            let err = check(peer)?;
+            let gbps = bytes / secs / 1e9;
+            let binding = if aliased { "h0, h alias a (as the engine)" } else { "own buffers" };
+            println!(
+                "| {what} | {binding} | {:.3} | {gbps:.0} | {:.0}% | {err:.1e} |",
+                secs * 1e3,
+                100.0 * gbps / ceiling
+            );
+            let key = format!(
+                "probe_engine_linear_{}_{}_ms",
+                what.replace(' ', "_"),
+                if aliased { "aliased" } else { "own" }
+            );
+            figures.insert(key, (secs * 1e3).into());
+        }
+    }
+    println!();
+    Ok(())
+}
+
 const USAGE: &str = "Times generated lane walks (linear, log, 2x2) over workgroup sizes, steps loaded
 ahead and software pipelining, on fresh random data, against the vec4 copy (issue #42).
---quick: small shapes (a software adapter); --json: the figures as JSON.";
+--quick: small shapes (a software adapter); --json: the figures as JSON; --engine: the engine's
+own linear_scan lane walk on the same inputs (as built, bindings aliased or not, stores made
+unconditional) beside the probe's vec4 walk.";

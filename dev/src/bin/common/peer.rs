@@ -137,6 +137,7 @@ impl Peer {
     /// repeated (0.94 ms again; the same loads without the recurrence ran at 115% of the copy
     /// ceiling), so a peer that timed either would flatter itself. The engine's inputs are
     /// fresh random values too.
+    #[allow(dead_code)] // the bench's (walk peers), not the walk probe's
     pub fn fill(&self, buffer: &wgpu::Buffer, rng: &mut wgsl_compute::check::Rng) {
         const BLOCK: u64 = 16 << 20;
         let mut offset = 0;
