@@ -24,20 +24,21 @@
 //                                       loads of the step whose row is r; fwd_step(s, a, b)
 //                                       -> F its update; fwd_store(w, r, s) its store
 //
-// Why the walk looks the way it does (bandwidth, not arithmetic, is the budget; measured on an
-// H200 with dev/src/bin/walk_probe.rs, 16x4096x4096 f32 on fresh random data):
-// - state and inputs are named F values, never arrays, so they stay in registers (the same
-//   walk over function-scope arrays ran at 27-31% of the copy);
-// - a block of U = 16 steps issues all its loads at once, and a forward trip loads two blocks
-//   before their 32 dependent updates (see `trip`);
-// - what an invocation keeps in flight is what counts: one channel (F = f32) per invocation
-//   moved 40% of the copy at any of these settings; four (vec4) with 16 steps ahead 101-105%,
-//   with 8 ahead 79-81%;
-// - the lane walk ends each trip with a workgroup barrier: it keeps a workgroup's warps on
-//   the same rows of T, and took the log walk from 57% to 106% of the copy (the linear walk
-//   from 101% to 105%). So every invocation of a lane walk walks, past the last lane too
-//   (storing nothing there), keeping the barrier in uniform control flow. The chunked passes,
-//   whose chunks end at different steps within a workgroup, walk without it.
+// Why the walks look the way they do (bandwidth, not arithmetic, is the budget):
+// - state and inputs are named F values, never arrays, so they stay in registers;
+// - `walk` (reverse, and the chunked passes): a block of U = 8 steps issues all its loads at
+//   once, and the walk is software pipelined: block n + 1's loads are issued before block n's
+//   8 dependent updates, so 16-24 loads per invocation are in flight at every point;
+// - `walk_forward` (the forward lane walk) is written as dev/src/bin/walk_probe.rs measured a
+//   lane walk at 101-106% of the copy on an H200 (B16 T4096 D4096 f32, fresh random data):
+//   four channels an invocation (vec4), blocks of UF = 16 steps carried in 32 named vars
+//   (never a struct or array variable), a running row index, and a workgroup barrier after
+//   every block, which keeps a workgroup's warps on the same rows of T (the probe's log walk:
+//   57% of the copy without it, 106% with it). So every invocation of a lane walk walks, past
+//   the last lane too (storing nothing there), keeping the barrier in uniform control flow.
+//   Measured inside the engine the same walk still ran at 38% (linear) and 29% (log) on the
+//   H200 (benches/results/h200.md, "eighth session"): what the engine's kernel does
+//   differently from the probe's is not found yet.
 //
 // Entries (the launch: recurrence/launch.wgsl; the entry points recurrence/channel_entries.wgsl):
 //   lanes         per lane walks [t_begin, t_end) of T; a segmented walk resumes from the
@@ -53,8 +54,10 @@
 
 override REVERSE: bool = false;
 
-// Steps whose loads one block issues before their dependent updates.
-const U: u32 = 16u;
+// Steps whose loads one block issues before their dependent updates: the reverse and chunked
+// walks (`walk`), and the forward lane walk (`walk_forward`).
+const U: u32 = 8u;
+const UF: u32 = 16u;
 
 // The step after t in scan order.
 fn next(t: u32) -> u32 {
@@ -64,13 +67,11 @@ fn next(t: u32) -> u32 {
 // The loads of one block: U steps' Step values, named.
 struct Block {
     s0: Step, s1: Step, s2: Step, s3: Step, s4: Step, s5: Step, s6: Step, s7: Step,
-    s8: Step, s9: Step, s10: Step, s11: Step, s12: Step, s13: Step, s14: Step, s15: Step,
 }
 
 // The U steps of a block from t0, in scan order.
 struct Times {
     t0: u32, t1: u32, t2: u32, t3: u32, t4: u32, t5: u32, t6: u32, t7: u32,
-    t8: u32, t9: u32, t10: u32, t11: u32, t12: u32, t13: u32, t14: u32, t15: u32,
 }
 
 fn times(t0: u32) -> Times {
@@ -80,15 +81,7 @@ fn times(t0: u32) -> Times {
     let t4 = next(t3);
     let t5 = next(t4);
     let t6 = next(t5);
-    let t7 = next(t6);
-    let t8 = next(t7);
-    let t9 = next(t8);
-    let t10 = next(t9);
-    let t11 = next(t10);
-    let t12 = next(t11);
-    let t13 = next(t12);
-    let t14 = next(t13);
-    return Times(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, next(t14));
+    return Times(t0, t1, t2, t3, t4, t5, t6, next(t6));
 }
 
 // Issues the loads of the U steps from t0 in scan order; nothing waits on them here.
@@ -96,9 +89,7 @@ fn load(w: ptr<function, Walk>, t0: u32, write: bool) -> Block {
     let t = times(t0);
     return Block(
         load_step(w, t.t0, write), load_step(w, t.t1, write), load_step(w, t.t2, write), load_step(w, t.t3, write),
-        load_step(w, t.t4, write), load_step(w, t.t5, write), load_step(w, t.t6, write), load_step(w, t.t7, write),
-        load_step(w, t.t8, write), load_step(w, t.t9, write), load_step(w, t.t10, write), load_step(w, t.t11, write),
-        load_step(w, t.t12, write), load_step(w, t.t13, write), load_step(w, t.t14, write), load_step(w, t.t15, write)
+        load_step(w, t.t4, write), load_step(w, t.t5, write), load_step(w, t.t6, write), load_step(w, t.t7, write)
     );
 }
 
@@ -113,85 +104,32 @@ fn apply(w: ptr<function, Walk>, l: Block, t0: u32, write: bool) {
     update(w, t.t5, l.s5, write);
     update(w, t.t6, l.s6, write);
     update(w, t.t7, l.s7, write);
-    update(w, t.t8, l.s8, write);
-    update(w, t.t9, l.s9, write);
-    update(w, t.t10, l.s10, write);
-    update(w, t.t11, l.s11, write);
-    update(w, t.t12, l.s12, write);
-    update(w, t.t13, l.s13, write);
-    update(w, t.t14, l.s14, write);
-    update(w, t.t15, l.s15, write);
 }
 
-// The blocks one trip of a walk loads before it applies any: two forward (32 steps' loads in
-// flight), one in reverse, whose steps load half as much again (the adjoint reads h too).
-fn blocks() -> u32 {
-    return select(2u, 1u, REVERSE);
-}
-
-// One trip from the q-th step of [start, end) in scan order: blocks() blocks' loads, then their
-// updates (blocks()). Why no block is carried from one trip to the next (software pipelining through a
-// `var`): a function-scope variable of the block struct is not kept in registers on NVIDIA's
-// compiler; the engine's walk that carried one moved 41% of the copy (f32) and the same
-// GB/s in f16, half the bytes: bound by the copies, not the loads.
-fn trip(w: ptr<function, Walk>, start: u32, end: u32, q: u32, write: bool) {
-    let t0 = time_at(start, end, q, REVERSE);
-    let b0 = load(w, t0, write);
-    if blocks() == 2u {
-        let t1 = time_at(start, end, q + U, REVERSE);
-        let b1 = load(w, t1, write);
-        apply(w, b0, t0, write);
-        apply(w, b1, t1, write);
-    } else {
-        apply(w, b0, t0, write);
-    }
-}
-
-// Walks [start, end) of T in scan order, writing the outputs when `write`.
+// Walks [start, end) of T in scan order, writing the outputs when `write`. Software
+// pipelined: block n + 1's loads are issued before block n's updates and stores.
 fn walk(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
     let steps = end - start;
     var q = 0u;
-    for (; q + blocks() * U <= steps; q += blocks() * U) {
-        trip(w, start, end, q, write);
-    }
-    walk_tail(w, start, end, q, write);
-}
-
-// `walk` for a whole workgroup on one range of T (the lane walk): the same steps in the same
-// order, with a workgroup barrier after each trip (see "why" above). Callers keep it in
-// uniform control flow: every invocation of the workgroup calls it with the same range.
-fn walk_synced(w: ptr<function, Walk>, start: u32, end: u32, write: bool) {
-    let steps = end - start;
-    var q = 0u;
-    for (; q + blocks() * U <= steps; q += blocks() * U) {
-        trip(w, start, end, q, write);
-        workgroupBarrier();
-    }
-    walk_tail(w, start, end, q, write);
-}
-
-// The steps [done, end - start) of a walk, left after its whole trips: a block more where one
-// fits, then one at a time.
-fn walk_tail(w: ptr<function, Walk>, start: u32, end: u32, done: u32, write: bool) {
-    var q = done;
-    if q + U <= end - start {
-        let t0 = time_at(start, end, q, REVERSE);
-        apply(w, load(w, t0, write), t0, write);
+    if steps >= U {
+        var cur = load(w, time_at(start, end, 0u, REVERSE), write);
+        for (; q + 2u * U <= steps; q += U) {
+            let ahead = load(w, time_at(start, end, q + U, REVERSE), write);
+            apply(w, cur, time_at(start, end, q, REVERSE), write);
+            cur = ahead;
+        }
+        apply(w, cur, time_at(start, end, q, REVERSE), write);
         q += U;
     }
-    for (; q < end - start; q++) {
+    for (; q < steps; q++) {
         let t = time_at(start, end, q, REVERSE);
         update(w, t, load_step(w, t, write), write);
     }
 }
 
-// The forward lane walk of [start, end) from state s0, written as dev/src/bin/walk_probe.rs
-// measured it at 101-106% of the copy on the H200 (vec4 channels): state and loads are
-// plain F values passed by value, the carried block is 32 named vars, blocks of U = 16
-// steps are software pipelined (the next block's loads issued before this block's 16
-// dependent updates), and a workgroup barrier ends every block. The walk through `Walk`
-// pointers and block structs (`walk_synced`) computes the same steps in the same order but
-// moved 31-41% of the copy there. Hooks: fwd_stride() (F values a step), fwd_a(w, r),
+// The forward lane walk of [start, end) from state s0 (see "why" above): blocks of UF = 16
+// steps software pipelined through 32 named vars (the next block's loads issued before this
+// block's 16 dependent updates), a barrier after every block. Hooks: fwd_stride() (F values a step), fwd_a(w, r),
 // fwd_b(w, r) (the two loads of the step r F values past the lane's first),
 // fwd_step(s, a, b) (the update), fwd_store(w, r, s). Stores only when `write`. Returns
 // the last state. Uniform control flow: every invocation of the workgroup calls it with
@@ -203,7 +141,7 @@ fn walk_forward(w: Walk, start: u32, end: u32, s0: F, write: bool) -> F {
     // The row of step start + q: F values from the lane's first step.
     var r = start * n;
     var q = 0u;
-    if steps >= U {
+    if steps >= UF {
         var a0 = fwd_a(w, r + 0u * n);
         var b0 = fwd_b(w, r + 0u * n);
         var a1 = fwd_a(w, r + 1u * n);
@@ -236,7 +174,7 @@ fn walk_forward(w: Walk, start: u32, end: u32, s0: F, write: bool) -> F {
         var b14 = fwd_b(w, r + 14u * n);
         var a15 = fwd_a(w, r + 15u * n);
         var b15 = fwd_b(w, r + 15u * n);
-        for (; q + 2u * U <= steps; q += U) {
+        for (; q + 2u * UF <= steps; q += UF) {
             let na0 = fwd_a(w, r + 16u * n);
             let nb0 = fwd_b(w, r + 16u * n);
             let na1 = fwd_a(w, r + 17u * n);
@@ -333,7 +271,7 @@ fn walk_forward(w: Walk, start: u32, end: u32, s0: F, write: bool) -> F {
             b14 = nb14;
             a15 = na15;
             b15 = nb15;
-            r += U * n;
+            r += UF * n;
             workgroupBarrier();
         }
         s = fwd_step(s, a0, b0);
@@ -368,8 +306,8 @@ fn walk_forward(w: Walk, start: u32, end: u32, s0: F, write: bool) -> F {
         if write { fwd_store(w, r + 14u * n, s); }
         s = fwd_step(s, a15, b15);
         if write { fwd_store(w, r + 15u * n, s); }
-        r += U * n;
-        q += U;
+        r += UF * n;
+        q += UF;
     }
     for (; q < steps; q++) {
         s = fwd_step(s, fwd_a(w, r), fwd_b(w, r));
@@ -379,8 +317,8 @@ fn walk_forward(w: Walk, start: u32, end: u32, s0: F, write: bool) -> F {
     return s;
 }
 
-// Every invocation of the workgroup walks (the barriers of `walk_forward`, `walk_synced`): one
-// past the last lane walks lane 0's inputs and stores nothing.
+// Every invocation of the workgroup walks (the barrier of `walk_forward`): one past the last
+// lane walks lane 0's inputs and stores nothing.
 fn lanes(id: u32) {
     let live = id < p.launch.lanes;
     let lane = select(0u, id, live);
@@ -392,7 +330,7 @@ fn lanes(id: u32) {
         w.s = initial(lane);
     }
     if REVERSE {
-        walk_synced(&w, p.launch.t_begin, p.launch.t_end, live);
+        walk(&w, p.launch.t_begin, p.launch.t_end, live);
     } else {
         w.s = walk_forward(w, p.launch.t_begin, p.launch.t_end, w.s, live);
     }
