@@ -34,6 +34,12 @@ pub use tuning::TuneItem;
 use crate::error::{Error, Result};
 
 /// Where ops run: one GPU device, or the CPU reference.
+///
+/// Dropping the last handle of a GPU context waits for the pipelines the tuner is still
+/// building on background threads (those not begun are cancelled), so no engine thread is
+/// inside the driver when the process ends: on NVIDIA's driver a process that ended during
+/// such a build could die with SIGSEGV at exit. `std::process::exit` skips every drop: a
+/// program that calls it drops its contexts first (or lets `main` return).
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<Inner>,

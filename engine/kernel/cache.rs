@@ -415,3 +415,27 @@ fn parse_and_validate(wgsl: &str) -> std::result::Result<naga::Module, String> {
     validator.validate(&module).map_err(|e| e.emit_to_string(wgsl))?;
     Ok(module)
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    /// Dropping the cache waits for its build threads (issue #41: a build inside the driver
+    /// when the process ended crashed it on NVIDIA), and tells those not yet building to skip.
+    #[test]
+    fn dropping_the_cache_joins_its_build_threads() {
+        let cache = KernelCache::new(true);
+        let finished = Arc::new(AtomicBool::new(false));
+        let (done, background) = (finished.clone(), cache.background.clone());
+        let thread = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            // What a build thread checks before it begins: the cache is being dropped.
+            assert!(background.closing.load(Ordering::SeqCst));
+            done.store(true, Ordering::SeqCst);
+        });
+        cache.background.threads.lock().unwrap().push(thread);
+        drop(cache);
+        assert!(finished.load(Ordering::SeqCst), "the drop returned before its build thread ended");
+    }
+}
