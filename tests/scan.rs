@@ -840,11 +840,23 @@ fn scan_padded_value_widths_keep_non_finite_inputs_in_their_column() {
         let clean: Vec<usize> = (0..h.len()).filter(|i| i % s.v == 2).collect();
         let got: Vec<f32> = clean.iter().map(|&i| h[i]).collect();
         let w: Vec<f32> = clean.iter().map(|&i| want[i] as f32).collect();
-        assert_close(ctx, "the clean value column, v = 3 padded", &got, &w, gates::SCAN_AFFINE);
+        assert_close(
+            ctx,
+            "the clean value column, v = 3 padded",
+            &got,
+            &w,
+            gates::SCAN_AFFINE,
+        );
         // Before any poison enters (t < 2), every column is exact.
         let early = 2 * s.n * s.k * s.v;
         let w: Vec<f32> = want[..early].iter().map(|&v| v as f32).collect();
-        assert_close(ctx, "every column before the poison", &h[..early], &w, gates::SCAN_AFFINE);
+        assert_close(
+            ctx,
+            "every column before the poison",
+            &h[..early],
+            &w,
+            gates::SCAN_AFFINE,
+        );
     });
 }
 

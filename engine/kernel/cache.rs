@@ -436,6 +436,9 @@ mod tests {
         });
         cache.background.threads.lock().unwrap().push(thread);
         drop(cache);
-        assert!(finished.load(Ordering::SeqCst), "the drop returned before its build thread ended");
+        assert!(
+            finished.load(Ordering::SeqCst),
+            "the drop returned before its build thread ended"
+        );
     }
 }

@@ -409,7 +409,10 @@ fn bench_scans(ctx: &Context, a: &Args, ceiling: f64) -> Result<Vec<Row>> {
     let mut rng = Rng::new(7);
     for c in scan_cases(quick) {
         let name = format!("{} {}", c.op, c.label);
-        if a.cases.as_ref().is_some_and(|k| !k.split(',').any(|k| name.contains(k))) {
+        if a.cases
+            .as_ref()
+            .is_some_and(|k| !k.split(',').any(|k| name.contains(k)))
+        {
             continue;
         }
         let sets: Vec<Vec<Tensor>> = (0..ROTATE)

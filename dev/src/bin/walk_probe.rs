@@ -77,7 +77,12 @@ struct Variant {
 
 /// The WGSL of `op`'s walk as `v` says. T % u == 0; with `sync`, lanes % WG == 0.
 fn walk_wgsl(op: &Op, v: Variant) -> String {
-    let Variant { width, u, pipelined, sync } = v;
+    let Variant {
+        width,
+        u,
+        pipelined,
+        sync,
+    } = v;
     let f = match width {
         1 => "f32".to_string(),
         w => format!("vec{w}<f32>"),
@@ -97,7 +102,11 @@ fn walk_wgsl(op: &Op, v: Variant) -> String {
         st = "vec4<f32>".into();
         update = "m2p(A, s, X)".into();
     }
-    let zero = if st == "vec4<f32>" && op.name == "matrix_scan" { "vec4<f32>(0.0)".to_string() } else { zero };
+    let zero = if st == "vec4<f32>" && op.name == "matrix_scan" {
+        "vec4<f32>(0.0)".to_string()
+    } else {
+        zero
+    };
     let guard = if sync { "" } else { "if lane >= p.lanes { return; }" };
     let mut w = format!(
         "override WG: u32 = 64u;
@@ -206,10 +215,7 @@ fn reference(op: &Op, a: &[f32], x: &[f32], (lanes, n, t): (usize, usize, usize)
                 let m = u.max(w);
                 vec![m + (1.0 + (u.min(w) - m).exp()).ln()]
             }
-            _ => vec![
-                av[0] * s[0] + av[1] * s[1] + xv[0],
-                av[2] * s[0] + av[3] * s[1] + xv[1],
-            ],
+            _ => vec![av[0] * s[0] + av[1] * s[1] + xv[0], av[2] * s[0] + av[3] * s[1] + xv[1]],
         };
     }
     if op.name == "parallel_scan_log" {
@@ -267,7 +273,9 @@ fn main() -> peer::Result<()> {
         let elements = lanes * t;
         let mut rng = Rng::new(7);
         let host = |w: usize, lo: f32, hi: f32, rng: &mut Rng| -> Vec<f32> {
-            (0..elements * w).map(|_| lo + (hi - lo) * rng.uniform() as f32).collect()
+            (0..elements * w)
+                .map(|_| lo + (hi - lo) * rng.uniform() as f32)
+                .collect()
         };
         let (ha, hx) = match op.name {
             "parallel_scan_log" => (host(wa, -0.5, -0.01, &mut rng), host(wx, -2.0, 0.0, &mut rng)),
@@ -304,7 +312,12 @@ fn main() -> peer::Result<()> {
             .filter(|v| !engine || (v.width == 4 && v.u == 16 && v.sync))
             .collect();
         for v in variants {
-            let Variant { width, u, pipelined, sync } = v;
+            let Variant {
+                width,
+                u,
+                pipelined,
+                sync,
+            } = v;
             let wgsl = walk_wgsl(&op, v);
             // In F values: the walks of `width` adjacent channels.
             let (lanes_f, n_f) = (lanes / width, n / width);
@@ -357,7 +370,11 @@ fn engine_kernels(
         .iter()
         .find(|s| s.path == "scan/linear.wgsl")
         .ok_or("scan/linear.wgsl is not in the shader table")?;
-    let source = format!("{}{}", wgsl_compute::kernel::dtype_prelude(shader.wgsl, &[])?, shader.wgsl);
+    let source = format!(
+        "{}{}",
+        wgsl_compute::kernel::dtype_prelude(shader.wgsl, &[])?,
+        shader.wgsl
+    );
     let unconditional = source.replace("if write { fwd_store(", "{ fwd_store(");
     let small: Vec<wgpu::Buffer> = (0..5).map(|_| peer.buffer("engine scratch", 64)).collect();
     // Launch (lanes, t_len, t_begin, t_end, chunk, chunks, pad, pad), n, has_h0: vec4 units.
@@ -374,7 +391,11 @@ fn engine_kernels(
             let secs = peer.median(&kernel, &params, &bound, groups, 2, 7)?;
             let err = check(peer)?;
             let gbps = bytes / secs / 1e9;
-            let binding = if aliased { "h0, h alias a (as the engine)" } else { "own buffers" };
+            let binding = if aliased {
+                "h0, h alias a (as the engine)"
+            } else {
+                "own buffers"
+            };
             println!(
                 "| {what} | {binding} | {:.3} | {gbps:.0} | {:.0}% | {err:.1e} |",
                 secs * 1e3,

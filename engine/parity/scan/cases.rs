@@ -48,7 +48,11 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     // chunks of 9 steps, so a chunk holds a block plus a tail and T = 100 walks 12 chunk
     // carries (three groups of four).
     let channel_ns: &[usize] = if full { &[3, 4, 5, 7, 8, 68] } else { &[5, 8] };
-    let block_ts: &[usize] = if full { &[1, 8, 9, 16, 17, 31, 32, 33, 48, 100] } else { &[17, 33] };
+    let block_ts: &[usize] = if full {
+        &[1, 8, 9, 16, 17, 31, 32, 33, 48, 100]
+    } else {
+        &[17, 33]
+    };
     let mut i = 0;
     for op in [ScanOp::Linear, ScanOp::Log] {
         for &n in channel_ns {
@@ -62,7 +66,11 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
         // Four channels an invocation (the forward lane walk's 16-step blocks: one block and a
         // tail at 17, the pipelined trip and a tail at 33, a partial last workgroup at 4 x 8193).
         let wide = crate::scan::channel::VEC4_WALKS;
-        let wide_ts: &[(usize, usize)] = if full { &[(17, wide), (33, wide), (33, wide + 4)] } else { &[(33, wide + 4)] };
+        let wide_ts: &[(usize, usize)] = if full {
+            &[(17, wide), (33, wide), (33, wide + 4)]
+        } else {
+            &[(33, wide + 4)]
+        };
         for &(t, n) in wide_ts {
             for s in [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }] {
                 push(op, 1, t, n, 1, 1, true, s, &mut out);
