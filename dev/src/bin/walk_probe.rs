@@ -246,6 +246,9 @@ fn main() -> peer::Result<()> {
     let ctx = Context::new()?;
     println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
     let peer = peer::Peer::new(&ctx)?;
+    let engine_peer = engine
+        .then(|| peer::Peer::with_features(&ctx, ENGINE_FEATURES))
+        .transpose()?;
     let mut figures = serde_json::Map::new();
     let (lanes_big, t_big) = if quick { (4096, 256) } else { (16 * 4096, 4096) };
     let copy_n = if quick { 1 << 22 } else { 1 << 26 };
@@ -282,53 +285,64 @@ fn main() -> peer::Result<()> {
             "matrix_scan" => (host(wa, -0.5, 0.5, &mut rng), host(wx, -1.0, 1.0, &mut rng)),
             _ => (host(wa, 0.5, 0.99, &mut rng), host(wx, -1.0, 1.0, &mut rng)),
         };
-        let bufs = [
-            peer.upload("probe a", &ha),
-            peer.upload("probe x", &hx),
-            peer.buffer("probe h", (elements * wh * 4) as u64),
-        ];
         let check_lanes = [0, lanes / 2 + 1, lanes - 1];
         let want: Vec<Vec<f64>> = check_lanes
             .iter()
             .map(|&l| reference(&op, &ha, &hx, (lanes, n, t), l))
             .collect();
         let bytes = (elements * (wa + wx + wh) * 4) as f64;
-        let check = |peer: &peer::Peer| -> peer::Result<f64> {
-            let mut err = 0.0f64;
-            for (&l, w) in check_lanes.iter().zip(&want) {
-                let i = (l / n) * t * n + l % n + (t - 1) * n;
-                let got = peer.read(&bufs[2], (i * wh * 4) as u64, wh)?;
-                for (g, w) in got.iter().zip(w) {
-                    err = err.max((*g as f64 - w).abs() / w.abs().max(1.0));
-                }
-            }
-            Ok(err)
-        };
+        // The probe's own device; with --engine also one opened with the engine's features.
+        let mut devices = vec![("probe device", &peer)];
         if engine && op.name == "linear_scan" {
-            engine_kernels(&peer, &bufs, (lanes, n, t), bytes, ceiling, &check, &mut figures)?;
+            devices.push((
+                "engine features",
+                engine_peer.as_ref().ok_or("no engine-featured device")?,
+            ));
         }
-        let variants: Vec<Variant> = variants(&op)
-            .into_iter()
-            .filter(|v| !engine || (v.width == 4 && v.u == 16 && v.sync))
-            .collect();
-        for v in variants {
-            let Variant {
-                width,
-                u,
-                pipelined,
-                sync,
-            } = v;
-            let wgsl = walk_wgsl(&op, v);
-            // In F values: the walks of `width` adjacent channels.
-            let (lanes_f, n_f) = (lanes / width, n / width);
-            {
+        for (device, peer) in devices {
+            // The host took seconds to make the inputs: the clock may have fallen meanwhile.
+            copy.median(copy.grids()[0], 2000, 1)?;
+            let bufs = [
+                peer.upload("probe a", &ha),
+                peer.upload("probe x", &hx),
+                peer.buffer("probe h", (elements * wh * 4) as u64),
+            ];
+            let check = |peer: &peer::Peer| -> peer::Result<f64> {
+                let mut err = 0.0f64;
+                for (&l, w) in check_lanes.iter().zip(&want) {
+                    let i = (l / n) * t * n + l % n + (t - 1) * n;
+                    let got = peer.read(&bufs[2], (i * wh * 4) as u64, wh)?;
+                    for (g, w) in got.iter().zip(w) {
+                        err = err.max((*g as f64 - w).abs() / w.abs().max(1.0));
+                    }
+                }
+                Ok(err)
+            };
+            if engine && op.name == "linear_scan" {
+                println!("{device}:");
+                engine_kernels(peer, &bufs, (lanes, n, t), bytes, ceiling, &check, &mut figures, device)?;
+            }
+            let variants: Vec<Variant> = variants(&op)
+                .into_iter()
+                .filter(|v| !engine || (v.width == 4 && v.u == 16 && v.sync))
+                .collect();
+            for v in variants {
+                let Variant {
+                    width,
+                    u,
+                    pipelined,
+                    sync,
+                } = v;
+                let wgsl = walk_wgsl(&op, v);
+                // In F values: the walks of `width` adjacent channels.
+                let (lanes_f, n_f) = (lanes / width, n / width);
                 for wg in [64u32, 256] {
                     let label = format!("probe/{}/{width}/{u}/{pipelined}/{sync}/{wg}", op.name);
                     let kernel = peer.kernel(&label, &wgsl, "walk", wg);
                     let groups = (lanes_f as u32).div_ceil(wg);
                     let params = [lanes_f as u32, n_f as u32, t as u32];
                     let secs = peer.median(&kernel, &params, &[&bufs[0], &bufs[1], &bufs[2]], groups, 2, 7)?;
-                    let err = check(&peer)?;
+                    let err = check(peer)?;
                     let gbps = bytes / secs / 1e9;
                     println!(
                         "| {} | {width} | {u} | {pipelined} | {sync} | {wg} | {:.3} | {gbps:.0} | {:.0}% | {err:.1e} |",
@@ -336,8 +350,13 @@ fn main() -> peer::Result<()> {
                         secs * 1e3,
                         100.0 * gbps / ceiling
                     );
+                    let on = if device == "engine features" {
+                        "_engine_features"
+                    } else {
+                        ""
+                    };
                     let key = format!(
-                        "probe_{}_w{width}_u{u}_{}{}_wg{wg}_ms",
+                        "probe_{}_w{width}_u{u}_{}{}_wg{wg}{on}_ms",
                         op.name,
                         if pipelined { "pipe" } else { "block" },
                         if sync { "_sync" } else { "" }
@@ -353,6 +372,13 @@ fn main() -> peer::Result<()> {
     Ok(())
 }
 
+/// The optional features the engine's device asks for (`context::adapter::wanted_features`,
+/// cooperative matrices aside), where the adapter has them: `--engine` also opens a peer
+/// device with them, in case a feature changes the code the driver generates.
+const ENGINE_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
+    .union(wgpu::Features::SHADER_F16)
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
+
 /// `--engine`: the engine's own forward lane walk of `linear_scan` (`scan/linear.wgsl`, vec4
 /// channels, F32 slots, as `Context` builds it) on this peer device and these inputs, bound as
 /// the engine binds it (h0 and h aliasing a) and with its own buffers, and with its stores made
@@ -365,6 +391,7 @@ fn engine_kernels(
     ceiling: f64,
     check: &dyn Fn(&peer::Peer) -> peer::Result<f64>,
     figures: &mut serde_json::Map<String, serde_json::Value>,
+    device: &str,
 ) -> peer::Result<()> {
     let shader = wgsl_compute::kernel::SHADERS
         .iter()
@@ -402,9 +429,14 @@ fn engine_kernels(
                 100.0 * gbps / ceiling
             );
             let key = format!(
-                "probe_engine_linear_{}_{}_ms",
+                "probe_engine_linear_{}_{}{}_ms",
                 what.replace(' ', "_"),
-                if aliased { "aliased" } else { "own" }
+                if aliased { "aliased" } else { "own" },
+                if device == "engine features" {
+                    "_engine_features"
+                } else {
+                    ""
+                }
             );
             figures.insert(key, (secs * 1e3).into());
         }
@@ -417,4 +449,5 @@ const USAGE: &str = "Times generated lane walks (linear, log, 2x2) over workgrou
 ahead and software pipelining, on fresh random data, against the vec4 copy (issue #42).
 --quick: small shapes (a software adapter); --json: the figures as JSON; --engine: the engine's
 own linear_scan lane walk on the same inputs (as built, bindings aliased or not, stores made
-unconditional) beside the probe's vec4 walk.";
+unconditional) beside the probe's vec4 walk, on the probe's device and on one opened with the
+engine's features.";

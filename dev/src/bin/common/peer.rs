@@ -31,6 +31,11 @@ pub struct PeerKernel {
 impl Peer {
     /// Opens a device on the adapter `ctx` runs on (same name and backend).
     pub fn new(ctx: &Context) -> Result<Self> {
+        Self::with_features(ctx, wgpu::Features::empty())
+    }
+
+    /// [`Peer::new`] asking also for `extra` features, those the adapter has.
+    pub fn with_features(ctx: &Context, extra: wgpu::Features) -> Result<Self> {
         let info = ctx.info();
         let backends = match BackendChoice::from_env()? {
             BackendChoice::Only(b) => b,
@@ -49,7 +54,7 @@ impl Peer {
             })
             .ok_or_else(|| format!("no adapter {} ({:?}) for the bench's peers", info.name, info.backend))?;
         let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
-        let features = adapter.features() & wanted;
+        let features = adapter.features() & (wanted | extra);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("bench peer device"),
             required_features: features,
@@ -57,7 +62,7 @@ impl Peer {
             ..Default::default()
         }))?;
         Ok(Peer {
-            timestamps: features == wanted,
+            timestamps: features.contains(wanted),
             device,
             queue,
         })
