@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark script (docs/src/benchmarks.md), run from the repo root on the device machine
 # with binaries built on the development machine and carried in .h200/ (see README):
-#   cargo build --release -p wgsl-compute-dev --bins && mkdir -p .h200 && cp target/release/{bench,decode_probe,coop_probe,gpt2_logits} .h200/ && strip .h200/* && gzip -9 .h200/*
+#   cargo build --release -p wgsl-compute-dev --bins && mkdir -p .h200 && cp target/release/{bench,decode_probe,coop_probe,gpt2_logits,walk_probe} .h200/ && strip .h200/* && gzip -9 .h200/*
 # (the dev tools, dev/src/bin/: cargo puts a workspace package's binaries in target/release/)
 # (gzipped, the binaries stay well under the device's 64 MiB carry; the script unpacks them).
 # Writes $OUT/engine.json, $OUT/torch.json, raw outputs, and $OUT/h200.json (merged).
@@ -74,6 +74,13 @@ esac
 case ",$ONLY," in *",scans,"*)
   PYTHONUNBUFFERED=1 python3 benches/triton_scans.py --out "$OUT/triton.json" > "$OUT/triton.md" 2>&1
   echo "triton rc $?"
+  # Issue #42's open question: the engine's forward lane walk ran at 37% of the copy where the
+  # probe's walk of the same form ran at 105%. The probe's walk beside the engine's own kernel,
+  # on the probe's device and on one with the engine's features (walk_probe --engine).
+  if [ -x .h200/walk_probe ]; then
+    timeout 120 .h200/walk_probe --engine --only linear_scan --json "$OUT/walk_probe_engine.json.txt" > "$OUT/walk_probe_engine.md" 2>&1
+    echo "walk probe rc $?"
+  fi
   ;;
 esac
 case ",$ONLY," in *",element_scans,"*)
