@@ -229,6 +229,8 @@ fn main() -> peer::Result<()> {
     let mut json = None;
     let mut only: Option<String> = None;
     let mut engine = false;
+    let mut dump: Option<String> = None;
+    let mut variants_dir: Option<String> = None;
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -236,12 +238,20 @@ fn main() -> peer::Result<()> {
             "--json" => json = it.next(),
             "--only" => only = it.next(),
             "--engine" => engine = true,
+            "--dump" => dump = it.next(),
+            "--variants" => {
+                variants_dir = it.next();
+                engine = true;
+            }
             "-h" | "--help" => {
-                println!("usage: walk_probe [--quick] [--engine] [--only linear_scan,parallel_scan_log,matrix_scan] [--json out.json]\n{}", USAGE);
+                println!("usage: walk_probe [--quick] [--engine] [--dump DIR] [--variants DIR] [--only linear_scan,parallel_scan_log,matrix_scan] [--json out.json]\n{}", USAGE);
                 return Ok(());
             }
             other => return Err(format!("walk_probe: unknown argument {other}").into()),
         }
+    }
+    if let Some(dir) = dump {
+        return dump_sources(&dir);
     }
     let ctx = Context::new()?;
     println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
@@ -299,6 +309,21 @@ fn main() -> peer::Result<()> {
                 engine_peer.as_ref().ok_or("no engine-featured device")?,
             ));
         }
+        if engine && op.name == "linear_scan" {
+            println!("the engine's context:");
+            engine_api(&ctx, "", &ha, &hx, (lanes, n, t), bytes, ceiling, &mut figures)?;
+            println!("an engine context on the probe's device (Context::from_wgpu):");
+            engine_api(
+                &peer.context(),
+                "_from_wgpu",
+                &ha,
+                &hx,
+                (lanes, n, t),
+                bytes,
+                ceiling,
+                &mut figures,
+            )?;
+        }
         for (device, peer) in devices {
             // The host took seconds to make the inputs: the clock may have fallen meanwhile.
             copy.median(copy.grids()[0], 2000, 1)?;
@@ -321,6 +346,19 @@ fn main() -> peer::Result<()> {
             if engine && op.name == "linear_scan" {
                 println!("{device}:");
                 engine_kernels(peer, &bufs, (lanes, n, t), bytes, ceiling, &check, &mut figures, device)?;
+                if let Some(dir) = &variants_dir {
+                    variant_kernels(
+                        peer,
+                        dir,
+                        &bufs,
+                        (lanes, n, t),
+                        bytes,
+                        ceiling,
+                        &check,
+                        &mut figures,
+                        device,
+                    )?;
+                }
             }
             let variants: Vec<Variant> = variants(&op)
                 .into_iter()
@@ -379,6 +417,161 @@ const ENGINE_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::SHADER_F16)
     .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
 
+/// The engine's `scan/linear.wgsl` source as `Context` builds it for F32 slots.
+fn engine_linear_source() -> peer::Result<String> {
+    let shader = wgsl_compute::kernel::SHADERS
+        .iter()
+        .find(|s| s.path == "scan/linear.wgsl")
+        .ok_or("scan/linear.wgsl is not in the shader table")?;
+    Ok(format!(
+        "{}{}",
+        wgsl_compute::kernel::dtype_prelude(shader.wgsl, &[])?,
+        shader.wgsl
+    ))
+}
+
+/// `--dump DIR`: writes the engine's linear kernel (`engine_linear.wgsl`) and the probe's vec4
+/// U = 16 synced walk (`probe_linear_w4_u16_sync.wgsl`), the sources `--variants` starts from.
+fn dump_sources(dir: &str) -> peer::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(format!("{dir}/engine_linear.wgsl"), engine_linear_source()?)?;
+    let probe = walk_wgsl(
+        &LINEAR,
+        Variant {
+            width: 4,
+            u: 16,
+            pipelined: true,
+            sync: true,
+        },
+    );
+    std::fs::write(format!("{dir}/probe_linear_w4_u16_sync.wgsl"), probe)?;
+    Ok(())
+}
+
+/// `--variants DIR`: every `*.wgsl` in DIR, each a variant of the engine's linear kernel with
+/// its bindings and uniform (entry `scan_lanes`; a `// wg: N` line sets the workgroup size,
+/// else 64), timed on the same inputs with its own output buffers.
+#[allow(clippy::too_many_arguments)]
+fn variant_kernels(
+    peer: &peer::Peer,
+    dir: &str,
+    bufs: &[wgpu::Buffer; 3],
+    (lanes, n, t): (usize, usize, usize),
+    bytes: f64,
+    ceiling: f64,
+    check: &dyn Fn(&peer::Peer) -> peer::Result<f64>,
+    figures: &mut serde_json::Map<String, serde_json::Value>,
+    device: &str,
+) -> peer::Result<()> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wgsl"))
+        .collect();
+    files.sort();
+    let small: Vec<wgpu::Buffer> = (0..5).map(|_| peer.buffer("variant scratch", 64)).collect();
+    let (lanes4, n4) = (lanes / 4, n / 4);
+    let params = [lanes4 as u32, t as u32, 0, t as u32, t as u32, 1, 0, 0, n4 as u32, 0];
+    let flags = [true, true, true, true, false, false, false, false];
+    println!("| variant | WG | ms | GB/s | of copy | last step err |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for path in files {
+        let wgsl = std::fs::read_to_string(&path)?;
+        let wg = wgsl
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("// wg:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(64u32);
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+        let kernel = peer.kernel_with(&name, &wgsl, "scan_lanes", wg, &[], Some(&flags));
+        let bound = [
+            &bufs[0], &bufs[1], &small[0], &small[1], &bufs[2], &small[2], &small[3], &small[4],
+        ];
+        let groups = (lanes4 as u32).div_ceil(wg);
+        let secs = peer.median(&kernel, &params, &bound, groups, 2, 7)?;
+        let err = check(peer)?;
+        let gbps = bytes / secs / 1e9;
+        println!(
+            "| {name} | {wg} | {:.3} | {gbps:.0} | {:.0}% | {err:.1e} |",
+            secs * 1e3,
+            100.0 * gbps / ceiling
+        );
+        let on = if device == "engine features" {
+            "_engine_features"
+        } else {
+            ""
+        };
+        figures.insert(format!("variant_{name}{on}_ms"), (secs * 1e3).into());
+    }
+    println!();
+    Ok(())
+}
+
+/// `--engine`: `scan::linear_scan` through the engine's own context (its device, pool and
+/// dispatch) on the same inputs as Tensors, timed as the bench times it (`Context::time`), with
+/// one input set and with three rotated sets (as the bench): the kernel's figure on the peer
+/// device against the engine's path around it.
+#[allow(clippy::too_many_arguments)]
+fn engine_api(
+    ctx: &Context,
+    tag: &str,
+    ha: &[f32],
+    hx: &[f32],
+    (lanes, n, t): (usize, usize, usize),
+    bytes: f64,
+    ceiling: f64,
+    figures: &mut serde_json::Map<String, serde_json::Value>,
+) -> peer::Result<()> {
+    use wgsl_compute::scan::{self, Route, ScanOptions};
+    let shape = [lanes / n, t, n];
+    let opts = ScanOptions::route(Route::Gpu);
+    ctx.set_profiling(true);
+    println!("| engine path | sets | ms | GB/s | of copy |");
+    println!("| --- | --- | --- | --- | --- |");
+    let mut sets = vec![];
+    for k in 0..3 {
+        sets.push((
+            wgsl_compute::Tensor::from_slice(ctx, &shape, ha)?,
+            wgsl_compute::Tensor::from_slice(ctx, &shape, hx)?,
+        ));
+        let rotate = if k == 0 {
+            1
+        } else if k == 2 {
+            3
+        } else {
+            continue;
+        };
+        for _ in 0..2 {
+            for (a, x) in &sets[..rotate] {
+                scan::linear_scan_with(a, x, None, &opts)?;
+            }
+        }
+        ctx.synchronize()?;
+        let mut times = vec![];
+        for i in 0..7 {
+            let (a, x) = &sets[i % rotate];
+            let ((), timed) = ctx.time(|| scan::linear_scan_with(a, x, None, &opts).map(drop))?;
+            times.push(timed.seconds);
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        let secs = times[3];
+        let gbps = bytes / secs / 1e9;
+        println!(
+            "| linear_scan_with (Route::Gpu) | {rotate} | {:.3} | {gbps:.0} | {:.0}% |",
+            secs * 1e3,
+            100.0 * gbps / ceiling
+        );
+        figures.insert(
+            format!("probe_engine_api_linear_sets{rotate}{tag}_ms"),
+            (secs * 1e3).into(),
+        );
+    }
+    // Which kernels ran, and each one's device time (every dispatch timed).
+    println!("\n```\n{}\n```", ctx.profile()?);
+    ctx.set_profiling(false);
+    println!();
+    Ok(())
+}
+
 /// `--engine`: the engine's own forward lane walk of `linear_scan` (`scan/linear.wgsl`, vec4
 /// channels, F32 slots, as `Context` builds it) on this peer device and these inputs, bound as
 /// the engine binds it (h0 and h aliasing a) and with its own buffers, and with its stores made
@@ -393,15 +586,7 @@ fn engine_kernels(
     figures: &mut serde_json::Map<String, serde_json::Value>,
     device: &str,
 ) -> peer::Result<()> {
-    let shader = wgsl_compute::kernel::SHADERS
-        .iter()
-        .find(|s| s.path == "scan/linear.wgsl")
-        .ok_or("scan/linear.wgsl is not in the shader table")?;
-    let source = format!(
-        "{}{}",
-        wgsl_compute::kernel::dtype_prelude(shader.wgsl, &[])?,
-        shader.wgsl
-    );
+    let source = engine_linear_source()?;
     let unconditional = source.replace("if write { fwd_store(", "{ fwd_store(");
     let small: Vec<wgpu::Buffer> = (0..5).map(|_| peer.buffer("engine scratch", 64)).collect();
     // Launch (lanes, t_len, t_begin, t_end, chunk, chunks, pad, pad), n, has_h0: vec4 units.
@@ -447,7 +632,9 @@ fn engine_kernels(
 
 const USAGE: &str = "Times generated lane walks (linear, log, 2x2) over workgroup sizes, steps loaded
 ahead and software pipelining, on fresh random data, against the vec4 copy (issue #42).
---quick: small shapes (a software adapter); --json: the figures as JSON; --engine: the engine's
+--quick: small shapes (a software adapter); --dump DIR: write the engine's linear kernel and the
+probe's vec4 walk as WGSL; --variants DIR: also time every DIR/*.wgsl (variants of the engine's
+linear kernel, its bindings, a `// wg: N` line for the workgroup size); --json: the figures as JSON; --engine: the engine's
 own linear_scan lane walk on the same inputs (as built, bindings aliased or not, stores made
 unconditional) beside the probe's vec4 walk, on the probe's device and on one opened with the
 engine's features.";

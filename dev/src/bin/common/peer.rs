@@ -155,6 +155,13 @@ impl Peer {
         }
     }
 
+    /// An engine context on this peer's own device (`Context::from_wgpu`): the engine's
+    /// dispatch path on a device the engine did not open.
+    #[allow(dead_code)] // the walk probe's
+    pub fn context(&self) -> Context {
+        Context::from_wgpu(self.device.clone(), self.queue.clone())
+    }
+
     /// A storage buffer of `bytes` (contents zero).
     pub fn buffer(&self, label: &str, bytes: u64) -> wgpu::Buffer {
         self.device.create_buffer(&wgpu::BufferDescriptor {
