@@ -6,6 +6,17 @@
 //! writes the new state. Lane shape, trip count and every stride come from the uniform, so
 //! one pipeline serves every shape; the kernel name carries the hash of the body.
 //!
+//! Why the walk is blocked: a walk is bound by memory, and one step at a time keeps only one
+//! step's loads in flight per invocation (the H200 moved 30-40% of its copy rate so). The
+//! compiler knows every sequence the body reads, so it loads them `u` steps ahead
+//! ([`block_steps`]: about 32 values per invocation) into named registers (`c{i}_{j}_{s}`,
+//! never arrays, which do not stay in registers), software pipelined: the next block's loads
+//! (`n..`) are issued before this block's `u` dependent steps, and a workgroup barrier after
+//! every block keeps a workgroup's invocations on the same trips. The barrier needs uniform
+//! control flow, so every invocation walks and only live lanes store. The steps and their
+//! order are the plain loop's, so the results are bit for bit the same. Bodies that read more
+//! than 8 values a step keep the plain loop.
+//!
 //! The kernel is a recurrence of the one launch (`crate::recurrence::launch`): it opens with
 //! the launch prelude, its uniform with the launch header, and walks the segment
 //! `[t_begin, t_end)` of the trips that the launch gives each dispatch, resuming from the
@@ -85,13 +96,23 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
         w,
         "@compute @workgroup_size(WG)\nfn element_scan(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n                @builtin(local_invocation_index) lid: u32) {{"
     );
-    let _ = writeln!(w, "    let lane = invocation(wid, nwg, lid);");
-    let _ = writeln!(w, "    if lane >= p.launch.lanes {{\n        return;\n    }}");
+    let u = block_steps(body);
+    let _ = writeln!(w, "    let id = invocation(wid, nwg, lid);");
+    if u > 1 {
+        // Every invocation walks (the block loop's barrier needs uniform control flow): one
+        // past the last lane walks lane 0's sequences and stores nothing.
+        let _ = writeln!(w, "    let live = id < p.launch.lanes;\n    let lane = select(0u, id, live);");
+    } else {
+        let _ = writeln!(w, "    if id >= p.launch.lanes {{\n        return;\n    }}\n    let lane = id;");
+    }
     for i in 0..=k {
-        let _ = writeln!(w, "    let b{i} = base({i}u, lane);");
+        let _ = writeln!(
+            w,
+            "    let b{i} = base({i}u, lane);\n    let tr{i} = p.views[{i}].trip;\n    let cs{i} = p.views[{i}].comp;"
+        );
     }
     for j in 0..n {
-        let _ = writeln!(w, "    var h_{j}: f32 = in0[b0 + {j}u * p.views[0].comp];");
+        let _ = writeln!(w, "    var h_{j}: f32 = in0[b0 + {j}u * cs0];");
     }
     // A later segment resumes from the state stored at the trip before it in scan order.
     let prev = if reverse {
@@ -104,33 +125,92 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
         "    if launch_resumes(p.launch, {reverse}) {{\n        let tp = {prev};"
     );
     for j in 0..n {
-        let _ = writeln!(
-            w,
-            "        h_{j} = out[b{k} + tp * p.views[{k}].trip + {j}u * p.views[{k}].comp];"
-        );
+        let _ = writeln!(w, "        h_{j} = out[b{k} + tp * tr{k} + {j}u * cs{k}];");
     }
     let _ = writeln!(w, "    }}");
-    let _ = writeln!(w, "    for (var i = 0u; i < p.launch.t_end - p.launch.t_begin; i++) {{");
-    let _ = writeln!(
-        w,
-        "        let t = time_at(p.launch.t_begin, p.launch.t_end, i, {reverse});"
-    );
-    emit(w, body, "        ", Width::Scalar, |i, j| {
+    let _ = writeln!(w, "    let steps = p.launch.t_end - p.launch.t_begin;\n    var q = 0u;");
+    let time = |q: &str| format!("time_at(p.launch.t_begin, p.launch.t_end, {q}, {reverse})");
+    let load = |i: u16, j: usize, t: &str| format!("in{i}[b{i} + ({t}) * tr{i} + {j}u * cs{i}]");
+    let store = if u > 1 { "if live " } else { "" };
+    if u > 1 {
+        // Blocks of u steps, software pipelined: the next block's loads are issued into named
+        // registers before this block's u dependent steps (see the module docs).
+        let _ = writeln!(w, "    if steps >= {u}u {{");
+        for_loads(body, u, |i, j, s| {
+            let _ = writeln!(w, "        var c{i}_{j}_{s} = {};", load(i, j, &time(&format!("{s}u"))));
+        });
+        let _ = writeln!(w, "        for (; q + {}u <= steps; q += {u}u) {{", 2 * u);
+        for_loads(body, u, |i, j, s| {
+            let _ = writeln!(
+                w,
+                "            let n{i}_{j}_{s} = {};",
+                load(i, j, &time(&format!("q + {}u", u + s)))
+            );
+        });
+        for s in 0..u {
+            step(w, body, "            ", &time(&format!("q + {s}u")), store, |i, j| format!("c{i}_{j}_{s}"));
+        }
+        for_loads(body, u, |i, j, s| {
+            let _ = writeln!(w, "            c{i}_{j}_{s} = n{i}_{j}_{s};");
+        });
+        let _ = writeln!(w, "            workgroupBarrier();\n        }}");
+        for s in 0..u {
+            step(w, body, "        ", &time(&format!("q + {s}u")), store, |i, j| format!("c{i}_{j}_{s}"));
+        }
+        let _ = writeln!(w, "        q += {u}u;\n    }}");
+    }
+    let _ = writeln!(w, "    for (; q < steps; q++) {{");
+    step(w, body, "        ", &time("q"), store, |i, j| load(i, j, "t"));
+    let _ = writeln!(w, "    }}\n}}");
+    s
+}
+
+/// Steps a block loads ahead: as many as keep about 32 values of the sequences in flight per
+/// invocation (16 steps of two scalar sequences, as the channel scans' forward walk), at least
+/// 4; 1 (a plain loop) for bodies that read more than 8 values a step, whose blocks would not
+/// stay in registers.
+fn block_steps(body: &Body) -> usize {
+    let per_step: usize = body.params.iter().skip(1).map(|p| p.lanes()).sum();
+    match per_step {
+        0 => 1,
+        1..=2 => 16,
+        3..=4 => 8,
+        5..=8 => 4,
+        _ => 1,
+    }
+}
+
+/// Calls `f(i, j, s)` for every sequence i >= 1, component j and step s < u of a block.
+fn for_loads(body: &Body, u: usize, mut f: impl FnMut(u16, usize, usize)) {
+    for s in 0..u {
+        for (i, p) in body.params.iter().enumerate().skip(1) {
+            for j in 0..p.lanes() {
+                f(i as u16, j, s);
+            }
+        }
+    }
+}
+
+/// One step of the walk at trip `t` (a WGSL expression) in a scope of its own: the body with
+/// sequence i's component j read as `seq(i, j)`, the new state, and its store (guarded by
+/// `store`, e.g. `if live `).
+fn step(w: &mut String, body: &Body, indent: &str, t: &str, store: &str, seq: impl Fn(u16, usize) -> String) {
+    let n = body.state().lanes();
+    let k = body.params.len();
+    let _ = writeln!(w, "{indent}{{\n{indent}    let t = {t};");
+    let inner = format!("{indent}    ");
+    emit(w, body, &inner, Width::Scalar, |i, j| {
         if i == 0 {
             format!("h_{j}")
         } else {
-            format!("in{i}[b{i} + t * p.views[{i}].trip + {j}u * p.views[{i}].comp]")
+            seq(i, j)
         }
     });
     for j in 0..n {
-        let _ = writeln!(w, "        h_{j} = {};", comp(body, body.result, j));
+        let _ = writeln!(w, "{inner}h_{j} = {};", comp(body, body.result, j));
     }
     for j in 0..n {
-        let _ = writeln!(
-            w,
-            "        out[b{k} + t * p.views[{k}].trip + {j}u * p.views[{k}].comp] = h_{j};"
-        );
+        let _ = writeln!(w, "{inner}{store}{{ out[b{k} + t * tr{k} + {j}u * cs{k}] = h_{j}; }}");
     }
-    let _ = writeln!(w, "    }}\n}}");
-    s
+    let _ = writeln!(w, "{indent}}}");
 }
