@@ -160,4 +160,6 @@ mod book {
     struct Autograd;
     #[doc = include_str!("../docs/src/training.md")]
     struct Training;
+    #[doc = include_str!("../docs/src/build-a-model.md")]
+    struct BuildAModel;
 }

@@ -30,7 +30,7 @@ struct Shared {
 /// let ctx = wgsl_compute::Context::cpu();
 /// let vb = VarBuilder::new(&ctx, 42);
 /// let fc = Linear::new(&vb.pp("h").pp(0).pp("mlp").pp("c_fc"), 4, 16)?;
-/// assert_eq!(fc.names(), ["h.0.mlp.c_fc.weight", "h.0.mlp.c_fc.bias"]);
+/// assert_eq!(fc.param_names(), ["h.0.mlp.c_fc.weight", "h.0.mlp.c_fc.bias"]);
 /// let checkpoint = vb.store().to_bytes()?;            // safetensors, these names
 /// let again = VarBuilder::from_bytes(&ctx, &checkpoint, "checkpoint")?;
 /// let same = Linear::new(&again.pp("h").pp(0).pp("mlp").pp("c_fc"), 4, 16)?; // its values

@@ -26,8 +26,8 @@
 //! let ctx = Context::cpu();
 //! let vb = VarBuilder::new(&ctx, 0);
 //! let mlp = Mlp::new(&vb.pp("mlp"), 2, 8, 1, Activation::Gelu)?;
-//! assert_eq!(mlp.names(), ["mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"]);
-//! let mut adam = Adam::new(&mlp.tensors(), 1e-2)?;
+//! assert_eq!(mlp.param_names(), ["mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"]);
+//! let mut adam = Adam::new(&vb.store().tensors(), 1e-2)?;
 //! let x = Var::constant(&Tensor::from_slice(&ctx, &[4, 2], &[0., 0., 0., 1., 1., 0., 1., 1.])?); // (4, 2)
 //! let y = Var::constant(&Tensor::from_slice(&ctx, &[4, 1], &[0., 1., 1., 0.])?);                 // (4, 1)
 //! let tape = Tape::new(&ctx);
