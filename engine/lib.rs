@@ -71,7 +71,7 @@
 //! Layers, bottom up (a module imports only from its own layer and those below; the order is
 //! the table `LAYERS` of `tests/layering.rs`, which checks every import against it):
 //! `error`, `shape`, `check` < `kernel`, `tune`, `io` < `context` < `recurrence` < `tensor` < `expr` < `reference` <
-//! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `generate` < `train`, `autograd`, `models` < `parity`.
+//! `fused`, `ops` < `plan`, `scan` < `mixer`, `element_scan` < `generate` < `train`, `autograd`, `nn`, `models` < `parity`.
 //!
 //! The modules: [`autograd`] (the tape: variables, backward rules, gradients), [`check`] (seeded inputs, compare, the tolerance gates the shipped tests and
 //! parity rows share), [`context`] (adapter, device, info, buffer pool, readback, dispatch,
@@ -83,6 +83,8 @@
 //! safetensors reader and writer), [`kernel`] (WGSL sources and the shader table, pipeline
 //! cache, uniform parameters), [`mixer`] (minGRU mixers on the scans, with gradients and
 //! their f64 reference), [`models`] (GPT-2 and its reference forward, the character model),
+//! [`nn`] (layers on the tape with named parameters: `Linear`, `Embedding`, `LayerNorm`,
+//! `Mlp`, `MinGru`, `Dropout`, the `VarBuilder` that names and initialises them),
 //! [`ops`] (tensor ops, and the same ops as methods on [`Tensor`]), [`parity`] (the parity
 //! suite), [`plan`] (captured op sequences replayed in one pass), [`recurrence`] (what every
 //! recurrence kernel shares: the walk plans, the one launch, the look-back protocol, the WGSL
@@ -109,6 +111,7 @@ pub mod io;
 pub mod kernel;
 pub mod mixer;
 pub mod models;
+pub mod nn;
 pub mod ops;
 #[cfg(feature = "parity")]
 pub mod parity;
@@ -157,4 +160,6 @@ mod book {
     struct Autograd;
     #[doc = include_str!("../docs/src/training.md")]
     struct Training;
+    #[doc = include_str!("../docs/src/build-a-model.md")]
+    struct BuildAModel;
 }

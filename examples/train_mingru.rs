@@ -7,10 +7,13 @@
 //!     [--d-model DM] [--d-state D] [--lr LR] [--seed S] [--sample CHARS] [--cpu] [--plot FILE.svg]
 //!     [--hand-backward]
 //! ```
-//! Each step records the forward on an autograd tape (`CharModel::loss_var`), takes the
+//! The model is built from the `nn` layers (`CharLm` below: an `Embedding`, residual `MinGru`
+//! layers, a `Linear` head, named `wte.weight`, `h.0.in_proj.weight`, ...). Each step runs
+//! the forward in a training `Pass` (every parameter a leaf of a fresh tape), takes the
 //! gradients from `loss.backward()` and steps Adam through `Optimizer::step_vars`;
-//! `--hand-backward` uses the model's hand-written backward chain (`loss_and_grads`)
-//! instead, which follows the same loss curve (`tests/optim.rs`).
+//! `--hand-backward` steps the same tensors with `CharModel`'s hand-written backward chain
+//! (`loss_and_grads`) instead, which follows the same loss curve (`tests/optim.rs`,
+//! `tests/nn_layers.rs`).
 //! Without `--text` it trains on `assets/text/shakespeare.txt` (three plays, 401 k chars).
 //! The last 10% of the text is held out: the validation loss is printed every `--steps / 5`
 //! steps. The process fails (exit 1) when the training loss did not fall. `--plot loss.svg`
@@ -23,12 +26,71 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use wgsl_compute::autograd::Tape;
+use wgsl_compute::autograd::{Tape, Var};
 use wgsl_compute::check::Rng;
-use wgsl_compute::mixer::{MixerKind, MixerPath};
+use wgsl_compute::generate::{Sampler, Sampling};
+use wgsl_compute::mixer::{MixerKind, MixerLayer, MixerPath};
 use wgsl_compute::models::{random_windows, CharModel, CharModelConfig};
+use wgsl_compute::nn::{Embedding, Init, Linear, MinGru, Module, Param, Pass, VarBuilder};
 use wgsl_compute::train::{Adam, CharVocab, Optimizer};
 use wgsl_compute::{Context, Tensor};
+
+/// The language model: `x_0 = wte[ids]`, `x_l = x_{l-1} + mixer_l(x_{l-1})`, logits = head(x_L).
+/// Its parameters are drawn in `CharModel::init`'s order, so one seed gives both one model.
+struct CharLm {
+    wte: Embedding, // (V, Dm)
+    h: Vec<MinGru>, // (B, T, Dm) -> (B, T, Dm)
+    head: Linear,   // (Dm, V) + (V,)
+}
+
+impl CharLm {
+    fn new(vb: &VarBuilder, c: &CharModelConfig) -> wgsl_compute::Result<CharLm> {
+        let mixer = |l| MinGru::new(&vb.pp("h").pp(l), c.kind, c.d_model, c.d_state)?.with_path(c.path);
+        Ok(CharLm {
+            wte: Embedding::with_init(&vb.pp("wte"), c.vocab, c.d_model, Init::Uniform(1.0))?,
+            h: (0..c.layers).map(mixer).collect::<wgsl_compute::Result<_>>()?,
+            head: Linear::new(&vb.pp("head"), c.d_model, c.vocab)?,
+        })
+    }
+
+    /// ids (B T, row after row) -> logits (B T, V).
+    fn logits(&self, pass: &Pass, ids: &[u32], batch: usize) -> wgsl_compute::Result<Var> {
+        let dm = self.head.widths().0;
+        let mut x = self.wte.forward(pass, ids)?.reshape(&[batch, ids.len() / batch, dm])?; // (B, T, Dm)
+        for layer in &self.h {
+            x = x.add(&layer.forward(pass, &x)?)?; // residual
+        }
+        self.head.forward(pass, &x.reshape(&[ids.len(), dm])?)
+    }
+
+    /// `CharModel` on the same tensors, for `--hand-backward`.
+    fn hand(&self, config: CharModelConfig) -> wgsl_compute::Result<CharModel> {
+        let t = |p: &Param| p.tensor().clone();
+        let layers = self.h.iter().map(|l| {
+            let (w_in, b_in) = (t(l.in_proj.weight()), l.in_proj.bias().map(t));
+            let b_in = b_in.ok_or_else(|| wgsl_compute::Error::value("CharLm", "in_proj", "a bias", "none"))?;
+            MixerLayer::new(l.kind, l.path, w_in, b_in, t(l.out_proj.weight()))
+        });
+        let head_bias = self.head.bias().map(t);
+        let head_bias = head_bias.ok_or_else(|| wgsl_compute::Error::value("CharLm", "head", "a bias", "none"))?;
+        Ok(CharModel {
+            config,
+            embed: t(self.wte.weight()),
+            layers: layers.collect::<wgsl_compute::Result<_>>()?,
+            head: t(self.head.weight()),
+            head_bias,
+        })
+    }
+}
+
+impl Module for CharLm {
+    fn params(&self) -> Vec<Param> {
+        let mut p = self.wte.params();
+        p.extend(self.h.params());
+        p.extend(self.head.params());
+        p
+    }
+}
 
 struct Args {
     text: PathBuf,
@@ -182,7 +244,8 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
         d_model: args.d_model,
         d_state: args.d_state,
     };
-    let model = CharModel::init(&ctx, config, args.seed)?;
+    let model = CharLm::new(&VarBuilder::new(&ctx, args.seed), &config)?;
+    let hand = model.hand(config)?; // the same tensors, for --hand-backward
     println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
     println!(
         "text: {} ({} chars, vocabulary {}); model: {} layers of {}, path {:?}, d_model {}, d_state {}, {} parameters",
@@ -210,7 +273,7 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
     );
     let mut rng = Rng::new(args.seed ^ 0x5eed);
     let (val_in, val_tgt) = random_windows(val, args.batch, args.seq, &mut Rng::new(7))?;
-    let mut adam = Adam::new(&model.params(), args.lr)?;
+    let mut adam = Adam::new(&model.store()?.tensors(), args.lr)?;
     let eval_every = (args.steps / 5).max(1);
     let started = Instant::now();
     let mut losses = Vec::with_capacity(args.steps);
@@ -218,16 +281,15 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
     for step in 1..=args.steps {
         let (inputs, targets) = random_windows(train, args.batch, args.seq, &mut rng)?;
         let loss = if args.hand_backward {
-            let lg = model.loss_and_grads(&inputs, &targets, args.batch)?;
+            let lg = hand.loss_and_grads(&inputs, &targets, args.batch)?;
             let grads: Vec<&Tensor> = lg.grads.iter().collect();
-            adam.step(&model.params(), &grads)?;
+            adam.step(&hand.params(), &grads)?;
             lg.loss
         } else {
             let tape = Tape::new(&ctx);
-            let vars = model.vars(&tape)?;
-            let loss = model.loss_var(&vars, &inputs, &targets, args.batch)?;
-            let grads = loss.backward()?;
-            adam.step_vars(&vars, &grads)?;
+            let pass = Pass::train(&tape, &model)?;
+            let loss = model.logits(&pass, &inputs, args.batch)?.cross_entropy(&targets)?; // ()
+            adam.step_vars(pass.vars(), &loss.backward()?)?;
             loss.tensor().to_vec()?[0]
         };
         if !loss.is_finite() {
@@ -241,7 +303,10 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
         losses.push(loss);
         progress(step, args.steps, loss, started);
         if step % eval_every == 0 || step == args.steps {
-            let val_loss = model.loss(&val_in, &val_tgt, args.batch)?;
+            let val = model
+                .logits(&Pass::eval(&model), &val_in, args.batch)?
+                .cross_entropy(&val_tgt)?;
+            let val_loss = val.tensor().to_vec()?[0];
             if std::io::stderr().is_terminal() {
                 eprintln!();
             }
@@ -278,9 +343,19 @@ fn run(args: &Args) -> wgsl_compute::Result<bool> {
         println!("--- sample (temperature 0.8) ---");
         let context = vocab.encode("ROMEO:\n").unwrap_or_else(|_| vec![ids[0]]);
         print!("{}", vocab.decode(&context));
-        model.sample(&context, args.sample, args.seq, 0.8, &mut rng, |id| {
-            print!("{}", vocab.decode(&[id]));
+        let mut sampler = Sampler::new(Sampling::TopK {
+            temperature: 0.8,
+            k: 0,
+            seed: args.seed,
         })?;
+        let (mut ids, v) = (context, vocab.len());
+        for _ in 0..args.sample {
+            let window = &ids[ids.len().saturating_sub(args.seq)..];
+            let logits = model.logits(&Pass::eval(&model), window, 1)?.tensor().to_vec()?; // (T, V)
+            let id = sampler.pick(&logits[logits.len() - v..])?;
+            print!("{}", vocab.decode(&[id]));
+            ids.push(id);
+        }
         println!("\n---");
     }
     if last >= first {

@@ -24,7 +24,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("plans and scans", &["plan", "scan"]),
     ("mixers and element scans", &["mixer", "element_scan"]),
     ("generation", &["generate"]),
-    ("training, autograd and models", &["train", "autograd", "models"]),
+    (
+        "training, autograd, layers and models",
+        &["train", "autograd", "nn", "models"],
+    ),
     ("the parity suite", &["parity"]),
 ];
 

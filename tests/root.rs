@@ -27,6 +27,7 @@ mod layering;
 mod matmul;
 mod mixer;
 mod nn;
+mod nn_layers;
 mod optim;
 mod plan;
 mod planted;

@@ -1,8 +1,8 @@
-//! Network ops on variables: causal attention (composed of recorded ops), the token +
-//! position embedding of one sequence or of a batch of rows (its backward a scatter-add,
-//! `ops::embedding_backward`), softmax cross-entropy (its backward the gradient
-//! `ops::cross_entropy` computes with the loss), and a tied output head fused with the
-//! cross-entropy in row blocks (`head_cross_entropy`).
+//! Network ops on variables: causal attention (composed of recorded ops), a table's rows by
+//! id (`gather_rows`) and the token + position embedding of one sequence or of a batch of
+//! rows (their backward a scatter-add, `ops::embedding_backward`), softmax cross-entropy
+//! (its backward the gradient `ops::cross_entropy` computes with the loss), and a tied
+//! output head fused with the cross-entropy in row blocks (`head_cross_entropy`).
 
 use super::var::{rule, when, Var};
 use crate::error::{Error, Result};
@@ -40,6 +40,26 @@ impl Var {
                     let dwpe = when(need[1], || ops::embedding_backward(g, &positions, p))?;
                     Ok(vec![dwte, dwpe])
                 }),
+            ))
+        })
+    }
+
+    /// The rows `table[ids[t]]` (a token embedding without positions: `ops::embedding` with
+    /// a zero position table). table (V, C), T ids below V -> (T, C). The backward sums the
+    /// rows of dL/d out into d table by id (`ops::embedding_backward`).
+    pub fn gather_rows(table: &Var, ids: &[u32]) -> Result<Var> {
+        let op = "gather_rows";
+        if table.shape().len() != 2 {
+            return Err(Error::shape(op, "table", "(V, C)", table.shape()));
+        }
+        Var::record(op, &[table], |t| {
+            let (v, c) = (t[0].shape()[0], t[0].shape()[1]);
+            let zero = Tensor::zeros(t[0].context(), &[ids.len().max(1), c])?; // (T, C)
+            let y = ops::embedding(t[0], &zero, ids, 0)?;
+            let ids = ids.to_vec();
+            Ok((
+                y,
+                rule(move |g, need| Ok(vec![when(need[0], || ops::embedding_backward(g, &ids, v))?])),
             ))
         })
     }
