@@ -16,6 +16,7 @@ mod dtype;
 mod element_scan;
 mod element_scan_tensor;
 mod elementwise;
+mod from_wgpu;
 mod fuzz;
 // The fuzz targets' raw-byte entry points, shared with fuzz/ (the corpus replay in fuzz.rs).
 #[path = "../fuzz/entry.rs"]
