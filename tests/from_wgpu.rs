@@ -14,7 +14,7 @@ use crate::common::{assert_close, each_adapter};
 
 /// A device the application opens itself on `shared`'s adapter (default descriptor, as
 /// `examples/texture.rs` does), handed to the engine; outputs poisoned (NaN) so an element a
-/// walk never reached fails.
+/// walk never reached fails. Also used by `campaign_surfaces`.
 pub fn app_context(shared: &Context) -> Context {
     wgsl_compute::context::skip_device_select_layer();
     let backends = wgpu::Backends::from(shared.info().backend);
@@ -29,6 +29,8 @@ pub fn app_context(shared: &Context) -> Context {
         pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor::default())).expect("a device");
     let ctx = Context::from_wgpu(device, queue);
     ctx.set_poison(Some(f32::NAN));
+    // As the shared contexts: the hand rules, and no cache file written.
+    ctx.set_tune_mode(wgsl_compute::tune::TuneMode::Off);
     ctx
 }
 

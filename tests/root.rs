@@ -8,6 +8,7 @@ mod common;
 mod audit;
 mod autograd;
 mod campaign;
+mod campaign_surfaces;
 mod charts;
 mod compiled_step;
 mod context;
