@@ -315,6 +315,35 @@ fn mixer_angle_fused_chunked_matches_the_reference() {
 }
 
 #[test]
+fn mixer_angle_fused_lengthened_chunks_that_do_not_divide_t() {
+    // Issue 41, item 9 (b), the fused mixer's route: at k = 16 a chunk of the carry walk
+    // costs 288 loop trips, so on a software adapter 251 chunks of 16 are too many for one
+    // dispatch and the plan lengthens them to ceil(4001 / 208) = 20 steps, 201 chunks, the
+    // last a single step (T = 4000 is divided by 20 and hides a chunk count rounded down).
+    // Forward and backward against the f64 reference on every adapter.
+    let mut rng = Rng::new(4001);
+    let kind = MixerKind::GivensMinGru { k: 16 };
+    each_adapter(|ctx| {
+        let (pre, dh, pre_h, dh_h) = scan_inputs_decay(ctx, &mut rng, 1, 4001, 16, Some(16));
+        let want_h = reference::scan_f32(kind, &pre_h).unwrap();
+        let want_d = reference::scan_backward_f32(kind, &pre_h, &dh_h).unwrap();
+        let opts = ScanOptions::route(Route::Gpu).with_strategy(Strategy::Chunked { chunk: Some(16) });
+        let fwd = mixer_scan_with(kind, MixerPath::AngleFused, &pre, &opts).expect("forward");
+        let dpre = mixer_scan_backward_with(&pre, &fwd, &dh, &opts).expect("backward");
+        let h = fwd.h.to_vec().unwrap();
+        assert_close(ctx, "T=4001 h", &h, want_h.as_slice().unwrap(), gates::MIXER);
+        let d = dpre.to_vec().unwrap();
+        assert_close(
+            ctx,
+            "T=4001 dpre",
+            &d,
+            want_d.as_slice().unwrap(),
+            gates::MIXER_BACKWARD,
+        );
+    });
+}
+
+#[test]
 fn mixer_angle_fused_backward_is_exact_at_strong_decay() {
     // lambda = sigmoid(decay) in [3e-4, 7e-3]: undoing a step by dividing by lambda would
     // multiply rounding error by up to 3000 a step. The backward recomputes each step from the

@@ -8,6 +8,7 @@ mod common;
 mod audit;
 mod autograd;
 mod campaign;
+mod campaign_surfaces;
 mod charts;
 mod compiled_step;
 mod context;
@@ -16,6 +17,7 @@ mod dtype;
 mod element_scan;
 mod element_scan_tensor;
 mod elementwise;
+mod from_wgpu;
 mod fuzz;
 // The fuzz targets' raw-byte entry points, shared with fuzz/ (the corpus replay in fuzz.rs).
 #[path = "../fuzz/entry.rs"]

@@ -16,18 +16,24 @@ pub enum DeviceKind {
     Software,
     /// The CPU reference context: no device, every op runs its `ndarray` reference.
     CpuReference,
+    /// An adapter that does not say what it is: device type `Other` and no name (a browser
+    /// that withholds its adapter's details reports that). It may be a software adapter, so it
+    /// gets their conservative limits ([`DeviceInfo::loop_limited`]).
+    Unknown,
 }
 
 impl DeviceKind {
     /// The kind of a wgpu adapter, from its device type and (for drivers that report a
-    /// software rasteriser as another type) its name.
+    /// software rasteriser as another type) its name; `Unknown` when it reports neither.
     fn of(device_type: wgpu::DeviceType, name: &str) -> Self {
-        let name = name.to_lowercase();
+        let name = name.trim().to_lowercase();
         let software_name = ["llvmpipe", "lavapipe", "swiftshader", "softpipe"]
             .iter()
             .any(|s| name.contains(s));
         if device_type == wgpu::DeviceType::Cpu || software_name {
             DeviceKind::Software
+        } else if device_type == wgpu::DeviceType::Other && name.is_empty() {
+            DeviceKind::Unknown
         } else {
             DeviceKind::Gpu
         }
@@ -111,41 +117,24 @@ impl DeviceInfo {
         }
     }
 
-    /// The info of a device on `backend`, from its adapter's info when the engine opened it.
-    pub(crate) fn from_device(
-        adapter: Option<&wgpu::AdapterInfo>,
-        backend: Backend,
-        features: wgpu::Features,
-        limits: &wgpu::Limits,
-    ) -> Self {
-        let (name, device_type, kind, driver, subgroup_size) = match adapter {
-            Some(a) => (
-                a.name.clone(),
-                format!("{:?}", a.device_type),
-                DeviceKind::of(a.device_type, &a.name),
-                format!("{} {}", a.driver, a.driver_info).trim().to_string(),
-                (a.subgroup_min_size, a.subgroup_max_size),
-            ),
-            None => (
-                "external device".into(),
-                "unknown".into(),
-                // A device the application made: assume hardware (it chose it for its work).
-                DeviceKind::Gpu,
-                String::new(),
-                (0, 0),
-            ),
+    /// The info of a device opened on the adapter `adapter` describes (what the engine's own
+    /// adapter reports, or what an application's device reports of the adapter it came from).
+    pub(crate) fn from_device(adapter: &wgpu::AdapterInfo, features: wgpu::Features, limits: &wgpu::Limits) -> Self {
+        let kind = DeviceKind::of(adapter.device_type, &adapter.name);
+        let name = match adapter.name.trim() {
+            "" => "unknown adapter".to_string(),
+            _ => adapter.name.clone(),
         };
-        let (vendor, device_id) = adapter.map_or((0, 0), |a| (a.vendor, a.device));
         DeviceInfo {
             name,
-            backend,
-            device_type,
+            backend: adapter.backend,
+            device_type: format!("{:?}", adapter.device_type),
             kind,
-            driver,
-            vendor,
-            device_id,
+            driver: format!("{} {}", adapter.driver, adapter.driver_info).trim().to_string(),
+            vendor: adapter.vendor,
+            device_id: adapter.device,
             subgroups: features.contains(wgpu::Features::SUBGROUP),
-            subgroup_size,
+            subgroup_size: (adapter.subgroup_min_size, adapter.subgroup_max_size),
             shader_f16: features.contains(wgpu::Features::SHADER_F16),
             cooperative_matrix: features
                 .contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16),
@@ -168,6 +157,14 @@ impl DeviceInfo {
     /// True for an adapter that runs shaders on the CPU (lavapipe, llvmpipe, SwiftShader).
     pub fn is_software(&self) -> bool {
         self.kind == DeviceKind::Software
+    }
+
+    /// True when every shader loop must stay under Mesa's loop limit (an invocation's loops
+    /// end silently after 65,535 trips in all on lavapipe and llvmpipe), so long walks are
+    /// split into dispatches: on software adapters, and on an adapter of unknown kind, which
+    /// may be one. Never on the CPU reference context, which runs no shaders.
+    pub fn loop_limited(&self) -> bool {
+        matches!(self.kind, DeviceKind::Software | DeviceKind::Unknown)
     }
 
     /// One line for a user on a software adapter: which one it is and what would be faster.
@@ -237,5 +234,43 @@ impl fmt::Display for DeviceInfo {
         writeln!(f, "invocations:      {} per workgroup", self.max_invocations)?;
         writeln!(f, "storage buffers:  {} per stage", self.max_storage_buffers)?;
         write!(f, "workgroups:       {} per dimension", self.max_workgroups_per_dim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapter(device_type: wgpu::DeviceType, name: &str) -> wgpu::AdapterInfo {
+        wgpu::AdapterInfo {
+            name: name.into(),
+            ..wgpu::AdapterInfo::new(device_type, Backend::BrowserWebGpu)
+        }
+    }
+
+    #[test]
+    fn an_adapter_that_says_nothing_is_of_unknown_kind_and_loop_limited() {
+        use wgpu::DeviceType::{Cpu, DiscreteGpu, Other};
+        for (device_type, name, kind) in [
+            (Other, "", DeviceKind::Unknown),
+            (Other, "  ", DeviceKind::Unknown),
+            (Other, "llvmpipe (LLVM 15.0.6, 256 bits)", DeviceKind::Software),
+            (Other, "SwiftShader Device (Subzero)", DeviceKind::Software),
+            (Cpu, "", DeviceKind::Software),
+            (Other, "Apple M2", DeviceKind::Gpu),
+            (DiscreteGpu, "NVIDIA H200", DeviceKind::Gpu),
+        ] {
+            let info = DeviceInfo::from_device(
+                &adapter(device_type, name),
+                wgpu::Features::empty(),
+                &Default::default(),
+            );
+            assert_eq!(info.kind, kind, "{device_type:?} {name:?}");
+            assert_eq!(info.loop_limited(), kind != DeviceKind::Gpu, "{device_type:?} {name:?}");
+            assert!(
+                !info.name.trim().is_empty(),
+                "{device_type:?} {name:?}: a name to print"
+            );
+        }
     }
 }

@@ -132,16 +132,19 @@ impl Context {
         pool::idle_bound_from_env()?;
         crate::tune::TuneMode::from_env()?;
         let (device, queue) = adapter::open(adapter).await?;
-        let a = adapter.get_info();
-        let info = DeviceInfo::from_device(Some(&a), a.backend, device.features(), &device.limits());
+        let info = DeviceInfo::from_device(&adapter.get_info(), device.features(), &device.limits());
         Ok(Self::from_gpu(Gpu::new(device, queue, info)))
     }
 
     /// A context over a device the application already owns (a renderer sharing its device).
-    /// The engine uses the features and limits the device was created with.
+    /// The engine uses the features and limits the device was created with, and knows the
+    /// adapter it was created from as the device reports it (`wgpu::Device::adapter_info`,
+    /// the record the tuner's cache identity reads too): on a software adapter (lavapipe,
+    /// llvmpipe) long walks stay under Mesa's loop limit as they do on a [`Context::new`]
+    /// context. An adapter that does not say what it is ([`DeviceKind::Unknown`]) gets the
+    /// software adapters' conservative limits.
     pub fn from_wgpu(device: wgpu::Device, queue: wgpu::Queue) -> Self {
-        let backend = device.adapter_info().backend;
-        let info = DeviceInfo::from_device(None, backend, device.features(), &device.limits());
+        let info = DeviceInfo::from_device(&device.adapter_info(), device.features(), &device.limits());
         Self::from_gpu(Gpu::new(device, queue, info))
     }
 

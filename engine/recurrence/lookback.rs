@@ -24,15 +24,16 @@ pub(crate) fn lookback_offered(device: &DeviceInfo) -> bool {
 /// Polls of a predecessor before a look-back computes that chunk itself (`SPIN` in
 /// `shaders/recurrence/lookback.wgsl`). Hardware Vulkan and DX12 adapters (desktop GPUs, whose
 /// running workgroups progress while another spins, as CUDA's look-back scans rely on): 2^20,
-/// the fallback for starvation only. Software adapters: 64, since Mesa ends an invocation's
-/// loops after 65535 trips in all. Elsewhere (Metal, OpenGL, WebGPU, which promise nothing):
-/// 1024, a few microseconds' wait before the work is done twice.
+/// the fallback for starvation only. Software adapters (and an adapter of unknown kind, which
+/// may be one): 64, since Mesa ends an invocation's loops after 65535 trips in all.
+/// Elsewhere (Metal, OpenGL, WebGPU, which promise nothing): 1024, a few microseconds' wait
+/// before the work is done twice.
 pub(crate) fn lookback_spin(device: &DeviceInfo) -> u32 {
     match device.kind {
         crate::context::DeviceKind::Gpu if matches!(device.backend, wgpu::Backend::Vulkan | wgpu::Backend::Dx12) => {
             1 << 20
         }
-        crate::context::DeviceKind::Software => 64,
+        crate::context::DeviceKind::Software | crate::context::DeviceKind::Unknown => 64,
         _ => 1024,
     }
 }
@@ -183,6 +184,7 @@ mod tests {
             (DeviceKind::Software, wgpu::Backend::Vulkan, true),
             (DeviceKind::Software, wgpu::Backend::Gl, true),
             (DeviceKind::Software, wgpu::Backend::BrowserWebGpu, true),
+            (DeviceKind::Unknown, wgpu::Backend::BrowserWebGpu, true),
             (DeviceKind::CpuReference, wgpu::Backend::Noop, false),
         ] {
             let d = device(kind, backend, gib);

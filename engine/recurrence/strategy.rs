@@ -81,7 +81,7 @@ impl Walk {
 pub(crate) const LOOP_BUDGET: usize = 60_000;
 
 /// The loop trips a walk costs one invocation: per step, and per chunk of the chunked carry
-/// walk. Only software adapters count them (see [`max_segment`]).
+/// walk. Only loop-limited adapters count them (see [`max_segment`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Cost {
     pub step: usize,
@@ -105,10 +105,11 @@ impl Cost {
 /// Why: Mesa's software rasterisers (lavapipe, llvmpipe GL) end every loop of an invocation
 /// once the loops of that invocation have run 65535 iterations in all (gallivm's loop
 /// limiter against hangs), silently. A k = 16 lane walk makes about 18 loop trips per step,
-/// so it stopped after step 3640 of 4099. On those adapters the walks are split into
-/// segments that stay well under the limit; on hardware there is no such limit.
+/// so it stopped after step 3640 of 4099. On those adapters, and on one of unknown kind
+/// (`DeviceInfo::loop_limited`), the walks are split into segments that stay well under the
+/// limit; on hardware there is no such limit.
 pub(crate) fn max_segment(device: &DeviceInfo, step: usize) -> usize {
-    if device.is_software() {
+    if device.loop_limited() {
         (LOOP_BUDGET / step.max(1)).max(1)
     } else {
         usize::MAX
@@ -138,7 +139,7 @@ pub(crate) fn walk(strategy: Strategy, invocations: usize, t: usize, cost: Cost,
     let p = walk_steps(strategy, invocations, t, cost.step, device);
     let max_chunks = (LOOP_BUDGET / cost.carry.max(1)).max(1);
     match p {
-        Walk::Chunked { count, .. } if device.is_software() && count > max_chunks => {
+        Walk::Chunked { count, .. } if device.loop_limited() && count > max_chunks => {
             let len = t.div_ceil(max_chunks);
             let segment = max_segment(device, cost.step);
             if len <= segment {
@@ -194,4 +195,50 @@ pub(crate) fn segments(t: usize, len: usize, reverse: bool) -> Vec<(usize, usize
         out.reverse();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::DeviceKind;
+
+    fn device(kind: DeviceKind, backend: wgpu::Backend) -> DeviceInfo {
+        DeviceInfo {
+            kind,
+            backend,
+            ..DeviceInfo::cpu()
+        }
+    }
+
+    #[test]
+    fn an_adapter_of_unknown_kind_gets_the_software_limits() {
+        // Issue 41, finding 1: a context that cannot tell what its adapter is walks as on
+        // lavapipe (segments and chunk counts under Mesa's loop limit), not as on hardware.
+        let software = device(DeviceKind::Software, wgpu::Backend::Vulkan);
+        let hardware = device(DeviceKind::Gpu, wgpu::Backend::Vulkan);
+        for backend in [wgpu::Backend::BrowserWebGpu, wgpu::Backend::Vulkan, wgpu::Backend::Gl] {
+            let unknown = device(DeviceKind::Unknown, backend);
+            assert!(unknown.loop_limited() && !unknown.is_software());
+            assert_eq!(max_segment(&unknown, 8), LOOP_BUDGET / 8);
+            // A channel scan's costs, and the fused mixer's at k = 16 (a carry walk dearer
+            // than a step, so `walk` lengthens the chunks).
+            let mixer = Cost { step: 68, carry: 288 };
+            for (strategy, t, cost) in [
+                (Strategy::Lanes, 600_000, Cost::block(1)),
+                (Strategy::Chunked { chunk: Some(1) }, 600_000, Cost::block(1)),
+                (Strategy::Chunked { chunk: Some(4) }, 70_001, Cost::block(1)),
+                (Strategy::Chunked { chunk: Some(16) }, 4001, mixer),
+            ] {
+                let got = walk(strategy, 2, t, cost, &unknown);
+                assert_eq!(got, walk(strategy, 2, t, cost, &software), "{strategy:?} T = {t}");
+                assert_ne!(got, walk(strategy, 2, t, cost, &hardware), "{strategy:?} T = {t}");
+            }
+            assert_eq!(
+                crate::recurrence::lookback::lookback_spin(&unknown),
+                crate::recurrence::lookback::lookback_spin(&software)
+            );
+        }
+        assert_eq!(max_segment(&hardware, 8), usize::MAX);
+        assert!(!hardware.loop_limited() && !DeviceInfo::cpu().loop_limited());
+    }
 }

@@ -128,7 +128,10 @@ pub(crate) fn gpu_block_sizes(op: &'static str, d: &AffineDims) -> Result<()> {
     let reason = if !BLOCK_SIZES.contains(&d.k) {
         format!("k = {} is not one of {BLOCK_SIZES:?}", d.k)
     } else if d.v > largest {
-        format!("v = {} is larger than the GPU kernels' largest block size, {largest}", d.v)
+        format!(
+            "v = {} is larger than the GPU kernels' largest block size, {largest}",
+            d.v
+        )
     } else {
         return Ok(());
     };

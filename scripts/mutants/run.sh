@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Plants each deliberate bug of issues 21 and 32 (item 5) again and checks that the named
-# test fails.
+# Plants each deliberate bug of issues 21 and 32 (item 5) and the two survivors of issue 41
+# (item 9: 18, 19) again and checks that the named test fails.
 #
 # Each line of the table: a patch in this folder, then the test (exact name in the `root`
 # test binary) that must fail with it applied. The patch is reverted afterwards whatever
@@ -27,6 +27,8 @@ table=(
   "15-lookback-publishes-the-exclusive-carry scan::scan_lookback_is_one_pass_where_offered_and_matches_the_reference"
   "16-lookback-reads-the-nearest-chunks-aggregate-at-every-step planted::planted_lookback_folds_every_predecessors_aggregate_back_to_the_first_chunk"
   "17-lookback-fallback-recomputes-its-own-chunk scan::stress_lookback_carries_repeat_without_a_hang_or_a_wrong_value"
+  "18-adam-l2-also-applies-the-decoupled-shrink optim::optim_adam_with_l2_decay_matches_a_hand_computation"
+  "19-software-chunk-count-rounds-down     mixer::mixer_angle_fused_lengthened_chunks_that_do_not_divide_t"
 )
 
 if ! git diff --quiet; then

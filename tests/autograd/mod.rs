@@ -16,7 +16,14 @@ fn check_all(cases: Vec<GradCase>) {
     let cpu = Context::cpu();
     for c in cases.iter().filter(|c| c.against == Against::FiniteDifferences) {
         let row = pollster::block_on(autograd::run_case(&cpu, c));
-        assert!(row.passed, "{} {}: {}: {:?}", c.name, c.shape(), c.strategy(), row.error);
+        assert!(
+            row.passed,
+            "{} {}: {}: {:?}",
+            c.name,
+            c.shape(),
+            c.strategy(),
+            row.error
+        );
     }
     each_adapter(|ctx| {
         for c in cases.iter().filter(|c| c.against == Against::CpuTape) {

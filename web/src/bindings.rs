@@ -341,7 +341,10 @@ impl Trainer {
     /// One training step (`Promise<number>`, its loss). Rejects while another step or a
     /// sample of this trainer is still running.
     pub fn step(&self) -> js_sys::Promise {
-        step_promise(&self.inner, "a training step or sample of this trainer is still running")
+        step_promise(
+            &self.inner,
+            "a training step or sample of this trainer is still running",
+        )
     }
 
     /// `n` characters after `prompt` at `temperature` (`Promise<string>`).

@@ -120,7 +120,11 @@ impl GradCase {
     /// The input shapes as the table prints them, e.g. `3x5, 1x5`.
     pub fn shape(&self) -> String {
         let dims = |s: &[usize]| s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
-        self.inputs.iter().map(|i| dims(&i.shape)).collect::<Vec<_>>().join(", ")
+        self.inputs
+            .iter()
+            .map(|i| dims(&i.shape))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The row's comparison as the table prints it.
@@ -169,7 +173,12 @@ fn constants(ctx: &Context, inputs: &[Input], xs: &[Vec<f32>]) -> Result<Vec<Var
 
 /// `sum(w * f(xs))` in f64 with recording off.
 async fn loss(c: &GradCase, ctx: &Context, xs: &[Vec<f32>], w: &[f32]) -> Result<f64> {
-    let y = c.body.apply(&constants(ctx, &c.inputs, xs)?)?.tensor().to_vec_async().await?;
+    let y = c
+        .body
+        .apply(&constants(ctx, &c.inputs, xs)?)?
+        .tensor()
+        .to_vec_async()
+        .await?;
     Ok(y.iter().zip(w).map(|(a, b)| *a as f64 * *b as f64).sum())
 }
 
