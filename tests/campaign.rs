@@ -423,6 +423,6 @@ fn campaign_probes_of_the_public_api_return_errors() {
     run(probe("expr::Interp::call empty vector parameter", || {
         interp.call(&[&[], &[1.0, 2.0, 3.0]]).map(|v| v.to_vec())
     }));
-    println!("campaign probes: {n} probes, {} not a clean error", failures.len());
+    println!("campaign: probes: {n} probes, {} not a clean error", failures.len());
     assert!(failures.is_empty(), "{failures:#?}");
 }
