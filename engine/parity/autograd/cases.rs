@@ -60,19 +60,53 @@ pub fn elementwise_cases() -> Vec<GradCase> {
         (Unary::Abs, 0.1, 1.0),
         (Unary::Sigmoid, -2.0, 2.0),
         (Unary::Relu, 0.1, 1.0),
+        (Unary::Softplus, -2.0, 2.0),
         (Unary::Sin, -2.0, 2.0),
         (Unary::Cos, -2.0, 2.0),
     ];
     for (i, &(op, lo, hi)) in unary.iter().enumerate() {
-        l.push(op.name(), 100 + i as u64, &[input(&[3, 5], lo, hi)], tape, Body::Unary(op));
+        l.push(
+            op.name(),
+            100 + i as u64,
+            &[input(&[3, 5], lo, hi)],
+            tape,
+            Body::Unary(op),
+        );
         // The negative side of abs and relu.
         if matches!(op, Unary::Abs | Unary::Relu) {
             let neg = [input(&[3, 5], -1.0, -0.1)];
-            l.push(format!("{}, negative", op.name()), 200 + i as u64, &neg, tape, Body::Unary(op));
+            l.push(
+                format!("{}, negative", op.name()),
+                200 + i as u64,
+                &neg,
+                tape,
+                Body::Unary(op),
+            );
         }
     }
     l.op("gelu", 111, &[input(&[2, 3, 7], -2.0, 2.0)], |v| v[0].gelu());
     l.op("scale", 112, &[input(&[3, 5], -1.0, 1.0)], |v| v[0].scale(-2.5));
+    // The scalar ops (a constant of the kernel), either side.
+    let x = [input(&[3, 5], 0.5, 2.0)];
+    l.op("add_scalar", 113, &x, |v| v[0].add_scalar(0.75));
+    l.op("sub_scalar", 114, &x, |v| v[0].sub_scalar(0.75));
+    l.op("rsub_scalar", 115, &x, |v| v[0].rsub_scalar(1.0));
+    l.op("mul_scalar", 116, &x, |v| v[0].mul_scalar(-1.5));
+    l.op("div_scalar", 117, &x, |v| v[0].div_scalar(3.0));
+    l.op("rdiv_scalar", 118, &x, |v| v[0].rdiv_scalar(2.0));
+    l.op("pow_scalar", 119, &x, |v| v[0].pow_scalar(1.5));
+    l.op("maximum_scalar", 120, &x, |v| v[0].maximum_scalar(1.25));
+    l.op("minimum_scalar", 121, &x, |v| v[0].minimum_scalar(1.25));
+    // The operators, as a formula reads: (1 - z) h + z x / 2, -h.
+    let zhx = [
+        input(&[3, 5], 0.1, 0.9),
+        input(&[3, 5], -1.0, 1.0),
+        input(&[1, 5], -1.0, 1.0),
+    ];
+    l.op("operators", 122, &zhx, |v| {
+        let (z, h, x) = (&v[0], &v[1], &v[2]);
+        ((((1.0 - z)? * h)? + ((z * x)? / 2.0)?)? - (-h)?)? * 0.5
+    });
     // (op, shape of a, shape of b, range of both)
     type Pair = (Binary, [usize; 2], [usize; 2], f64, f64);
     let binary: &[Pair] = &[
@@ -98,8 +132,14 @@ pub fn elementwise_cases() -> Vec<GradCase> {
     });
     let inputs = [input(&[2, 3], -1.0, 1.0), input(&[2, 5], -1.0, 1.0)];
     l.op("cat axis 1", 500, &inputs, |v| Var::cat(&[&v[0], &v[1]], 1));
-    let inputs = [input(&[2, 3], -1.0, 1.0), input(&[4, 3], -1.0, 1.0), input(&[1, 3], -1.0, 1.0)];
-    l.op("cat axis 0, three", 501, &inputs, |v| Var::cat(&[&v[0], &v[1], &v[2]], 0));
+    let inputs = [
+        input(&[2, 3], -1.0, 1.0),
+        input(&[4, 3], -1.0, 1.0),
+        input(&[1, 3], -1.0, 1.0),
+    ];
+    l.op("cat axis 0, three", 501, &inputs, |v| {
+        Var::cat(&[&v[0], &v[1], &v[2]], 0)
+    });
     // A mask of the input's context, the second branch broadcast over the rows.
     let inputs = [input(&[3, 5], -1.0, 1.0), input(&[1, 5], -1.0, 1.0)];
     l.op("where_", 502, &inputs, |v| {
@@ -119,7 +159,11 @@ pub fn product_cases() -> Vec<GradCase> {
     l.op("matmul", 400, &mm, |v| v[0].matmul(&v[1]));
     let batched = [input(&[2, 3, 5], -1.0, 1.0), input(&[5, 3], -1.0, 1.0)];
     l.op("matmul, broadcast batch", 401, &batched, |v| v[0].matmul(&v[1]));
-    let lin = [input(&[2, 3, 5], -1.0, 1.0), input(&[5, 3], -1.0, 1.0), input(&[3], -1.0, 1.0)];
+    let lin = [
+        input(&[2, 3, 5], -1.0, 1.0),
+        input(&[5, 3], -1.0, 1.0),
+        input(&[3], -1.0, 1.0),
+    ];
     l.op("linear", 402, &lin, |v| v[0].linear(&v[1], Some(&v[2])));
     l.op("linear, no bias", 403, &lin[..2], |v| v[0].linear(&v[1], None));
     l.op("linear_gelu", 404, &lin, |v| v[0].linear_gelu(&v[1], &v[2]));
@@ -129,7 +173,9 @@ pub fn product_cases() -> Vec<GradCase> {
         input(&[3], -1.0, 1.0),
         input(&[3, 3], -1.0, 1.0),
     ];
-    l.op("linear_residual", 405, &res, |v| v[0].linear_residual(&v[1], &v[2], &v[3]));
+    l.op("linear_residual", 405, &res, |v| {
+        v[0].linear_residual(&v[1], &v[2], &v[3])
+    });
     l.0
 }
 
@@ -138,7 +184,9 @@ pub fn row_cases() -> Vec<GradCase> {
     let mut l = List(Vec::new());
     l.op("sum_last", 500, &[input(&[3, 5], -1.0, 1.0)], |v| v[0].sum_last());
     l.op("sum_all", 501, &[input(&[2, 3, 7], -1.0, 1.0)], |v| v[0].sum_all());
-    l.op("softmax_last", 502, &[input(&[3, 5], -2.0, 2.0)], |v| v[0].softmax_last(None));
+    l.op("softmax_last", 502, &[input(&[3, 5], -2.0, 2.0)], |v| {
+        v[0].softmax_last(None)
+    });
     l.op("softmax_last, causal", 503, &[input(&[2, 3, 5], -2.0, 2.0)], |v| {
         v[0].softmax_last(Some(1))
     });
@@ -149,12 +197,20 @@ pub fn row_cases() -> Vec<GradCase> {
     l.op("transpose", 600, &x, |v| v[0].transpose(0, 1)?.mul(&v[1]));
     l.op("narrow", 601, &x[..1], |v| v[0].narrow(1, 1, 4)?.exp());
     l.op("reshape", 602, &x, |v| v[0].reshape(&[5, 3])?.mul(&v[1]));
-    let qkv = [input(&[2, 3, 5], -1.0, 1.0), input(&[2, 4, 5], -1.0, 1.0), input(&[2, 4, 5], -1.0, 1.0)];
+    let qkv = [
+        input(&[2, 3, 5], -1.0, 1.0),
+        input(&[2, 4, 5], -1.0, 1.0),
+        input(&[2, 4, 5], -1.0, 1.0),
+    ];
     l.op("attention", 700, &qkv, |v| Var::attention(&v[0], &v[1], &v[2], 1));
     // Token 3 twice: its row sums two gradients; rows 2, 4, 5, 6 get none.
     let tables = [input(&[7, 5], -1.0, 1.0), input(&[6, 5], -1.0, 1.0)];
-    l.op("embedding", 800, &tables, |v| Var::embedding(&v[0], &v[1], &[3, 1, 3, 0], 1));
-    l.op("cross_entropy", 900, &[input(&[3, 5], -2.0, 2.0)], |v| v[0].cross_entropy(&[1, 4, 0]));
+    l.op("embedding", 800, &tables, |v| {
+        Var::embedding(&v[0], &v[1], &[3, 1, 3, 0], 1)
+    });
+    l.op("cross_entropy", 900, &[input(&[3, 5], -2.0, 2.0)], |v| {
+        v[0].cross_entropy(&[1, 4, 0])
+    });
     l.0
 }
 
@@ -163,7 +219,11 @@ pub fn row_cases() -> Vec<GradCase> {
 pub fn recurrence_cases() -> Vec<GradCase> {
     let mut l = List(Vec::new());
     let g = gates::SCAN_AFFINE_BACKWARD;
-    let lin = [input(&[2, 5, 3], 0.2, 0.9), input(&[2, 5, 3], -1.0, 1.0), input(&[2, 3], -1.0, 1.0)];
+    let lin = [
+        input(&[2, 5, 3], 0.2, 0.9),
+        input(&[2, 5, 3], -1.0, 1.0),
+        input(&[2, 3], -1.0, 1.0),
+    ];
     let f: fn(&[Var]) -> Result<Var> = |v| Var::linear_scan(&v[0], &v[1], Some(&v[2]));
     l.push("linear_scan", 1000, &lin, g, Body::Formula(f));
     let f: fn(&[Var]) -> Result<Var> = |v| Var::linear_scan(&v[0], &v[1], None);
@@ -187,7 +247,13 @@ pub fn recurrence_cases() -> Vec<GradCase> {
     }
     let log = [input(&[2, 5, 3], -1.0, -0.1), input(&[2, 6, 3], -1.0, 1.0)];
     let f: fn(&[Var]) -> Result<Var> = |v| Var::parallel_scan_log(&v[0], &v[1]);
-    l.push("parallel_scan_log", 1004, &log, gates::SCAN_LOG_BACKWARD, Body::Formula(f));
+    l.push(
+        "parallel_scan_log",
+        1004,
+        &log,
+        gates::SCAN_LOG_BACKWARD,
+        Body::Formula(f),
+    );
     let kinds = [
         (MixerKind::MinGru, 6),
         (MixerKind::SignedMinGru, 6),
@@ -199,10 +265,20 @@ pub fn recurrence_cases() -> Vec<GradCase> {
             // MinGRU's value map has a kink at 0.
             let pre = [input_away(&[2, 5, width], -1.0, 1.0, 0.05)];
             let name = format!("{} {path:?}", kind.name());
-            l.push(name, 1100 + i as u64, &pre, gates::MIXER_BACKWARD, Body::Mixer(kind, path));
+            l.push(
+                name,
+                1100 + i as u64,
+                &pre,
+                gates::MIXER_BACKWARD,
+                Body::Mixer(kind, path),
+            );
         }
     }
-    let inputs = [input(&[2, 5, 3], -1.0, 1.0), input(&[5, 3], 0.2, 1.0), input(&[2, 3], -1.0, 1.0)];
+    let inputs = [
+        input(&[2, 5, 3], -1.0, 1.0),
+        input(&[5, 3], 0.2, 1.0),
+        input(&[2, 3], -1.0, 1.0),
+    ];
     let f: fn(&[Var]) -> Result<Var> = |v| {
         let zeros = |s: &[usize]| ndarray::ArrayD::zeros(ndarray::IxDyn(s));
         let bindings = Bindings::new()
@@ -213,6 +289,12 @@ pub fn recurrence_cases() -> Vec<GradCase> {
         let program = ElementScan::from_sexpr(TANH_SCAN, &bindings)?;
         Var::element_scan(&program, &[("x", &v[0]), ("decay", &v[1]), ("initial", &v[2])])
     };
-    l.push("element_scan TANH_SCAN", 1201, &inputs, gates::ELEMENT_SCAN_BACKWARD, Body::Formula(f));
+    l.push(
+        "element_scan TANH_SCAN",
+        1201,
+        &inputs,
+        gates::ELEMENT_SCAN_BACKWARD,
+        Body::Formula(f),
+    );
     l.0
 }
