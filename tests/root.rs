@@ -12,6 +12,7 @@ mod charts;
 mod compiled_step;
 mod context;
 mod cuda;
+mod data;
 mod dtype;
 mod element_scan;
 mod element_scan_tensor;
