@@ -29,6 +29,7 @@ mod matmul;
 mod mixer;
 mod nn;
 mod optim;
+mod optim_state;
 mod plan;
 mod planted;
 mod profile;

@@ -7,6 +7,8 @@
 //! with its gradient in one launch ([`cross_entropy`]) and a character vocabulary
 //! ([`CharVocab`]), a whole step captured as a plan ([`CompiledStep`]), seeded shuffled
 //! mini-batches ([`Batches`]) and learning-rate schedules ([`LrSchedule`]: warm-up, cosine).
+//! An optimiser's state saves beside the parameters and loads back for an exact resume
+//! ([`Optimizer::save_state`]).
 //! `models::CharModel` and `examples/train_mingru.rs` put them together; the book's training
 //! chapter trains on the tape.
 
