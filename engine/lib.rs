@@ -157,4 +157,6 @@ mod book {
     struct Autograd;
     #[doc = include_str!("../docs/src/training.md")]
     struct Training;
+    #[doc = include_str!("../docs/src/gpt2.md")]
+    struct Gpt2;
 }

@@ -4,7 +4,7 @@
 //! [`crate::autograd`], or the mixers' own backward, [`crate::mixer`]): optimisers updating
 //! parameters in place ([`optim`]: [`Sgd`], [`Adam`] and AdamW, [`clip_grad_norm`]), the
 //! parameters as a named map saved to safetensors ([`ParamStore`]), softmax cross-entropy
-//! with its gradient in one launch ([`cross_entropy`]) and a character vocabulary
+//! with its gradient in one launch ([`cross_entropy()`]) and a character vocabulary
 //! ([`CharVocab`]), a whole step captured as a plan ([`CompiledStep`]), seeded shuffled
 //! mini-batches ([`Batches`]) and learning-rate schedules ([`LrSchedule`]: warm-up, cosine).
 //! An optimiser's state saves beside the parameters and loads back for an exact resume
