@@ -357,7 +357,7 @@ mod tests {
                 key: format!("k{k}"),
                 ..entry()
             };
-            text = merge(sections_from_json(&text).unwrap(), other, &[e.clone()]);
+            text = merge(sections_from_json(&text).unwrap(), other, std::slice::from_ref(&e));
             assert_eq!(from_json(&text, other), Ok(vec![e]));
             assert_eq!(
                 from_json(&text, &identity()),
