@@ -120,6 +120,20 @@ fn optim_state_resume_gives_the_same_losses_bit_for_bit() {
                 }
                 _ => opt.state_bytes().unwrap(),
             };
+            if !matches!(kind, Kind::Sgd) {
+                // Adam's powers, in the tensor and the metadata alike (so a state saved on the
+                // CPU context resumes on a GPU and the reverse): beta^20 as running products.
+                let meta = safetensors::metadata(&state, "state").unwrap();
+                let file = safetensors::parse(&state, "state").unwrap();
+                let tensor = file["device_powers"].to_f32("state").unwrap();
+                let (mut b1, mut b2) = (1f32, 1f32);
+                for _ in 0..20 {
+                    (b1, b2) = (b1 * 0.9, b2 * 0.999);
+                }
+                let want = format!("{:08x},{:08x}", b1.to_bits(), b2.to_bits());
+                assert_eq!(meta["powers"], want, "{kind:?}");
+                assert_eq!(tensor, vec![b1, b2], "{kind:?}");
+            }
             drop((first, opt));
             let resumed = store(ctx, 2);
             resumed.load_into(&params, "params").unwrap();

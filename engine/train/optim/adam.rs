@@ -212,12 +212,27 @@ impl Optimizer for Adam {
             tensors.push((format!("m.{i}"), m));
             tensors.push((format!("v.{i}"), v));
         }
-        if let Some(p) = &self.device_powers {
+        // The powers the bias corrections come from, written alike to the tensor and to the
+        // metadata, so the file resumes on either kind of context: on a GPU the device's
+        // (a captured step's replays advance them, not the host's), on the CPU the host's
+        // (the device copy is not stepped there).
+        let powers = match self.device_powers.as_ref().filter(|t| t.context().is_gpu()) {
+            Some(t) => match t.to_vec()?.as_slice() {
+                [b1, b2] => (*b1, *b2),
+                _ => self.powers,
+            },
+            None => self.powers,
+        };
+        let device = match &self.device_powers {
+            Some(t) => Some(Tensor::from_slice(t.context(), &[2], &[powers.0, powers.1])?),
+            None => None,
+        };
+        if let Some(p) = &device {
             tensors.push(("device_powers".into(), p));
         }
         let scalars = [
             ("steps", self.steps.to_string()),
-            ("powers", state_file::f32_bits(&[self.powers.0, self.powers.1])),
+            ("powers", state_file::f32_bits(&[powers.0, powers.1])),
         ];
         state_file::to_bytes(self.kind(), self.moments.len(), &tensors, &scalars)
     }
