@@ -120,8 +120,8 @@ pub fn parse_cache_text(text: &str) -> Result<Vec<TuneEntry>, String> {
     file::from_json(text, &identity)
 }
 
-/// Who a context's tuned entries belong to: a file written for another adapter, driver,
-/// backend or engine version is never used.
+/// Who a context's tuned entries belong to: the key of its section of the cache file; the
+/// sections of another adapter, driver, backend or engine version are kept, never used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Identity {
     pub adapter: String,
