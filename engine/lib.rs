@@ -162,4 +162,6 @@ mod book {
     struct Training;
     #[doc = include_str!("../docs/src/build-a-model.md")]
     struct BuildAModel;
+    #[doc = include_str!("../docs/src/gpt2.md")]
+    struct Gpt2;
 }

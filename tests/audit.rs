@@ -42,7 +42,7 @@
 //! | models/gpt2/weights.rs:from_safetensors; io/safetensors.rs:serialize | checked (parse, shapes, a header key once) / left: serialize writes the entries it is given |
 //! | train/optim/adam.rs:Adam::new, adamw, step | earlier: lr, betas, eps; checked: params/grads counts, shapes, dense, no parameter twice; weight_decay finite >= 0 |
 //! | train/optim/sgd.rs:Sgd::new, step | checked: lr, weight_decay finite >= 0, momentum in [0, 1); params/grads as Adam's |
-//! | train/optim/clip.rs:clip_grad_norm, clip_grad_norm_tensor | checked: max_norm finite > 0; a gradient for every variable, each variable once |
+//! | train/optim/clip.rs:clip_grad_norm, clip_grad_norm_tensor | checked: max_norm finite > 0; a gradient for at least one variable (those without are left out), each variable once |
 //! | train/params.rs:ParamStore::insert, from_bytes, load_into | checked: new names other than `__metadata__`, dense F32 of one context; the file's names, shapes, dtypes (parse) |
 //! | ops/cross_entropy.rs:cross_entropy | checked: logits (R, V), one target per row, below V < 2^24 |
 //! | train/vocab.rs:CharVocab::decode | total (ids outside the vocabulary become U+FFFD) |

@@ -296,9 +296,10 @@ fn tune_cache_round_trip_a_new_context_reads_it_and_does_not_retune() {
         assert_eq!(ctx.tune_time()[0].keys, 1);
         let text = std::fs::read_to_string(&path).expect("the cache file was written");
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(doc["adapter"], ctx.info().name.as_str());
-        assert_eq!(doc["engine"], env!("CARGO_PKG_VERSION"));
-        assert_eq!(doc["entries"][0]["key"], tuned[0].key.as_str());
+        let section = &doc["adapters"][0];
+        assert_eq!(section["adapter"], ctx.info().name.as_str());
+        assert_eq!(section["engine"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(section["entries"][0]["key"], tuned[0].key.as_str());
 
         let next = another(ctx, &path, TuneMode::Cached);
         assert_eq!(next.tune_entries(), tuned, "the new context reads the file");
@@ -326,7 +327,7 @@ fn tune_cache_round_trip_a_new_context_reads_it_and_does_not_retune() {
 #[test]
 fn tune_bad_cache_files_are_ignored_and_rewritten() {
     each_fresh(|ctx| {
-        // A good file to corrupt in two ways.
+        // A good file to corrupt, or to give to another adapter or engine version.
         let good = cache_file(ctx, "good");
         ctx.set_tune_cache(Some(good.clone()));
         let mut rng = Rng::new(11);
@@ -336,12 +337,23 @@ fn tune_bad_cache_files_are_ignored_and_rewritten() {
         let name = serde_json::to_string(&ctx.info().name).unwrap();
         let version = format!("\"engine\": \"{}\"", env!("CARGO_PKG_VERSION"));
         assert!(text.contains(&name) && text.contains(&version), "{text}");
+        // (case, contents, sections the rewritten file holds): a corrupt file is replaced
+        // whole; another adapter's or another version's section is kept beside this one's.
         let bad = [
-            ("corrupt", "{\"format\": 1, \"entries\": [{\"fam".to_string()),
-            ("other-adapter", text.replace(&name, "\"Some Other GPU (RADV NAVI31)\"")),
-            ("other-version", text.replace(&version, "\"engine\": \"0.0.1-older\"")),
+            ("corrupt", "{\"format\": 2, \"adapters\": [{\"fam".to_string(), 1),
+            ("other-format", text.replace("\"format\": 2", "\"format\": 99"), 1),
+            (
+                "other-adapter",
+                text.replace(&name, "\"Some Other GPU (RADV NAVI31)\""),
+                2,
+            ),
+            (
+                "other-version",
+                text.replace(&version, "\"engine\": \"0.0.1-older\""),
+                2,
+            ),
         ];
-        for (what, contents) in bad {
+        for (what, contents, sections) in bad {
             let path = cache_file(ctx, what);
             std::fs::write(&path, &contents).unwrap();
             let next = another(ctx, &path, TuneMode::Cached);
@@ -356,12 +368,95 @@ fn tune_bad_cache_files_are_ignored_and_rewritten() {
             }
             assert_eq!(next.tune_time()[0].keys, 1, "{what}: tuned afresh");
             let rewritten: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            assert_eq!(rewritten["adapter"], ctx.info().name.as_str(), "{what}");
-            assert_eq!(rewritten["engine"], env!("CARGO_PKG_VERSION"), "{what}");
-            assert_eq!(rewritten["entries"].as_array().unwrap().len(), 1, "{what}");
+            let list = rewritten["adapters"].as_array().unwrap();
+            assert_eq!(list.len(), sections, "{what}: {rewritten}");
+            assert_eq!(
+                list[0]["adapter"],
+                ctx.info().name.as_str(),
+                "{what}: this adapter's first"
+            );
+            assert_eq!(list[0]["engine"], env!("CARGO_PKG_VERSION"), "{what}");
+            assert_eq!(list[0]["entries"].as_array().unwrap().len(), 1, "{what}");
             let _ = std::fs::remove_file(&path);
         }
         let _ = std::fs::remove_file(&good);
+    });
+}
+
+/// Issue 45: alternating adapters over one cache file re-tuned everything, since each run
+/// rewrote the file for its own adapter. Now every adapter present (lavapipe and llvmpipe GL
+/// in CI) tunes into its own section of one file, and a second round on each tunes nothing.
+#[test]
+fn tune_cache_keeps_every_adapter_it_has_seen() {
+    let dir = std::env::temp_dir().join(format!("wgsl-compute-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("every-adapter.json");
+    let _ = std::fs::remove_file(&path);
+    let mut rng = Rng::new(13);
+    let (a, b) = (rng.vec_range(48 * 40, -1.0, 1.0), rng.vec_range(40 * 56, -1.0, 1.0));
+    let mut adapters = vec![];
+    for round in 0..2 {
+        each_adapter_alone(|shared| {
+            let ctx = another(shared, &path, TuneMode::Cached);
+            let (ta, tb) = (
+                Tensor::from_slice(&ctx, &[48, 40], &a).unwrap(),
+                Tensor::from_slice(&ctx, &[40, 56], &b).unwrap(),
+            );
+            settled(&ctx, || ops::matmul(&ta, &tb).unwrap());
+            let tuned: usize = ctx.tune_time().iter().map(|t| t.keys).sum();
+            let who = format!("{} ({:?})", ctx.info().name, ctx.info().backend);
+            match round {
+                0 => {
+                    assert_eq!(tuned, 1, "{who}: the first round tunes");
+                    adapters.push(who);
+                }
+                _ => assert_eq!(tuned, 0, "{who}: the second round reads its section"),
+            }
+        });
+    }
+    if !adapters.is_empty() {
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let n = doc["adapters"].as_array().unwrap().len();
+        assert_eq!(n, adapters.len(), "one section per adapter: {adapters:?}");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A first call that tunes says so on stderr, and at the end for how long (issue 45: a
+/// fine-tuning step took 68 s instead of 7 with nothing printed). The child is
+/// `tune_env_is_read_once_per_context`, run with its output shown.
+#[test]
+fn tune_a_first_call_says_on_stderr_that_it_tunes_and_for_how_long() {
+    each_adapter_alone(|shared| {
+        let path = cache_file(shared, "stderr");
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "tune::tune_env_is_read_once_per_context",
+                "--test-threads",
+                "1",
+                "--nocapture",
+            ])
+            .env("ENGINE_TUNE_CHILD", "on")
+            .env("ENGINE_TUNE", "on")
+            .env("ENGINE_TUNE_CACHE", &path)
+            .env("ENGINE_BACKEND", format!("{:?}", shared.info().backend).to_lowercase())
+            .env("WGPU_ADAPTER_NAME", &shared.info().name)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let tuning = err.lines().find(|l| l.starts_with("engine: tuning matmul ["));
+        let tuned = err.lines().find(|l| l.starts_with("engine: tuned matmul ["));
+        let (Some(tuning), Some(tuned)) = (tuning, tuned) else {
+            panic!("no tuning lines on stderr:\n{err}")
+        };
+        assert!(
+            tuning.contains(&shared.info().name) && tuning.contains("ENGINE_TUNE=off"),
+            "{tuning}"
+        );
+        assert!(tuned.contains(" ms: ") && tuned.contains(" keys, "), "{tuned}");
+        let _ = std::fs::remove_file(&path);
     });
 }
 
@@ -753,7 +848,8 @@ fn tune_every_family_round_trips_through_the_cache_file() {
             "clock": "timestamps", "cost_ms": 1.5, "times_ms": [["a", 2.0], ["b", 1.0]],
         })
     };
-    // The documented example's adapter (`tune::parse_cache_text`).
+    // The documented example's adapter (`tune::parse_cache_text`), in the one-adapter format
+    // 1 that files written before issue 45 have: still read.
     let doc = serde_json::json!({
         "format": 1, "engine": env!("CARGO_PKG_VERSION"),
         "adapter": "llvmpipe (LLVM 19.1.7, 256 bits)", "vendor": 65541, "device": 0,
@@ -771,7 +867,7 @@ fn tune_every_family_round_trips_through_the_cache_file() {
         let (a, b) = (random(ctx, &mut rng, &[64, 32]), random(ctx, &mut rng, &[32, 64]));
         settled(ctx, || ops::matmul(&a, &b).unwrap());
         let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        doc["entries"] = Family::ALL.iter().map(|&f| entry(f)).collect();
+        doc["adapters"][0]["entries"] = Family::ALL.iter().map(|&f| entry(f)).collect();
         std::fs::write(&path, doc.to_string()).unwrap();
         let next = another(ctx, &path, TuneMode::Cached);
         let families: Vec<Family> = next.tune_entries().iter().map(|e| e.family).collect();

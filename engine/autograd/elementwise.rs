@@ -97,7 +97,7 @@ impl Var {
 
     /// GELU, tanh form (the graph of `ops::gelu`). (...) -> (...).
     pub fn gelu(&self) -> Result<Var> {
-        Var::fused(&fused::gelu_graph(), &[self])
+        Var::composite("gelu", || Var::fused(&fused::gelu_graph(), &[self]))
     }
 
     /// `s * self`, s a constant of the generated kernel (`ops::binary_scalar`: no upload, so
@@ -137,7 +137,7 @@ macro_rules! unary_methods {
 
 binary_methods!(add => Add, sub => Sub, mul => Mul, div => Div, maximum => Max, minimum => Min, pow => Pow);
 unary_methods!(neg => Neg, exp => Exp, log => Log, tanh => Tanh, sqrt => Sqrt, abs => Abs, sigmoid => Sigmoid,
-    relu => Relu, sin => Sin, cos => Cos);
+    relu => Relu, softplus => Softplus, sin => Sin, cos => Cos);
 
 impl Var {
     /// `self` where `cond` is non-zero, else `other` (`ops::where_`; the three broadcast).

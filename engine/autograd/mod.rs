@@ -12,7 +12,27 @@
 //! rules, compiled like any fused graph (`elementwise`); gradients of broadcast inputs are
 //! summed over the broadcast axes; products, row ops, attention, embedding, views,
 //! cross-entropy and the recurrences each have theirs (`linalg`, `rows`, `nn`, `views`,
-//! `scans`). A new op is one [`Var::record`] call: its forward and a [`rule`] closure.
+//! `scans`). A new op is one [`Var::record`] call: its forward and a [`rule`] closure; an op
+//! made of other ops records under its own name with [`Var::composite`].
+//!
+//! The tape reads like the math: scalar operands (`x.rsub_scalar(1.0)` is `1 - x`, no
+//! constant tensor needed), every unary op of the tensors (`softplus`, `sigmoid`, ...), and
+//! `std::ops` returning `Result` as candle's do (`operators`):
+//!
+//! ```
+//! use wgsl_compute::autograd::{Tape, Var};
+//! use wgsl_compute::{Context, Tensor};
+//! let ctx = Context::cpu();
+//! let tape = Tape::new(&ctx);
+//! let z = tape.var(&Tensor::from_slice(&ctx, &[2], &[0.25, 0.5])?)?; // (2,)
+//! let h = tape.var(&Tensor::from_slice(&ctx, &[2], &[1.0, 2.0])?)?;  // (2,)
+//! let mixed = ((1.0 - &z)? * &h)?;                      // (1 - z) h, (2,)
+//! let loss = (&mixed.softplus()? * 0.5)?.sum_all()?;     // ()
+//! assert!(loss.item()? > 0.0);
+//! let w = Var::constant(&Tensor::zeros(&ctx, &[3])?);    // (3,)
+//! assert!((&z + &w).is_err());                           // (2,) + (3,): an error, no panic
+//! # Ok::<(), wgsl_compute::Error>(())
+//! ```
 //!
 //! ```
 //! use wgsl_compute::autograd::{no_grad, Tape, Var};
@@ -37,7 +57,9 @@
 mod elementwise;
 mod linalg;
 mod nn;
+mod operators;
 mod rows;
+mod scalar;
 mod scans;
 mod tape;
 mod var;

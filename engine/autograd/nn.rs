@@ -21,8 +21,10 @@ impl Var {
     /// theirs. q (H, Tq, D), k, v (H, Tk, D) with `past + Tq <= Tk` -> (H, Tq, D).
     pub fn attention(q: &Var, k: &Var, v: &Var, past: usize) -> Result<Var> {
         let (_, _, _, d) = attention_shapes("attention", q.shape(), k.shape(), v.shape(), past)?;
-        let scores = q.matmul(&k.transpose(1, 2)?)?.scale(1.0 / (d as f32).sqrt())?; // (H, Tq, Tk)
-        scores.softmax_last(Some(past))?.matmul(v) // (H, Tq, D)
+        Var::composite("attention", || {
+            let scores = q.matmul(&k.transpose(1, 2)?)?.scale(1.0 / (d as f32).sqrt())?; // (H, Tq, Tk)
+            scores.softmax_last(Some(past))?.matmul(v) // (H, Tq, D)
+        })
     }
 
     /// `wte[ids[t]] + wpe[pos_offset + t]` (`ops::embedding`). wte (V, C), wpe (P, C) ->

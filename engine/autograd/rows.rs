@@ -48,7 +48,7 @@ impl Var {
 
     /// Sum of every element: reshape to (len,) and sum the row. (...) -> ().
     pub fn sum_all(&self) -> Result<Var> {
-        self.reshape(&[self.tensor().len()])?.sum_last()
+        Var::composite("sum_all", || self.reshape(&[self.tensor().len()])?.sum_last())
     }
 
     /// Softmax over the last axis, optionally causal (see `ops::softmax_last`).
@@ -119,7 +119,7 @@ impl Var {
         if n == 0 {
             return Err(Error::shape("mean_all", "x", "at least one element", self.shape()));
         }
-        self.sum_all()?.scale(1.0 / n as f32)
+        Var::composite("mean_all", || self.sum_all()?.scale(1.0 / n as f32))
     }
 
     /// The mean over the last axis (`ops::mean_last`). (..., n) -> (...). A rank-0 variable
@@ -134,6 +134,6 @@ impl Var {
                 self.shape(),
             ));
         }
-        self.sum_last()?.scale(1.0 / n as f32)
+        Var::composite("mean_last", || self.sum_last()?.scale(1.0 / n as f32))
     }
 }

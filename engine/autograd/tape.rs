@@ -9,6 +9,7 @@ use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::var::Var;
+use crate::context::op_scope::in_backward_of;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::ops;
@@ -286,7 +287,7 @@ fn sweep(steps: &mut [Entry], grads: &mut [Option<Tensor>], visited: &mut [bool]
             grads[i] = None;
         }
         let need: Vec<bool> = steps[i].inputs.iter().map(Option::is_some).collect();
-        let got = rule(&g, &need)?;
+        let got = in_backward_of(steps[i].op, || rule(&g, &need))?;
         drop((rule, g));
         let (name, inputs) = (steps[i].op, steps[i].inputs.clone());
         for (k, input) in inputs.iter().enumerate() {

@@ -3,11 +3,19 @@
 //! and, unless recording is off, appends the op with its backward rule. Every op method on
 //! `Var` (in the sibling files) is one call of it.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use super::tape::{self, is_recording, Grads, Rule, RuleFn, Tape};
+use crate::context::op_scope::in_op;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
+
+thread_local! {
+    /// The outermost [`Var::composite`] running on this thread: its name is what the tape
+    /// records for every op inside it.
+    static COMPOSITE: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
 
 /// A tensor whose ops are recorded on a [`Tape`] (a variable), or a constant that carries no
 /// gradient. Cloning is cheap and shares the tensor and the tape.
@@ -163,14 +171,32 @@ impl Var {
         Self::record_inner(op, inputs, |t| forward(t).map(|y| (y, None)))
     }
 
+    /// Runs `f`, an op built of other recorded ops, under the one name `op`: every entry it
+    /// records carries `op`, so an error of the tape (a backward through a freed entry, an
+    /// upload inside a captured step) names the op the caller called, not a part of it
+    /// (`sum_all`, not the `sum_last` it is made of). Nested composites keep the outermost
+    /// name.
+    pub fn composite<R>(op: &'static str, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        struct Restore(Option<&'static str>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                COMPOSITE.with(|c| c.set(self.0));
+            }
+        }
+        let outer = COMPOSITE.with(|c| c.replace(Some(c.get().unwrap_or(op))));
+        let _restore = Restore(outer);
+        f()
+    }
+
     fn record_inner(
         op: &'static str,
         inputs: &[&Var],
         forward: impl FnOnce(&[&Tensor]) -> Result<(Tensor, Option<Rule>)>,
     ) -> Result<Var> {
+        let op = COMPOSITE.with(Cell::get).unwrap_or(op);
         let tape = Self::common_tape(op, inputs)?;
         let tensors: Vec<&Tensor> = inputs.iter().map(|v| &v.tensor).collect();
-        let (out, rule) = forward(&tensors)?;
+        let (out, rule) = in_op(op, || forward(&tensors))?;
         match tape {
             Some(tape) if is_recording() => {
                 let ids = inputs.iter().map(|v| v.node.as_ref().map(|(_, i)| *i)).collect();

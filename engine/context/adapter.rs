@@ -70,7 +70,7 @@ pub(crate) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
 /// Why: Mesa installs an implicit Vulkan layer, `VK_LAYER_MESA_device_select`, that connects to
 /// the Wayland or X display to put the "default" GPU first; on a machine without a display it
 /// prints `error: XDG_RUNTIME_DIR is invalid or not set in the environment.` twice, which a
-/// healthy run should never print. The engine ranks the adapters itself ([`adapters`]), so the
+/// healthy run should never print. The engine ranks the adapters itself (`adapters`), so the
 /// layer changes nothing for it. An application that wants the layer sets `NODEVICE_SELECT`
 /// itself (any value is left as it is). The engine calls it before its own instances; an
 /// application that creates its own instance to share a device with the engine

@@ -322,8 +322,9 @@ impl Gpu {
                 .dispatches
                 .last()
                 .map_or("the start".to_string(), |a| format!("kernel `{}`", a.kernel.name));
+            let who = super::op_scope::describe().unwrap_or_else(|| "an op".to_string());
             c.error.get_or_insert(format!(
-                "an op uploads host data ({} bytes, after {after}); a replay could not repeat it: \
+                "{who} uploads host data ({} bytes, after {after}); a replay could not repeat it: \
                  pass such data in as a tensor written before each replay",
                 bytes.len()
             ));

@@ -12,6 +12,7 @@ mod adapter;
 mod dispatch;
 pub(crate) mod gpu;
 mod info;
+pub(crate) mod op_scope;
 pub(crate) mod pool;
 mod profile;
 pub(crate) mod readback;

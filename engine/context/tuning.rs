@@ -8,6 +8,9 @@
 //! What the runs return is dropped at once, so their outputs go back to the pool and no
 //! allocation outlives the tuning.
 //!
+//! A first call that tunes says so on stderr (`engine: tuning matmul [key] on <adapter> ...`)
+//! and, when it is done, for how long (`engine: tuned matmul [key] in 412 ms: ...`).
+//!
 //! The call waits for the hand rule's pipelines only ([`Context::tune_background`], on by
 //! default on hardware adapters other than GL). The other candidates warm up on threads of
 //! their own, and a pipeline they lack builds in the background
@@ -50,6 +53,13 @@ pub(crate) fn identity(device: &wgpu::Device) -> Identity {
         backend: format!("{:?}", a.backend),
         engine: env!("CARGO_PKG_VERSION").to_string(),
     }
+}
+
+/// One line on stderr (and the log) about tuning in progress.
+#[cfg(not(target_arch = "wasm32"))]
+fn note(message: &str) {
+    log::info!("{message}");
+    eprintln!("engine: {message}");
 }
 
 /// A [`TuneItem`]'s run: the op once on inputs of the item's shape.
@@ -349,6 +359,15 @@ impl Context {
         if let Some(e) = earlier.as_ref().filter(|e| e.pending.is_empty()) {
             return candidates.iter().copied().find(|&c| name(c) == e.chosen);
         }
+        // A first call of a shape pays for the tuning: said on stderr, and for how long at
+        // the end (a key timed again once its builds are done says nothing).
+        let first = earlier.is_none();
+        if first {
+            note(&format!(
+                "tuning {family} [{key}] on {} (a first call of this shape; the cache keeps the choice, ENGINE_TUNE=off skips tuning)",
+                self.info().name
+            ));
+        }
         let start = std::time::Instant::now();
         let mut clock = super::Clock::WallClock;
         let timing = Timing::start();
@@ -387,6 +406,19 @@ impl Context {
             },
             first_run_s * 1e3,
         );
+        if first {
+            let (keys, ms) = gpu
+                .tuner
+                .spent()
+                .iter()
+                .fold((0, 0.0), |(k, m), t| (k + t.keys, m + t.ms));
+            note(&format!(
+                "tuned {family} [{key}] in {:.0} ms: {} (hand rule {}); {keys} keys, {ms:.0} ms of tuning in this context so far",
+                start.elapsed().as_secs_f64() * 1e3,
+                name(candidates[outcome.chosen]),
+                name(hand)
+            ));
+        }
         Some(candidates[outcome.chosen])
     }
 

@@ -116,6 +116,19 @@ pub struct ElementScanOptions {
 /// Gradients by input name, each of that input's shape.
 pub type Gradients = BTreeMap<String, Tensor>;
 
+/// The shape every sequence of a builder scan has once broadcast: the initial state's shape
+/// with the trip axis inserted at `axis`, its length taken from the first sequence of full
+/// rank (None when none has it or the axis is out of range: `scan_types` then says why).
+fn full_sequence_shape(init: &[usize], seqs: &[(String, Feed)], axis: i64) -> Option<Vec<usize>> {
+    let r = init.len() + 1;
+    let ax = if axis < 0 { axis + r as i64 } else { axis };
+    let ax = usize::try_from(ax).ok().filter(|&a| a < r)?;
+    let trips = seqs.iter().map(|(_, f)| f.shape()).find(|s| s.len() == r)?[ax];
+    let mut full = init.to_vec();
+    full.insert(ax, trips);
+    Some(full)
+}
+
 impl ElementScan {
     /// Reads a program in the spec's s-expression form; `bindings` name its tensors and
     /// numbers. Shapes and the body are checked here (errors carry the code and position).
@@ -140,8 +153,10 @@ impl ElementScan {
 
     /// One scan of a body built with [`Body::builder`]: `initial` (the sequences' shape
     /// without the trip axis) and `sequences` (each with the trip axis at `opts.axis`; with
-    /// a vector state the last axis is each value's width). The inputs are named `initial`
-    /// and `x1`, `x2`, .. for [`ElementScan::grad`].
+    /// a vector state the last axis is each value's width). A sequence with fewer axes (a
+    /// per-channel `(W,)` parameter) broadcasts numpy-style to the others' shape, as
+    /// `(broadcast-to p (shape x))` in the text form, and its gradient comes back in its own
+    /// shape. The inputs are named `initial` and `x1`, `x2`, .. for [`ElementScan::grad`].
     pub fn from_body(
         body: Body,
         opts: ElementScanOptions,
@@ -176,8 +191,26 @@ impl ElementScan {
             .enumerate()
             .map(|(i, f)| (if i == 0 { "initial".to_string() } else { format!("x{i}") }, f))
             .collect();
-        let inputs: Vec<NodeId> = feeds.iter().map(|(n, a)| graph.input(n, a.shape())).collect();
-        let seq_shapes: Vec<Vec<usize>> = feeds[1..].iter().map(|(_, a)| a.shape().to_vec()).collect();
+        let mut inputs: Vec<NodeId> = feeds.iter().map(|(n, a)| graph.input(n, a.shape())).collect();
+        // A sequence of fewer axes (a per-channel (W,) parameter) broadcasts to the
+        // sequences' shape, as `(broadcast-to p (shape x))` does in the text form: the graph
+        // reads it in place, and its gradient is summed back to its own shape.
+        let init_shape = feeds[0].1.shape().to_vec();
+        let full = full_sequence_shape(&init_shape, &feeds[1..], opts.axis);
+        for (k, (_, f)) in feeds.iter().enumerate().skip(1) {
+            let s = f.shape();
+            let Some(full) = full.as_ref().filter(|full| s.len() < full.len()) else {
+                continue;
+            };
+            let mut target = full.clone();
+            if let (true, Some(last), Some(&w)) = (opts.vector_state, target.last_mut(), s.last()) {
+                *last = w; // a vector input keeps its own width
+            }
+            if crate::shape::broadcast_shape("element_scan", s, &target).is_ok_and(|b| b == target) {
+                inputs[k] = graph.broadcast_to(inputs[k], &target);
+            }
+        }
+        let seq_shapes: Vec<Vec<usize>> = inputs[1..].iter().map(|&i| graph.shape(i).to_vec()).collect();
         let (axis, vector, types, out) = eval::scan_types(
             feeds[0].1.shape(),
             &seq_shapes,

@@ -86,7 +86,7 @@ pub fn wgsl(graph: &Graph) -> Result<String> {
 }
 
 /// The WGSL of the vec4 form that [`run`] compiles for `graph` when its inputs read as
-/// `reads` (one per input; see [`vec4_reads`](crate::shape::vec4_reads)).
+/// `reads` (one per input; see [`vec4_reads`]).
 pub fn wgsl_vec4(graph: &Graph, reads: &[Vec4Read]) -> Result<String> {
     if graph.inputs == 0 || reads.len() != graph.inputs {
         return Err(Error::value(

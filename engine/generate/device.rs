@@ -84,7 +84,7 @@ impl DecodeState {
         &self.state
     }
 
-    /// The ring of chosen ids (capacity,) u32: ids[i] is the token chosen at step i.
+    /// The ring of chosen ids (capacity,) u32: `ids[i]` is the token chosen at step i.
     pub fn ids(&self) -> &Tensor {
         &self.ids
     }

@@ -11,7 +11,7 @@
 //! Layers: [`mixer_scan`] / [`mixer_scan_backward`] map pre-activations (B, T, 2D) to states
 //! (B, T, D) and back; [`MixerLayer`] adds the input projection (Dm -> 2D, with bias) and
 //! the output projection (D -> Dm) and returns every parameter's gradient. The f64 oracle is
-//! [`reference`].
+//! [`reference`](mod@reference).
 
 mod fused;
 mod gates;

@@ -47,12 +47,15 @@ pub fn binary(op: Binary, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     run_body(&binary_body(op)?, &[a, b], name, &format!("elementwise/{name}"))
 }
 
-/// The one-node body `op(p0, c)` with the constant `c`.
-fn scalar_body(op: Binary, c: f32) -> Result<Body> {
+/// The one-node body `op(p0, c)` with the constant `c` (`op(c, p0)` when `scalar_first`).
+pub(crate) fn scalar_body(op: Binary, c: f32, scalar_first: bool) -> Result<Body> {
     let mut b = Body::builder(&[Ty::F32]);
     let x = b.param(0);
     let c = b.constant(c);
-    let mut r = b.binary(op, x, c)?;
+    let mut r = match scalar_first {
+        true => b.binary(op, c, x)?,
+        false => b.binary(op, x, c)?,
+    };
     if b.ty(r)?.kind == Kind::Bool {
         r = b.unary(Unary::ToF32, r)?;
     }
@@ -68,7 +71,7 @@ pub fn binary_scalar(op: Binary, x: &Tensor, s: f32) -> Result<Tensor> {
     let name = op.name();
     x.expect_dtype(name, "x", &[DType::F32])?;
     let kernel = format!("elementwise/{name}_scalar/{:08x}", s.to_bits());
-    run_body(&scalar_body(op, s)?, &[x], name, &kernel)
+    run_body(&scalar_body(op, s, false)?, &[x], name, &kernel)
 }
 
 /// The body `where(p0 != 0, p1, p2)`.

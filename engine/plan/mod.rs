@@ -75,9 +75,22 @@ impl Plan {
     /// result). `hold` lists the tensors made outside the capture that the ops read or write
     /// (weights, caches, input buffers); the plan keeps them alive.
     pub fn capture<R>(ctx: &Context, hold: &[&Tensor], f: impl FnOnce() -> Result<R>) -> Result<(Plan, R)> {
-        let gpu = ctx.require_gpu("Plan::capture")?;
+        Self::capture_as(ctx, "Plan::capture", "not in `hold`", hold, f)
+    }
+
+    /// [`Plan::capture`] for a caller built on it (`train::CompiledStep`): its errors name
+    /// `op`, and a buffer the capture does not know is said to be `unknown` (the caller's
+    /// words for "not in `hold`").
+    pub(crate) fn capture_as<R>(
+        ctx: &Context,
+        op: &'static str,
+        unknown: &str,
+        hold: &[&Tensor],
+        f: impl FnOnce() -> Result<R>,
+    ) -> Result<(Plan, R)> {
+        let gpu = ctx.require_gpu(op)?;
         for t in hold {
-            t.expect_context(ctx, "Plan::capture", "hold")?;
+            t.expect_context(ctx, op, "hold")?;
         }
         gpu.begin_capture()?;
         // Ends the capture even if `f` panics, so the context keeps working.
@@ -90,17 +103,14 @@ impl Plan {
         let end = End(gpu);
         let out = f();
         let capture = gpu.end_capture().ok_or_else(|| Error::Gpu {
-            context: "Plan::capture".into(),
+            context: op.into(),
             message: "the capture ended while it was running".into(),
         })?;
         drop(end);
         let out = out?;
         let mut capture = capture;
         if let Some(message) = capture.error.take() {
-            return Err(Error::Unsupported {
-                op: "Plan::capture",
-                message,
-            });
+            return Err(Error::Unsupported { op, message });
         }
         // Chains of elementwise ops become one kernel each, then the tensors the pass kept
         // go back to the plan's pool.
@@ -113,9 +123,9 @@ impl Plan {
         for a in &capture.dispatches {
             if let Some(b) = a.buffers.iter().find(|b| !known(b)) {
                 return Err(Error::Unsupported {
-                    op: "Plan::capture",
+                    op,
                     message: format!(
-                        "kernel `{}` binds a {}-byte buffer made outside the capture that is not in `hold`",
+                        "kernel `{}` binds a {}-byte buffer made outside the capture that is {unknown}",
                         a.kernel.name,
                         b.size()
                     ),
@@ -158,7 +168,7 @@ impl Plan {
                 bytes: a.buffers.iter().map(|b| b.size()).sum(),
             });
         }
-        gpu.check("Plan::capture")?;
+        gpu.check(op)?;
         let peak_bytes = capture.pool.stats().peak_in_use;
         let plan = Plan {
             ctx: ctx.clone(),

@@ -67,7 +67,7 @@ const LOOKBACK_FILL: usize = 1 << 17;
 
 /// Steps per chunk of a look-back pass over `lanes` invocation-wide walks of `t` steps: the
 /// power of two from 32 to 256 that brings the invocations (lanes x chunks) nearest
-/// [`LOOKBACK_FILL`] from above. Longer chunks cost fewer look-backs and flag words; shorter
+/// `LOOKBACK_FILL` from above. Longer chunks cost fewer look-backs and flag words; shorter
 /// ones more parallelism. `ENGINE_LOOKBACK_STEPS` (a power of two from 8 to 1024) overrides
 /// it, for measuring.
 pub fn lookback_steps(lanes: usize, t: usize) -> usize {

@@ -12,7 +12,7 @@
 //!
 //! On software adapters a walk also has a loop budget (`Cost`, `max_segment`): lane walks
 //! are split into segments and chunked carry walks capped. The launch (`recurrence::launch`,
-//! which imports this file and never the reverse) turns the [`Walk`] into dispatches for
+//! which imports this file and never the reverse) turns the `Walk` into dispatches for
 //! every recurrence kernel.
 
 use crate::context::DeviceInfo;

@@ -5,7 +5,7 @@
 //! rules from here.
 //!
 //! Every product of dimensions and every offset is checked: an overflow is an
-//! [`Error`](crate::Error) naming the op and the argument, never a wrap.
+//! [`Error`] naming the op and the argument, never a wrap.
 //!
 //! ```
 //! use wgsl_compute::shape::{broadcast_shape, matmul_shapes, numel};

@@ -9,9 +9,14 @@ use ndarray::{ArrayBase, ArrayD, Data, Dimension};
 
 use super::halves::widen;
 use super::{write, Storage, Tensor};
+use crate::context::op_scope::in_op;
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::kernel::{shader, KernelDef, Params};
 use crate::shape::{numel, DType, Layout};
+
+/// `Tensor::full` inside a plan capture (`shaders/tensor/fill.wgsl`).
+const FILL: KernelDef = KernelDef::new("tensor/fill", shader!("tensor/fill.wgsl"), "fill");
 
 impl Tensor {
     /// Uploads `data` (row-major) as a tensor of `shape`.
@@ -39,7 +44,9 @@ impl Tensor {
             Some(gpu) => {
                 let t = Self::alloc(ctx, shape, DType::F32, "Tensor::from_slice", "data")?;
                 if let Storage::Gpu(b) = &t.storage {
-                    gpu.write(b.buffer(), 0, bytemuck::cast_slice(data));
+                    in_op("Tensor::from_slice", || {
+                        gpu.write(b.buffer(), 0, bytemuck::cast_slice(data))
+                    });
                 }
                 Ok(t)
             }
@@ -52,7 +59,8 @@ impl Tensor {
         Self::from_slice(ctx, a.shape(), &data)
     }
 
-    /// A tensor of `shape` filled with `value`.
+    /// A tensor of `shape` filled with `value`. Inside a plan capture it is filled by a
+    /// kernel that each replay runs again (so a constant may be made inside a captured step).
     pub fn full(ctx: &Context, shape: &[usize], value: f32) -> Result<Self> {
         // Checked (element count, device limit) before the host vector exists.
         let t = Self::alloc(ctx, shape, DType::F32, "Tensor::full", "shape")?;
@@ -61,14 +69,20 @@ impl Tensor {
             // Zeros are cleared on the device: no host vector, no upload. Uploading them kept
             // the H200 idle long enough (8 GiB in 7 s) for its clocks to fall from 1980 to
             // 345 MHz, which small kernels after it then paid 2-4x for (issue #28's order
-            // effect). Inside a capture the upload path stays, and reports itself.
+            // effect).
             (Storage::Gpu(b), Some(gpu)) if !t.is_empty() && value.to_bits() == 0 && !gpu.capturing() => {
                 gpu.record(|e| e.clear_buffer(b.buffer(), 0, None));
+            }
+            // Inside a capture neither an upload nor a clear can be replayed: a fill kernel
+            // with the value in its uniform is (a constant of a captured step).
+            (Storage::Gpu(b), Some(gpu)) if !t.is_empty() && gpu.capturing() => {
+                let params = Params::new().usize(t.len()).f32(value);
+                gpu.dispatch_items(&gpu.kernel(&FILL, &[])?, &params, &[b.buffer()], t.len())?;
             }
             (Storage::Gpu(b), Some(gpu)) if !t.is_empty() => {
                 let mut v = host_vec("Tensor::full", "shape", t.len())?;
                 v.resize(t.len(), value);
-                gpu.write(b.buffer(), 0, bytemuck::cast_slice(&v));
+                in_op("Tensor::full", || gpu.write(b.buffer(), 0, bytemuck::cast_slice(&v)));
             }
             _ => {}
         }

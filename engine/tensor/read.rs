@@ -19,6 +19,21 @@ impl Tensor {
         pollster::block_on(self.to_vec_async())
     }
 
+    /// The one element of a one-element tensor (any rank: `()`, `(1,)`, `(1, 1)`), read back
+    /// (blocking; native only): a loss as an `f32`. More or fewer elements is an error.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn item(&self) -> Result<f32> {
+        pollster::block_on(self.item_async())
+    }
+
+    /// [`Tensor::item`] without blocking (the browser's form).
+    pub async fn item_async(&self) -> Result<f32> {
+        if self.len() != 1 {
+            return Err(Error::shape("item", "self", "exactly one element", self.shape()));
+        }
+        Ok(self.to_vec_async().await?[0])
+    }
+
     /// The elements in row-major order of the view, widened to f32 (exact) for F16 and BF16.
     pub async fn to_vec_async(&self) -> Result<Vec<f32>> {
         match &self.storage {

@@ -5,6 +5,7 @@
 use ndarray::{ArrayViewD, IxDyn};
 
 use super::{copy_into, Storage, Tensor};
+use crate::context::op_scope::in_op;
 use crate::error::{Error, Result};
 use crate::shape::DType;
 
@@ -52,10 +53,13 @@ impl Tensor {
                 self.host_write(&src, op)
             }
             (Storage::Gpu(b), Some(gpu)) if self.layout.is_dense() => {
-                gpu.write(b.buffer(), (self.layout.offset * 4) as u64, bytemuck::cast_slice(data));
+                let offset = (self.layout.offset * 4) as u64;
+                in_op(op, || gpu.write(b.buffer(), offset, bytemuck::cast_slice(data)));
                 Ok(())
             }
-            _ => copy_into(self, &Tensor::from_slice(&self.ctx, self.shape(), data)?),
+            _ => in_op(op, || {
+                copy_into(self, &Tensor::from_slice(&self.ctx, self.shape(), data)?)
+            }),
         }
     }
 }

@@ -5,9 +5,12 @@
 //! What changes between steps must be in device buffers the step reads: the batch goes into
 //! input tensors the caller writes with [`Tensor::write`] before each [`CompiledStep::step`],
 //! and the optimisers keep what they count on the device (Adam's bias corrections). The
-//! forward must not upload or read back (a `Tensor::full` or `to_vec` in it is the capture's
-//! error, naming the op); ops that take host ids (`Var::embedding`, `Var::cross_entropy`)
-//! upload them and so belong to eager steps. Plans need a GPU: on the CPU context
+//! forward must not upload or read back (a `Tensor::from_slice` or `to_vec` in it is the
+//! capture's error, naming the op the forward called); constants are fine (`Tensor::full`
+//! inside the capture is a fill kernel each replay runs, and the scalar ops such as
+//! `x.rsub_scalar(1.0)` carry their scalar in the kernel). Ops that take host ids
+//! (`Var::embedding`, `Var::cross_entropy`) upload them and so belong to eager steps.
+//! A parameter that the loss does not use, or a frozen one, is skipped by the step. Plans need a GPU: on the CPU context
 //! [`CompiledStep::capture`] is an `Error::Unsupported`.
 //!
 //! ```no_run
@@ -78,7 +81,9 @@ impl CompiledStep {
         let mut hold: Vec<&Tensor> = params.iter().chain(inputs).copied().collect();
         hold.extend(&state);
         hold.push(&seed);
-        let (plan, loss) = Plan::capture(ctx, &hold, || {
+        let unknown = "neither a parameter, nor one of `inputs`, nor the optimiser's state: \
+                       pass every tensor the forward reads (the batch, constants made before the capture) in `inputs`";
+        let (plan, loss) = Plan::capture_as(ctx, op, unknown, &hold, || {
             let tape = Tape::new(ctx);
             let vars = params.iter().map(|p| tape.var(p)).collect::<Result<Vec<_>>>()?;
             let loss = loss_of(&vars)?;

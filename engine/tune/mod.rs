@@ -2,9 +2,9 @@
 //!
 //! An op with more than one correct path for a shape (a matmul's tile kernels, a channel
 //! scan's channels per invocation) names its candidates, the hand rule first, and a bucketed
-//! shape key ([`key`]). On the first call with a key this context does not know, the device
+//! shape key (`key`). On the first call with a key this context does not know, the device
 //! glue (`crate::context`'s tuning seam) runs each candidate once to warm up and a few times
-//! timed ([`measure`]), keeps the fastest and records it here; later calls with the key take
+//! timed (`measure`), keeps the fastest and records it here; later calls with the key take
 //! it without timing. Every candidate an op offers computes the same bits as the hand rule
 //! (its own contract), so a tuning call changes speed only, never a result. The one
 //! exception is asked for by name: a scan called with `Strategy::Tuned` lets the tuner pick
@@ -14,7 +14,7 @@
 //! This layer holds no device: the mode ([`TuneMode`], `ENGINE_TUNE`), the entries
 //! ([`TuneEntry`]) in memory per context, the time spent per family, and natively the JSON
 //! file they persist to ([`file`], `ENGINE_TUNE_CACHE`). It sits below `context`, which owns
-//! one [`Tuner`] per GPU context.
+//! one `Tuner` per GPU context.
 
 pub(crate) mod file;
 pub(crate) mod key;
@@ -120,8 +120,8 @@ pub fn parse_cache_text(text: &str) -> Result<Vec<TuneEntry>, String> {
     file::from_json(text, &identity)
 }
 
-/// Who a context's tuned entries belong to: a file written for another adapter, driver,
-/// backend or engine version is never used.
+/// Who a context's tuned entries belong to: the key of its section of the cache file; the
+/// sections of another adapter, driver, backend or engine version are kept, never used.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Identity {
     pub adapter: String,

@@ -3,8 +3,9 @@
 //! The entries live in memory for the context's life. In [`TuneMode::Cached`] the cache file
 //! is read once, at the first lookup; each newly tuned key is written back at once (merged
 //! over what the file holds by then, so two contexts or processes on one adapter add to it
-//! rather than erase each other). A file that cannot be used is ignored with one warning
-//! and rewritten by the next tuned key; a file that cannot be written costs a warning, never
+//! rather than erase each other; the file keeps a section per adapter, so another adapter's
+//! entries are kept beside this one's, `file`). A file that cannot be used is ignored with
+//! one warning and rewritten by the next tuned key; a file that cannot be written costs a warning, never
 //! the process. A path that names something other than a regular file (a device, a FIFO) is
 //! neither read nor replaced: one warning, and the entries stay in memory.
 

@@ -138,3 +138,64 @@ fn autograd_means_of_empty_variables_are_refused_as_the_ops_refuse_them() {
     check(&Context::cpu());
     crate::common::each_adapter(check);
 }
+
+/// A backward through freed entries names the op the caller called, not the op it is made
+/// of (issue 45: `sum_all` was reported as `sum_last`), on the CPU context and every adapter.
+#[test]
+fn autograd_errors_name_the_op_the_caller_called() {
+    let check = |ctx: &Context| {
+        type Loss = fn(&Var) -> wgsl_compute::Result<Var>;
+        let cases: [(&str, Loss); 5] = [
+            ("sum_all", |x| x.mul(x)?.sum_all()),
+            ("mean_all", |x| x.tanh()?.mean_all()),
+            ("mean_last", |x| x.exp()?.sum_last()?.reshape(&[1, 2])?.mean_last()),
+            ("gelu", |x| x.sum_all()?.gelu()),
+            ("rsub_scalar", |x| 1.0 - &x.sum_all()?),
+        ];
+        for (name, loss) in cases {
+            let tape = Tape::new(ctx);
+            let x = tape.var(&tensor(ctx, &[2, 3])).unwrap();
+            let loss = loss(&x).unwrap();
+            loss.backward().unwrap();
+            let err = loss.backward().unwrap_err();
+            let want = name;
+            assert!(
+                matches!(err, Error::TapeFreed { op: "backward", entry } if entry == want),
+                "{name}: {err}"
+            );
+            assert!(err.to_string().contains(&format!("`{want}`")), "{err}");
+        }
+    };
+    check(&Context::cpu());
+    crate::common::each_adapter(check);
+}
+
+/// `item()` reads a one-element variable back and refuses any other size; the operators
+/// return the op's error (no panic) when shapes do not broadcast.
+#[test]
+fn autograd_item_and_operators_refuse_bad_shapes() {
+    let check = |ctx: &Context| {
+        let tape = Tape::new(ctx);
+        let x = tape.var(&tensor(ctx, &[2, 3])).unwrap();
+        let s = x.sum_all().unwrap();
+        let want: f32 = (0..6).map(|i| 0.25 + i as f32 * 0.5).sum();
+        assert!((s.item().unwrap() - want).abs() < 1e-5);
+        assert_eq!(x.reshape(&[6]).unwrap().narrow(0, 2, 3).unwrap().item().unwrap(), 1.25);
+        let err = x.item().unwrap_err();
+        assert!(matches!(err, Error::Shape { op: "item", .. }), "{err}");
+        assert!(err.to_string().contains("[2, 3]"), "{err}");
+        let y = tape.var(&tensor(ctx, &[4])).unwrap();
+        for r in [&x + &y, &x - &y, &x * &y, &x / &y] {
+            let err = r.unwrap_err();
+            assert!(
+                err.to_string().contains("[2, 3]") && err.to_string().contains("[4]"),
+                "{err}"
+            );
+        }
+        // Operands of two tapes are refused too.
+        let other = Tape::new(ctx).var(&tensor(ctx, &[2, 3])).unwrap();
+        assert!((&x + &other).unwrap_err().to_string().contains("two tapes"));
+    };
+    check(&Context::cpu());
+    crate::common::each_adapter(check);
+}

@@ -210,3 +210,108 @@ fn element_scan_bodies_take_every_op_of_the_expression_ir() {
     .unwrap();
     each_adapter(|ctx| check_against_interpreter(ctx, "relu body", &scan, &mut rng.clone()));
 }
+
+/// A per-channel `(W,)` parameter in the builder form broadcasts to the sequences' shape, as
+/// `(broadcast-to decay (shape x))` does in the text (issue 45): the same output and the same
+/// `(W,)` gradient, bit for bit, on the CPU context and every adapter, scalar and vector
+/// states; a `(W + 1,)` parameter is still a shape error.
+#[test]
+fn element_scan_builder_broadcasts_a_per_channel_parameter() {
+    let tanh_body = || {
+        let mut b = Body::builder(&[Ty::F32, Ty::F32, Ty::F32]);
+        let (h, x, a) = (b.param(0), b.param(1), b.param(2));
+        let ah = b.binary(Binary::Mul, a, h).unwrap();
+        let s = b.binary(Binary::Add, x, ah).unwrap();
+        let y = b.unary(Unary::Tanh, s).unwrap();
+        b.finish(y).unwrap()
+    };
+    let mut rng = Rng::new(45);
+    for (batch, time, w) in [(1, 1, 1), (3, 6, 5), (2, 65, 4)] {
+        let (x, d, i) = (
+            random(&mut rng, &[batch, time, w], -1.0, 1.0),
+            random(&mut rng, &[w], 0.0, 1.0),
+            random(&mut rng, &[batch, w], -1.0, 1.0),
+        );
+        let opts = ElementScanOptions {
+            axis: 1,
+            ..Default::default()
+        };
+        let built = ElementScan::from_body(tanh_body(), opts, i.clone(), vec![x.clone(), d.clone()]).unwrap();
+        let text = ElementScan::from_sexpr(
+            wgsl_compute::element_scan::spec_programs::TANH_SCAN,
+            &Bindings::new().tensor("x", x).tensor("decay", d).tensor("initial", i),
+        )
+        .unwrap();
+        assert_eq!(built.shape(), &[batch, time, w]);
+        let seed = random(&mut rng, &[batch, time, w], -1.0, 1.0);
+        let check = |ctx: &wgsl_compute::Context| {
+            let case = format!("({batch}, {time}, {w}) on {:?}", ctx.info().backend);
+            let a = built.run(ctx).unwrap().to_vec().unwrap();
+            let b = text.run(ctx).unwrap().to_vec().unwrap();
+            assert_close(ctx, &format!("{case}: builder vs text"), &a, &b, Gate::new(0.0, 0.0));
+            let (ga, gb) = (built.grad(ctx, &seed).unwrap(), text.grad(ctx, &seed).unwrap());
+            assert_eq!(ga["x2"].shape(), &[w], "{case}: the gradient in the parameter's shape");
+            let (da, db) = (ga["x2"].to_vec().unwrap(), gb["decay"].to_vec().unwrap());
+            assert_close(ctx, &format!("{case}: d decay"), &da, &db, Gate::new(0.0, 0.0));
+        };
+        check(&cpu());
+        each_adapter(check);
+    }
+    // A vector state: x (B, T, H, 4) with a per-width gate (4,) and a per-head one (H, 1).
+    let mut b = Body::builder(&[Ty::vector(4), Ty::vector(4), Ty::vector(4), Ty::vector(1)]);
+    let (h, x, a, g) = (b.param(0), b.param(1), b.param(2), b.param(3));
+    let ah = b.binary(Binary::Mul, a, h).unwrap();
+    let gx = b.binary(Binary::Mul, g, x).unwrap();
+    let s = b.binary(Binary::Add, gx, ah).unwrap();
+    let y = b.unary(Unary::Tanh, s).unwrap();
+    let body = b.finish(y).unwrap();
+    let (x, a, g, i) = (
+        random(&mut rng, &[2, 5, 3, 4], -1.0, 1.0),
+        random(&mut rng, &[4], 0.0, 1.0),
+        random(&mut rng, &[3, 1], 0.0, 1.0),
+        random(&mut rng, &[2, 3, 4], -1.0, 1.0),
+    );
+    let opts = ElementScanOptions {
+        axis: 1,
+        vector_state: true,
+        ..Default::default()
+    };
+    let built = ElementScan::from_body(body.clone(), opts, i.clone(), vec![x.clone(), a.clone(), g.clone()]).unwrap();
+    let text = ElementScan::from_sexpr(
+        "(element-scan (lambda (h x a g) (tanh (+ (* g x) (* a h)))) initial
+           (list x (broadcast-to a (shape x)) (broadcast-to g [2 5 3 1])) :axis 1 :state-axis -1)",
+        &Bindings::new()
+            .tensor("x", x.clone())
+            .tensor("a", a)
+            .tensor("g", g)
+            .tensor("initial", i.clone()),
+    )
+    .unwrap();
+    let seed = random(&mut rng, &[2, 5, 3, 4], -1.0, 1.0);
+    let check = |ctx: &wgsl_compute::Context| {
+        let (p, q) = (
+            built.run(ctx).unwrap().to_vec().unwrap(),
+            text.run(ctx).unwrap().to_vec().unwrap(),
+        );
+        assert_close(ctx, "vector state: builder vs text", &p, &q, Gate::new(0.0, 0.0));
+        let (ga, gb) = (built.grad(ctx, &seed).unwrap(), text.grad(ctx, &seed).unwrap());
+        assert_eq!((ga["x2"].shape(), ga["x3"].shape()), (&[4][..], &[3, 1][..]));
+        for (k, n) in [("x2", "a"), ("x3", "g")] {
+            let (da, db) = (ga[k].to_vec().unwrap(), gb[n].to_vec().unwrap());
+            assert_close(ctx, &format!("vector state: d {n}"), &da, &db, Gate::new(0.0, 0.0));
+        }
+    };
+    check(&cpu());
+    each_adapter(check);
+    // A parameter that does not broadcast is the shape error it was.
+    let bad = random(&mut rng, &[5], 0.0, 1.0);
+    let opts = ElementScanOptions {
+        axis: 1,
+        ..Default::default()
+    };
+    let x = random(&mut rng, &[3, 6, 4], -1.0, 1.0);
+    let r = ElementScan::from_body(tanh_body(), opts, random(&mut rng, &[3, 4], -1.0, 1.0), vec![x, bad]);
+    let e = r.unwrap_err();
+    assert!(matches!(e, Error::Syntax { code: "E-SCAN-010", .. }), "{e}");
+    assert!(e.to_string().contains("[5]"), "{e}");
+}

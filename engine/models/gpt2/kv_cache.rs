@@ -2,7 +2,7 @@
 //!
 //! One preallocated tensor (2, n_layer, H, n_positions, D): keys, then values, so a kernel
 //! reaches both through one binding. The QKV projection of a step of T new tokens writes its
-//! keys and values straight into positions `len..len + T` ([`KvCache::project_qkv`]; the
+//! keys and values straight into positions `len..len + T` (`KvCache::project_qkv`; the
 //! decode kernels do the same for one token), and attention reads the narrowed view
 //! `0..len + T`: nothing is reallocated as the sequence grows, and since lengths reach the
 //! kernels through uniforms no pipeline is rebuilt either.

@@ -60,6 +60,7 @@ pub fn elementwise_cases() -> Vec<GradCase> {
         (Unary::Abs, 0.1, 1.0),
         (Unary::Sigmoid, -2.0, 2.0),
         (Unary::Relu, 0.1, 1.0),
+        (Unary::Softplus, -2.0, 2.0),
         (Unary::Sin, -2.0, 2.0),
         (Unary::Cos, -2.0, 2.0),
     ];
@@ -85,6 +86,27 @@ pub fn elementwise_cases() -> Vec<GradCase> {
     }
     l.op("gelu", 111, &[input(&[2, 3, 7], -2.0, 2.0)], |v| v[0].gelu());
     l.op("scale", 112, &[input(&[3, 5], -1.0, 1.0)], |v| v[0].scale(-2.5));
+    // The scalar ops (a constant of the kernel), either side.
+    let x = [input(&[3, 5], 0.5, 2.0)];
+    l.op("add_scalar", 113, &x, |v| v[0].add_scalar(0.75));
+    l.op("sub_scalar", 114, &x, |v| v[0].sub_scalar(0.75));
+    l.op("rsub_scalar", 115, &x, |v| v[0].rsub_scalar(1.0));
+    l.op("mul_scalar", 116, &x, |v| v[0].mul_scalar(-1.5));
+    l.op("div_scalar", 117, &x, |v| v[0].div_scalar(3.0));
+    l.op("rdiv_scalar", 118, &x, |v| v[0].rdiv_scalar(2.0));
+    l.op("pow_scalar", 119, &x, |v| v[0].pow_scalar(1.5));
+    l.op("maximum_scalar", 120, &x, |v| v[0].maximum_scalar(1.25));
+    l.op("minimum_scalar", 121, &x, |v| v[0].minimum_scalar(1.25));
+    // The operators, as a formula reads: (1 - z) h + z x / 2, -h.
+    let zhx = [
+        input(&[3, 5], 0.1, 0.9),
+        input(&[3, 5], -1.0, 1.0),
+        input(&[1, 5], -1.0, 1.0),
+    ];
+    l.op("operators", 122, &zhx, |v| {
+        let (z, h, x) = (&v[0], &v[1], &v[2]);
+        ((((1.0 - z)? * h)? + ((z * x)? / 2.0)?)? - (-h)?)? * 0.5
+    });
     // (op, shape of a, shape of b, range of both)
     type Pair = (Binary, [usize; 2], [usize; 2], f64, f64);
     let binary: &[Pair] = &[

@@ -7,7 +7,7 @@
 //! `v = beta2 v + (1 - beta2) g'^2`, `w = w (1 - lr wd) - lr (m / c1) / (sqrt(v / c2) + eps)`
 //! (AdamW's decoupled decay `wd`). With both decays 0 the update is plain Adam, bit for bit.
 
-use super::{check_nonnegative, check_step, zero_state, Optimizer};
+use super::{check_nonnegative, check_step, state_file, zero_state, Optimizer};
 use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
@@ -116,6 +116,12 @@ impl Adam {
 
     /// One step: each parameter moves against its gradient (same order and shapes as `new`).
     pub fn step(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
+        self.step_tensors(params, grads)
+    }
+
+    /// [`Optimizer::step_some`]: the parameters whose gradient is None keep their values and
+    /// moments; the bias corrections advance once for the step.
+    pub fn step_some(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>]) -> Result<()> {
         let op = "adam";
         // The settings are public fields: checked again, with every pair, before anything
         // moves, so an error leaves the model as it was.
@@ -138,6 +144,7 @@ impl Adam {
             gpu.dispatch(&gpu.kernel(&ADAM_TICK, &[])?, &params, &[t.gpu_buffer(op)?], [1, 1, 1])?;
         }
         for ((p, g), (m, v)) in params.iter().zip(grads).zip(&self.moments) {
+            let Some(g) = g else { continue };
             match p.context().gpu() {
                 Some(gpu) => {
                     let g = g.contiguous()?;
@@ -182,11 +189,81 @@ impl Adam {
 }
 
 impl Optimizer for Adam {
-    fn step_tensors(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
-        self.step(params, grads)
+    fn lr(&self) -> f32 {
+        self.lr
+    }
+
+    fn set_lr(&mut self, lr: f32) {
+        self.lr = lr;
+    }
+
+    fn step_some(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>]) -> Result<()> {
+        Adam::step_some(self, params, grads)
     }
 
     fn state(&self) -> Vec<&Tensor> {
         Adam::state(self)
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn state_bytes(&self) -> Result<Vec<u8>> {
+        let mut tensors: Vec<(String, &Tensor)> = vec![];
+        for (i, (m, v)) in self.moments.iter().enumerate() {
+            tensors.push((format!("m.{i}"), m));
+            tensors.push((format!("v.{i}"), v));
+        }
+        // The powers the bias corrections come from, written alike to the tensor and to the
+        // metadata, so the file resumes on either kind of context: on a GPU the device's
+        // (a captured step's replays advance them, not the host's), on the CPU the host's
+        // (the device copy is not stepped there).
+        let powers = match self.device_powers.as_ref().filter(|t| t.context().is_gpu()) {
+            Some(t) => match t.to_vec()?.as_slice() {
+                [b1, b2] => (*b1, *b2),
+                _ => self.powers,
+            },
+            None => self.powers,
+        };
+        let device = match &self.device_powers {
+            Some(t) => Some(Tensor::from_slice(t.context(), &[2], &[powers.0, powers.1])?),
+            None => None,
+        };
+        if let Some(p) = &device {
+            tensors.push(("device_powers".into(), p));
+        }
+        let scalars = [
+            ("steps", self.steps.to_string()),
+            ("powers", state_file::f32_bits(&[powers.0, powers.1])),
+        ];
+        state_file::to_bytes(self.kind(), self.moments.len(), &tensors, &scalars)
+    }
+
+    fn load_state_bytes(&mut self, bytes: &[u8], what: &str) -> Result<()> {
+        let file = state_file::StateFile::parse(bytes, what, self.kind(), self.moments.len())?;
+        let mut targets: Vec<(String, &Tensor)> = vec![];
+        for (i, (m, v)) in self.moments.iter().enumerate() {
+            targets.push((format!("m.{i}"), m));
+            targets.push((format!("v.{i}"), v));
+        }
+        if let Some(p) = &self.device_powers {
+            targets.push(("device_powers".into(), p));
+        }
+        let steps = file.u32("steps")?;
+        let powers = file.f32_bits("powers", 2)?;
+        // Every check first (names, shapes, scalars), then the writes: nothing changes on error.
+        let values = file.values(&targets)?;
+        state_file::write_all(&targets, values)?;
+        self.steps = steps;
+        self.powers = (powers[0], powers[1]);
+        Ok(())
+    }
+}
+
+impl Adam {
+    /// The optimiser's name in a state file: AdamW's decoupled decay makes it another one.
+    fn kind(&self) -> &'static str {
+        match self.decoupled {
+            true => "adamw",
+            false => "adam",
+        }
     }
 }

@@ -16,8 +16,9 @@ const NORM_EPS: f32 = 1e-6;
 
 /// Scales the gradients of `vars` in `grads` so that their global L2 norm is at most
 /// `max_norm` (finite, > 0); returns the norm before clipping as a (1,) tensor, without
-/// reading anything back. A variable without a gradient, or listed twice, is an error, before
-/// anything changes.
+/// reading anything back. A variable without a gradient (frozen, unused) is left out, as
+/// `Optimizer::step_vars` skips it; none with a gradient, or one listed twice, is an error,
+/// before anything changes.
 pub fn clip_grad_norm_tensor(vars: &[Var], grads: &mut Grads, max_norm: f32) -> Result<Tensor> {
     let op = "clip_grad_norm";
     if !(max_norm > 0.0 && max_norm.is_finite()) {
@@ -27,7 +28,9 @@ pub fn clip_grad_norm_tensor(vars: &[Var], grads: &mut Grads, max_norm: f32) -> 
         return Err(Error::value(op, "vars", "at least one parameter", 0));
     };
     let ctx = first.tensor().context().clone();
-    let gs = super::gather(vars, grads)?;
+    // Parameters without a gradient (frozen, unused) are left out, as the step skips them.
+    let found = super::gather(op, vars, grads)?;
+    let (vars, gs): (Vec<&Var>, Vec<&Tensor>) = vars.iter().zip(found).filter_map(|(v, g)| Some((v, g?))).unzip();
     let mut seen = std::collections::HashSet::new();
     for (i, v) in vars.iter().enumerate() {
         // `gather` found each on the gradients' tape, so the entry index names the variable.
@@ -57,7 +60,7 @@ pub fn clip_grad_norm_tensor(vars: &[Var], grads: &mut Grads, max_norm: f32) -> 
     let (bound, eps) = (full(max_norm)?, full(NORM_EPS)?);
     let scale = ops::minimum(&one, &ops::div(&bound, &ops::add(&norm, &eps)?)?)?; // (1,)
     let scaled: Vec<Tensor> = gs.iter().map(|g| ops::mul(g, &scale)).collect::<Result<_>>()?;
-    for (v, s) in vars.iter().zip(scaled) {
+    for (v, s) in vars.into_iter().zip(scaled) {
         if let Some(g) = grads.get_mut(v) {
             *g = s;
         }

@@ -5,7 +5,7 @@
 //! `b = momentum b + g'` (b starts at 0, so the first step's b is g'), then
 //! `w -= lr (g' + momentum b)` with Nesterov, else `w -= lr b`. Momentum 0 is plain SGD.
 
-use super::{check_nonnegative, check_step, zero_state, Optimizer};
+use super::{check_nonnegative, check_step, state_file, zero_state, Optimizer};
 use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
@@ -64,6 +64,12 @@ impl Sgd {
 
     /// One step: each parameter moves against its gradient (same order and shapes as `new`).
     pub fn step(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
+        self.step_tensors(params, grads)
+    }
+
+    /// [`Optimizer::step_some`]: the parameters whose gradient is None keep their values and
+    /// velocities.
+    pub fn step_some(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>]) -> Result<()> {
         let op = "sgd";
         check_settings(self)?;
         let states: Vec<&Tensor> = self.velocity.iter().collect();
@@ -72,6 +78,7 @@ impl Sgd {
         let (lr, mu, wd) = (self.lr, self.momentum, self.weight_decay);
         let nesterov = self.nesterov;
         for ((p, g), b) in params.iter().zip(grads).zip(&self.velocity) {
+            let Some(g) = g else { continue };
             match p.context().gpu() {
                 Some(gpu) => {
                     let g = g.contiguous()?;
@@ -102,11 +109,50 @@ impl Sgd {
 }
 
 impl Optimizer for Sgd {
-    fn step_tensors(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {
-        self.step(params, grads)
+    fn lr(&self) -> f32 {
+        self.lr
+    }
+
+    fn set_lr(&mut self, lr: f32) {
+        self.lr = lr;
+    }
+
+    fn step_some(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>]) -> Result<()> {
+        Sgd::step_some(self, params, grads)
     }
 
     fn state(&self) -> Vec<&Tensor> {
         self.velocity.iter().collect()
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn state_bytes(&self) -> Result<Vec<u8>> {
+        let tensors: Vec<(String, &Tensor)> = self
+            .velocity
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (format!("velocity.{i}"), b))
+            .collect();
+        state_file::to_bytes(
+            "sgd",
+            self.velocity.len(),
+            &tensors,
+            &[("steps", self.steps.to_string())],
+        )
+    }
+
+    fn load_state_bytes(&mut self, bytes: &[u8], what: &str) -> Result<()> {
+        let file = state_file::StateFile::parse(bytes, what, "sgd", self.velocity.len())?;
+        let targets: Vec<(String, &Tensor)> = self
+            .velocity
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (format!("velocity.{i}"), b))
+            .collect();
+        let steps = file.u32("steps")?;
+        let values = file.values(&targets)?;
+        state_file::write_all(&targets, values)?;
+        self.steps = steps;
+        Ok(())
     }
 }
