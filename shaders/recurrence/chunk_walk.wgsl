@@ -36,9 +36,9 @@
 //   every block, which keeps a workgroup's warps on the same rows of T (the probe's log walk:
 //   57% of the copy without it, 106% with it). So every invocation of a lane walk walks, past
 //   the last lane too (storing nothing there), keeping the barrier in uniform control flow.
-//   Measured inside the engine the same walk still ran at 38% (linear) and 29% (log) on the
-//   H200 (benches/results/h200.md, "eighth session"): what the engine's kernel does
-//   differently from the probe's is not found yet.
+//   This kernel, dispatched on the probe's own device, ran at 101-102% of the copy on an H100;
+//   inside the engine's process the same kernel ran at 54% there (benches/results/h200.md,
+//   "ninth session"): the gap is outside this code and not found yet.
 //
 // Entries (the launch: recurrence/launch.wgsl; the entry points recurrence/channel_entries.wgsl):
 //   lanes         per lane walks [t_begin, t_end) of T; a segmented walk resumes from the
