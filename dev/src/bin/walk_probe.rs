@@ -345,19 +345,18 @@ fn main() -> peer::Result<()> {
             };
             if engine && op.name == "linear_scan" {
                 println!("{device}:");
-                engine_kernels(peer, &bufs, (lanes, n, t), bytes, ceiling, &check, &mut figures, device)?;
+                let on = EngineRun {
+                    peer,
+                    bufs: &bufs,
+                    dims: (lanes, n, t),
+                    bytes,
+                    ceiling,
+                    check: &check,
+                    device,
+                };
+                engine_kernels(&on, &mut figures)?;
                 if let Some(dir) = &variants_dir {
-                    variant_kernels(
-                        peer,
-                        dir,
-                        &bufs,
-                        (lanes, n, t),
-                        bytes,
-                        ceiling,
-                        &check,
-                        &mut figures,
-                        device,
-                    )?;
+                    variant_kernels(&on, dir, &mut figures)?;
                 }
             }
             let variants: Vec<Variant> = variants(&op)
@@ -448,30 +447,59 @@ fn dump_sources(dir: &str) -> peer::Result<()> {
     Ok(())
 }
 
+/// What the engine-kernel rows run on: the peer device, its inputs (a, x, h), the shape
+/// (lanes, n, t), the bytes a walk moves, the copy ceiling, the last-step check and the
+/// device's label.
+#[derive(Clone, Copy)]
+struct EngineRun<'a> {
+    peer: &'a peer::Peer,
+    bufs: &'a [wgpu::Buffer; 3],
+    dims: (usize, usize, usize),
+    bytes: f64,
+    ceiling: f64,
+    check: &'a dyn Fn(&peer::Peer) -> peer::Result<f64>,
+    device: &'a str,
+}
+
+/// The engine's linear kernel's storage bindings 1..=8 (`true`: read-only): a, x, h0, h, then
+/// out, da, side, dh0.
+const ENGINE_STORAGE: [bool; 8] = [true, true, true, true, false, false, false, false];
+
+/// The engine linear kernel's vec4 invocations and uniform for a one-segment lane walk:
+/// Launch (lanes, t_len, t_begin, t_end, chunk, chunks, pad, pad), then n and has_h0, in
+/// vec4 units.
+fn engine_params(lanes: usize, n: usize, t: usize) -> (usize, [u32; 10]) {
+    let (lanes4, n4) = (lanes / 4, n / 4);
+    (
+        lanes4,
+        [lanes4 as u32, t as u32, 0, t as u32, t as u32, 1, 0, 0, n4 as u32, 0],
+    )
+}
+
 /// `--variants DIR`: every `*.wgsl` in DIR, each a variant of the engine's linear kernel with
 /// its bindings and uniform (entry `scan_lanes`; a `// wg: N` line sets the workgroup size,
 /// else 64), timed on the same inputs with its own output buffers.
-#[allow(clippy::too_many_arguments)]
 fn variant_kernels(
-    peer: &peer::Peer,
+    on: &EngineRun<'_>,
     dir: &str,
-    bufs: &[wgpu::Buffer; 3],
-    (lanes, n, t): (usize, usize, usize),
-    bytes: f64,
-    ceiling: f64,
-    check: &dyn Fn(&peer::Peer) -> peer::Result<f64>,
     figures: &mut serde_json::Map<String, serde_json::Value>,
-    device: &str,
 ) -> peer::Result<()> {
+    let EngineRun {
+        peer,
+        bufs,
+        dims: (lanes, n, t),
+        bytes,
+        ceiling,
+        check,
+        device,
+    } = *on;
     let mut files: Vec<_> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "wgsl"))
         .collect();
     files.sort();
     let small: Vec<wgpu::Buffer> = (0..5).map(|_| peer.buffer("variant scratch", 64)).collect();
-    let (lanes4, n4) = (lanes / 4, n / 4);
-    let params = [lanes4 as u32, t as u32, 0, t as u32, t as u32, 1, 0, 0, n4 as u32, 0];
-    let flags = [true, true, true, true, false, false, false, false];
+    let (lanes4, params) = engine_params(lanes, n, t);
     println!("| variant | WG | ms | GB/s | of copy | last step err |");
     println!("| --- | --- | --- | --- | --- | --- |");
     for path in files {
@@ -482,7 +510,7 @@ fn variant_kernels(
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(64u32);
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
-        let kernel = peer.kernel_with(&name, &wgsl, "scan_lanes", wg, &[], Some(&flags));
+        let kernel = peer.kernel_with(&name, &wgsl, "scan_lanes", wg, &[], Some(&ENGINE_STORAGE));
         let bound = [
             &bufs[0], &bufs[1], &small[0], &small[1], &bufs[2], &small[2], &small[3], &small[4],
         ];
@@ -576,27 +604,24 @@ fn engine_api(
 /// channels, F32 slots, as `Context` builds it) on this peer device and these inputs, bound as
 /// the engine binds it (h0 and h aliasing a) and with its own buffers, and with its stores made
 /// unconditional: what of the engine's walk costs what the probe's walk does not.
-fn engine_kernels(
-    peer: &peer::Peer,
-    bufs: &[wgpu::Buffer; 3],
-    (lanes, n, t): (usize, usize, usize),
-    bytes: f64,
-    ceiling: f64,
-    check: &dyn Fn(&peer::Peer) -> peer::Result<f64>,
-    figures: &mut serde_json::Map<String, serde_json::Value>,
-    device: &str,
-) -> peer::Result<()> {
+fn engine_kernels(on: &EngineRun<'_>, figures: &mut serde_json::Map<String, serde_json::Value>) -> peer::Result<()> {
+    let EngineRun {
+        peer,
+        bufs,
+        dims: (lanes, n, t),
+        bytes,
+        ceiling,
+        check,
+        device,
+    } = *on;
     let source = engine_linear_source()?;
     let unconditional = source.replace("if write { fwd_store(", "{ fwd_store(");
     let small: Vec<wgpu::Buffer> = (0..5).map(|_| peer.buffer("engine scratch", 64)).collect();
-    // Launch (lanes, t_len, t_begin, t_end, chunk, chunks, pad, pad), n, has_h0: vec4 units.
-    let (lanes4, n4) = (lanes / 4, n / 4);
-    let params = [lanes4 as u32, t as u32, 0, t as u32, t as u32, 1, 0, 0, n4 as u32, 0];
-    let flags = [true, true, true, true, false, false, false, false];
+    let (lanes4, params) = engine_params(lanes, n, t);
     println!("| engine kernel | bindings | ms | GB/s | of copy | last step err |");
     println!("| --- | --- | --- | --- | --- | --- |");
     for (what, wgsl) in [("as built", &source), ("stores unconditional", &unconditional)] {
-        let kernel = peer.kernel_with("engine/scan/linear", wgsl, "scan_lanes", 64, &[], Some(&flags));
+        let kernel = peer.kernel_with("engine/scan/linear", wgsl, "scan_lanes", 64, &[], Some(&ENGINE_STORAGE));
         for (aliased, h0, h) in [(true, &bufs[0], &bufs[0]), (false, &small[0], &small[1])] {
             let bound = [&bufs[0], &bufs[1], h0, h, &bufs[2], &small[2], &small[3], &small[4]];
             let groups = (lanes4 as u32).div_ceil(64);
