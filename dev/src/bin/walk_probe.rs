@@ -323,6 +323,7 @@ fn main() -> peer::Result<()> {
                 ceiling,
                 &mut figures,
             )?;
+            engine_buffers(&peer, &ha, &hx, (lanes, n, t), bytes, ceiling, &mut figures)?;
         }
         for (device, peer) in devices {
             // The host took seconds to make the inputs: the clock may have fallen meanwhile.
@@ -597,6 +598,51 @@ fn engine_api(
     println!("\n```\n{}\n```", ctx.profile()?);
     ctx.set_profiling(false);
     println!();
+    Ok(())
+}
+
+/// `--engine`: the engine's linear kernel built and dispatched by the probe (its pipeline,
+/// bind group and uniform) over buffers the engine allocated (`Context::from_wgpu` on the
+/// probe's device: two input tensors and a scan's output): whether the engine's buffers or its
+/// dispatch hold the gap between the two.
+fn engine_buffers(
+    peer: &peer::Peer,
+    ha: &[f32],
+    hx: &[f32],
+    (lanes, n, t): (usize, usize, usize),
+    bytes: f64,
+    ceiling: f64,
+    figures: &mut serde_json::Map<String, serde_json::Value>,
+) -> peer::Result<()> {
+    use wgsl_compute::scan::{self, Route, ScanOptions};
+    let ctx = peer.context();
+    let shape = [lanes / n, t, n];
+    let a = wgsl_compute::Tensor::from_slice(&ctx, &shape, ha)?;
+    let x = wgsl_compute::Tensor::from_slice(&ctx, &shape, hx)?;
+    let out = scan::linear_scan_with(&a, &x, None, &ScanOptions::route(Route::Gpu))?;
+    ctx.synchronize()?;
+    let (ab, xb, ob) = (a.wgpu_buffer()?.0, x.wgpu_buffer()?.0, out.wgpu_buffer()?.0);
+    let small: Vec<wgpu::Buffer> = (0..3).map(|_| peer.buffer("engine scratch", 64)).collect();
+    let (lanes4, params) = engine_params(lanes, n, t);
+    let kernel = peer.kernel_with(
+        "engine/scan/linear",
+        &engine_linear_source()?,
+        "scan_lanes",
+        64,
+        &[],
+        Some(&ENGINE_STORAGE),
+    );
+    let bound = [ab, xb, ab, ab, ob, &small[0], &small[1], &small[2]];
+    let secs = peer.median(&kernel, &params, &bound, (lanes4 as u32).div_ceil(64), 2, 7)?;
+    let gbps = bytes / secs / 1e9;
+    println!("| kernel dispatched by | buffers | ms | GB/s | of copy |");
+    println!("| --- | --- | --- | --- | --- |");
+    println!(
+        "| the probe | the engine's (from_slice, a scan's output) | {:.3} | {gbps:.0} | {:.0}% |\n",
+        secs * 1e3,
+        100.0 * gbps / ceiling
+    );
+    figures.insert("probe_engine_linear_engine_buffers_ms".into(), (secs * 1e3).into());
     Ok(())
 }
 
