@@ -15,6 +15,11 @@ for f in .h200/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 chmod +x .h200/* 2>/dev/null
 export ENGINE_BACKEND=${ENGINE_BACKEND:-vulkan}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+# The SM clock every 100 ms for the whole run: it falls from 1980 to 345 MHz within a second
+# of idle, and a case timed at the low clock runs up to 2x slow (walk_probe --clocks).
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw --format=csv -lms 100 > "$OUT/clocks.csv" 2>&1 &
+CLOCK_LOG=$!
+trap 'kill $CLOCK_LOG 2>/dev/null' EXIT
 # Warm-up: clocks idle low; a few seconds of work before the first timed case.
 timeout 60 .h200/bench --quick --only copy,matmul > /dev/null 2>&1
 # Each suite in a process of its own. In one process the suites after the large scans once
@@ -33,7 +38,9 @@ done
 # The scans and the mixers again with the one-pass look-back forced (Strategy::LookBack:
 # linear_scan, parallel_scan_log and k = v = 1 have it; the other scans run Auto's plan), each
 # in a process of its own, keyed scan_<op>_<shape>_lookback_* and mixer_<name>_lookback_*.
+# LOOKBACK=0 skips them (a call short of time).
 for suite in copy,scans mixers; do
+  [ "${LOOKBACK:-1}" = 0 ] && continue
   case ",$ONLY," in *",${suite##*,},"*) ;; *) continue ;; esac
   .h200/bench --only "$suite" --strategy lookback --json "$OUT/engine_${suite/,/_}_lookback.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
   echo "engine bench $suite lookback rc $?"
@@ -74,11 +81,10 @@ esac
 case ",$ONLY," in *",scans,"*)
   PYTHONUNBUFFERED=1 python3 benches/triton_scans.py --out "$OUT/triton.json" > "$OUT/triton.md" 2>&1
   echo "triton rc $?"
-  # Issue #42's open question: the engine's forward lane walk ran at 37% of the copy where the
-  # probe's walk of the same form ran at 105%. The probe's walk beside the engine's own kernel,
-  # on the probe's device and on one with the engine's features (walk_probe --engine).
+  # The engine's linear_scan timed after each way of keeping the device busy (issue #42's
+  # 54%-of-copy figures were taken at the idle clock): walk_probe --clocks.
   if [ -x .h200/walk_probe ]; then
-    timeout 120 .h200/walk_probe --engine --only linear_scan --json "$OUT/walk_probe_engine.json.txt" > "$OUT/walk_probe_engine.md" 2>&1
+    timeout 120 .h200/walk_probe --clocks --json "$OUT/walk_probe_clocks.json.txt" > "$OUT/walk_probe_clocks.md" 2>&1
     echo "walk probe rc $?"
   fi
   ;;

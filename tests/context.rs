@@ -53,6 +53,18 @@ fn tensors_round_trip_and_views_need_no_copy() {
 }
 
 #[test]
+fn an_upload_larger_than_one_staged_piece_arrives_whole() {
+    // Gpu::write stages 16 MiB at a time: 20 MiB is two pieces, the second partial.
+    each_adapter(|ctx| {
+        let n = 5 << 20;
+        let data: Vec<f32> = (0..n).map(|i| (i % 9973) as f32 - 17.0).collect();
+        let t = Tensor::from_slice(ctx, &[n], &data).unwrap();
+        let back = t.to_vec().unwrap();
+        assert!(back == data, "the upload differs from the data");
+    });
+}
+
+#[test]
 fn from_slice_rejects_a_wrong_length() {
     each_adapter(|ctx| {
         let e = Tensor::from_slice(ctx, &[2, 3], &[1.0; 5]).unwrap_err().to_string();

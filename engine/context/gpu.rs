@@ -17,6 +17,8 @@ use crate::kernel::cache::{Kernel, KernelCache};
 
 /// Dispatches recorded before the pending encoder is submitted anyway.
 const SUBMIT_EVERY: usize = 64;
+/// Bytes of host data staged per `write_buffer` by [`Gpu::write`].
+const WRITE_PIECE: usize = 16 << 20;
 
 /// Errors the device reported outside any error scope, and whether it was lost.
 #[derive(Default)]
@@ -330,7 +332,17 @@ impl Gpu {
             ));
         });
         self.submit();
-        self.queue.write_buffer(buffer, offset, bytes);
+        // A large write in pieces, each submitted before the next is staged: one write of a
+        // whole tensor stages all of it at once (a second 1 GiB on the device for a 1 GiB
+        // tensor).
+        let mut pieces = bytes.chunks(WRITE_PIECE).enumerate().peekable();
+        while let Some((k, piece)) = pieces.next() {
+            self.queue
+                .write_buffer(buffer, offset + (k * WRITE_PIECE) as u64, piece);
+            if pieces.peek().is_some() {
+                self.queue.submit([]);
+            }
+        }
     }
 
     /// Blocks until the device has finished everything submitted (native only).

@@ -101,9 +101,15 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
     if u > 1 {
         // Every invocation walks (the block loop's barrier needs uniform control flow): one
         // past the last lane walks lane 0's sequences and stores nothing.
-        let _ = writeln!(w, "    let live = id < p.launch.lanes;\n    let lane = select(0u, id, live);");
+        let _ = writeln!(
+            w,
+            "    let live = id < p.launch.lanes;\n    let lane = select(0u, id, live);"
+        );
     } else {
-        let _ = writeln!(w, "    if id >= p.launch.lanes {{\n        return;\n    }}\n    let lane = id;");
+        let _ = writeln!(
+            w,
+            "    if id >= p.launch.lanes {{\n        return;\n    }}\n    let lane = id;"
+        );
     }
     for i in 0..=k {
         let _ = writeln!(
@@ -148,14 +154,18 @@ pub(crate) fn wgsl(body: &Body, reverse: bool) -> String {
             );
         });
         for s in 0..u {
-            step(w, body, "            ", &time(&format!("q + {s}u")), store, |i, j| format!("c{i}_{j}_{s}"));
+            step(w, body, "            ", &time(&format!("q + {s}u")), store, |i, j| {
+                format!("c{i}_{j}_{s}")
+            });
         }
         for_loads(body, u, |i, j, s| {
             let _ = writeln!(w, "            c{i}_{j}_{s} = n{i}_{j}_{s};");
         });
         let _ = writeln!(w, "            workgroupBarrier();\n        }}");
         for s in 0..u {
-            step(w, body, "        ", &time(&format!("q + {s}u")), store, |i, j| format!("c{i}_{j}_{s}"));
+            step(w, body, "        ", &time(&format!("q + {s}u")), store, |i, j| {
+                format!("c{i}_{j}_{s}")
+            });
         }
         let _ = writeln!(w, "        q += {u}u;\n    }}");
     }

@@ -36,9 +36,8 @@
 //   every block, which keeps a workgroup's warps on the same rows of T (the probe's log walk:
 //   57% of the copy without it, 106% with it). So every invocation of a lane walk walks, past
 //   the last lane too (storing nothing there), keeping the barrier in uniform control flow.
-//   This kernel, dispatched on the probe's own device, ran at 101-102% of the copy on an H100;
-//   dispatched by the engine on that same device it ran at 54% (benches/results/h200.md,
-//   "ninth session"): the gap is in the engine's pipeline, bind group or buffers, not here.
+//   Through the engine it runs at 102% of the copy on an H100 with the GPU's clock up, and at
+//   54% after the GPU idled to 345 MHz (benches/results/h200.md, tenth session).
 //
 // Entries (the launch: recurrence/launch.wgsl; the entry points recurrence/channel_entries.wgsl):
 //   lanes         per lane walks [t_begin, t_end) of T; a segmented walk resumes from the

@@ -156,6 +156,7 @@ fn median(ctx: &Context, warmup: usize, repeat: usize, mut f: impl FnMut(usize) 
         // Fresh buffers are zero-filled on first use, inside the timing.
         eprintln!("  note: the timed runs created {fresh} buffers (the pool's idle bound is too small)");
     }
+    clocks::busy();
     times.sort_by(|a, b| a.total_cmp(b));
     Ok((times[times.len() / 2], clock))
 }
@@ -738,8 +739,10 @@ fn bench_matmul(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
 }
 
 /// Median of `f`'s wall-clock seconds over `repeat` runs after `warmup` (work that waits for
-/// its own results, so wall clock is the honest figure: host and device together).
-fn median_wall(warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<f64> {
+/// its own results, so wall clock is the honest figure: host and device together), the
+/// device's clocks raised first as [`median`] does.
+fn median_wall(ctx: &Context, warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<f64> {
+    clocks::warm(ctx, 0.3)?;
     for i in 0..warmup {
         f(i)?;
     }
@@ -749,6 +752,7 @@ fn median_wall(warmup: usize, repeat: usize, mut f: impl FnMut(usize) -> Result<
         f(i)?;
         times.push(start.elapsed().as_secs_f64());
     }
+    clocks::busy();
     times.sort_by(|a, b| a.total_cmp(b));
     Ok(times[times.len() / 2])
 }
@@ -915,8 +919,10 @@ fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>
             let weight_bytes = model.weight_bytes() as f64;
             let mut g = gpt2::Generator::new(&model)?;
             let greedy = gpt2::Sampling::Greedy;
-            let prefill = median_wall(2, 7, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
-            let long = median_wall(1, 5, |i| {
+            let prefill = median_wall(ctx, 2, 7, |i| {
+                g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop)
+            })?;
+            let long = median_wall(ctx, 1, 5, |i| {
                 g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop)
             })?;
             let decode = (long - prefill) / n as f64;
@@ -980,7 +986,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     };
 
     // Eager: every op recorded one by one, the token read back every step.
-    let eager_prefill = median_wall(2, 10, |i| {
+    let eager_prefill = median_wall(ctx, 2, 10, |i| {
         let mut cache = model.new_cache()?;
         let logits = model.step(&prompts[i % ROTATE], &mut cache, last_only)?.logits;
         ops::argmax_last(&logits)?.to_vec().map(drop)
@@ -991,7 +997,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     model.step(&[13], &mut cache, last_only)?;
     let eager_ops = ctx.dispatch_count() - before;
     let mut tok = 13u32;
-    let eager_decode = median_wall(8, 32, |_| {
+    let eager_decode = median_wall(ctx, 8, 32, |_| {
         let logits = model.step(&[tok], &mut cache, last_only)?.logits;
         tok = ops::argmax_last(&logits)?.to_vec()?[0] as u32;
         Ok(())
@@ -1006,9 +1012,11 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let dispatches = g.decode_plan().dispatches();
     let prefill_dispatches = g.prefill_plan(64)?.dispatches();
     eprintln!("{}", g.decode_plan().dump());
-    let prefill = median_wall(3, 15, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
+    let prefill = median_wall(ctx, 3, 15, |i| {
+        g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop)
+    })?;
     let n = if quick { 32 } else { 256 };
-    let long = median_wall(2, 7, |i| {
+    let long = median_wall(ctx, 2, 7, |i| {
         g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop)
     })?;
     let decode = (long - prefill) / n as f64;
@@ -1037,8 +1045,10 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     drop(g);
     let half_model = gpt2::Gpt2::with_dtype(ctx, &weights, DType::F16)?;
     let mut g = gpt2::Generator::new(&half_model)?;
-    let prefill_f16 = median_wall(3, 15, |i| g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop))?;
-    let long_f16 = median_wall(2, 7, |i| {
+    let prefill_f16 = median_wall(ctx, 3, 15, |i| {
+        g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop)
+    })?;
+    let long_f16 = median_wall(ctx, 2, 7, |i| {
         g.generate(&prompts[i % ROTATE], 1 + n, greedy, |_| {}).map(drop)
     })?;
     let decode_f16 = (long_f16 - prefill_f16) / n as f64;
@@ -1075,8 +1085,8 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let prompt = gpt2::Tokenizer::gpt2()?.encode("ROMEO:");
     let n = 200;
     let mut g = gpt2::Generator::new(&shakespeare)?;
-    let s = median_wall(2, 7, |_| g.generate(&prompt, n, sampling, |_| {}).map(drop))?;
-    let eager = median_wall(1, 3, |_| {
+    let s = median_wall(ctx, 2, 7, |_| g.generate(&prompt, n, sampling, |_| {}).map(drop))?;
+    let eager = median_wall(ctx, 1, 3, |_| {
         shakespeare.generate_eager(&prompt, 50, sampling, |_| {}).map(drop)
     })? / 50.0;
     row(

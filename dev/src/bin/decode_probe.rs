@@ -7,9 +7,14 @@
 //! submit), the wait for the token readback, and for the compiled path: host time to record
 //! one replay, and device time per kernel of the decode plan (each kernel's dispatches timed
 //! alone with GPU timestamps, summed over the step), the same for the plan with f16 weights,
-//! then the end-to-end ms per token of both.
+//! then the end-to-end ms per token of both. Every timed section follows half a second of
+//! sustained matmuls: the GPU's clock falls to idle within a second otherwise
+//! (`common/clocks.rs`).
 
 use std::time::Instant;
+
+#[path = "common/clocks.rs"]
+mod clocks;
 
 use wgsl_compute::models::gpt2::{self, Generator, Gpt2, Sampling, StepOptions};
 use wgsl_compute::plan::Plan;
@@ -52,6 +57,7 @@ fn main() -> Result<()> {
     let mut cache = model.new_cache()?;
     model.step(&prompt, &mut cache, StepOptions::default())?;
     ctx.synchronize()?;
+    clocks::sustain(&ctx, 0.5)?;
     let (mut record, mut submit, mut wait) = (0.0, 0.0, 0.0);
     let mut tok = 1u32;
     let n_eager = steps.min(config.n_positions - prompt.len() - 1).min(48);
@@ -95,6 +101,7 @@ fn main() -> Result<()> {
         rec / steps as f64 * 1e3,
         t1.elapsed().as_secs_f64() * 1e3
     );
+    clocks::sustain(&ctx, 0.5)?;
     let (_, t) = ctx.time(|| (0..steps).try_for_each(|_| plan.replay(&ctx)))?;
     println!(
         "plan: device time {:.4} ms per replay ({:?})",
@@ -110,6 +117,7 @@ fn main() -> Result<()> {
     let mut g16 = Generator::new(&model16)?;
     g16.generate(&prompt, 2, Sampling::Greedy, |_| {})?;
     let plan16 = g16.decode_plan();
+    clocks::sustain(&ctx, 0.5)?;
     let (_, t16) = ctx.time(|| (0..steps).try_for_each(|_| plan16.replay(&ctx)))?;
     println!(
         "f16 weights: plan device time {:.4} ms per replay, {:.2}x the f32 plan",
@@ -123,6 +131,7 @@ fn main() -> Result<()> {
     let t = prefill_len.min(config.n_positions / 2);
     let prefill = g.prefill_plan(t)?;
     println!("prefill plan ({t} tokens): {} dispatches", prefill.dispatches());
+    clocks::sustain(&ctx, 0.5)?;
     let (_, tp) = ctx.time(|| (0..8).try_for_each(|_| prefill.replay(&ctx)))?;
     println!("prefill plan: device time {:.4} ms per replay", tp.seconds / 8.0 * 1e3);
     print!("{}", per_kernel(&ctx, prefill)?);
@@ -142,6 +151,7 @@ fn main() -> Result<()> {
         v.sort_by(|a, b| a.total_cmp(b));
         Ok(v[v.len() / 2])
     };
+    clocks::sustain(&ctx, 0.5)?;
     let whole = median(&mut || g.generate(&long_prompt, 1, Sampling::Greedy, |_| {}).map(drop))?;
     let replay = median(&mut || {
         g.prefill_plan(t)?.replay_in_parts(&ctx, 5)?;
@@ -157,6 +167,7 @@ fn main() -> Result<()> {
     // The floor under a plan's dispatches: a plan of as many dispatches as the decode plan,
     // each a one-element row sum (one workgroup, no memory traffic to speak of).
     let floor = Plan::dispatch_floor(&ctx, decode_dispatches)?.0;
+    clocks::sustain(&ctx, 0.5)?;
     let (_, tf) = ctx.time(|| (0..steps).try_for_each(|_| floor.replay(&ctx)))?;
     println!(
         "floor: a plan of {} one-element row sums runs {:.4} ms per replay on the device ({:.2} us a dispatch)",
@@ -177,7 +188,7 @@ fn main() -> Result<()> {
 /// Device time of each kernel of `plan` within one replay, from the engine's profiler
 /// (timestamps between the dispatches of the replay where the adapter has them).
 fn per_kernel(ctx: &Context, plan: &Plan) -> Result<String> {
-    ctx.synchronize()?;
+    clocks::sustain(ctx, 0.5)?;
     let was = ctx.profiling();
     ctx.set_profiling(true);
     ctx.reset_profile()?;

@@ -12,6 +12,8 @@
 //! cargo run --release -p wgsl-compute-dev --bin walk_probe -- [--quick] [--json out.json]
 //! ```
 
+#[path = "common/clocks.rs"]
+mod clocks;
 #[path = "common/peer.rs"]
 mod peer;
 
@@ -229,6 +231,7 @@ fn main() -> peer::Result<()> {
     let mut json = None;
     let mut only: Option<String> = None;
     let mut engine = false;
+    let mut clocks_only = false;
     let mut dump: Option<String> = None;
     let mut variants_dir: Option<String> = None;
     let mut it = std::env::args().skip(1);
@@ -238,13 +241,14 @@ fn main() -> peer::Result<()> {
             "--json" => json = it.next(),
             "--only" => only = it.next(),
             "--engine" => engine = true,
+            "--clocks" => clocks_only = true,
             "--dump" => dump = it.next(),
             "--variants" => {
                 variants_dir = it.next();
                 engine = true;
             }
             "-h" | "--help" => {
-                println!("usage: walk_probe [--quick] [--engine] [--dump DIR] [--variants DIR] [--only linear_scan,parallel_scan_log,matrix_scan] [--json out.json]\n{}", USAGE);
+                println!("usage: walk_probe [--quick] [--clocks] [--engine] [--dump DIR] [--variants DIR] [--only linear_scan,parallel_scan_log,matrix_scan] [--json out.json]\n{}", USAGE);
                 return Ok(());
             }
             other => return Err(format!("walk_probe: unknown argument {other}").into()),
@@ -255,6 +259,9 @@ fn main() -> peer::Result<()> {
     }
     let ctx = Context::new()?;
     println!("adapter: {} ({:?})", ctx.info().name, ctx.info().backend);
+    if clocks_only {
+        return clock_states(&ctx, quick, json.as_deref());
+    }
     let peer = peer::Peer::new(&ctx)?;
     let engine_peer = engine
         .then(|| peer::Peer::with_features(&ctx, ENGINE_FEATURES))
@@ -324,6 +331,7 @@ fn main() -> peer::Result<()> {
                 &mut figures,
             )?;
             engine_buffers(&peer, &ha, &hx, (lanes, n, t), bytes, ceiling, &mut figures)?;
+            placement(&peer, &ha, &hx, (lanes, n, t), bytes, ceiling, &mut figures)?;
         }
         for (device, peer) in devices {
             // The host took seconds to make the inputs: the clock may have fallen meanwhile.
@@ -597,6 +605,26 @@ fn engine_api(
     // Which kernels ran, and each one's device time (every dispatch timed).
     println!("\n```\n{}\n```", ctx.profile()?);
     ctx.set_profiling(false);
+    // Wall clock over 20 calls back to back (no profiling, one wait): whether the device
+    // time above is what a caller waits for, and whether the pool allocates per call.
+    let (a, x) = &sets[0];
+    ctx.synchronize()?;
+    let before = ctx.pool_stats();
+    let start = std::time::Instant::now();
+    for _ in 0..20 {
+        scan::linear_scan_with(a, x, None, &opts)?;
+    }
+    ctx.synchronize()?;
+    let secs = start.elapsed().as_secs_f64() / 20.0;
+    let after = ctx.pool_stats();
+    println!(
+        "20 calls back to back, wall clock: {:.3} ms a call ({:.0}% of copy); pool: {} buffers created, {} reused",
+        secs * 1e3,
+        100.0 * bytes / secs / 1e9 / ceiling,
+        after.created - before.created,
+        after.reused - before.reused
+    );
+    figures.insert(format!("probe_engine_api_linear_wall20{tag}_ms"), (secs * 1e3).into());
     println!();
     Ok(())
 }
@@ -633,16 +661,35 @@ fn engine_buffers(
         Some(&ENGINE_STORAGE),
     );
     let bound = [ab, xb, ab, ab, ob, &small[0], &small[1], &small[2]];
-    let secs = peer.median(&kernel, &params, &bound, (lanes4 as u32).div_ceil(64), 2, 7)?;
-    let gbps = bytes / secs / 1e9;
-    println!("| kernel dispatched by | buffers | ms | GB/s | of copy |");
-    println!("| --- | --- | --- | --- | --- |");
-    println!(
-        "| the probe | the engine's (from_slice, a scan's output) | {:.3} | {gbps:.0} | {:.0}% |\n",
-        secs * 1e3,
-        100.0 * gbps / ceiling
+    println!("| kernel dispatched by | pipeline | buffers | ms | GB/s | of copy |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    // The engine's pipeline passes REVERSE as an override constant; the probe's leaves the default.
+    let constant = peer.kernel_with(
+        "engine/scan/linear REVERSE=0",
+        &engine_linear_source()?,
+        "scan_lanes",
+        64,
+        &[("REVERSE", 0.0)],
+        Some(&ENGINE_STORAGE),
     );
-    figures.insert("probe_engine_linear_engine_buffers_ms".into(), (secs * 1e3).into());
+    for (what, kernel, key) in [
+        ("REVERSE default", &kernel, "probe_engine_linear_engine_buffers_ms"),
+        (
+            "REVERSE=0 passed",
+            &constant,
+            "probe_engine_linear_engine_buffers_reverse_constant_ms",
+        ),
+    ] {
+        let secs = peer.median(kernel, &params, &bound, (lanes4 as u32).div_ceil(64), 2, 7)?;
+        let gbps = bytes / secs / 1e9;
+        println!(
+            "| the probe | {what} | the engine's (from_slice, a scan's output) | {:.3} | {gbps:.0} | {:.0}% |",
+            secs * 1e3,
+            100.0 * gbps / ceiling
+        );
+        figures.insert(key.into(), (secs * 1e3).into());
+    }
+    println!();
     Ok(())
 }
 
@@ -703,9 +750,170 @@ fn engine_kernels(on: &EngineRun<'_>, figures: &mut serde_json::Map<String, serd
 
 const USAGE: &str = "Times generated lane walks (linear, log, 2x2) over workgroup sizes, steps loaded
 ahead and software pipelining, on fresh random data, against the vec4 copy (issue #42).
---quick: small shapes (a software adapter); --dump DIR: write the engine's linear kernel and the
+--quick: small shapes (a software adapter); --clocks: only the engine's linear_scan timed after
+each way of keeping the device busy (idle, matmuls, copies, scans: the GPU's clock); --dump DIR: write the engine's linear kernel and the
 probe's vec4 walk as WGSL; --variants DIR: also time every DIR/*.wgsl (variants of the engine's
 linear kernel, its bindings, a `// wg: N` line for the workgroup size); --json: the figures as JSON; --engine: the engine's
 own linear_scan lane walk on the same inputs (as built, bindings aliased or not, stores made
 unconditional) beside the probe's vec4 walk, on the probe's device and on one opened with the
 engine's features.";
+
+/// `--engine`: the engine's linear kernel (built and dispatched by the probe) over fresh
+/// buffer sets, each kept alive: three filled in 16 MiB writes (as the probe fills its
+/// inputs), three filled by one `write_buffer` of the whole tensor (as `Tensor::from_slice`
+/// did), then one set of the engine's (`Context::from_wgpu`) with each of its three buffers
+/// in turn swapped in among the probe's: whether the time depends on where a buffer landed
+/// and which buffer it is.
+fn placement(
+    peer: &peer::Peer,
+    ha: &[f32],
+    hx: &[f32],
+    (lanes, n, t): (usize, usize, usize),
+    bytes: f64,
+    ceiling: f64,
+    figures: &mut serde_json::Map<String, serde_json::Value>,
+) -> peer::Result<()> {
+    use wgsl_compute::scan::{self, Route, ScanOptions};
+    let kernel = peer.kernel_with(
+        "engine/scan/linear",
+        &engine_linear_source()?,
+        "scan_lanes",
+        64,
+        &[],
+        Some(&ENGINE_STORAGE),
+    );
+    let small: Vec<wgpu::Buffer> = (0..3).map(|_| peer.buffer("placement scratch", 64)).collect();
+    let (lanes4, params) = engine_params(lanes, n, t);
+    let groups = (lanes4 as u32).div_ceil(64);
+    let h_bytes = (ha.len() * 4) as u64;
+    let mut kept: Vec<[wgpu::Buffer; 3]> = vec![];
+    println!("| set | filled by | ms | of copy |");
+    println!("| --- | --- | --- | --- |");
+    let mut time = |set: [&wgpu::Buffer; 3], what: &str, key: String| -> peer::Result<()> {
+        let bound = [set[0], set[1], set[0], set[0], set[2], &small[0], &small[1], &small[2]];
+        let secs = peer.median(&kernel, &params, &bound, groups, 2, 7)?;
+        println!(
+            "| {key} | {what} | {:.3} | {:.0}% |",
+            secs * 1e3,
+            100.0 * bytes / secs / 1e9 / ceiling
+        );
+        figures.insert(format!("placement_{key}_ms"), (secs * 1e3).into());
+        Ok(())
+    };
+    for k in 0..6 {
+        let pieces = k < 3;
+        let set = if pieces {
+            [peer.upload("pa", ha), peer.upload("px", hx), peer.buffer("ph", h_bytes)]
+        } else {
+            [
+                peer.upload_whole("wa", ha),
+                peer.upload_whole("wx", hx),
+                peer.buffer("wh", h_bytes),
+            ]
+        };
+        let what = if pieces { "16 MiB writes" } else { "one whole write" };
+        time([&set[0], &set[1], &set[2]], what, format!("set{k}"))?;
+        kept.push(set);
+    }
+    let ctx = peer.context();
+    let shape = [lanes / n, t, n];
+    let a = wgsl_compute::Tensor::from_slice(&ctx, &shape, ha)?;
+    let x = wgsl_compute::Tensor::from_slice(&ctx, &shape, hx)?;
+    let out = scan::linear_scan_with(&a, &x, None, &ScanOptions::route(Route::Gpu))?;
+    ctx.synchronize()?;
+    let (ea, ex, eo) = (a.wgpu_buffer()?.0, x.wgpu_buffer()?.0, out.wgpu_buffer()?.0);
+    let p = &kept[0];
+    time([ea, ex, eo], "the engine's three", "engine_all".into())?;
+    time([ea, &p[1], &p[2]], "the engine's a only", "engine_a".into())?;
+    time([&p[0], ex, &p[2]], "the engine's x only", "engine_x".into())?;
+    time([&p[0], &p[1], eo], "the engine's out only", "engine_out".into())?;
+    time([&p[0], &p[1], &p[2]], "set0 again", "set0_again".into())?;
+    println!();
+    Ok(())
+}
+
+/// `--clocks`: the engine's `linear_scan` (B16 T4096 D4096, or the quick shape) timed as the
+/// bench times it (median of 7 `Context::time` regions after 2 warm-up calls) after each way
+/// of keeping the device busy, with the wall time since start on every line, to line up with
+/// a clock log (`nvidia-smi -lms`): whether the kernel's time follows the device's clocks.
+fn clock_states(ctx: &Context, quick: bool, json: Option<&str>) -> peer::Result<()> {
+    use wgsl_compute::scan::{self, Route, ScanOptions};
+    let t0 = std::time::Instant::now();
+    let (b, t, n) = if quick { (1, 256, 4096) } else { (16, 4096, 4096) };
+    let mut rng = Rng::new(7);
+    let ha: Vec<f32> = (0..b * t * n).map(|_| 0.5 + 0.49 * rng.uniform() as f32).collect();
+    let hx: Vec<f32> = (0..b * t * n).map(|_| rng.uniform() as f32 * 2.0 - 1.0).collect();
+    let a = wgsl_compute::Tensor::from_slice(ctx, &[b, t, n], &ha)?;
+    let x = wgsl_compute::Tensor::from_slice(ctx, &[b, t, n], &hx)?;
+    drop((ha, hx));
+    let bytes = (3 * b * t * n * 4) as f64;
+    let opts = ScanOptions::route(Route::Gpu);
+    let copy = peer::CopyPeer::new(ctx, if quick { 1 << 22 } else { 1 << 27 })?;
+    let mut figures = serde_json::Map::new();
+    let mut measure = |what: &str, key: &str| -> peer::Result<()> {
+        for _ in 0..2 {
+            scan::linear_scan_with(&a, &x, None, &opts)?;
+        }
+        ctx.synchronize()?;
+        let mut times = vec![];
+        for _ in 0..7 {
+            let ((), timed) = ctx.time(|| scan::linear_scan_with(&a, &x, None, &opts).map(drop))?;
+            times.push(timed.seconds);
+        }
+        times.sort_by(|p, q| p.total_cmp(q));
+        let secs = times[3];
+        println!(
+            "| {:.2} s | {what} | {:.3} ms | {:.0} GB/s |",
+            t0.elapsed().as_secs_f64(),
+            secs * 1e3,
+            bytes / secs / 1e9
+        );
+        figures.insert(key.into(), (secs * 1e3).into());
+        Ok(())
+    };
+    let unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    println!("start: unix {unix:.2}\n\n| at | after | linear_scan | |\n| --- | --- | --- | --- |");
+    measure("uploads only", "cold")?;
+    clocks::sustain(ctx, 0.3)?;
+    measure("0.3 s of 2048^3 matmuls (the bench's warm-up)", "matmul_0_3s")?;
+    clocks::sustain(ctx, 2.0)?;
+    measure("2 s of matmuls", "matmul_2s")?;
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    measure("3 s idle", "idle_3s")?;
+    copy.median(copy.grids()[0], 2000, 1)?;
+    measure("2000 copies of 512 MiB (a peer device)", "copies_2000")?;
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    measure("3 s idle", "idle_3s_b")?;
+    let start = std::time::Instant::now();
+    while start.elapsed().as_secs_f64() < 2.0 {
+        for _ in 0..20 {
+            scan::linear_scan_with(&a, &x, None, &opts)?;
+        }
+        ctx.synchronize()?;
+    }
+    measure("2 s of linear_scan calls back to back", "scans_2s")?;
+    let start = std::time::Instant::now();
+    let mut calls = 0;
+    while start.elapsed().as_secs_f64() < 2.0 {
+        for _ in 0..20 {
+            scan::linear_scan_with(&a, &x, None, &opts)?;
+        }
+        ctx.synchronize()?;
+        calls += 20;
+    }
+    let secs = start.elapsed().as_secs_f64() / calls as f64;
+    println!(
+        "| {:.2} s | 2 s more of calls back to back: wall clock a call | {:.3} ms | {:.0} GB/s |",
+        t0.elapsed().as_secs_f64(),
+        secs * 1e3,
+        bytes / secs / 1e9
+    );
+    figures.insert("scans_2s_wall_per_call".into(), (secs * 1e3).into());
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&figures)?)?;
+    }
+    Ok(())
+}

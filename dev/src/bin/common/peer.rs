@@ -184,6 +184,15 @@ impl Peer {
         buffer
     }
 
+    /// A storage buffer holding `data`, written by one `write_buffer` of the whole of it.
+    #[allow(dead_code)] // the probes' (walk_probe), not the bench's
+    pub fn upload_whole(&self, label: &str, data: &[f32]) -> wgpu::Buffer {
+        let buffer = self.buffer(label, (data.len() * 4) as u64);
+        self.queue.write_buffer(&buffer, 0, bytemuck::cast_slice(data));
+        self.queue.submit([]);
+        buffer
+    }
+
     /// `count` f32 of `buffer` from byte `offset`, read back.
     #[allow(dead_code)] // the probes' (walk_probe), not the bench's
     pub fn read(&self, buffer: &wgpu::Buffer, offset: u64, count: usize) -> Result<Vec<f32>> {
