@@ -200,3 +200,87 @@ fn gpt2_train_head_cross_entropy_equals_the_unfused_head_in_blocks() {
     check(&Context::cpu());
     each_adapter(check);
 }
+
+/// `models::gpt2::layers`: GPT-2 made of `nn` layers over a checkpoint is `Trainable`, bit
+/// for bit (the same parameters in the same order, the same ops); fresh with GPT-2's init it
+/// trains; a checkpoint missing a tensor or of other widths is refused naming the tensor.
+#[test]
+fn gpt2_layers_are_trainable_and_name_their_parameters_as_hugging_face_does() {
+    use wgsl_compute::models::gpt2::layers::Layers;
+    use wgsl_compute::nn::{Module, Pass, VarBuilder};
+    let w = small();
+    let (rows, t) = (2, 5);
+    let (x, y) = batch(3, rows, t, 37);
+    let check = |ctx: &Context| {
+        let model = Trainable::new(ctx, &w).unwrap();
+        let names: Vec<String> = model.params().names().iter().map(|n| n.to_string()).collect();
+        assert_eq!(model.layers().param_names(), names);
+        assert_eq!(
+            names[..4],
+            ["wte.weight", "wpe.weight", "h.0.ln_1.weight", "h.0.ln_1.bias"]
+        );
+        assert_eq!(names[4], "h.0.attn.c_attn.weight");
+        assert_eq!(names[names.len() - 1], "ln_f.bias");
+        // The layers from the checkpoint's bytes, on their own.
+        let vb = VarBuilder::from_bytes(ctx, &model.params().to_bytes().unwrap(), "small").unwrap();
+        let layers = Layers::new(&vb, &w.config).unwrap();
+        let tape = Tape::new(ctx);
+        let pass = Pass::train(&tape, &layers).unwrap();
+        let got = layers.loss(&pass, &x, &y, rows).unwrap().item().unwrap();
+        let vars = model.vars(&Tape::new(ctx)).unwrap();
+        let want = model.loss_var(&vars, &x, &y, rows).unwrap().item().unwrap();
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "Layers::loss against Trainable::loss_var"
+        );
+
+        // Fresh, GPT-2's init: ten Adam steps on one batch lower the loss.
+        let vb = VarBuilder::new(ctx, 5);
+        let fresh = Layers::new(&vb, &w.config).unwrap();
+        assert_eq!(fresh.param_names(), names);
+        let mut adam = Adam::new(&vb.store().tensors(), 1e-2).unwrap();
+        let mut losses = vec![];
+        for _ in 0..10 {
+            let tape = Tape::new(ctx);
+            let pass = Pass::train(&tape, &fresh).unwrap();
+            let loss = fresh.loss(&pass, &x, &y, rows).unwrap();
+            losses.push(loss.item().unwrap());
+            adam.step_vars(pass.vars(), &loss.backward().unwrap()).unwrap();
+        }
+        assert!(
+            losses[9] < losses[0] - 0.5,
+            "{}: fresh GPT-2 layers did not train: {losses:?}",
+            ctx.info().name
+        );
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+
+    // A checkpoint missing one tensor, and one of other widths: errors naming the tensor.
+    let cpu = Context::cpu();
+    let model = Trainable::new(&cpu, &w).unwrap();
+    let mut partial = wgsl_compute::train::ParamStore::new();
+    for (n, t) in model.params().names().iter().zip(model.params().tensors()) {
+        if *n != "h.1.attn.c_proj.weight" {
+            partial.insert(n.to_string(), t.clone()).unwrap();
+        }
+    }
+    let err = Layers::new(&VarBuilder::from_store(partial).unwrap(), &w.config).unwrap_err();
+    assert!(err.to_string().contains("h.1.attn.c_proj.weight"), "{err}");
+    let wider = Config {
+        n_embd: 32,
+        ..w.config.clone()
+    };
+    let err = Layers::new(&VarBuilder::from_store(model.params().clone()).unwrap(), &wider).unwrap_err();
+    assert!(
+        err.to_string().contains("wte.weight") && err.to_string().contains("[37, 32]"),
+        "{err}"
+    );
+    let bad = Config {
+        n_head: 3,
+        ..w.config.clone()
+    };
+    let err = Layers::new(&VarBuilder::new(&cpu, 0), &bad).unwrap_err();
+    assert!(err.to_string().contains("n_head"), "{err}");
+}

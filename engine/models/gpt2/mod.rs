@@ -19,6 +19,7 @@ pub mod config;
 pub(crate) mod decode;
 pub mod generate;
 pub mod kv_cache;
+pub mod layers;
 pub mod model;
 pub mod reference;
 pub mod text_stream;

@@ -1,15 +1,12 @@
 //! GPT-2 on the autograd tape: [`Trainable`] holds a checkpoint's parameters as F32 tensors
 //! in a [`ParamStore`] under the Hugging Face names (`wte.weight`, `h.0.ln_1.weight`, ...),
-//! and records the training forward, token ids to mean next-token cross-entropy, on a
-//! [`Tape`], so that `loss.backward()` gives every parameter's gradient and an optimiser
-//! steps them in place. [`Trainable::weights`] reads the parameters back as [`Weights`], to
-//! generate with [`Gpt2`](super::Gpt2) or to save.
+//! as the [`Layers`] of [`super::layers`], and records the training forward, token ids to
+//! mean next-token cross-entropy, on a [`Tape`], so that `loss.backward()` gives every
+//! parameter's gradient and an optimiser steps them in place. [`Trainable::weights`] reads
+//! the parameters back as [`Weights`], to generate with [`Gpt2`](super::Gpt2) or to save.
 //!
-//! The forward is the inference model's arithmetic (`Gpt2::forward`) over a batch of rows:
-//! one layer norm, the q, k, v projections read as column slices of `c_attn` (strided views,
-//! no copy), causal attention per (row, head) as batched products and a causal softmax, the
-//! output projection with the residual fused, the GELU MLP, the final norm and the tied
-//! output embedding. Dropout is not applied (the shipped configs' `*_pdrop` are ignored).
+//! The forward is the inference model's arithmetic (`Gpt2::forward`) over a batch of rows
+//! ([`Layers::loss`]). Dropout is not applied (the shipped configs' `*_pdrop` are ignored).
 //!
 //! ```no_run
 //! use wgsl_compute::autograd::Tape;
@@ -32,10 +29,12 @@
 //! ```
 
 use super::config::Config;
+use super::layers::Layers;
 use super::weights::Weights;
 use crate::autograd::{Tape, Var};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::nn::{Module, Pass, VarBuilder};
 use crate::tensor::Tensor;
 use crate::train::ParamStore;
 
@@ -57,7 +56,7 @@ const BLOCK_PARAMS: [&str; 12] = [
 
 /// A GPT-2 whose parameters train: F32 tensors, updated in place by an optimiser.
 pub struct Trainable {
-    config: Config,
+    layers: Layers,
     params: ParamStore,
 }
 
@@ -97,15 +96,23 @@ impl Trainable {
         let (lnw, lnb) = (v(&weights.ln_f_weight), v(&weights.ln_f_bias));
         put("ln_f.weight".into(), &lnw.0, lnw.1)?;
         put("ln_f.bias".into(), &lnb.0, lnb.1)?;
+        // The layers take every tensor by name; their store lists them in the layers' order.
+        let vb = VarBuilder::from_store(params)?;
+        let layers = Layers::new(&vb, &weights.config)?;
         Ok(Trainable {
-            config: weights.config.clone(),
-            params,
+            params: layers.store()?,
+            layers,
         })
     }
 
     /// The sizes.
     pub fn config(&self) -> &Config {
-        &self.config
+        self.layers.config()
+    }
+
+    /// The model as [`crate::nn`] layers (sharing these parameters).
+    pub fn layers(&self) -> &Layers {
+        &self.layers
     }
 
     /// The parameters under their Hugging Face names: `wte.weight`, `wpe.weight`, each
@@ -129,22 +136,25 @@ impl Trainable {
     /// token ids each, row after row; T at most `n_positions`), recorded on the tape of
     /// `vars` (from [`Trainable::vars`]): a () variable.
     pub fn loss_var(&self, vars: &[Var], inputs: &[u32], targets: &[u32], batch: usize) -> Result<Var> {
-        let (h, wte) = self.final_hidden(vars, inputs, batch)?;
+        let pass = self.pass("gpt2::Trainable::loss_var", vars)?;
+        let (h, wte) = self.layers.hidden("gpt2::Trainable::loss_var", &pass, inputs, batch)?;
         // The tied head and the loss in row blocks: the (B T, V) logits are never whole.
         Var::head_cross_entropy(&h, wte, targets, None)
     }
 
     /// The logits (batch T, V) of every position of `inputs` (as [`Trainable::loss_var`]).
     pub fn logits_var(&self, vars: &[Var], inputs: &[u32], batch: usize) -> Result<Var> {
-        let (h, wte) = self.final_hidden(vars, inputs, batch)?;
+        let pass = self.pass("gpt2::Trainable::logits_var", vars)?;
+        let (h, wte) = self
+            .layers
+            .hidden("gpt2::Trainable::logits_var", &pass, inputs, batch)?;
         h.matmul(&wte.transpose(0, 1)?) // (B T, V), tied head
     }
 
-    /// The final layer norm's output (batch T, C) and the tied head's table (`wte`).
-    fn final_hidden<'v>(&self, vars: &'v [Var], inputs: &[u32], batch: usize) -> Result<(Var, &'v Var)> {
-        let op = "gpt2::Trainable::loss_var";
-        let cfg = &self.config;
-        let want = 2 + BLOCK_PARAMS.len() * cfg.n_layer + 2;
+    /// The layers' training pass over `vars`, one per parameter in [`Trainable::params`]
+    /// order; `op` names the caller in errors.
+    fn pass(&self, op: &'static str, vars: &[Var]) -> Result<Pass> {
+        let want = self.params.len();
         if vars.len() != want {
             return Err(Error::value(
                 op,
@@ -153,45 +163,7 @@ impl Trainable {
                 vars.len(),
             ));
         }
-        if batch == 0 || inputs.is_empty() || !inputs.len().is_multiple_of(batch) {
-            return Err(Error::value(
-                op,
-                "batch",
-                format!("a positive divisor of the {} input ids", inputs.len()),
-                batch,
-            ));
-        }
-        let t = inputs.len() / batch;
-        if t > cfg.n_positions {
-            return Err(Error::value(
-                op,
-                "inputs",
-                format!("rows of at most n_positions = {} tokens", cfg.n_positions),
-                format!("{batch} rows of {t}"),
-            ));
-        }
-        let (c, h, d, eps) = (cfg.n_embd, cfg.n_head, cfg.head_dim(), cfg.layer_norm_epsilon);
-        let (wte, wpe) = (&vars[0], &vars[1]);
-        let mut x = Var::embedding_rows(wte, wpe, inputs, batch)?; // (B T, C)
-        for l in 0..cfg.n_layer {
-            let p = &vars[2 + BLOCK_PARAMS.len() * l..2 + BLOCK_PARAMS.len() * (l + 1)];
-            let a = x.layer_norm(&p[0], &p[1], eps)?; // (B T, C)
-                                                      // q, k, v: column slices of c_attn, each (B T, C) -> (B, H, T, D) as a view.
-            let heads = |j: usize| -> Result<Var> {
-                let w = p[2].narrow(1, j * c, (j + 1) * c)?; // (C, C), row stride 3C
-                let b = p[3].narrow(0, j * c, (j + 1) * c)?; // (C,)
-                a.linear(&w, Some(&b))?.reshape(&[batch, t, h, d])?.transpose(1, 2)
-            };
-            let (q, k, v) = (heads(0)?, heads(1)?, heads(2)?);
-            let scores = q.matmul(&k.transpose(2, 3)?)?.scale(1.0 / (d as f32).sqrt())?; // (B, H, T, T)
-            let y = scores.softmax_last(Some(0))?.matmul(&v)?; // (B, H, T, D)
-            let y = y.transpose(1, 2)?.reshape(&[batch * t, c])?; // (B T, C)
-            x = y.linear_residual(&p[4], &p[5], &x)?; // (B T, C)
-            let m = x.layer_norm(&p[6], &p[7], eps)?.linear_gelu(&p[8], &p[9])?; // (B T, 4C)
-            x = m.linear_residual(&p[10], &p[11], &x)?; // (B T, C)
-        }
-        let (lnw, lnb) = (&vars[want - 2], &vars[want - 1]);
-        Ok((x.layer_norm(lnw, lnb, eps)?, wte))
+        Pass::from_vars(&self.layers, vars.to_vec(), true)
     }
 
     /// The parameters read back as a checkpoint (F32), for `Gpt2::new` or saving.
@@ -203,7 +175,7 @@ impl Trainable {
     /// [`Trainable::weights`] without blocking (the browser's form).
     pub async fn weights_async(&self) -> Result<Weights> {
         let bytes = self.params.to_bytes_async().await?;
-        Weights::from_safetensors(self.config.clone(), &bytes, "gpt2::Trainable parameters")
+        Weights::from_safetensors(self.config().clone(), &bytes, "gpt2::Trainable parameters")
     }
 }
 
