@@ -27,6 +27,7 @@ mod gpt2;
 mod gpt2_text;
 mod gpt2_train;
 mod layering;
+mod llama;
 mod matmul;
 mod mixer;
 mod nn;

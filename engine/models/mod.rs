@@ -1,11 +1,12 @@
 //! Models built on the engine's tensor ops: GPT-2 ([`gpt2`], inference, with its f64
-//! reference forward) and a character-level language model of residual minGRU mixer layers
-//! ([`char_model`], trained with [`crate::train`]). [`Shipped`] finds the models that ship
-//! with the crate from any working directory.
+//! reference forward), a Llama-style decoder ([`llama`]) and a character-level language
+//! model of residual minGRU mixer layers ([`char_model`], trained with [`crate::train`]).
+//! [`Shipped`] finds the models that ship with the crate from any working directory.
 
 pub mod char_model;
 mod char_tape;
 pub mod gpt2;
+pub mod llama;
 pub mod shipped;
 
 pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads, MAX_WINDOW_IDS};

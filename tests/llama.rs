@@ -1,0 +1,130 @@
+//! The Llama-style decoder (`models::llama`) against transformers' goldens
+//! (`assets/models/llama-tiny-random/goldens.json`, made by `benches/llama_goldens.py`): the
+//! prompt's logits within 1e-4 and the greedy ids equal, on the CPU context and every
+//! adapter; the cache's one-token steps equal to a whole forward; and the errors.
+
+use std::path::{Path, PathBuf};
+
+use wgsl_compute::models::llama::{Config, Llama};
+use wgsl_compute::Context;
+
+use crate::common::each_adapter;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/models/llama-tiny-random")
+}
+
+struct Goldens {
+    prompt: Vec<u32>,
+    logits: Vec<f32>,
+    greedy: Vec<u32>,
+}
+
+fn goldens() -> Goldens {
+    let text = std::fs::read_to_string(dir().join("goldens.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ids = |k: &str| {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect()
+    };
+    Goldens {
+        prompt: ids("prompt"),
+        logits: v["logits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect(),
+        greedy: ids("greedy"),
+    }
+}
+
+#[test]
+fn llama_matches_transformers_logits_and_greedy_ids() {
+    let g = goldens();
+    let check = |ctx: &Context| {
+        let model = Llama::load(ctx, &dir()).unwrap();
+        let mut cache = model.new_cache();
+        let logits = model.forward(&g.prompt, &mut cache).unwrap().to_vec().unwrap(); // (T, V)
+        assert_eq!(logits.len(), g.logits.len());
+        let worst = logits
+            .iter()
+            .zip(&g.logits)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(
+            worst <= 1e-4,
+            "{}: logits differ from transformers by {worst}",
+            ctx.info().name
+        );
+        let ids = model.generate_greedy(&g.prompt, g.greedy.len(), |_| {}).unwrap();
+        assert_eq!(ids, g.greedy, "{}: greedy ids", ctx.info().name);
+        // One token at a time through the cache gives the whole forward's last rows.
+        let mut cache = model.new_cache();
+        let mut rows = vec![];
+        for &id in &g.prompt {
+            rows.extend(model.forward(&[id], &mut cache).unwrap().to_vec().unwrap());
+        }
+        let worst = rows
+            .iter()
+            .zip(&logits)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(
+            worst <= 1e-4,
+            "{}: cached steps differ from the whole forward by {worst}",
+            ctx.info().name
+        );
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}
+
+#[test]
+fn llama_refuses_bad_input_naming_it() {
+    let ctx = Context::cpu();
+    let model = Llama::load(&ctx, &dir()).unwrap();
+    let cfg = model.config().clone();
+    let mut cache = model.new_cache();
+    let err = model
+        .forward(&[cfg.vocab_size as u32], &mut cache)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Llama::forward") && err.contains("vocab_size"), "{err}");
+    let err = model.forward(&[], &mut cache).unwrap_err().to_string();
+    assert!(err.contains("ids"), "{err}");
+    let long = vec![1u32; cfg.max_position_embeddings + 1];
+    let err = model.forward(&long, &mut cache).unwrap_err().to_string();
+    assert!(err.contains("max_position_embeddings"), "{err}");
+    // Configs: a KV head count that does not divide the heads, another RoPE, another act.
+    let text = std::fs::read_to_string(dir().join("config.json")).unwrap();
+    let err = Config::from_json(
+        &text.replace("\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3"),
+        "c",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("num_key_value_heads"), "{err}");
+    let err = Config::from_json(&text.replace("\"default\"", "\"yarn\""), "c")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("yarn"), "{err}");
+    let err = Config::from_json(&text.replace("\"silu\"", "\"gelu\""), "c")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("gelu"), "{err}");
+    // A checkpoint of another width names the tensor.
+    let bytes = std::fs::read(dir().join("model.safetensors")).unwrap();
+    let wider = Config {
+        hidden_size: 128,
+        ..cfg
+    };
+    let err = Llama::from_safetensors(&ctx, wider, &bytes, "model")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("input_layernorm.weight"), "{err}");
+}
