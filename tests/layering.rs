@@ -3,7 +3,8 @@
 //! [`summary`], checked equal here). Read from the sources: a module may import the modules of
 //! its own layer and of the layers below, and the import graph has no cycle (so the modules of
 //! one layer import one another in one direction only). A `use crate::` that climbs a layer
-//! fails here.
+//! fails here. Inside each folder the files import one another without a cycle too
+//! ([`folder_graphs`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -305,4 +306,86 @@ fn the_direction_check_finds_a_planted_upward_edge() {
     g.entry("tensor".into()).or_default().insert("ops".into());
     assert_eq!(upward(&g).len(), 1);
     assert!(upward(&g)[0].starts_with("tensor (tensors) -> ops"), "{:?}", upward(&g));
+}
+
+/// The files of one folder of `engine/` (each `x.rs` but `mod.rs`, and each subfolder) and
+/// which of them each one's code names: `super::x` from a file of the folder, `crate::<the
+/// folder's path>::x` from anywhere in it (a subfolder's files count for the subfolder).
+fn folder_graphs() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("engine");
+    let mut files = vec![];
+    rust_files(&root, &mut files);
+    let mut out: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    let mut dirs: BTreeSet<PathBuf> = files.iter().filter_map(|f| f.parent().map(Path::to_path_buf)).collect();
+    dirs.remove(&root);
+    for dir in dirs {
+        let rel = dir.strip_prefix(&root).unwrap();
+        let path = rel
+            .components()
+            .map(|c| c.as_os_str().to_str().unwrap())
+            .collect::<Vec<_>>()
+            .join("::");
+        let mut nodes: BTreeSet<String> = BTreeSet::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+            if (p.is_dir() || p.extension().is_some_and(|x| x == "rs")) && name != "mod" {
+                nodes.insert(name);
+            }
+        }
+        let mut g: BTreeMap<String, BTreeSet<String>> = nodes.iter().map(|n| (n.clone(), BTreeSet::new())).collect();
+        for f in files
+            .iter()
+            .filter(|f| f.starts_with(&dir) && f.parent() != Some(&root))
+        {
+            let below = f.strip_prefix(&dir).unwrap();
+            let first = below.components().next().unwrap().as_os_str().to_str().unwrap();
+            let node = first.strip_suffix(".rs").unwrap_or(first).to_string();
+            if node == "mod" {
+                continue;
+            }
+            let direct = f.parent() == Some(dir.as_path());
+            let src = std::fs::read_to_string(f).unwrap();
+            for line in src.lines() {
+                let code = line.split("//").next().unwrap_or("");
+                let mut prefixes = vec![format!("crate::{path}::")];
+                if direct {
+                    prefixes.push("super::".to_string());
+                }
+                for prefix in &prefixes {
+                    let mut rest = code;
+                    while let Some(i) = rest.find(prefix.as_str()) {
+                        rest = &rest[i + prefix.len()..];
+                        let names: Vec<&str> = match rest.strip_prefix('{') {
+                            Some(group) => group.split([',', '}']).map(str::trim).collect(),
+                            None => vec![rest],
+                        };
+                        for name in names {
+                            let ident: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                            if nodes.contains(&ident) && ident != node {
+                                g.get_mut(&node).unwrap().insert(ident);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out.insert(path, g);
+    }
+    out
+}
+
+#[test]
+fn the_files_of_each_folder_import_without_a_cycle() {
+    let mut cycles = vec![];
+    for (folder, g) in folder_graphs() {
+        if let Some(cycle) = find_cycle(&g) {
+            cycles.push(format!("engine/{folder}: {}", cycle.join(" -> ")));
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "import cycles between the files of a folder (make one side not name the other):\n  {}",
+        cycles.join("\n  ")
+    );
 }

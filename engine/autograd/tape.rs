@@ -8,7 +8,6 @@
 use std::cell::Cell;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::var::Var;
 use crate::context::op_scope::in_backward_of;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -137,9 +136,9 @@ impl Tape {
         self.len() == 0
     }
 
-    /// A variable (a leaf: its gradient is kept) holding `t`, which must live on this
-    /// tape's context.
-    pub fn var(&self, t: &Tensor) -> Result<Var> {
+    /// Appends a leaf holding `t` (checked to live on this tape's context); returns its
+    /// index. `Tape::var` (beside `Var`, in `var.rs`) wraps it in a variable.
+    pub(super) fn push_leaf(&self, t: &Tensor) -> Result<usize> {
         let mut inner = self.lock();
         t.expect_context(&inner.ctx, "Tape::var", "t")?;
         let index = inner.entries.len();
@@ -149,7 +148,7 @@ impl Tape {
             shape: t.shape().to_vec(),
             step: Step::Leaf,
         });
-        Ok(Var::on_tape(t.clone(), self.clone(), index))
+        Ok(index)
     }
 
     /// True when `other` is this tape (not a copy of its contents).
@@ -176,12 +175,13 @@ impl Tape {
     }
 }
 
-/// The gradients of one backward, keyed by variable: every leaf of the tape that the loss
-/// depends on ([`Tape::var`]), and with [`Var::backward_retained`] every intermediate too
-/// (a backward that frees drops an intermediate's gradient once its rule has used it).
+/// The gradients of one backward, keyed by variable (`Grads::get`, beside the variables in
+/// `var.rs`): every leaf of the tape that the loss depends on (`Tape::var`), and with
+/// `Var::backward_retained` every intermediate too (a backward that frees drops an
+/// intermediate's gradient once its rule has used it).
 pub struct Grads {
-    tape: Tape,
-    grads: Vec<Option<Tensor>>,
+    pub(super) tape: Tape,
+    pub(super) grads: Vec<Option<Tensor>>,
 }
 
 impl std::fmt::Debug for Grads {
@@ -191,46 +191,10 @@ impl std::fmt::Debug for Grads {
     }
 }
 
-impl Grads {
-    /// dL/d `v` (the shape of `v`), or None when the loss does not depend on `v` or `v` is
-    /// not a variable of this backward's tape.
-    pub fn get(&self, v: &Var) -> Option<&Tensor> {
-        let (tape, index) = v.node()?;
-        if !tape.same(&self.tape) {
-            return None;
-        }
-        self.grads.get(index)?.as_ref()
-    }
-
-    /// dL/d `v`, to replace (e.g. by gradient clipping); None as for [`Grads::get`]. A
-    /// replacement must keep the variable's shape for an optimiser to accept it.
-    pub fn get_mut(&mut self, v: &Var) -> Option<&mut Tensor> {
-        let (tape, index) = v.node()?;
-        if !tape.same(&self.tape) {
-            return None;
-        }
-        self.grads.get_mut(index)?.as_mut()
-    }
-}
-
-/// dL/d every variable the loss depends on, seeded with `seed` (loss's shape); frees the
-/// entries it passes through unless `retain`.
-pub(crate) fn backward(loss: &Var, seed: &Tensor, retain: bool) -> Result<Grads> {
-    let op = "backward";
-    let Some((tape, root)) = loss.node() else {
-        return Err(Error::value(
-            op,
-            "loss",
-            "a variable recorded on a tape",
-            "a constant (no input was a variable, or it was made under no_grad)",
-        ));
-    };
-    let ctx = tape.context();
-    loss.tensor().expect_context(&ctx, op, "loss")?;
-    seed.expect_context(&ctx, op, "seed")?;
-    if seed.shape() != loss.shape() {
-        return Err(Error::mismatch(op, "seed", seed.shape(), "loss", loss.shape()));
-    }
+/// dL/d every entry the entry `root` of `tape` depends on, seeded with `seed` (checked by
+/// the caller to live on the tape's context with the root's shape); frees the entries it
+/// passes through unless `retain`.
+pub(crate) fn backward(tape: Tape, root: usize, seed: &Tensor, retain: bool) -> Result<Grads> {
     // The entries up to the root, copied out so that no lock is held while rules run. A
     // backward that frees takes their rules out of the tape as well, so that each rule and
     // the tensors it saved are dropped as soon as it has run (the activations go as the

@@ -93,20 +93,20 @@ impl Var {
     /// dL/d every variable this one-element loss depends on (seed 1), freeing the tape
     /// entries it passes through. A loss of more than one element needs [`Var::backward_with`].
     pub fn backward(&self) -> Result<Grads> {
-        tape::backward(self, &self.unit_seed()?, false)
+        self.backward_from(&self.unit_seed()?, false)
     }
 
     /// The gradients of `sum(seed * self)`; seed has this variable's shape.
     pub fn backward_with(&self, seed: &Tensor) -> Result<Grads> {
-        tape::backward(self, seed, false)
+        self.backward_from(seed, false)
     }
 
     /// [`Var::backward`] (seed 1) or [`Var::backward_with`] (a seed) keeping the tape, so
     /// that another backward may pass through the same entries.
     pub fn backward_retained(&self, seed: Option<&Tensor>) -> Result<Grads> {
         match seed {
-            Some(s) => tape::backward(self, s, true),
-            None => tape::backward(self, &self.unit_seed()?, true),
+            Some(s) => self.backward_from(s, true),
+            None => self.backward_from(&self.unit_seed()?, true),
         }
     }
 
@@ -205,5 +205,59 @@ impl Var {
             }
             _ => Ok(Var::constant(&out)),
         }
+    }
+}
+
+impl Var {
+    /// [`tape::backward`] from this variable, after checking that it is on a tape and that
+    /// `seed` matches it.
+    fn backward_from(&self, seed: &Tensor, retain: bool) -> Result<Grads> {
+        let op = "backward";
+        let Some((tape, root)) = self.node() else {
+            return Err(Error::value(
+                op,
+                "loss",
+                "a variable recorded on a tape",
+                "a constant (no input was a variable, or it was made under no_grad)",
+            ));
+        };
+        let ctx = tape.context();
+        self.tensor().expect_context(&ctx, op, "loss")?;
+        seed.expect_context(&ctx, op, "seed")?;
+        if seed.shape() != self.shape() {
+            return Err(Error::mismatch(op, "seed", seed.shape(), "loss", self.shape()));
+        }
+        tape::backward(tape, root, seed, retain)
+    }
+}
+
+impl Tape {
+    /// A variable (a leaf: its gradient is kept) holding `t`, which must live on this
+    /// tape's context.
+    pub fn var(&self, t: &Tensor) -> Result<Var> {
+        let index = self.push_leaf(t)?;
+        Ok(Var::on_tape(t.clone(), self.clone(), index))
+    }
+}
+
+impl Grads {
+    /// dL/d `v` (the shape of `v`), or None when the loss does not depend on `v` or `v` is
+    /// not a variable of this backward's tape.
+    pub fn get(&self, v: &Var) -> Option<&Tensor> {
+        let (tape, index) = v.node()?;
+        if !tape.same(&self.tape) {
+            return None;
+        }
+        self.grads.get(index)?.as_ref()
+    }
+
+    /// dL/d `v`, to replace (e.g. by gradient clipping); None as for [`Grads::get`]. A
+    /// replacement must keep the variable's shape for an optimiser to accept it.
+    pub fn get_mut(&mut self, v: &Var) -> Option<&mut Tensor> {
+        let (tape, index) = v.node()?;
+        if !tape.same(&self.tape) {
+            return None;
+        }
+        self.grads.get_mut(index)?.as_mut()
     }
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::diagnose::{self, at, code, reposition};
-use super::eval::{describe, let_parts, split_keywords, Env, Lambda, Origin, Val};
+use super::forms::{describe, let_parts, split_keywords, Env, Lambda, Origin, Val};
 use super::sexpr::{Atom, Sexp};
 use crate::error::Result;
 use crate::expr::{Binary, Body, Builder, Id, Kind, Reduce, Ty, Unary};

@@ -4,8 +4,26 @@
 //! offending form (`line:col (byte n)`, or `builder` for the Rust API) and a message that
 //! names the form. The forbidden body operations are listed in `forbidden`.
 
-use super::sexpr::Pos;
+use std::fmt;
+
 use crate::error::Error;
+
+/// A position in the text: byte offset, 1-based line and column (in characters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pos {
+    /// Byte offset from the start of the text.
+    pub byte: usize,
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub col: usize,
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{} (byte {})", self.line, self.col, self.byte)
+    }
+}
 
 /// Error codes. `E-FLOW-002` and `E-SCAN-001` are the spec's; the rest follow its scheme.
 pub mod code {

@@ -41,6 +41,7 @@ mod body;
 mod codegen;
 pub mod diagnose;
 mod eval;
+mod forms;
 mod grad;
 mod graph;
 mod interp;

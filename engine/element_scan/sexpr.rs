@@ -7,28 +7,12 @@
 
 use std::fmt;
 
+pub use super::diagnose::Pos;
 use super::diagnose::{at, code};
 use crate::error::Result;
 
 /// Deepest nesting the reader accepts.
 const MAX_DEPTH: usize = 200;
-
-/// A position in the text: byte offset, 1-based line and column (in characters).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Pos {
-    /// Byte offset from the start of the text.
-    pub byte: usize,
-    /// Line, from 1.
-    pub line: usize,
-    /// Column in characters, from 1.
-    pub col: usize,
-}
-
-impl fmt::Display for Pos {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{} (byte {})", self.line, self.col, self.byte)
-    }
-}
 
 /// What a form is.
 #[derive(Clone, Debug, PartialEq)]

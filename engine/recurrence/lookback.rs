@@ -140,6 +140,17 @@ mod tests {
     }
 
     #[test]
+    fn an_adapter_of_unknown_kind_spins_as_a_software_one() {
+        // Issue 41, finding 1 (with the walks' limits in `strategy`'s tests).
+        let binding = DeviceInfo::cpu().max_storage_binding;
+        let software = device(DeviceKind::Software, wgpu::Backend::Vulkan, binding);
+        for backend in [wgpu::Backend::BrowserWebGpu, wgpu::Backend::Vulkan, wgpu::Backend::Gl] {
+            let unknown = device(DeviceKind::Unknown, backend, binding);
+            assert_eq!(lookback_spin(&unknown), lookback_spin(&software), "{backend:?}");
+        }
+    }
+
+    #[test]
     fn lookback_is_planned_only_when_asked_offered_and_its_words_fit() {
         let gib = 1 << 30;
         let vulkan = device(DeviceKind::Gpu, wgpu::Backend::Vulkan, gib);
