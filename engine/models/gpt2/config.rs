@@ -39,7 +39,7 @@ impl Default for Config {
 }
 
 /// Largest `config.json` read, in bytes (Hugging Face's GPT-2 configs are under 1 KiB).
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+pub use crate::io::MAX_CONFIG_BYTES;
 /// Most blocks a config may ask for.
 pub const MAX_LAYERS: usize = 1 << 12;
 /// Widest residual stream (and most heads) a config may ask for; 4 * n_embd stays small.
@@ -53,13 +53,8 @@ impl Config {
     /// Reads and parses a `config.json` file, refusing anything that is not a regular file
     /// of at most [`MAX_CONFIG_BYTES`] (so `/dev/zero` or a huge file is an error, not a hang).
     pub fn read(path: &std::path::Path) -> Result<Config> {
-        let what = path.display().to_string();
-        let bytes = read_bounded(path, MAX_CONFIG_BYTES)?;
-        let text = String::from_utf8(bytes).map_err(|e| Error::Io {
-            what: what.clone(),
-            message: format!("not UTF-8: {e}"),
-        })?;
-        Config::from_json(&text, &what)
+        let text = crate::io::read_text(path, MAX_CONFIG_BYTES)?;
+        Config::from_json(&text, &path.display().to_string())
     }
 
     /// Parses `config.json` text; `what` names the file in errors.
@@ -166,31 +161,4 @@ impl Config {
         }
         Ok(())
     }
-}
-
-/// The bytes of a regular file of at most `limit` bytes; anything else (a device, a pipe, a
-/// larger file) is an [`Error::Io`] naming the path and the limit. Reads at most `limit + 1`
-/// bytes whatever the file does while it is read.
-pub(crate) fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let io = |message: String| Error::Io {
-        what: path.display().to_string(),
-        message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| io(e.to_string()))?;
-    if !meta.is_file() {
-        return Err(io("not a regular file".into()));
-    }
-    if meta.len() > limit {
-        return Err(io(format!("{} bytes, above the limit of {limit} bytes", meta.len())));
-    }
-    let mut out = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| io(e.to_string()))?;
-    if out.len() as u64 > limit {
-        return Err(io(format!("grew past the limit of {limit} bytes while being read")));
-    }
-    Ok(out)
 }

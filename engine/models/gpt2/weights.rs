@@ -74,7 +74,7 @@ impl Weights {
     pub fn load(dir: &Path) -> Result<Weights> {
         let config = Config::read(&dir.join("config.json"))?;
         // A regular file, read whole (its size is what the checkpoint needs).
-        let bytes = super::config::read_bounded(&dir.join("model.safetensors"), u64::MAX - 1)?;
+        let bytes = crate::io::read_bounded(&dir.join("model.safetensors"), u64::MAX - 1)?;
         Weights::from_safetensors(config, &bytes, &dir.join("model.safetensors").display().to_string())
     }
 

@@ -34,15 +34,11 @@ pub struct Config {
 }
 
 impl Config {
-    /// `dir/config.json`.
+    /// `dir/config.json` (a regular file of at most 1 MiB).
     pub fn load(dir: &Path) -> Result<Config> {
         let path = dir.join("config.json");
-        let what = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
-            what: what.clone(),
-            message: e.to_string(),
-        })?;
-        Config::from_json(&text, &what)
+        let text = crate::io::read_text(&path, crate::io::MAX_CONFIG_BYTES)?;
+        Config::from_json(&text, &path.display().to_string())
     }
 
     /// Parses `config.json` text (`what` names it in errors): the `LlamaConfig` keys, RoPE's

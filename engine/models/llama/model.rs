@@ -62,10 +62,7 @@ impl Llama {
     pub fn load(ctx: &Context, dir: &Path) -> Result<Llama> {
         let config = Config::load(dir)?;
         let path = dir.join("model.safetensors");
-        let bytes = std::fs::read(&path).map_err(|e| Error::Io {
-            what: path.display().to_string(),
-            message: e.to_string(),
-        })?;
+        let bytes = crate::io::read_bounded(&path, u64::MAX - 1)?;
         Llama::from_safetensors(ctx, config, &bytes, &path.display().to_string())
     }
 
