@@ -42,3 +42,15 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String> {
         message: format!("not UTF-8: {e}"),
     })
 }
+
+/// The JSON object of a config file's `text` (`what` names it in errors).
+pub(crate) fn json_object(text: &str, what: &str) -> Result<serde_json::Map<String, serde_json::Value>> {
+    let io = |message: String| Error::Io {
+        what: what.to_string(),
+        message,
+    };
+    match serde_json::from_str(text).map_err(|e| io(format!("not valid JSON: {e}")))? {
+        serde_json::Value::Object(m) => Ok(m),
+        _ => Err(io("expected a JSON object".into())),
+    }
+}

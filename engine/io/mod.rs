@@ -8,4 +8,4 @@ mod file;
 pub mod safetensors;
 
 pub use file::MAX_CONFIG_BYTES;
-pub(crate) use file::{read_bounded, read_text};
+pub(crate) use file::{json_object, read_bounded, read_text};

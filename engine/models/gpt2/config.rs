@@ -63,8 +63,7 @@ impl Config {
             what: what.to_string(),
             message,
         };
-        let v: Value = serde_json::from_str(text).map_err(|e| io(format!("not valid JSON: {e}")))?;
-        let obj = v.as_object().ok_or_else(|| io("expected a JSON object".into()))?;
+        let obj = &crate::io::json_object(text, what)?;
         let d = Config::default();
         let size = |keys: &[&str], default: usize| -> Result<usize> {
             for k in keys {

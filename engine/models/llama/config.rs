@@ -49,8 +49,7 @@ impl Config {
             what: what.to_string(),
             message,
         };
-        let v: Value = serde_json::from_str(text).map_err(|e| io(format!("not valid JSON: {e}")))?;
-        let obj = v.as_object().ok_or_else(|| io("expected a JSON object".into()))?;
+        let obj = &crate::io::json_object(text, what)?;
         let size = |key: &str| -> Result<Option<usize>> {
             obj.get(key)
                 .filter(|x| !x.is_null())
