@@ -5,12 +5,14 @@
 //! scratch a plan needs, and the dispatches, recorded through the recurrence launch
 //! (`crate::recurrence::launch`).
 
+use super::route::ScanOptions;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Params;
 use crate::recurrence::launch::{pass_def, Columns, Launch, Pass, Passes};
 use crate::recurrence::lookback::{self, LookBacks};
 use crate::recurrence::strategy::{Cost, Strategy};
+use crate::tensor::Tensor;
 
 /// Channel walks (B x channels) from which a channel-wise scan carries four channels per
 /// invocation: four times the lane count from which a walk runs lane-sequential on a GPU
@@ -208,6 +210,89 @@ impl ChannelKernels {
             _ => gpu.typed_kernel(pass_def(passes, pass)?, &slots, constants),
         };
         plan.launch.run(gpu, kernel, tail, buffers)
+    }
+}
+
+/// What one channel scan binds, in binding order: the inputs (bindings 1-4: the first always
+/// bound, an absent one bound to the first again, a read-only alias the kernel ignores), the
+/// outputs (bindings 5 and 6, then 8 on: `side` is binding 7) by shape, `None` where the
+/// direction writes nothing there (a scratch of one F value is bound), and the kernel's
+/// uniform words after the launch header for a width.
+pub(crate) struct ChannelBindings<'a> {
+    pub first: &'a Tensor,
+    pub inputs: [Option<&'a Tensor>; 3],
+    pub outputs: &'a [Option<Vec<usize>>],
+    pub tail: &'a dyn Fn(usize) -> Params,
+}
+
+impl ChannelKernels {
+    /// The one launch of every channel scan: picks the walk and the width (the tuner's,
+    /// `rerun` being the whole op under a forced strategy or width, or the hand rule's),
+    /// binds `bind`'s tensors (made contiguous) with fresh outputs and the plan's `side`,
+    /// records the plan's dispatches with `REVERSE` set from the call, and returns the
+    /// outputs in `bind.outputs` order. An output the one-channel kernel wrote in f32 for a
+    /// half call is narrowed to the call's dtype (each value rounded once).
+    pub fn launch<R>(
+        &self,
+        call: &ChannelCall<'_>,
+        bind: &ChannelBindings<'_>,
+        opts: &ScanOptions,
+        width: Option<usize>,
+        rerun: &R,
+    ) -> Result<Vec<Tensor>>
+    where
+        R: Fn(&ScanOptions, Option<usize>) -> Result<()> + crate::tune::MaybeSync,
+    {
+        let (ctx, op, gpu) = (bind.first.context(), call.op, call.gpu);
+        let strategy = self.choose_strategy(ctx, call, opts.strategy, |s| rerun(&opts.with_strategy(s), width));
+        let opts = &opts.with_strategy(strategy);
+        let width = width.or_else(|| self.choose_width(ctx, call, opts.strategy, |w| rerun(opts, Some(w))));
+        let first = bind.first.contiguous()?;
+        let inputs = bind
+            .inputs
+            .iter()
+            .map(|t| t.map(Tensor::contiguous).transpose())
+            .collect::<Result<Vec<_>>>()?;
+        let plan = self.plan(call, opts.strategy, width);
+        let w = plan.w;
+        // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
+        let out_dtype = if w == 1 { crate::DType::F32 } else { call.dtype };
+        let outputs = bind
+            .outputs
+            .iter()
+            .map(|shape| match shape {
+                Some(shape) => Tensor::uninit_dtype(ctx, shape, out_dtype, op),
+                None => Tensor::uninit(ctx, &[w], op),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let side = plan.side(ctx, op)?;
+        let first_buf = first.typed_buffer(op)?;
+        let mut buffers = vec![first_buf];
+        for input in &inputs {
+            buffers.push(match input {
+                Some(t) => t.typed_buffer(op)?,
+                None => first_buf,
+            });
+        }
+        for (k, out) in outputs.iter().enumerate() {
+            if k == 2 {
+                buffers.push(side.gpu_buffer(op)?);
+            }
+            buffers.push(out.typed_buffer(op)?);
+        }
+        if outputs.len() < 3 {
+            buffers.push(side.gpu_buffer(op)?);
+        }
+        let constants = [("REVERSE", if call.reverse { 1.0 } else { 0.0 })];
+        self.run(gpu, &plan, &constants, &(bind.tail)(w), &buffers)?;
+        outputs
+            .into_iter()
+            .zip(bind.outputs)
+            .map(|(t, shape)| match shape {
+                Some(_) if out_dtype != call.dtype => t.to_dtype(call.dtype),
+                _ => Ok(t),
+            })
+            .collect()
     }
 }
 

@@ -18,7 +18,7 @@
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
-use super::channel::{ChannelCall, ChannelKernels};
+use super::channel::{ChannelBindings, ChannelCall, ChannelKernels};
 use super::envelope::AffineDims;
 use super::grads::ScanGrads;
 use super::route::ScanOptions;
@@ -87,66 +87,33 @@ fn launch(
     opts: &ScanOptions,
     width: Option<usize>,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    let ctx = a.context();
+    let reverse = h.is_some();
     let call = ChannelCall {
         gpu,
         op,
         dtype: a.dtype(),
         dims: (d.n, d.lanes(), d.t),
-        reverse: h.is_some(),
+        reverse,
     };
-    let strategy = KERNELS.choose_strategy(ctx, &call, opts.strategy, |s| {
-        launch(gpu, op, d, a, x, h0, h, &opts.with_strategy(s), width).map(drop)
-    });
-    let opts = &opts.with_strategy(strategy);
-    let width = width.or_else(|| {
-        KERNELS.choose_width(ctx, &call, opts.strategy, |w| {
-            launch(gpu, op, d, a, x, h0, h, opts, Some(w)).map(drop)
-        })
-    });
-    let (a, x) = (a.contiguous()?, x.contiguous()?);
-    let h0 = h0.map(|t| t.contiguous()).transpose()?;
-    let h = h.map(|t| t.contiguous()).transpose()?;
-    let reverse = h.is_some();
-    let dtype = a.dtype();
-    let plan = KERNELS.plan(&call, opts.strategy, width);
-    let w = plan.w;
-    // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
-    let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
-    let out = Tensor::uninit_dtype(ctx, &d.h_shape(), out_dtype, op)?;
-    // Bindings a direction does not use get a scratch of one F value.
-    let (da, dh0) = if reverse {
-        (
-            Tensor::uninit_dtype(ctx, &d.a_shape(), out_dtype, op)?,
-            Tensor::uninit_dtype(ctx, &d.h0_shape(), out_dtype, op)?,
-        )
-    } else {
-        (Tensor::uninit(ctx, &[w], op)?, Tensor::uninit(ctx, &[w], op)?)
+    // Bindings: a, x, h0, h (H, read in reverse); out (H, or G = dB in reverse), dA, dh0.
+    let has_h0 = u32::from(h0.is_some());
+    let bind = ChannelBindings {
+        first: a,
+        inputs: [Some(x), h0, h],
+        outputs: &[
+            Some(d.h_shape().to_vec()),
+            reverse.then(|| d.a_shape().to_vec()),
+            reverse.then(|| d.h0_shape().to_vec()),
+        ],
+        tail: &|w| Params::new().usize(d.n / w).u32(has_h0),
     };
-    let side = plan.side(ctx, op)?;
-    // An absent h0, and H in the forward, bind A again: read-only aliases the kernel ignores.
-    let a_buf = a.typed_buffer(op)?;
-    let buffers = [
-        a_buf,
-        x.typed_buffer(op)?,
-        h0.as_ref().map(|t| t.typed_buffer(op)).transpose()?.unwrap_or(a_buf),
-        h.as_ref().map(|t| t.typed_buffer(op)).transpose()?.unwrap_or(a_buf),
-        out.typed_buffer(op)?,
-        da.typed_buffer(op)?,
-        side.gpu_buffer(op)?,
-        dh0.typed_buffer(op)?,
-    ];
-    let tail = Params::new().usize(d.n / w).u32(h0.is_some() as u32);
-    let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    KERNELS.run(gpu, &plan, &constants, &tail, &buffers)?;
-    if out_dtype == dtype {
-        return Ok((out, da, dh0));
-    }
-    // Odd N in a half: narrow the f32 outputs (the forward's scratch stays as it is).
-    let narrow = |t: Tensor| t.to_dtype(dtype);
-    if reverse {
-        Ok((narrow(out)?, narrow(da)?, narrow(dh0)?))
-    } else {
-        Ok((narrow(out)?, da, dh0))
+    let rerun = |o: &ScanOptions, w: Option<usize>| launch(gpu, op, d, a, x, h0, h, o, w).map(drop);
+    let mut out = KERNELS.launch(&call, &bind, opts, width, &rerun)?.into_iter();
+    match (out.next(), out.next(), out.next()) {
+        (Some(h), Some(da), Some(dh0)) => Ok((h, da, dh0)),
+        _ => Err(crate::error::Error::Gpu {
+            context: op.to_string(),
+            message: "the channel launch returned fewer outputs than bound".into(),
+        }),
     }
 }

@@ -7,7 +7,7 @@
 //! kernels' dtype slots, f32 state, outputs in the inputs' dtype written as whole packed words
 //! (four or two channels per invocation), or at odd D written f32 and narrowed after.
 
-use super::channel::{ChannelCall, ChannelKernels};
+use super::channel::{ChannelBindings, ChannelCall, ChannelKernels};
 use super::envelope;
 use super::route::{self, from_host_as, host_widened, ScanOptions};
 use crate::context::Gpu;
@@ -172,60 +172,29 @@ fn launch(
     opts: &ScanOptions,
     width: Option<usize>,
 ) -> Result<(Tensor, Tensor)> {
-    let ctx = lc.context();
+    let reverse = backward.is_some();
     let call = ChannelCall {
         gpu,
         op,
         dtype: lc.dtype(),
         dims: (d, b * d, t),
-        reverse: backward.is_some(),
+        reverse,
     };
-    let strategy = KERNELS.choose_strategy(ctx, &call, opts.strategy, |s| {
-        launch(gpu, op, (b, t, d), lc, lv, backward, &opts.with_strategy(s), width).map(drop)
-    });
-    let opts = &opts.with_strategy(strategy);
-    let width = width.or_else(|| {
-        KERNELS.choose_width(ctx, &call, opts.strategy, |w| {
-            launch(gpu, op, (b, t, d), lc, lv, backward, opts, Some(w)).map(drop)
-        })
-    });
-    let (lc, lv) = (lc.contiguous()?, lv.contiguous()?);
-    let reverse = backward.is_some();
-    let (h, g) = match backward {
-        Some((h, g)) => (Some(h.contiguous()?), Some(g.contiguous()?)),
-        None => (None, None),
+    // Bindings: log_coeffs, log_values, g and h (read in reverse); out (h, or d log_coeffs
+    // in reverse), out2 (d log_values, (B, T + 1, D), in reverse).
+    let bind = ChannelBindings {
+        first: lc,
+        inputs: [Some(lv), backward.map(|(_, g)| g), backward.map(|(h, _)| h)],
+        outputs: &[Some(vec![b, t, d]), reverse.then(|| vec![b, t + 1, d])],
+        tail: &|w| Params::new().usize(d / w),
     };
-    let dtype = lc.dtype();
-    let plan = KERNELS.plan(&call, opts.strategy, width);
-    let w = plan.w;
-    // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
-    let out_dtype = if w == 1 { crate::DType::F32 } else { dtype };
-    let out = Tensor::uninit_dtype(ctx, &[b, t, d], out_dtype, op)?;
-    // A scratch of at least one F value where a binding goes unused.
-    let out2 = match reverse {
-        true => Tensor::uninit_dtype(ctx, &[b, t + 1, d], out_dtype, op)?,
-        false => Tensor::uninit(ctx, &[w], op)?,
-    };
-    let side = plan.side(ctx, op)?;
-    // The forward does not read g and h: it binds log_coeffs there (read-only aliases).
-    let lc_buf = lc.typed_buffer(op)?;
-    let buffers = [
-        lc_buf,
-        lv.typed_buffer(op)?,
-        g.as_ref().map(|x| x.typed_buffer(op)).transpose()?.unwrap_or(lc_buf),
-        h.as_ref().map(|x| x.typed_buffer(op)).transpose()?.unwrap_or(lc_buf),
-        out.typed_buffer(op)?,
-        out2.typed_buffer(op)?,
-        side.gpu_buffer(op)?,
-    ];
-    let constants = [("REVERSE", if reverse { 1.0 } else { 0.0 })];
-    KERNELS.run(gpu, &plan, &constants, &Params::new().usize(d / w), &buffers)?;
-    if out_dtype == dtype {
-        return Ok((out, out2));
-    }
-    // Odd D in a half: narrow the f32 outputs (the forward's scratch stays as it is).
-    match reverse {
-        true => Ok((out.to_dtype(dtype)?, out2.to_dtype(dtype)?)),
-        false => Ok((out.to_dtype(dtype)?, out2)),
+    let rerun = |o: &ScanOptions, w: Option<usize>| launch(gpu, op, (b, t, d), lc, lv, backward, o, w).map(drop);
+    let mut out = KERNELS.launch(&call, &bind, opts, width, &rerun)?.into_iter();
+    match (out.next(), out.next()) {
+        (Some(h), Some(out2)) => Ok((h, out2)),
+        _ => Err(Error::Gpu {
+            context: op.to_string(),
+            message: "the channel launch returned fewer outputs than bound".into(),
+        }),
     }
 }

@@ -206,6 +206,8 @@ impl Llama {
 
     /// The greedy continuation of `prompt`: `n` ids, each the argmax of the last position's
     /// logits, fed back one at a time through the cache; `on_token` sees each as it comes.
+    /// Native only (it reads each id back, blocking).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn generate_greedy(&self, prompt: &[u32], n: usize, mut on_token: impl FnMut(u32)) -> Result<Vec<u32>> {
         let mut cache = self.new_cache();
         let mut logits = self.forward(prompt, &mut cache)?;

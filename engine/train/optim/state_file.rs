@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::io::safetensors::{self, TensorBytes};
-use crate::shape::DType;
 use crate::tensor::Tensor;
 
 /// The op errors name.
@@ -45,7 +44,7 @@ pub(crate) fn to_bytes(
     let mut list = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
         let data: Vec<u8> = t.to_vec()?.iter().flat_map(|v| v.to_le_bytes()).collect();
-        list.push((name.clone(), DType::F32, t.shape().to_vec(), data));
+        list.push((name.clone(), crate::shape::DType::F32, t.shape().to_vec(), data));
     }
     let count = count.to_string();
     let mut meta: Vec<(&str, &str)> = vec![(KIND_KEY, kind), (COUNT_KEY, &count)];
