@@ -125,60 +125,6 @@ pub(crate) fn backward_op(
     })
 }
 
-/// The four public functions of the affine scan `$scan` (an [`AffineOp`]): forward and
-/// backward, each with the default options and with explicit ones. The docs of the two
-/// plain ones come with their names.
-macro_rules! public_fns {
-    (
-        $scan:ident,
-        $(#[$forward_doc:meta])* $forward:ident,
-        $(#[$backward_doc:meta])* $backward:ident,
-        $forward_with:ident,
-        $backward_with:ident $(,)?
-    ) => {
-        $(#[$forward_doc])*
-        pub fn $forward(
-            a: &$crate::tensor::Tensor,
-            b: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-        ) -> $crate::error::Result<$crate::tensor::Tensor> {
-            $forward_with(a, b, h0, &$crate::scan::ScanOptions::default())
-        }
-
-        #[doc = concat!("[`", stringify!($forward), "`] with an explicit route and strategy.")]
-        pub fn $forward_with(
-            a: &$crate::tensor::Tensor,
-            b: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-            opts: &$crate::scan::ScanOptions,
-        ) -> $crate::error::Result<$crate::tensor::Tensor> {
-            $crate::scan::affine::forward_op(&$scan, a, b, h0, opts)
-        }
-
-        $(#[$backward_doc])*
-        pub fn $backward(
-            a: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-            h: &$crate::tensor::Tensor,
-            grad_h: &$crate::tensor::Tensor,
-        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
-            $backward_with(a, h0, h, grad_h, &$crate::scan::ScanOptions::default())
-        }
-
-        #[doc = concat!("[`", stringify!($backward), "`] with an explicit route and strategy.")]
-        pub fn $backward_with(
-            a: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-            h: &$crate::tensor::Tensor,
-            grad_h: &$crate::tensor::Tensor,
-            opts: &$crate::scan::ScanOptions,
-        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
-            $crate::scan::affine::backward_op(&$scan, a, h0, h, grad_h, opts)
-        }
-    };
-}
-pub(crate) use public_fns;
-
 /// Forward through the seam: H (B, T, N, k, v).
 pub(crate) fn forward(
     op: &'static str,
