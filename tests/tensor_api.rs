@@ -560,3 +560,27 @@ fn tensor_api_reexports_are_the_crates_own() {
     assert_eq!(v, vec![0.0]);
     let _usage: wgsl_compute::wgpu::BufferUsages = wgsl_compute::wgpu::BufferUsages::STORAGE;
 }
+
+#[test]
+fn tensor_api_sin_and_cos_are_functions_and_methods_as_every_float_unary() {
+    // One table (expr::float_unaries) names the ops, the Tensor methods and the Var methods.
+    let mut rng = Rng::new(31);
+    let x = random(&mut rng, &[5, 7], -3.0, 3.0);
+    let host: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    every_context(|ctx| {
+        let t = Tensor::from_array(ctx, &x).unwrap();
+        let want_sin = to_f32(host.iter().map(|v| v.sin()));
+        let want_cos = to_f32(host.iter().map(|v| v.cos()));
+        let gate = Gate::new(1e-5, 1e-5);
+        assert_close(ctx, "Tensor::sin", &t.sin().unwrap().to_vec().unwrap(), &want_sin, gate);
+        assert_close(
+            ctx,
+            "ops::cos",
+            &ops::cos(&t).unwrap().to_vec().unwrap(),
+            &want_cos,
+            gate,
+        );
+        let v = Var::constant(&t).cos().unwrap();
+        assert_close(ctx, "Var::cos", &v.tensor().to_vec().unwrap(), &want_cos, gate);
+    });
+}

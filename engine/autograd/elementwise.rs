@@ -135,9 +135,8 @@ macro_rules! unary_methods {
     };
 }
 
-binary_methods!(add => Add, sub => Sub, mul => Mul, div => Div, maximum => Max, minimum => Min, pow => Pow);
-unary_methods!(neg => Neg, exp => Exp, log => Log, tanh => Tanh, sqrt => Sqrt, abs => Abs, sigmoid => Sigmoid,
-    relu => Relu, softplus => Softplus, sin => Sin, cos => Cos);
+crate::expr::float_binaries!(binary_methods);
+crate::expr::float_unaries!(unary_methods);
 
 impl Var {
     /// `self` where `cond` is non-zero, else `other` (`ops::where_`; the three broadcast).

@@ -30,4 +30,5 @@ mod op;
 
 pub use interp::Interp;
 pub use ir::{Body, Builder, Id, Kind, Node, Op, Ty, MAX_BODY_NODES, MAX_PARAMS, MAX_WIDTH};
+pub(crate) use op::{float_binaries, float_unaries};
 pub use op::{Binary, Reduce, Unary, Width};

@@ -50,6 +50,27 @@ impl Width {
     }
 }
 
+/// The float ops that `ops` has as functions, `Tensor` and `Var` as methods, each `name =>
+/// variant`: one table, so a new op is named once. `float_unaries!(m)` expands to `m!(neg =>
+/// Neg, ...)`; `float_binaries!(m)` likewise for the broadcasting two-argument ops.
+macro_rules! float_unaries {
+    ($m:ident) => {
+        $m!(
+            neg => Neg, exp => Exp, log => Log, tanh => Tanh, sqrt => Sqrt, abs => Abs, sigmoid => Sigmoid,
+            relu => Relu, softplus => Softplus, sin => Sin, cos => Cos,
+        );
+    };
+}
+pub(crate) use float_unaries;
+
+/// See [`float_unaries`].
+macro_rules! float_binaries {
+    ($m:ident) => {
+        $m!(add => Add, sub => Sub, mul => Mul, div => Div, maximum => Max, minimum => Min, pow => Pow);
+    };
+}
+pub(crate) use float_binaries;
+
 /// A one-argument operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Unary {

@@ -121,10 +121,9 @@ macro_rules! unary_fns {
     )*};
 }
 
-binary_fns!(add => Add, sub => Sub, mul => Mul, div => Div, maximum => Max, minimum => Min, pow => Pow);
+crate::expr::float_binaries!(binary_fns);
 // Comparisons: 1.0 where the relation holds, else 0.0 (NaN operands: IEEE 754 in the reference;
 // WGSL leaves them to the implementation).
 binary_fns!(lt => Lt, le => Le, gt => Gt, ge => Ge, eq => Eq, ne => Ne);
-unary_fns!(neg => Neg, exp => Exp, log => Log, tanh => Tanh, sqrt => Sqrt, abs => Abs, sigmoid => Sigmoid, relu => Relu);
-// `log(1 + e^x)` without overflow: see `Unary::Softplus` (softplus(1000) = 1000).
-unary_fns!(softplus => Softplus);
+// softplus is `log(1 + e^x)` without overflow: see `Unary::Softplus` (softplus(1000) = 1000).
+crate::expr::float_unaries!(unary_fns);

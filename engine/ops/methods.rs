@@ -54,17 +54,14 @@ macro_rules! unary_methods {
 
 /// Elementwise ops, with a tensor or a scalar operand.
 impl Tensor {
-    binary_methods!(add => Add, sub => Sub, mul => Mul, div => Div, pow => Pow, maximum => Max, minimum => Min);
+    crate::expr::float_binaries!(binary_methods);
     binary_methods!(lt => Lt, le => Le, gt => Gt, ge => Ge, eq => Eq, ne => Ne);
     scalar_methods!(
         add_scalar => Add, sub_scalar => Sub, mul_scalar => Mul, div_scalar => Div, pow_scalar => Pow,
         maximum_scalar => Max, minimum_scalar => Min,
     );
     scalar_methods!(lt_scalar => Lt, le_scalar => Le, gt_scalar => Gt, ge_scalar => Ge, eq_scalar => Eq, ne_scalar => Ne);
-    unary_methods!(
-        neg => Neg, exp => Exp, log => Log, tanh => Tanh, sqrt => Sqrt, abs => Abs, sigmoid => Sigmoid,
-        relu => Relu, softplus => Softplus,
-    );
+    crate::expr::float_unaries!(unary_methods);
 
     /// `ops::gelu(self)`: GELU, tanh form. self (...) -> (...).
     pub fn gelu(&self) -> Result<Tensor> {

@@ -38,10 +38,9 @@ pub use argmax::argmax_last;
 pub use attention::{attention, attention_with, AttentionPath};
 pub use cat::cat;
 pub use cross_entropy::{cross_entropy, CrossEntropy};
-pub use elementwise::{
-    abs, add, binary, binary_scalar, div, eq, exp, ge, gt, le, log, lt, maximum, minimum, mul, ne, neg, pow, relu,
-    sigmoid, softplus, sqrt, sub, tanh, unary, where_,
-};
+// Every function of `elementwise`: binary, unary, where_ and the named ops of the one table
+// (`expr::float_unaries`, `float_binaries`) and the comparisons.
+pub use elementwise::*;
 pub use embedding::{embedding, embedding_backward};
 pub use gelu::gelu;
 pub use layer_norm::{layer_norm, linear_residual_layer_norm};
