@@ -42,6 +42,7 @@ pub mod envelope;
 mod grads;
 mod linear_gpu;
 mod linear_scan;
+mod log_gpu;
 mod matrix_affine_scan;
 mod matrix_scan;
 mod padded;
