@@ -32,7 +32,7 @@ const LN_MATVEC_SUBGROUP: KernelDef = KernelDef::new(
 
 /// How a decode projection's kernel splits its work (`shaders/gpt2/ln_matvec_body.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MatvecShape {
+pub(crate) enum MatvecSplit {
     /// CPU adapters: an invocation walks all of K for one vec4 of columns, 1024 columns a
     /// workgroup.
     WholeColumns,
@@ -41,7 +41,7 @@ pub(crate) enum MatvecShape {
     Split { c4: u32, subgroups: bool },
 }
 
-impl MatvecShape {
+impl MatvecSplit {
     /// The shape for a projection on `info`'s adapter (`ln`: the layer norm is fused in):
     /// `ENGINE_GEMV` when set
     /// (`whole`, or C4 then `s` for subgroups or `t` for the shared-memory tree: `1s`, `4t`;
@@ -51,14 +51,14 @@ impl MatvecShape {
     /// 256 / c4) and fold the partial sums in different orders (subgroup sums or a
     /// shared-memory tree), so their results differ in the last bits, and the tuner only
     /// chooses between paths that give the same bits.
-    fn pick(info: &crate::context::DeviceInfo, ln: bool) -> MatvecShape {
+    fn pick(info: &crate::context::DeviceInfo, ln: bool) -> MatvecSplit {
         static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
         let forced = FORCED.get_or_init(|| std::env::var("ENGINE_GEMV").ok());
-        if let Some(shape) = forced.as_deref().and_then(|s| MatvecShape::parse(s, info)) {
+        if let Some(shape) = forced.as_deref().and_then(|s| MatvecSplit::parse(s, info)) {
             return shape;
         }
         if info.is_software() {
-            return MatvecShape::WholeColumns;
+            return MatvecSplit::WholeColumns;
         }
         // Measured on the H200 (bench --only gemv, each ENGINE_GEMV shape, GPT-2 124M's and
         // XL's projections; see benches/results/h200.md): subgroup sums at every shape; two
@@ -67,25 +67,25 @@ impl MatvecShape {
         // workgroup recomputes the row's moments and fewer workgroups pay that less often
         // (XL's qkv 22.2 us against 28.4 at C4 = 2; 124M's within 1% either way).
         let c4 = if ln { 4 } else { 2 };
-        MatvecShape::Split {
+        MatvecSplit::Split {
             c4,
-            subgroups: MatvecShape::subgroups_fit(info, c4),
+            subgroups: MatvecSplit::subgroups_fit(info, c4),
         }
     }
 
     /// `ENGINE_GEMV`'s spelling; a subgroup shape the adapter cannot run falls back to the tree.
-    fn parse(s: &str, info: &crate::context::DeviceInfo) -> Option<MatvecShape> {
+    fn parse(s: &str, info: &crate::context::DeviceInfo) -> Option<MatvecSplit> {
         if s == "whole" {
-            return Some(MatvecShape::WholeColumns);
+            return Some(MatvecSplit::WholeColumns);
         }
         let (c4, kind) = s.split_at(s.len().checked_sub(1)?);
         let c4: u32 = c4.parse().ok().filter(|c| [1, 2, 4, 8].contains(c))?;
         let subgroups = match kind {
-            "s" => MatvecShape::subgroups_fit(info, c4),
+            "s" => MatvecSplit::subgroups_fit(info, c4),
             "t" => false,
             _ => return None,
         };
-        Some(MatvecShape::Split { c4, subgroups })
+        Some(MatvecSplit::Split { c4, subgroups })
     }
 
     /// Whether the subgroup kernel runs correctly with `c4` columns: every subgroup holds at
@@ -97,12 +97,12 @@ impl MatvecShape {
 
     /// Every shape the adapter can run (the tests run each one).
     #[cfg(test)]
-    fn all(info: &crate::context::DeviceInfo) -> Vec<MatvecShape> {
-        let mut v = vec![MatvecShape::WholeColumns];
+    fn all(info: &crate::context::DeviceInfo) -> Vec<MatvecSplit> {
+        let mut v = vec![MatvecSplit::WholeColumns];
         for c4 in [1, 2, 4, 8] {
-            v.push(MatvecShape::Split { c4, subgroups: false });
-            if MatvecShape::subgroups_fit(info, c4) {
-                v.push(MatvecShape::Split { c4, subgroups: true });
+            v.push(MatvecSplit::Split { c4, subgroups: false });
+            if MatvecSplit::subgroups_fit(info, c4) {
+                v.push(MatvecSplit::Split { c4, subgroups: true });
             }
         }
         v
@@ -111,8 +111,8 @@ impl MatvecShape {
     /// Columns one workgroup covers.
     fn columns(self) -> usize {
         match self {
-            MatvecShape::WholeColumns => 1024,
-            MatvecShape::Split { c4, .. } => 4 * c4 as usize,
+            MatvecSplit::WholeColumns => 1024,
+            MatvecSplit::Split { c4, .. } => 4 * c4 as usize,
         }
     }
 }
@@ -193,7 +193,7 @@ pub(crate) fn ln_matvec(
     st: &DecodeState,
 ) -> Result<Option<Tensor>> {
     let gpu = x.context().require_gpu("gpt2::ln_matvec")?;
-    let shape = MatvecShape::pick(&gpu.info, norm.is_some());
+    let shape = MatvecSplit::pick(&gpu.info, norm.is_some());
     ln_matvec_shaped(x, norm, w, bias, to, st, shape)
 }
 
@@ -205,7 +205,7 @@ fn ln_matvec_shaped(
     bias: &Tensor,
     to: Project,
     st: &DecodeState,
-    shape: MatvecShape,
+    shape: MatvecSplit,
 ) -> Result<Option<Tensor>> {
     let op = "gpt2::ln_matvec";
     let ctx = x.context();
@@ -295,9 +295,9 @@ fn ln_matvec_shaped(
         .usize(k_off)
         .usize(v_off);
     let (def, c4) = match shape {
-        MatvecShape::WholeColumns => (&LN_MATVEC, 1),
-        MatvecShape::Split { c4, subgroups: true } => (&LN_MATVEC_SUBGROUP, c4),
-        MatvecShape::Split { c4, subgroups: false } => (&LN_MATVEC, c4),
+        MatvecSplit::WholeColumns => (&LN_MATVEC, 1),
+        MatvecSplit::Split { c4, subgroups: true } => (&LN_MATVEC_SUBGROUP, c4),
+        MatvecSplit::Split { c4, subgroups: false } => (&LN_MATVEC, c4),
     };
     let kernel = gpu.typed_kernel(
         def,
@@ -305,7 +305,7 @@ fn ln_matvec_shaped(
         &[
             ("LN", f64::from(u8::from(norm.is_some()))),
             ("EPILOGUE", f64::from(epilogue)),
-            ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecShape::WholeColumns))),
+            ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecSplit::WholeColumns))),
             ("K", k as f64),
             ("C4", f64::from(c4)),
         ],
@@ -441,7 +441,7 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
 
 #[cfg(test)]
 mod tests {
-    use super::{lm_head, ln_matvec_shaped, MatvecShape, Project};
+    use super::{lm_head, ln_matvec_shaped, MatvecSplit, Project};
     use crate::check::Rng;
     use crate::generate::device::{DecodeState, DeviceSampling};
     use crate::{Context, DType, Tensor};
@@ -490,7 +490,7 @@ mod tests {
             },
         )
         .unwrap();
-        let shapes = MatvecShape::all(ctx.info());
+        let shapes = MatvecSplit::all(ctx.info());
         eprintln!("projection shapes on {}: {shapes:?}", ctx.info().name);
         let mut rng = Rng::new(31);
         // (K, N, layer norm, weights, x's magnitude): the last, a row whose squares overflow
