@@ -78,13 +78,37 @@ function report(what, err, panel, field) {
 function pinError(region, control) {
   const details = control.closest('details');
   if (details) details.open = true;
-  const anchor = control.closest('.row') || control.closest('label') || control;
-  anchor.after(region);
   region.dataset.field = control.id;
+  placeError(region, control);
   if (control.matches('input, select')) control.setAttribute('aria-invalid', 'true');
   control.setAttribute('aria-describedby', region.id);
   control.focus({ preventScroll: false });
 }
+
+// Under the control's row while the row is one line; once the row wraps (a phone), inside
+// it, on a line of its own right under the control's label, so that a field at the top of a
+// tall row is not left far above its message.
+function placeError(region, control) {
+  const row = control.closest('.row');
+  const label = control.closest('label') || control;
+  if (!row) {
+    label.after(region);
+    return;
+  }
+  row.after(region);
+  const wrapped = row.getBoundingClientRect().height > 1.5 * label.getBoundingClientRect().height;
+  region.classList.toggle('in-row', wrapped);
+  if (wrapped) label.after(region);
+}
+
+// A resize can wrap or unwrap a row: each shown error is placed again beside its control.
+window.addEventListener('resize', () => {
+  for (const id of Object.values(PANEL_ERRORS)) {
+    const region = $(id);
+    const field = region && region.dataset.field && $(region.dataset.field);
+    if (field && region.textContent) placeError(region, field);
+  }
+});
 
 function clearError(panel) {
   if (panel === 'page') return;

@@ -199,9 +199,9 @@ async function main() {
       `${await page.inputValue('#train-width')} x ${await page.inputValue('#train-batch')}, `
       + `${await page.inputValue('#train-steps')} steps: ${await page.textContent('#train-defaults')}`);
 
-    const path = await page.getAttribute('#path-note', 'data-path');
+    const pathNote = await page.getAttribute('#path-note', 'data-path');
     check('on a fallback adapter GPT-2 and training default to the CPU reference, with a switch to WebGPU',
-      path === 'cpu' && !(await page.isChecked('#use-webgpu')) && /CPU reference/.test(adapterClass),
+      pathNote === 'cpu' && !(await page.isChecked('#use-webgpu')) && /CPU reference/.test(adapterClass),
       await page.textContent('#path-note'));
     await a11yChecks(page);
 
@@ -392,6 +392,7 @@ async function clickStop(page, id, now) {
 async function errorBeside(page, errorId, fieldId) {
   for (const width of [1200, 390]) {
     await page.setViewportSize({ width, height: width > 400 ? 900 : 844 });
+    await page.waitForTimeout(50); // the page places the message again on its resize event
     const r = await page.evaluate(([e, f]) => {
       const a = document.getElementById(e).getBoundingClientRect();
       const b = document.getElementById(f).getBoundingClientRect();
@@ -679,6 +680,23 @@ async function gpt2Checks(page, base) {
     && /capped at 8: the prompt takes 120 of the model's 128 positions/.test(note), `${capped.ids.length} tokens: ${note}`);
   check('a success clears the GPT-2 panel\'s message', (await page.textContent('#gpt2-error')) === '',
     await page.textContent('#gpt2-error'));
+
+  // The switch: GPT-2 on WebGPU (the model reloads there), the same greedy ids as the CPU
+  // reference's, then back to the default.
+  for (const onGpu of [true, false]) {
+    const n = (await errorsShown(page)).length;
+    await page.setChecked('#use-webgpu', onGpu);
+    await page.waitForFunction(([want, logged]) => (!document.getElementById('generate').disabled
+      && document.getElementById('path-note').dataset.path === want)
+      || document.querySelectorAll('#errors li').length > logged, [onGpu ? 'webgpu' : 'cpu', n], { timeout: 120_000 });
+    await page.check('#greedy');
+    await page.fill('#prompt', GPT2_PROMPT);
+    await page.fill('#n-tokens', '8');
+    const ids = (await generate()).ids;
+    check(`the switch runs GPT-2 on ${onGpu ? 'WebGPU' : 'the CPU reference'}, with the reference's greedy ids`,
+      JSON.stringify(ids) === JSON.stringify(bf16Want) && new RegExp(onGpu ? 'on (?!the CPU)' : 'on the CPU reference')
+        .test(await page.textContent('#run-model')), await page.textContent('#run-model'));
+  }
 }
 
 // Marks the messages logged from index `from` on as expected, so the final check ignores them.
