@@ -6,7 +6,9 @@
 # Needs the wasm32-unknown-unknown target (`rustup target add wasm32-unknown-unknown`) and
 # wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock; the CLI is
 # installed from crates.io here when it is missing or at another version (a build from
-# source: about 25 minutes on a loaded 2-core machine; no registry reachable here has a binary).
+# source: 768 s measured on a loaded 2-core machine; no registry reachable here has a binary).
+# A --locked install of 0.2.130 fails today (its lock names webpki-roots 1.0.11, gone from
+# the registry): the unlocked install below is the one that works.
 # CARGO_TARGET_DIR is honoured (default: target/ at the repository root).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -25,9 +25,17 @@ const DEVICE_TOP_K_MAX = 128;
 // (index.html: MinGRU 64 x 16, 200 steps) take about 17 minutes.
 const FALLBACK_TRAINING = { width: 32, batch: 4, steps: 100 };
 
+// Fine-tune steps on the CPU reference or a CPU fallback adapter, where a step of the
+// shipped model takes seconds (31-41 s on SwiftShader) instead of the GPU's milliseconds.
+const FALLBACK_FINETUNE_STEPS = 4;
+
 let wasm = null;    // the wasm-bindgen module (web/pkg/engine_web.js)
-let engine = null;  // wasm.Engine
-let isGpu = false;  // engine runs on a WebGPU adapter (not the CPU reference)
+let engine = null;  // wasm.Engine that GPT-2 and training run on: gpuEngine or cpuEngine
+let gpuEngine = null; // wasm.Engine on the WebGPU adapter (the parity suite's), or null
+let cpuEngine = null; // wasm.Engine on the CPU reference compiled into the page
+let isGpu = false;  // a WebGPU adapter is open (the parity suite can run)
+let fallback = false; // that adapter is a software fallback (SwiftShader): slower than the CPU reference
+let stopAsked = false; // Stop was clicked: the running job ends after its step or token
 let adapterName = '';
 let model = null;   // wasm.Gpt2
 let source = null;  // the loaded model's { name, url, config, configJson, weights }
@@ -46,38 +54,119 @@ function messageOf(err) {
   return text;
 }
 
-// Shows `what: message` in `panel`'s error region and logs it under "Messages".
-function report(what, err, panel) {
+// Shows `what: message` in `panel`'s error region, moved beside `field` (the control that
+// caused it: an InputError's own field, else the action's control), ties it to the field
+// (aria-invalid, aria-describedby) and moves focus there; logs it under "Messages".
+function report(what, err, panel, field) {
   const text = `${what}: ${messageOf(err)}`;
   const li = document.createElement('li');
   li.textContent = text;
   $('errors').append(li);
   const region = panel && $(PANEL_ERRORS[panel]);
-  if (region) {
-    region.textContent = text;
-    if (panel === 'page') region.dataset.state = 'error';
+  if (!region) return;
+  region.textContent = text;
+  if (panel === 'page') {
+    region.dataset.state = 'error';
+    return;
   }
+  const at = $((err && err.field) || field);
+  if (at) pinError(region, at);
 }
+
+// Places `region` right after the row (or label) holding `control`, so that the message is
+// read next to its cause at any width, and ties the two together.
+function pinError(region, control) {
+  const details = control.closest('details');
+  if (details) details.open = true;
+  region.dataset.field = control.id;
+  placeError(region, control);
+  if (control.matches('input, select')) control.setAttribute('aria-invalid', 'true');
+  control.setAttribute('aria-describedby', region.id);
+  control.focus({ preventScroll: false });
+}
+
+// Under the control's row while the row is one line; once the row wraps (a phone), inside
+// it, on a line of its own right under the control's label, so that a field at the top of a
+// tall row is not left far above its message.
+function placeError(region, control) {
+  const row = control.closest('.row');
+  const label = control.closest('label') || control;
+  if (!row) {
+    label.after(region);
+    return;
+  }
+  row.after(region);
+  const wrapped = row.getBoundingClientRect().height > 1.5 * label.getBoundingClientRect().height;
+  region.classList.toggle('in-row', wrapped);
+  if (wrapped) label.after(region);
+}
+
+// A resize can wrap or unwrap a row: each shown error is placed again beside its control.
+window.addEventListener('resize', () => {
+  for (const id of Object.values(PANEL_ERRORS)) {
+    const region = $(id);
+    const field = region && region.dataset.field && $(region.dataset.field);
+    if (field && region.textContent) placeError(region, field);
+  }
+});
 
 function clearError(panel) {
-  if (panel !== 'page') $(PANEL_ERRORS[panel]).textContent = '';
+  if (panel === 'page') return;
+  const region = $(PANEL_ERRORS[panel]);
+  region.textContent = '';
+  const field = region.dataset.field && $(region.dataset.field);
+  if (field) {
+    field.removeAttribute('aria-invalid');
+    field.removeAttribute('aria-describedby');
+  }
+  delete region.dataset.field;
 }
 
-// Runs an async UI action of `panel`, showing its failure there instead of throwing; the
-// panel's previous error is cleared as the action starts.
-function guarded(what, panel, action) {
+// What each panel resets on a failure, so that no line describes a run that never happened.
+const RESETS = {
+  gpt2: () => {
+    $('gen-note').textContent = '';
+    for (const id of ['tps', 'ttft']) $(id).textContent = '-';
+    $('run-model').textContent = '';
+    $('ids').dataset.ids = '';
+    const status = $('gen-status');
+    if (status.dataset.phase !== 'idle') phase('error', 'ended by an error (shown beside the control that caused it)');
+    const tune = $('finetune-status');
+    if (tune.dataset.state === 'running') tune.dataset.state = 'error';
+    if (tune.dataset.state === 'error') tune.textContent = 'fine-tuning ended by an error (shown beside the control that caused it)';
+  },
+  train: () => {
+    const status = $('train-status');
+    if (status.dataset.state !== 'idle') {
+      status.dataset.state = 'error';
+      status.textContent = 'ended by an error (shown beside the control that caused it)';
+    }
+  },
+  parity: () => {},
+};
+
+// Runs an async UI action of `panel` started from control `field`, showing its failure next
+// to that control instead of throwing; the panel's previous error is cleared as it starts.
+function guarded(what, panel, action, field) {
   return async (...args) => {
     clearError(panel);
     try {
       await action(...args);
     } catch (err) {
-      report(what, err, panel);
+      RESETS[panel]();
+      report(what, err, panel, field);
     }
   };
 }
 
-// A mistake in the page's inputs, said in plain words (no engine message behind it).
-class InputError extends Error {}
+// A mistake in the page's inputs, said in plain words (no engine message behind it), naming
+// the control it is about (`field`: an element id) so the message is shown beside it.
+class InputError extends Error {
+  constructor(message, field) {
+    super(message);
+    this.field = field;
+  }
+}
 
 window.addEventListener('error', (e) => { report('error', e.error ?? e.message, 'page'); e.preventDefault(); });
 window.addEventListener('unhandledrejection', (e) => { report('unhandled', e.reason, 'page'); e.preventDefault(); });
@@ -86,8 +175,8 @@ window.addEventListener('unhandledrejection', (e) => { report('unhandled', e.rea
 
 const JOBS = {
   load: 'a GPT-2 model is loading',
-  generate: 'GPT-2 is writing',
-  finetune: 'GPT-2 is fine-tuning',
+  generate: 'GPT-2 is writing (Stop ends it)',
+  finetune: 'GPT-2 is fine-tuning (Stop ends it)',
   train: 'training is running (Stop ends it)',
   parity: 'the parity suite is running',
 };
@@ -95,15 +184,32 @@ const JOBS = {
 // Which panel's own buttons each job leaves alone (its own panel says what it does).
 const JOB_PANEL = { load: 'gpt2', generate: 'gpt2', finetune: 'gpt2', train: 'train', parity: 'parity' };
 
-// Enables the buttons that can work now and writes, in every other panel, what is busy.
+// Why a control is disabled now, or '' when it can work: what it waits for.
+function whyDisabled(id) {
+  if (engine === null) return 'the page is still opening the adapter';
+  const stops = { 'gen-stop': 'generate', 'finetune-stop': 'finetune', 'train-stop': 'train' };
+  if (id in stops) {
+    if (job !== stops[id]) return `nothing to stop: ${JOBS[stops[id]].replace(/ \(.*\)$/, '').replace(/ is /, ' is not ')}`;
+    return stopAsked ? 'stopping after this step' : '';
+  }
+  if (job !== null) return `wait: ${JOBS[job]}`;
+  if (['generate', 'finetune'].includes(id) && !model) return 'load a model first';
+  if (id === 'run-parity' && !isGpu) return 'the parity suite needs WebGPU (it compares the GPU with the CPU reference)';
+  if (id === 'use-webgpu' && !isGpu) return 'this browser gives no WebGPU adapter';
+  return '';
+}
+
+// Enables the buttons that can work now, each disabled one saying why in its title, and
+// writes, in every other panel, what is busy.
 function syncButtons() {
-  const free = job === null && engine !== null;
-  $('generate').disabled = !(free && model);
-  $('finetune').disabled = !(free && model && isGpu);
-  $('run-parity').disabled = !(free && isGpu);
-  $('train').disabled = !free;
-  $('train-stop').disabled = job !== 'train';
-  for (const id of ['load-default', 'load-url', 'model-files', 'gpt2-dtype']) $(id).disabled = !free;
+  for (const id of ['generate', 'gen-stop', 'finetune', 'finetune-stop', 'run-parity', 'train', 'train-stop',
+    'load-default', 'load-url', 'model-files', 'gpt2-dtype', 'use-webgpu']) {
+    const why = whyDisabled(id);
+    $(id).disabled = why !== '';
+    if (why) $(id).title = `Disabled: ${why}.`;
+    else $(id).removeAttribute('title');
+    $(id).dataset.why = why;
+  }
   for (const panel of ['gpt2', 'train', 'parity']) {
     const note = $(`${panel}-busy`);
     const other = job !== null && JOB_PANEL[job] !== panel;
@@ -116,6 +222,7 @@ function syncButtons() {
 async function asJob(kind, body) {
   if (job !== null) throw new InputError(`wait until ${JOBS[job].replace(/ \(.*\)$/, '')} has finished`);
   job = kind;
+  stopAsked = false;
   syncButtons();
   try {
     return await body();
@@ -130,7 +237,7 @@ async function asJob(kind, body) {
 const ENABLE_WEBGPU = 'On Linux start Chromium with --enable-unsafe-webgpu (or enable ' +
   'chrome://flags/#enable-unsafe-webgpu); Chrome and Edge 113+, Safari 26 and Firefox 141+ on ' +
   'Windows have WebGPU. GPT-2 and training still run here on the CPU reference compiled into the ' +
-  'page, slowly; the parity suite needs a GPU.';
+  'page (on a computer without a GPU the fastest path there is); the parity suite needs WebGPU.';
 
 async function start() {
   const gpu = ('gpu' in navigator && navigator.gpu) || null;
@@ -179,6 +286,12 @@ async function start() {
   }
   const info = engine.info();
   isGpu = info.isGpu;
+  if (isGpu) {
+    gpuEngine = engine;
+    cpuEngine = wasm.Engine.cpu();
+  } else {
+    cpuEngine = engine;
+  }
   adapterName = info.name || (adapter ? browserAdapterName(adapter) : '') || info.backend;
   $('adapter').textContent = info.summary.replace(/^adapter: *$/m, (line) => `${line}${adapterName}`);
   $('adapter').dataset.state = isGpu ? 'gpu' : 'cpu';
@@ -186,12 +299,13 @@ async function start() {
   $('adapter').dataset.backend = info.backend;
   $('adapter-name').textContent = `${adapterName}${isGpu ? '' : ' (CPU reference)'}`;
   describeAdapter(info, adapter);
+  choosePath();
 
   renderCases();
   if (!isGpu) $('parity-summary').textContent = 'needs WebGPU (it compares the GPU with the CPU reference)';
   $('default-url').textContent = DEFAULT_MODELS.join(' or ');
   syncButtons();
-  await guarded('GPT-2 default model', 'gpt2', loadDefault)();
+  await guarded('GPT-2 default model', 'gpt2', loadDefault, 'load-default')();
 }
 
 // The page could not start for want of a build or a server: said at the top.
@@ -217,17 +331,19 @@ function browserAdapterName(adapter) {
 function describeAdapter(info, adapter) {
   const line = $('adapter-class');
   const software = /swiftshader|llvmpipe|lavapipe|softpipe|warp|basic render/i;
-  const fallback = isGpu && (!!(adapter && (adapter.info?.isFallbackAdapter || adapter.isFallbackAdapter))
+  fallback = isGpu && (!!(adapter && (adapter.info?.isFallbackAdapter || adapter.isFallbackAdapter))
     || software.test(adapterName) || info.deviceType === 'Cpu');
   if (!isGpu) {
-    line.textContent = 'No GPU: every op runs on the CPU reference compiled into the page, the slowest ' +
-      'path, so GPT-2 writes slowly, training takes long and the parity suite cannot run.';
+    line.textContent = 'No WebGPU adapter: every op runs on the CPU reference compiled into the page, so GPT-2 ' +
+      'and training run on the processor, and the parity suite (which compares the GPU with it) cannot run.';
     line.dataset.fallback = 'cpu';
   } else if (fallback) {
     line.textContent = `${adapterName} is a CPU fallback adapter: WebGPU runs on the processor instead of a ` +
-      'graphics card, so everything here is many times slower than on a GPU.';
+      'graphics card, slower there than the CPU reference compiled into the page, so GPT-2 and training run on ' +
+      'that reference by default; the parity suite runs on WebGPU.';
     line.dataset.fallback = 'yes';
-    $('webgpu').textContent = `WebGPU is available, on ${adapterName}: a CPU fallback adapter, so expect it to be slow.`;
+    $('webgpu').textContent = `WebGPU is available, on ${adapterName}: a CPU fallback adapter, so GPT-2 and ` +
+      'training run on the faster CPU reference (the GPT-2 panel has a switch).';
     lighterTraining();
   } else {
     line.textContent = `${adapterName} is a GPU adapter (not a CPU fallback): the kernels run on the graphics card, ` +
@@ -236,6 +352,52 @@ function describeAdapter(info, adapter) {
     $('webgpu').textContent = `WebGPU is available, on ${adapterName}.`;
   }
   if (!isGpu) lighterTraining();
+  if (!isGpu || fallback) lighterFinetune();
+}
+
+// Fewer fine-tune steps where a step takes seconds, said beside the control.
+function lighterFinetune() {
+  const gpu = $('finetune-steps').value;
+  $('finetune-steps').value = FALLBACK_FINETUNE_STEPS;
+  $('finetune-defaults').textContent = `${FALLBACK_FINETUNE_STEPS} fine-tune steps by default without a GPU ` +
+    `(a step of the shipped model takes seconds on the processor; a GPU starts at ${gpu}).`;
+}
+
+// Where GPT-2 and training run: WebGPU on a GPU; the CPU reference without an adapter or on a
+// software fallback adapter (there measured several times faster: first token 0.2-0.3 s
+// against 5-8 s on SwiftShader). The switch in the GPT-2 panel overrides it.
+function choosePath() {
+  const box = $('use-webgpu');
+  box.checked = isGpu && !fallback;
+  engine = box.checked ? gpuEngine : cpuEngine;
+  describePath();
+}
+
+function describePath() {
+  const onGpu = engine === gpuEngine && gpuEngine !== null;
+  $('path-note').textContent = !isGpu ? 'No WebGPU adapter: GPT-2 and training run on the CPU reference.'
+    : onGpu ? `GPT-2 and training run on ${adapterName}${fallback ? ' (slower than the CPU reference here)' : ''}.`
+      : `GPT-2 and training run on the CPU reference, faster than ${adapterName} here; the parity suite runs on WebGPU.`;
+  $('path-note').dataset.path = onGpu ? 'webgpu' : 'cpu';
+}
+
+// The switch: moves GPT-2 and training to the other engine, reloading the model there.
+async function switchPath() {
+  const box = $('use-webgpu');
+  const want = box.checked && gpuEngine ? gpuEngine : cpuEngine;
+  if (want === engine) return;
+  const previous = engine;
+  engine = want;
+  describePath();
+  if (!source) return;
+  try {
+    await asJob('load', () => load(source.name, source.url, source.configJson, source.weights));
+  } catch (err) {
+    engine = previous;
+    box.checked = previous === gpuEngine;
+    describePath();
+    throw err;
+  }
 }
 
 function lighterTraining() {
@@ -253,7 +415,7 @@ function lighterTraining() {
 function renderCases() {
   const body = $('parity').tBodies[0];
   body.replaceChildren();
-  const cases = engine.parityCases();
+  const cases = (gpuEngine || engine).parityCases();
   // The gradient rows hold the tape to finite differences and the CPU tape, not to the f64
   // reference, so the summary counts them apart.
   const gradients = cases.filter((c) => c.suite === 'gradient').length;
@@ -280,7 +442,7 @@ async function runParity() {
       renderCases();
       for (let i = 0; i < rows.length; i++) {
         const t0 = performance.now();
-        const r = await engine.runParityCase(i);
+        const r = await gpuEngine.runParityCase(i);
         const ms = performance.now() - t0;
         const tr = rows[i];
         tr.cells[5].textContent = r.strategy;
@@ -305,15 +467,27 @@ async function runParity() {
 
 // ---- fetching ---------------------------------------------------------------------------
 
-const mib = (n) => (n / 1048576).toFixed(1);
+// A byte count a reader can tell from zero: bytes, KiB or MiB.
+function size(n) {
+  if (n < 1024) return `${n} bytes`;
+  if (n < 1048576) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1048576).toFixed(1)} MiB`;
+}
 
 // A progress reporter onto `bar` and `text`: (loaded, total bytes, label).
 function progressTo(bar, text) {
   return (loaded, total, label) => {
     bar.max = total || 1;
     bar.value = total ? loaded : 0;
-    text.textContent = total ? `${label}: ${mib(loaded)} / ${mib(total)} MiB` : `${label}: ${mib(loaded)} MiB`;
+    text.textContent = total ? `${label}: ${size(loaded)} of ${size(total)}` : `${label}: ${size(loaded)}`;
   };
+}
+
+// Empties the GPT-2 panel's progress line: after a rejected file it would describe a load
+// that did not happen.
+function clearProgress() {
+  $('fetch-progress').value = 0;
+  $('fetch-text').textContent = '';
 }
 const gpt2Progress = progressTo($('fetch-progress'), $('fetch-text'));
 
@@ -409,6 +583,7 @@ async function load(name, url, configJson, weights) {
     loaded = await engine.loadGpt2(configJson, weights, dtype);
   } catch (err) {
     label.textContent = previous;
+    clearProgress();
     throw err;
   }
   // A page streams per token, latency first: one decode step a submission, each token shown
@@ -476,7 +651,7 @@ async function loadFiles() {
     const configFile = files.find((f) => f.name.endsWith('.json'));
     const weights = files.find((f) => f.name.endsWith('.safetensors'));
     if (!configFile || !weights) {
-      throw new InputError('pick both config.json and model.safetensors (one file dialog, select both)');
+      throw new InputError('pick both config.json and model.safetensors (one file dialog, select both)', 'model-files');
     }
     await asJob('load', async () => {
       gpt2Progress(0, weights.size, weights.name);
@@ -494,29 +669,44 @@ async function loadFiles() {
 
 async function loadUrl() {
   const url = $('model-url').value.trim();
-  if (!url) throw new InputError('enter the URL of a folder holding config.json and model.safetensors');
-  await loadFolder(new URL(url, location.href).href);
+  if (!url) throw new InputError('enter the URL of a folder holding config.json and model.safetensors', 'model-url');
+  try {
+    await loadFolder(new URL(url, location.href).href);
+  } catch (err) {
+    clearProgress();
+    throw err;
+  }
 }
 
-// A whole number read from input `id`, or an InputError saying in plain words what `what`
-// takes.
-function wholeNumber(id, what, min) {
-  const raw = $(id).value.trim();
+// A whole number read from input `id`, or an InputError naming `what`, the range it takes
+// and the value it got. The range is the input's own min and max attributes (index.html), so
+// the page and its controls state it once; `max` overrides the attribute.
+function wholeNumber(id, what, max) {
+  const input = $(id);
+  const raw = input.value.trim();
   const v = Number(raw);
+  const min = Number(input.min || 0);
+  const top = max ?? (input.max === '' ? Infinity : Number(input.max));
+  const got = raw === '' ? ' (it is empty)' : ` (it is ${raw})`;
   if (raw === '' || !Number.isInteger(v) || v < min) {
-    throw new InputError(`${what} must be a whole number of at least ${min}${raw === '' ? '' : ` (it is ${raw})`}`);
+    throw new InputError(`${what} must be a whole number of at least ${min}${got}`, id);
   }
+  if (v > top) throw new InputError(`${what} must be at most ${top}${got}`, id);
   return v;
 }
 
 // The sampling the controls ask for: [temperature, topK, seed], or undefined (greedy).
 function sampling() {
   if ($('greedy').checked) return [undefined, undefined, undefined];
-  const t = Number($('temperature').value);
-  if (!(t > 0)) throw new InputError('the temperature must be a positive number (or tick greedy)');
-  const k = wholeNumber('top-k', 'Top-k', 0);
-  const seed = wholeNumber('seed', 'the seed', 0);
-  if (seed > 0xffffffff) throw new InputError('the seed must be below 4294967296');
+  const raw = $('temperature').value.trim();
+  const t = Number(raw);
+  const [lo, hi] = [Number($('temperature').min), Number($('temperature').max)];
+  if (raw === '' || !(t >= lo && t <= hi)) {
+    throw new InputError(`Temperature must be a number from ${lo} to ${hi} (it is ${raw || 'empty'}; or tick greedy)`,
+      'temperature');
+  }
+  const k = wholeNumber('top-k', 'Top-k');
+  const seed = wholeNumber('seed', 'Seed');
   return [t, k, seed];
 }
 
@@ -556,11 +746,12 @@ function promptLengthFrom(err) {
 
 async function generate() {
   if (!model) throw new InputError('load a model first');
-  const [temperature, topK, seed] = sampling();
-  let n = wholeNumber('n-tokens', 'Tokens (how many new tokens to write)', 1);
-  const context = contextOf(source.config);
   const note = $('gen-note');
   note.textContent = '';
+  const [temperature, topK, seed] = sampling();
+  // Beyond the context the count is capped below (said in a note), not refused.
+  let n = wholeNumber('n-tokens', 'Tokens (how many new tokens to write)', Infinity);
+  const context = contextOf(source.config);
   // The prompt takes at least one of the context's positions.
   if (n > context - 1) {
     n = context - 1;
@@ -577,7 +768,7 @@ async function generate() {
           if (!len) throw err;
           if (len.prompt >= len.limit) {
             throw new InputError(`the prompt is ${len.prompt} tokens long and the model's context holds ` +
-              `${len.limit}: shorten it`);
+              `${len.limit}: shorten it`, 'prompt');
           }
           if (n <= len.limit - len.prompt) throw err;
           // The engine counted the prompt's tokens: run again with what fits.
@@ -588,11 +779,19 @@ async function generate() {
       }
     } catch (err) {
       $('output').dataset.state = 'error';
-      phase('error', 'stopped by an error (shown above)');
       throw err;
     }
   });
 }
+
+// Where GPT-2 and training run now, in words.
+function pathName() {
+  return engine === gpuEngine && gpuEngine !== null ? adapterName : 'the CPU reference';
+}
+
+// The next macrotask: between the steps of a loop whose promises settle at once (the CPU
+// reference) the page repaints and hears a Stop click.
+const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 async function generateOnce(n, temperature, topK, seed) {
   const out = $('output');
@@ -600,10 +799,11 @@ async function generateOnce(n, temperature, topK, seed) {
   const status = $('gen-status');
   out.textContent = prompt;
   out.dataset.state = 'running';
+  delete out.dataset.stoppedAt;
   status.dataset.phases = '';
   $('ttft').textContent = '-';
   $('tps').textContent = '-';
-  $('run-model').textContent = `: ${n} tokens from ${source.name} on ${adapterName}`;
+  $('run-model').textContent = `: ${n} tokens from ${source.name} on ${pathName()}`;
   const t0 = performance.now();
   // Before the first token each run builds its plans (compiling the shaders a new model or
   // prompt length needs) and reads the whole prompt: 8-32 s on a CPU fallback adapter.
@@ -629,11 +829,20 @@ async function generateOnce(n, temperature, topK, seed) {
       count++;
       if (count > 1) $('tps').textContent = rate().toFixed(1);
       status.textContent = `writing: ${count}/${n} tokens`;
-      out.textContent += text;
+      // Appended, not rewritten: a screen reader hears the new token only (aria-relevant).
+      if (text) out.append(text);
     }, temperature, topK, seed);
     $('ids').dataset.ids = JSON.stringify([...ids]);
-    out.dataset.state = 'done';
-    phase('done', `done: ${count} tokens in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const secs = ((performance.now() - t0) / 1000).toFixed(1);
+    if (ids.length < n) {
+      out.dataset.stoppedAt = String(ids.length);
+      out.dataset.state = 'stopped';
+      phase('stopped', `stopped after ${ids.length} of ${n} tokens, in ${secs} s`);
+      $('run-model').textContent = `: ${ids.length} of ${n} tokens (stopped) from ${source.name} on ${pathName()}`;
+    } else {
+      out.dataset.state = 'done';
+      phase('done', `done: ${count} tokens in ${secs} s`);
+    }
   } finally {
     clearInterval(tick);
   }
@@ -646,32 +855,57 @@ async function generateOnce(n, temperature, topK, seed) {
 // step), then makes the tuned weights the model Generate uses. data-first-loss /
 // data-last-loss hold the first and the last step's loss.
 const FINETUNE_CORPUS = 4096;
+
+// The weight of the past in the losses' exponential moving average (the chart's bold line,
+// the fine-tune's "smoothed"): batch-to-batch jumps average out over about ten steps.
+const SMOOTHING = 0.9;
+
+function formatSeconds(s) {
+  return s < 90 ? `${Math.max(1, Math.round(s))} s` : `${Math.round(s / 60)} min`;
+}
 async function finetune() {
-  if (!model || !source) throw new InputError('load a model first');
-  const steps = wholeNumber('finetune-steps', 'Fine-tune steps', 1);
+  if (!model || !source) throw new InputError('load a model first', 'finetune');
+  const steps = wholeNumber('finetune-steps', 'Fine-tune steps');
   const status = $('finetune-status');
   await asJob('finetune', async () => {
-    if (trainText === null) trainText = await fetchText(TRAIN_TEXT, gpt2Progress);
     status.dataset.state = 'running';
+    delete status.dataset.stoppedAt;
+    status.textContent = 'reading the training text...';
+    if (trainText === null) trainText = await fetchText(TRAIN_TEXT, gpt2Progress);
     status.textContent = 'preparing the parameters (f32) and the text...';
+    await nextTask();
     const tuner = engine.gpt2Tuner(source.configJson, source.weights, trainText, FINETUNE_CORPUS);
     try {
       const losses = [];
       const t0 = performance.now();
-      for (let i = 0; i < steps; i++) {
+      let smooth = 0;
+      for (let i = 0; i < steps && !stopAsked; i++) {
         losses.push(await tuner.step());
+        smooth = i === 0 ? losses[0] : SMOOTHING * smooth + (1 - SMOOTHING) * losses[i];
         const ms = (performance.now() - t0) / (i + 1);
-        status.textContent = `step ${i + 1}/${steps}: loss ${losses[i].toFixed(3)} ` +
-          `(first ${losses[0].toFixed(3)}), ${ms.toFixed(0)} ms a step; ${tuner.describe()}`;
+        const left = i + 1 < steps ? `, about ${formatSeconds((ms * (steps - i - 1)) / 1000)} left` : '';
+        status.textContent = `step ${i + 1}/${steps}: loss ${losses[i].toFixed(3)}, smoothed ${smooth.toFixed(3)} ` +
+          `(first ${losses[0].toFixed(3)}), ${ms.toFixed(0)} ms a step${left}; ${tuner.describe()}`;
+        status.dataset.estimate = left ? String(Math.round((ms * (steps - i - 1)) / 1000)) : '0';
+        await nextTask();
+      }
+      if (losses.length < steps) {
+        status.dataset.stoppedAt = String(losses.length);
+        status.textContent = `stopped at step ${losses.length} of ${steps}` +
+          (losses.length ? `: loss ${losses[losses.length - 1].toFixed(3)}` : '');
+      }
+      if (losses.length === 0) {
+        status.dataset.state = 'stopped';
+        return;
       }
       const tuned = await tuner.model();
       if (typeof tuned.setChunk === 'function') tuned.setChunk(1);
       if (model) model.free();
       model = tuned;
-      $('model-name').textContent = `${source.name}, fine-tuned ${steps} steps: ${model.describe()}`;
+      $('model-name').textContent = `${source.name}, fine-tuned ${losses.length} steps: ${model.describe()}`;
       status.dataset.firstLoss = String(losses[0]);
       status.dataset.lastLoss = String(losses[losses.length - 1]);
-      status.dataset.state = 'done';
+      status.dataset.state = losses.length < steps ? 'stopped' : 'done';
       status.textContent += ' - Generate now writes with the tuned weights (Load default restores them).';
     } catch (err) {
       status.dataset.state = 'error';
@@ -696,6 +930,7 @@ function drawLosses(losses, steps) {
   svg.dataset.points = String(losses.length);
   if (losses.length === 0) {
     $('loss-line').setAttribute('points', '');
+    $('loss-smooth').setAttribute('points', '');
     return;
   }
   let hi = Math.max(...losses);
@@ -723,11 +958,19 @@ function drawLosses(losses, steps) {
   for (const s of new Set([0, steps - 1])) {
     add('text', { x: x(s), y: CHART.top + CHART.height + 16, 'text-anchor': 'middle', class: 'x-label' }, String(s + 1));
   }
-  $('loss-line').setAttribute('points', losses.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' '));
+  const line = (vs) => vs.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
+  $('loss-line').setAttribute('points', line(losses));
+  $('loss-smooth').setAttribute('points', line(movingAverage(losses)));
+}
+
+// The exponential moving average of `xs` (SMOOTHING), started at the first value.
+function movingAverage(xs) {
+  const out = [];
+  for (const v of xs) out.push(out.length === 0 ? v : SMOOTHING * out[out.length - 1] + (1 - SMOOTHING) * v);
+  return out;
 }
 
 let trainText = null;
-let stopTraining = false;
 
 // What loss to expect, from the text: random guessing over its characters, and guessing by
 // how often each occurs (its character entropy), both in nats per character.
@@ -748,11 +991,15 @@ function lossExpectation(text, vocab) {
 // written. data-first-loss / data-last-loss hold the means of the first and last tenth of the
 // steps' losses.
 async function train() {
-  const steps = wholeNumber('train-steps', 'Steps', 1);
-  const width = wholeNumber('train-width', 'Width', 8);
-  const batch = wholeNumber('train-batch', 'Batch', 1);
+  const steps = wholeNumber('train-steps', 'Steps');
+  const width = wholeNumber('train-width', 'Width');
+  const batch = wholeNumber('train-batch', 'Batch');
+  const planes = Number((/^givens:(\d+)$/.exec($('mixer').value) || [])[1]);
+  if (planes && width % planes !== 0) {
+    throw new InputError(`Width must be a multiple of ${planes} for GivensMinGRU k = ${planes} (it is ${width})`,
+      'train-width');
+  }
   await asJob('train', async () => {
-    stopTraining = false;
     const status = $('train-status');
     const sample = $('train-sample');
     const bar = $('train-progress');
@@ -778,7 +1025,8 @@ async function train() {
       status.textContent = 'step 1 (the first step compiles the shaders)...';
       // The rate counts from the end of the first step: that one compiles the shaders.
       let t1 = 0;
-      for (let i = 0; i < steps && !stopTraining; i++) {
+      for (let i = 0; i < steps && !stopAsked; i++) {
+        if (i > 0) await nextTask();
         losses.push(await trainer.step());
         drawLosses(losses, steps);
         bar.value = i + 1;
@@ -802,7 +1050,11 @@ async function train() {
         status.dataset.state = 'done';
       }
       sample.dataset.state = 'running';
+      sample.textContent = 'writing a 200-character sample...';
+      status.dataset.sampling = '1';
+      await nextTask();
       sample.textContent = 'ROMEO:\n' + await trainer.sample('ROMEO:\n', 200, 0.8);
+      delete status.dataset.sampling;
       sample.dataset.state = 'done';
     } catch (err) {
       status.dataset.state = 'error';
@@ -813,21 +1065,27 @@ async function train() {
   });
 }
 
-$('run-parity').addEventListener('click', guarded('parity', 'parity', runParity));
-$('train').addEventListener('click', guarded('minGRU training', 'train', train));
-$('train-stop').addEventListener('click', () => {
-  stopTraining = true;
-  $('train-stop').disabled = true;
-  $('train-status').textContent += ' - stopping after this step...';
-});
-$('load-default').addEventListener('click', guarded('GPT-2 default model', 'gpt2', loadDefault));
-$('load-url').addEventListener('click', guarded('GPT-2 from URL', 'gpt2', loadUrl));
-$('model-files').addEventListener('change', guarded('GPT-2 from files', 'gpt2', loadFiles));
-$('generate').addEventListener('click', guarded('GPT-2 generate', 'gpt2', generate));
-$('finetune').addEventListener('click', guarded('GPT-2 fine-tune', 'gpt2', finetune));
+// Stop: the running job ends after its step (training, fine-tuning) or token (generation).
+function stop() {
+  stopAsked = true;
+  if (job === 'generate' && model) model.stop();
+  const status = { train: 'train-status', finetune: 'finetune-status', generate: 'gen-status' }[job];
+  if (status) $(status).textContent += ' - stopping after this step...';
+  syncButtons();
+}
+
+$('run-parity').addEventListener('click', guarded('parity', 'parity', runParity, 'run-parity'));
+$('train').addEventListener('click', guarded('minGRU training', 'train', train, 'train'));
+for (const id of ['train-stop', 'gen-stop', 'finetune-stop']) $(id).addEventListener('click', stop);
+$('load-default').addEventListener('click', guarded('GPT-2 default model', 'gpt2', loadDefault, 'load-default'));
+$('load-url').addEventListener('click', guarded('GPT-2 from URL', 'gpt2', loadUrl, 'model-url'));
+$('model-files').addEventListener('change', guarded('GPT-2 from files', 'gpt2', loadFiles, 'model-files'));
+$('generate').addEventListener('click', guarded('GPT-2 generate', 'gpt2', generate, 'generate'));
+$('finetune').addEventListener('click', guarded('GPT-2 fine-tune', 'gpt2', finetune, 'finetune'));
+$('use-webgpu').addEventListener('change', guarded('GPT-2 on WebGPU', 'gpt2', switchPath, 'use-webgpu'));
 $('greedy').addEventListener('change', syncSampling);
 $('top-k').addEventListener('input', checkTopK);
-$('gpt2-dtype').addEventListener('change', guarded('GPT-2 weights dtype', 'gpt2', reloadDtype));
+$('gpt2-dtype').addEventListener('change', guarded('GPT-2 weights dtype', 'gpt2', reloadDtype, 'gpt2-dtype'));
 $('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter') $('generate').click(); });
 $('top-k').dataset.deviceMax = String(DEVICE_TOP_K_MAX);
 

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::Mutex;
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{Context, Tensor};
 
@@ -85,6 +85,16 @@ impl Engine {
             ctx,
             cases: Rc::new(suite::cases()),
         })
+    }
+
+    /// A context on the CPU reference compiled into the page, beside a WebGPU one: where the
+    /// adapter is a software fallback (SwiftShader), the page runs GPT-2 and training here,
+    /// several times faster.
+    pub fn cpu() -> Engine {
+        Engine {
+            ctx: Context::cpu(),
+            cases: Rc::new(suite::cases()),
+        }
     }
 
     /// The adapter: `{ name, backend, deviceType, driver, isGpu, subgroups, shaderF16,
@@ -373,8 +383,14 @@ impl Gpt2 {
         self.model.describe()
     }
 
+    /// Ends the running generation after the token it is on: its promise resolves with the
+    /// ids written so far (the page's Stop button).
+    pub fn stop(&self) {
+        self.model.stop.request();
+    }
+
     /// Generation of `nTokens` tokens after `prompt` (`Promise<Uint32Array>` of the generated
-    /// ids); `onToken(id, text)` is called as each token is chosen. With `temperature` > 0 it
+    /// ids, fewer after `stop()`); `onToken(id, text)` is called as each token is chosen. With `temperature` > 0 it
     /// samples among the `topK` most likely tokens (0: all; default 40) from a generator
     /// seeded with `seed` (default 0); without it, or at 0, it takes the arg-max (greedy).
     pub fn generate(
@@ -404,7 +420,7 @@ impl Gpt2 {
                 }
             };
             let ids = model
-                .generate(&prompt, n_tokens as usize, sampling, callback)
+                .generate(&prompt, n_tokens as usize, sampling, next_task, callback)
                 .await
                 .map_err(error)?;
             Ok(js_sys::Uint32Array::from(&ids[..]).into())
@@ -422,7 +438,7 @@ impl Gpt2 {
         let model = self.model.clone();
         future_to_promise(async move {
             let ids = model
-                .generate_ids(&prompt, n_tokens as usize, Sampling::Greedy, |_| {})
+                .generate_ids(&prompt, n_tokens as usize, Sampling::Greedy, next_task, |_| {})
                 .await
                 .map_err(error)?;
             Ok(js_sys::Uint32Array::from(&ids[..]).into())
@@ -435,6 +451,23 @@ impl Gpt2 {
     pub fn set_chunk(&self, chunk: u32) -> Result<(), JsValue> {
         self.model.set_chunk(chunk as usize).map_err(error)
     }
+}
+
+/// Resolves on the next macrotask (`setTimeout(0)`): awaited between the CPU reference's
+/// tokens, whose futures are ready at once, so that the page repaints and hears a Stop click.
+/// Where there is no `setTimeout` it resolves at once.
+async fn next_task() {
+    let mut schedule = |resolve: js_sys::Function, _reject: js_sys::Function| {
+        let timer = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("setTimeout"))
+            .ok()
+            .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+        let queued = timer.is_some_and(|t| t.call2(&JsValue::NULL, &resolve, &JsValue::from(0)).is_ok());
+        if !queued {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    };
+    // A resolved or rejected timer promise both mean "go on".
+    let _ = JsFuture::from(js_sys::Promise::new(&mut schedule)).await;
 }
 
 fn row_to_js(row: &Row) -> JsValue {

@@ -5,15 +5,19 @@
 //! or takes the arg-max, through the compiled plans (`wgsl_compute::models::gpt2::Generator`: ids
 //! chosen on the device, read back a chunk at a time), so the page repaints between chunks.
 //! The generator and its plans are built on the first generation and kept with the model.
+//! A generation ends early when the model's [`Stop`] is requested: checked between tokens.
 //! [`Tuner`] fine-tunes a checkpoint on text through the autograd tape, one step per promise.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
 use std::rc::Rc;
+use std::task::Poll;
 
 use wgsl_compute::autograd::Tape;
 use wgsl_compute::models::gpt2::{
-    random_checkpoint, train::windows, Config, Generator, Gpt2, Sampling, Streaming, TextStream, Tokenizer, Trainable,
-    Weights, END_OF_TEXT,
+    choose, random_checkpoint, train::windows, Config, Generator, Gpt2, Sampler, Sampling, StepOptions, Streaming,
+    TextStream, Tokenizer, Trainable, Weights, END_OF_TEXT,
 };
 use wgsl_compute::train::{Adam, Optimizer};
 use wgsl_compute::{Context, DType, Error, Result, Rng};
@@ -21,6 +25,41 @@ use wgsl_compute::{Context, DType, Error, Result, Rng};
 /// The page's GPT-2 status line.
 pub const STATUS: &str =
     "GPT-2 (wgsl_compute::models::gpt2): sampled or greedy generation through compiled plans with a KV cache, GPT-2's byte-level BPE";
+
+/// The page's Stop for a generation: a flag the generation checks between tokens. Shared by
+/// the clones of a [`Model`]; each generation clears it as it starts.
+#[derive(Clone, Default)]
+pub struct Stop(Rc<Cell<bool>>);
+
+impl Stop {
+    /// Asks the running generation to end after the token it is on.
+    pub fn request(&self) {
+        self.0.set(true);
+    }
+
+    /// Whether a stop was asked since the generation started.
+    pub fn requested(&self) -> bool {
+        self.0.get()
+    }
+
+    fn clear(&self) {
+        self.0.set(false);
+    }
+}
+
+/// `run` to its end, or `None` as soon as it is polled after `stop` was requested. Dropping a
+/// generation's future between two awaits is safe: its in-flight reads own their staging
+/// buffers, and the next generation resets the decode state and the KV cache positions.
+async fn until_stopped<F: Future>(run: F, stop: &Stop) -> Option<F::Output> {
+    let mut run = pin!(run);
+    std::future::poll_fn(|cx| {
+        if stop.requested() {
+            return Poll::Ready(None);
+        }
+        run.as_mut().poll(cx).map(Some)
+    })
+    .await
+}
 
 /// A GPT-2 model loaded on a context.
 #[derive(Clone)]
@@ -33,6 +72,8 @@ pub struct Model {
     /// The matrices' dtype on the device, and the checkpoint's.
     dtype: DType,
     stored: DType,
+    /// Ends a running generation early (the page's Stop button).
+    pub stop: Stop,
 }
 
 impl Model {
@@ -51,6 +92,7 @@ impl Model {
             generator: Rc::default(),
             dtype,
             stored,
+            stop: Stop::default(),
         })
     }
 
@@ -68,6 +110,7 @@ impl Model {
             generator: Rc::default(),
             dtype,
             stored: DType::F32,
+            stop: Stop::default(),
         })
     }
 
@@ -104,12 +147,16 @@ impl Model {
     /// Generation of `n_tokens` after `prompt` by `sampling` (an empty prompt starts from
     /// `<|endoftext|>`), calling `on_token(id, text)` as each token is chosen; `text` is the
     /// newly completed UTF-8 (a character split over tokens comes with its last token).
-    /// Returns every generated id.
-    pub async fn generate(
+    /// Returns every generated id: fewer than `n_tokens` when [`Model::stop`] was requested.
+    /// `pause` is awaited after each token of the op-by-op path (the CPU reference), whose
+    /// steps never wait on a device: the page passes a macrotask there so that it repaints and
+    /// hears a Stop click between tokens.
+    pub async fn generate<P: Future<Output = ()>>(
         &self,
         prompt: &str,
         n_tokens: usize,
         sampling: Sampling,
+        pause: impl FnMut() -> P,
         mut on_token: impl FnMut(u32, &str),
     ) -> Result<Vec<u32>> {
         let tok = Tokenizer::gpt2()?;
@@ -120,7 +167,7 @@ impl Model {
         let mut text = TextStream::new(tok);
         let mut failed = None;
         let out = self
-            .generate_ids(&ids, n_tokens, sampling, |id| match text.push(id) {
+            .generate_ids(&ids, n_tokens, sampling, pause, |id| match text.push(id) {
                 Ok(piece) => on_token(id, &piece),
                 Err(e) => {
                     failed.get_or_insert(e);
@@ -135,19 +182,23 @@ impl Model {
 
     /// `n_tokens` ids after the prompt's ids by `sampling`, `on_token` called with each:
     /// through the kept generator's compiled plans (even on a software adapter such as
-    /// SwiftShader: the page shows the compiled path), op by op where they cannot run.
-    pub async fn generate_ids(
+    /// SwiftShader: the page shows the compiled path), op by op where they cannot run (then
+    /// awaiting `pause` after each token). Ends early, with the ids so far, once
+    /// [`Model::stop`] is requested.
+    pub async fn generate_ids<P: Future<Output = ()>>(
         &self,
         prompt: &[u32],
         n_tokens: usize,
         sampling: Sampling,
-        on_token: impl FnMut(u32),
+        pause: impl FnMut() -> P,
+        mut on_token: impl FnMut(u32),
     ) -> Result<Vec<u32>> {
         let busy = || Error::Unsupported {
             op: "Gpt2::generate",
             message: "another generation of this model is still running".into(),
         };
         let mut slot = self.generator.try_borrow_mut().map_err(|_| busy())?;
+        self.stop.clear();
         if slot.is_none() && self.gpt2.context().is_gpu() {
             match Generator::new(&self.gpt2) {
                 Ok(g) => *slot = Some(g),
@@ -156,23 +207,58 @@ impl Model {
             }
         }
         let Some(g) = slot.as_mut() else {
-            return self
-                .gpt2
-                .generate_eager_async(prompt, n_tokens, sampling, on_token)
-                .await;
+            return self.generate_eager(prompt, n_tokens, sampling, pause, on_token).await;
         };
-        // A sampler the device does not run (top-k above its limit) is refused before any
-        // token is chosen: the call then goes op by op, as the library's own fallback does.
-        let mut on_token = on_token;
-        match g.generate_async(prompt, n_tokens, sampling, &mut on_token).await {
-            Err(Error::Unsupported { .. }) => {
+        let mut out = Vec::with_capacity(n_tokens);
+        let run = g.generate_async(prompt, n_tokens, sampling, |id| {
+            out.push(id);
+            on_token(id);
+        });
+        match until_stopped(run, &self.stop).await {
+            None => Ok(out),
+            // A sampler the device does not run (top-k above its limit) is refused before any
+            // token is chosen: the call then goes op by op, as the library's own fallback does.
+            Some(Err(Error::Unsupported { .. })) => {
                 drop(slot);
-                self.gpt2
-                    .generate_eager_async(prompt, n_tokens, sampling, on_token)
-                    .await
+                self.generate_eager(prompt, n_tokens, sampling, pause, on_token).await
             }
-            r => r,
+            Some(r) => r,
         }
+    }
+
+    /// The op-by-op decode loop of `Gpt2::generate_eager_async` (the same steps, the same
+    /// ids), checking [`Model::stop`] and awaiting `pause` between tokens.
+    async fn generate_eager<P: Future<Output = ()>>(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        mut pause: impl FnMut() -> P,
+        mut on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        let limit = self.gpt2.config().n_positions;
+        // The library's length check, word for word: the page reads the prompt's length from it.
+        if prompt.is_empty() || n > limit || prompt.len() > limit - n {
+            return Err(Error::value(
+                "Gpt2::generate",
+                "prompt + tokens",
+                format!("1..={limit} positions (n_positions)"),
+                format!("{} + {n}", prompt.len()),
+            ));
+        }
+        let mut sampler = Sampler::new(sampling)?;
+        let mut cache = self.gpt2.new_cache()?;
+        let mut out = Vec::with_capacity(n);
+        let mut input = prompt.to_vec();
+        while out.len() < n && !self.stop.requested() {
+            let step = self.gpt2.step(&input, &mut cache, StepOptions::default())?;
+            let id = choose(&step.logits, &mut sampler).await?;
+            on_token(id);
+            out.push(id);
+            input = vec![id];
+            pause().await;
+        }
+        Ok(out)
     }
 }
 
@@ -269,6 +355,7 @@ impl Tuner {
             generator: Rc::default(),
             dtype: self.stored,
             stored: self.stored,
+            stop: Stop::default(),
         })
     }
 }

@@ -29,7 +29,18 @@
 //     no uncaught exception,
 //   - before the build (web/pkg missing) and from file:// the page says what to do at the top,
 //   - at phone width (390 px) nothing overflows sideways, with the default model and with a
-//     file-loaded one.
+//     file-loaded one; the chart's labels render at 11 px or more, checkboxes are 24 px
+//     targets, progress bars are named,
+//   - on SwiftShader (a fallback adapter) GPT-2 and training default to the CPU reference,
+//     with a switch to WebGPU, and the parity suite runs on WebGPU; the first token and 40
+//     tokens on that default path are timed (printed),
+//   - Stop ends generation, fine-tuning and training within one token or step of the click,
+//     a fine-tune says how long is left after its first step, the chart draws a smoothed line,
+//     tokens are appended to the live region (not rewritten),
+//   - errors appear within 100 px of the control that caused them, at desktop and phone
+//     width, tied to it (aria-invalid, aria-describedby) with the focus moved there; the
+//     page's limits ("at most 512") are checked before the engine; the last run's figures and
+//     notes reset on a failure; every disabled button says why.
 // Saves web/test/out/page.png, and the layout at desktop and phone width to
 // web/test/screenshots/{desktop,phone}.png (committed), prints one line per check and
 // `N passed, M failed`, and exits non-zero on any failure.
@@ -188,6 +199,12 @@ async function main() {
       `${await page.inputValue('#train-width')} x ${await page.inputValue('#train-batch')}, `
       + `${await page.inputValue('#train-steps')} steps: ${await page.textContent('#train-defaults')}`);
 
+    const pathNote = await page.getAttribute('#path-note', 'data-path');
+    check('on a fallback adapter GPT-2 and training default to the CPU reference, with a switch to WebGPU',
+      pathNote === 'cpu' && !(await page.isChecked('#use-webgpu')) && /CPU reference/.test(adapterClass),
+      await page.textContent('#path-note'));
+    await a11yChecks(page);
+
     // 2. The parity suite: every row passes.
     if (state === 'gpu') {
       const t0 = Date.now();
@@ -208,6 +225,9 @@ async function main() {
         gradients.length >= 100 && gradients.some((r) => /finite differences/.test(r.cells[5]))
         && gradients.some((r) => /CPU tape$/.test(r.cells[5]) && !/finite/.test(r.cells[5])),
         `${gradients.length} gradient rows`);
+      check('the parity suite runs on WebGPU while GPT-2 runs on the CPU reference',
+        /passed/.test(await page.textContent('#parity-summary')) && state === 'gpu'
+        && (await page.getAttribute('#path-note', 'data-path')) === 'cpu', `${rows.length} rows`);
       check('parity suite completed', rows.length > 0 && rows.every((r) => r.cells[9] !== 'pending'),
         `${rows.length} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${await page.textContent('#parity-summary')}`);
     }
@@ -244,6 +264,9 @@ async function main() {
       && !(await noAdapter.isDisabled('#generate')) && !(await noAdapter.isDisabled('#train'))
       && (await noAdapter.getAttribute('#adapter-class', 'data-fallback')) === 'cpu',
       await noAdapter.textContent('#model-name'));
+    check('no WebGPU adapter: fine-tuning is enabled on the CPU reference, the switch says why it is off',
+      !(await noAdapter.isDisabled('#finetune')) && /no WebGPU adapter/.test(await noAdapter.getAttribute('#use-webgpu', 'title')),
+      await noAdapter.getAttribute('#use-webgpu', 'title'));
     await noAdapter.close();
 
     // 6. Before the build (web/pkg missing) and from file://: what to do, at the top.
@@ -299,6 +322,13 @@ async function trainChecks(page) {
   const status = await page.textContent('#train-status');
   const rate = Number((/\(([\d.]+) steps\/s\)/.exec(status) || [])[1]);
   check('training shows a positive steps/s', rate > 0, status);
+  const smooth = await page.$eval('#loss-smooth', (l) => l.getAttribute('points').trim().split(/\s+/).length);
+  check('the loss chart draws a smoothed line beside the raw points', smooth === 30, `${smooth} points`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  const px = await page.$eval('#loss-grid text.y-label', (t) => parseFloat(getComputedStyle(t).fontSize)
+    * document.getElementById('loss-chart').getBoundingClientRect().width / 600);
+  check('at 390 px the chart\'s labels render at 11 px or more', px >= 11, `${px.toFixed(1)} px`);
+  await page.setViewportSize({ width: 1200, height: 900 });
   const labels = await yLabels(page);
   check('the loss axis labels differ', new Set(labels).size === labels.length && labels.length === 5, labels.join(' '));
   const expect = await page.textContent('#train-expect');
@@ -307,6 +337,22 @@ async function trainChecks(page) {
     vocab > 0 && expect.includes(`ln ${vocab} = ${Math.log(vocab).toFixed(2)}`), expect);
   check('the training text downloads in the training panel, not the GPT-2 panel',
     !/shakespeare\.txt/.test(await page.textContent('#fetch-text')), await page.textContent('#fetch-text'));
+
+  // Limits the page checks before the engine sees them, each said beside its field.
+  for (const [id, value, want] of [['train-width', '100000', /at most 512/], ['train-batch', '100000', /at most 256/],
+    ['train-steps', '0', /at least 1/]]) {
+    const keep = await page.inputValue(`#${id}`);
+    const logged = (await errorsShown(page)).length;
+    await page.fill(`#${id}`, value);
+    await page.click('#train');
+    await page.waitForFunction(() => document.getElementById('train-error').textContent !== '', null, { timeout: 10_000 });
+    const msg = await page.textContent('#train-error');
+    check(`${id} ${value} is refused by the page in plain words`, want.test(msg) && !/\[/.test(msg)
+      && !/step 1/.test(await page.textContent('#train-status')), msg);
+    await errorBeside(page, 'train-error', id);
+    await markExpected(page, logged);
+    await page.fill(`#${id}`, keep);
+  }
 
   // Busy: while training runs, Generate and Run parity are disabled and say so; Stop says
   // where it stopped (the text is cached: this run starts at once).
@@ -320,14 +366,60 @@ async function trainChecks(page) {
     await page.isDisabled('#generate') && await page.isDisabled('#run-parity')
     && (await page.getAttribute('#gpt2-busy', 'data-busy')) === 'train' && /training/.test(busy)
     && (await page.getAttribute('#parity-busy', 'data-busy')) === 'train', busy);
-  await page.click('#train-stop');
+  const clicked = await clickStop(page, 'train-stop', () => document.getElementById('loss-chart').dataset.points);
   await page.waitForSelector('#train-sample:is([data-state="done"])', { timeout: 120_000 }).catch(() => {});
   const stopped = await page.textContent('#train-status');
   const at = await page.getAttribute('#train-status', 'data-stopped-at');
   check('Stop says at which step training stopped', (await page.getAttribute('#train-status', 'data-state')) === 'stopped'
     && new RegExp(`stopped at step ${at} of 1000`).test(stopped), stopped);
+  check('Stop ends training within one step', Number(at) <= Number(clicked) + 1, `clicked at step ${clicked}, stopped at ${at}`);
   check('after training, Generate and Run parity are enabled again', !(await page.isDisabled('#generate'))
     && !(await page.isDisabled('#run-parity')) && (await page.textContent('#gpt2-busy')) === '');
+}
+
+// Clicks Stop `id` in the same task that reads the progress `now()` reports, so the count
+// is the one the click saw; returns that count.
+async function clickStop(page, id, now) {
+  return page.evaluate(([stopId, read]) => {
+    const seen = (0, eval)(`(${read})`)();
+    document.getElementById(stopId).click();
+    return seen;
+  }, [id, now.toString()]);
+}
+
+// The error region `errorId` is within 100 px of control `fieldId`, tied to it and focused
+// there, at desktop and phone width.
+async function errorBeside(page, errorId, fieldId) {
+  for (const width of [1200, 390]) {
+    await page.setViewportSize({ width, height: width > 400 ? 900 : 844 });
+    await page.waitForTimeout(50); // the page places the message again on its resize event
+    const r = await page.evaluate(([e, f]) => {
+      const a = document.getElementById(e).getBoundingClientRect();
+      const b = document.getElementById(f).getBoundingClientRect();
+      const dx = Math.max(0, a.left - b.right, b.left - a.right);
+      const dy = Math.max(0, a.top - b.bottom, b.top - a.bottom);
+      const field = document.getElementById(f);
+      return { d: Math.hypot(dx, dy), describedby: field.getAttribute('aria-describedby'),
+        invalid: field.getAttribute('aria-invalid'), focus: document.activeElement && document.activeElement.id };
+    }, [errorId, fieldId]);
+    check(`the error of #${fieldId} is within 100 px of it at ${width} px, tied to it, focus there`,
+      r.d <= 100 && r.describedby === errorId && r.invalid === 'true' && r.focus === fieldId, `${r.d.toFixed(0)} px, aria-describedby ${r.describedby}, aria-invalid ${r.invalid}, `
+      + `focus #${r.focus}`);
+  }
+  await page.setViewportSize({ width: 1200, height: 900 });
+}
+
+// Phone and accessibility: 24 px checkboxes, named progress bars, disabled buttons that say why.
+async function a11yChecks(page) {
+  const boxes = await page.$$eval('input[type="checkbox"]', (bs) => bs.map((b) => {
+    const r = b.getBoundingClientRect();
+    return Math.min(r.width, r.height);
+  }));
+  check('checkboxes are 24 px tap targets', boxes.length > 0 && boxes.every((s) => s >= 24), boxes.join(', '));
+  const bars = await page.$$eval('progress', (ps) => ps.map((p) => p.getAttribute('aria-label') || ''));
+  check('progress bars have accessible names', bars.every((n) => n !== ''), bars.join(', '));
+  const mute = await page.$$eval('button:disabled', (bs) => bs.filter((b) => !b.title).map((b) => b.id));
+  check('every disabled button says why (title)', mute.length === 0, mute.join(', ') || 'all say why');
 }
 
 async function yLabels(page) {
@@ -431,6 +523,33 @@ async function gpt2Checks(page, base) {
     `${JSON.stringify(one.text)} vs ${JSON.stringify(two.text)}`);
   await screenshots(page);
 
+  // The default path's speed on this machine: the first token and 40 tokens (ROMEO:, sampled).
+  await page.fill('#n-tokens', '40');
+  const forty = await generate();
+  const secs = Number((/in ([\d.]+) s/.exec(await page.textContent('#gen-status')) || [])[1]);
+  console.log(`  default path (${await page.getAttribute('#path-note', 'data-path')}): first token after `
+    + `${await page.textContent('#ttft')}, 40 tokens in ${secs} s`);
+  check('40 tokens written on the default path', forty.ids.length === 40, `${secs} s`);
+  const nodes = await page.$eval('#output', (o) => o.childNodes.length);
+  check('tokens are appended to the live region, not rewritten', nodes > 20
+    && (await page.getAttribute('#output', 'aria-relevant')) === 'additions', `${nodes} text nodes`);
+
+  // Stop: generation ends within one token of the click.
+  await page.fill('#n-tokens', '200');
+  await page.click('#generate');
+  await page.waitForFunction(() => /writing: [3-9]\d*\//.test(document.getElementById('gen-status').textContent),
+    null, { timeout: 120_000 });
+  check('while GPT-2 writes, its Stop is enabled', !(await page.isDisabled('#gen-stop')));
+  const seen = await clickStop(page, 'gen-stop',
+    () => Number((/writing: (\d+)\//.exec(document.getElementById('gen-status').textContent) || [])[1]));
+  await page.waitForSelector('#output:is([data-state="stopped"], [data-state="done"], [data-state="error"])',
+    { timeout: 120_000 });
+  const stoppedAt = Number(await page.getAttribute('#output', 'data-stopped-at'));
+  check('Stop ends generation within one token', (await page.getAttribute('#output', 'data-state')) === 'stopped'
+    && stoppedAt <= seen + 1 && !(await page.isDisabled('#generate')),
+    `clicked at ${seen} tokens, stopped at ${stoppedAt}: ${await page.textContent('#gen-status')}`);
+  await page.fill('#n-tokens', '12');
+
   // Tokens: negative and 0 refused in plain words, no engine message.
   const logged = (await errorsShown(page)).length;
   for (const bad of ['-5', '0']) {
@@ -439,7 +558,10 @@ async function gpt2Checks(page, base) {
     await page.waitForFunction(() => document.getElementById('gpt2-error').textContent !== '', null, { timeout: 10_000 });
     const msg = await page.textContent('#gpt2-error');
     check(`Tokens ${bad} is refused in plain words`, /whole number of at least 1/.test(msg) && !/4294967/.test(msg), msg);
+    check(`after Tokens ${bad}, no figure of a run that did not happen`, (await page.textContent('#tps')) === '-'
+      && (await page.textContent('#gen-note')) === '', await page.textContent('#last-run'));
   }
+  await errorBeside(page, 'gpt2-error', 'n-tokens');
   await markExpected(page, logged);
   // Top-k outside what the device sampler takes: a warning.
   await page.uncheck('#greedy');
@@ -478,6 +600,22 @@ async function gpt2Checks(page, base) {
   check('after fine-tuning, the model is named as tuned and Generate is enabled',
     /fine-tuned 6 steps/.test(await page.textContent('#model-name')) && !(await page.isDisabled('#generate')),
     await page.textContent('#model-name'));
+  check('a fine-tune says how long is left after its first step', /smoothed/.test(await page.textContent('#finetune-status'))
+    && (await page.getAttribute('#finetune-status', 'data-estimate')) !== null, await page.textContent('#finetune-status'));
+  // Stop: fine-tuning ends within one step of the click.
+  await page.fill('#finetune-steps', '1000');
+  await page.click('#finetune');
+  await page.waitForFunction(() => /step [2-9]\d*\/1000/.test(document.getElementById('finetune-status').textContent),
+    null, { timeout: 300_000 });
+  check('while fine-tuning, its Stop is enabled and it says how long is left', !(await page.isDisabled('#finetune-stop'))
+    && /left/.test(await page.textContent('#finetune-status')), await page.textContent('#finetune-status'));
+  const tuneSeen = await clickStop(page, 'finetune-stop',
+    () => Number((/step (\d+)\//.exec(document.getElementById('finetune-status').textContent) || [])[1]));
+  await page.waitForFunction(() => ['stopped', 'done', 'error'].includes(document.getElementById('finetune-status').dataset.state),
+    null, { timeout: 300_000 });
+  const tuneAt = Number(await page.getAttribute('#finetune-status', 'data-stopped-at'));
+  check('Stop ends fine-tuning within one step', (await page.getAttribute('#finetune-status', 'data-state')) === 'stopped'
+    && tuneAt <= tuneSeen + 1, `clicked at step ${tuneSeen}, stopped at ${tuneAt}`);
 
   // The Weights control reloads the model in another dtype (the gpt2 example's --dtype): bf16
   // on the tiny checkpoint, greedy ids equal to the native CPU reference with the same dtype.
@@ -509,6 +647,7 @@ async function gpt2Checks(page, base) {
     const inPanel = await page.textContent('#gpt2-error');
     check(`${what} gives a message on the page, in the GPT-2 panel's live region`, pattern.test(msg)
       && pattern.test(inPanel) && (await page.getAttribute('#gpt2-error', 'aria-live')) === 'assertive', inPanel.slice(0, 160));
+    await errorBeside(page, 'gpt2-error', 'model-url');
     await markExpected(page, before);
   }
   check('a failed load keeps the loaded model', !(await page.isDisabled('#generate'))
@@ -524,6 +663,9 @@ async function gpt2Checks(page, base) {
   check('a bad model file gives a message in the GPT-2 panel and resets the file picker',
     /safetensors|header/i.test(fileMsg) && (await page.$eval('#model-files', (i) => i.files.length)) === 0
     && (await page.textContent('#model-name')) === picked, fileMsg.slice(0, 160));
+  check('a rejected file leaves no progress figure', !/0\.0 \/ 0\.0/.test(await page.textContent('#fetch-text')),
+    await page.textContent('#fetch-text'));
+  await errorBeside(page, 'gpt2-error', 'model-files');
   await markExpected(page, before);
 
   // Tokens beyond the context: capped to the context minus the prompt (" the" is one token:
@@ -538,6 +680,23 @@ async function gpt2Checks(page, base) {
     && /capped at 8: the prompt takes 120 of the model's 128 positions/.test(note), `${capped.ids.length} tokens: ${note}`);
   check('a success clears the GPT-2 panel\'s message', (await page.textContent('#gpt2-error')) === '',
     await page.textContent('#gpt2-error'));
+
+  // The switch: GPT-2 on WebGPU (the model reloads there), the same greedy ids as the CPU
+  // reference's, then back to the default.
+  for (const onGpu of [true, false]) {
+    const n = (await errorsShown(page)).length;
+    await page.setChecked('#use-webgpu', onGpu);
+    await page.waitForFunction(([want, logged]) => (!document.getElementById('generate').disabled
+      && document.getElementById('path-note').dataset.path === want)
+      || document.querySelectorAll('#errors li').length > logged, [onGpu ? 'webgpu' : 'cpu', n], { timeout: 120_000 });
+    await page.check('#greedy');
+    await page.fill('#prompt', GPT2_PROMPT);
+    await page.fill('#n-tokens', '8');
+    const ids = (await generate()).ids;
+    check(`the switch runs GPT-2 on ${onGpu ? 'WebGPU' : 'the CPU reference'}, with the reference's greedy ids`,
+      JSON.stringify(ids) === JSON.stringify(bf16Want) && new RegExp(onGpu ? 'on (?!the CPU)' : 'on the CPU reference')
+        .test(await page.textContent('#run-model')), await page.textContent('#run-model'));
+  }
 }
 
 // Marks the messages logged from index `from` on as expected, so the final check ignores them.
