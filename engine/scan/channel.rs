@@ -274,15 +274,11 @@ impl ChannelKernels {
                 None => first_buf,
             });
         }
-        for (k, out) in outputs.iter().enumerate() {
-            if k == 2 {
-                buffers.push(side.gpu_buffer(op)?);
-            }
+        for out in &outputs {
             buffers.push(out.typed_buffer(op)?);
         }
-        if outputs.len() < 3 {
-            buffers.push(side.gpu_buffer(op)?);
-        }
+        // `side` is binding 7: after the four inputs and the first two outputs.
+        buffers.insert(6, side.gpu_buffer(op)?);
         let constants = [("REVERSE", if call.reverse { 1.0 } else { 0.0 })];
         self.run(gpu, &plan, &constants, &(bind.tail)(w), &buffers)?;
         outputs

@@ -85,19 +85,12 @@ impl Llama {
                     message: format!("tensor `{name}` has shape {:?}, expected {shape:?}", t.shape),
                 });
             }
-            let values = t.to_f32(name)?;
-            if !transpose {
-                return Tensor::from_slice(ctx, shape, &values);
+            let tensor = Tensor::from_slice(ctx, shape, &t.to_f32(name)?)?;
+            match transpose {
+                // (out, in) -> (in, out), copied dense once.
+                true => tensor.transpose(0, 1)?.contiguous(),
+                false => Ok(tensor),
             }
-            // (out, in) -> (in, out).
-            let (rows, cols) = (shape[0], shape[1]);
-            let mut v = vec![0.0f32; values.len()];
-            for r in 0..rows {
-                for c in 0..cols {
-                    v[c * rows + r] = values[r * cols + c];
-                }
-            }
-            Tensor::from_slice(ctx, &[cols, rows], &v)
         };
         let cfg = &config;
         let (c, d, inter) = (cfg.hidden_size, cfg.head_dim, cfg.intermediate_size);
