@@ -221,30 +221,50 @@ impl Peer {
         buffers: &[&wgpu::Buffer],
         workgroups: u32,
     ) -> Result<(f64, Clock)> {
-        let mut words = params.to_vec();
-        words.resize(params.len().div_ceil(4).max(1) * 4, 0);
-        let uniform = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("peer params"),
-            size: 4 * words.len() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        self.queue.write_buffer(&uniform, 0, bytemuck::cast_slice(&words));
-        let mut entries = vec![wgpu::BindGroupEntry {
-            binding: 0,
-            resource: uniform.as_entire_binding(),
-        }];
-        for (i, b) in buffers.iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry {
-                binding: 1 + i as u32,
-                resource: b.as_entire_binding(),
-            });
-        }
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("peer bindings"),
-            layout: &kernel.pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        });
+        self.time_chain(kernel, &[params.to_vec()], buffers, workgroups)
+    }
+
+    /// Seconds of one dispatch of `kernel` per entry of `params` (its uniform words), back to
+    /// back in one compute pass, all with `buffers` at bindings 1..: the way a plan runs a
+    /// chain of dependent dispatches (wgpu puts a barrier between dispatches that write a
+    /// buffer the next one uses). Timestamps around the whole chain, else the wall clock.
+    pub fn time_chain(
+        &self,
+        kernel: &PeerKernel,
+        params: &[Vec<u32>],
+        buffers: &[&wgpu::Buffer],
+        workgroups: u32,
+    ) -> Result<(f64, Clock)> {
+        let layout = kernel.pipeline.get_bind_group_layout(0);
+        let bind_groups: Vec<wgpu::BindGroup> = params
+            .iter()
+            .map(|params| {
+                let mut words = params.clone();
+                words.resize(params.len().div_ceil(4).max(1) * 4, 0);
+                let uniform = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("peer params"),
+                    size: 4 * words.len() as u64,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                self.queue.write_buffer(&uniform, 0, bytemuck::cast_slice(&words));
+                let mut entries = vec![wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: uniform.as_entire_binding(),
+                }];
+                for (i, b) in buffers.iter().enumerate() {
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: 1 + i as u32,
+                        resource: b.as_entire_binding(),
+                    });
+                }
+                self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("peer bindings"),
+                    layout: &layout,
+                    entries: &entries,
+                })
+            })
+            .collect();
         let queries = self.timestamps.then(|| {
             let set = self.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("peer timestamps"),
@@ -275,8 +295,10 @@ impl Peer {
                 timestamp_writes: None,
             });
             pass.set_pipeline(&kernel.pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(workgroups, 1, 1);
+            for bind_group in &bind_groups {
+                pass.set_bind_group(0, bind_group, &[]);
+                pass.dispatch_workgroups(workgroups, 1, 1);
+            }
         }
         if let Some((set, resolved, read)) = &queries {
             encoder.write_timestamp(set, 1);
