@@ -106,6 +106,30 @@ impl Tensor {
         })?
     }
 
+    /// `f` of a borrowed view of a CPU-context tensor's host elements: no copy, for the CPU
+    /// paths that read large operands (the reference product reads GPT-2's 154 MB head once a
+    /// token). The buffer stays read-locked during `f`: `f` must not lock this tensor's
+    /// storage again (a tensor sharing it is read through [`Tensor::host_widened`] first).
+    pub(crate) fn with_host_view<R>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(ndarray::ArrayViewD<f32>) -> Result<R>,
+    ) -> Result<R> {
+        let Storage::Cpu(data) = &self.storage else {
+            return Err(Error::Unsupported {
+                op,
+                message: "expected a CPU-context tensor".into(),
+            });
+        };
+        let data = read(data);
+        f(self.cpu_view(&data)?)
+    }
+
+    /// True when both tensors are views of one CPU buffer.
+    pub(crate) fn shares_host_buffer(&self, other: &Tensor) -> bool {
+        matches!((&self.storage, &other.storage), (Storage::Cpu(a), Storage::Cpu(b)) if std::sync::Arc::ptr_eq(a, b))
+    }
+
     /// The host elements of a CPU-context tensor as an `ndarray` array (no device work).
     pub(crate) fn host_array(&self) -> Option<Result<ArrayD<f32>>> {
         match &self.storage {

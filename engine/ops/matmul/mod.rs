@@ -266,8 +266,13 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
 
 /// [`gemm`] on the CPU context: the reference product, then the epilogue in f64.
 fn host_gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep) -> Result<Tensor> {
-    let (ah, bh) = (a.host_widened(op)?, b.host_widened(op)?);
-    let mut y = reference::matmul::matmul(&ah.view(), &bh.view())?;
+    // Borrowed views, not copies: a decode step's products read every weight once.
+    let mut y = if a.shares_host_buffer(b) {
+        let ah = a.host_widened(op)?;
+        b.with_host_view(op, |bv| reference::matmul::matmul(&ah.view(), &bv))?
+    } else {
+        a.with_host_view(op, |av| b.with_host_view(op, |bv| reference::matmul::matmul(&av, &bv)))?
+    };
     let bias = ep.bias.map(|t| t.host(op)).transpose()?;
     let last = ndarray::Axis(y.ndim() - 1);
     for mut row in y.lanes_mut(last) {
