@@ -65,7 +65,9 @@ fn usage() -> String {
   -h, --help       this text
 
 The adapter comes from ENGINE_BACKEND (vulkan, gl, metal, dx12, cpu) and WGPU_ADAPTER_NAME;
-ENGINE_PROFILE=1 prints the profile of any program when its context is dropped.",
+where neither is set and every adapter runs on the CPU (lavapipe, llvmpipe), the first run
+times the model on each of them and on the CPU reference and keeps the fastest in the tune
+cache (ENGINE_TUNE=off keeps the default adapter). ENGINE_PROFILE=1 prints the profile of any program when its context is dropped.",
         Sampling::DEFAULT_TEMPERATURE,
         Sampling::DEFAULT_TOP_K,
         Sampling::DEFAULT_SEED
@@ -161,6 +163,15 @@ fn max_abs_diff(got: &Tensor, want: ndarray::ArrayView2<f32>) -> Result<f64, wgs
     Ok(c.max_abs)
 }
 
+/// Seconds to load the model on `ctx` and generate 8 tokens greedily from a 3-token prompt:
+/// what a short run of this program costs there.
+fn time_decode(ctx: &Context, weights: &Weights, dtype: wgsl_compute::DType) -> Result<f64, wgsl_compute::Error> {
+    let start = Instant::now();
+    let model = Gpt2::with_dtype(ctx, weights, dtype)?;
+    model.generate(&[33676, 4720, 25], 8, Sampling::Greedy, |_| {})?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
@@ -184,13 +195,34 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
     // Shown relative to the working directory where it lies below it, as the README shows it.
     let cwd = std::env::current_dir().unwrap_or_default();
     println!("model: {}{note}", dir.strip_prefix(&cwd).unwrap_or(&dir).display());
-    let ctx = if args.cpu { Context::cpu() } else { Context::new()? };
-    println!("device: {} ({:?})", ctx.info().name, ctx.info().backend);
+    let t0 = Instant::now();
+    let weights = Weights::load(&dir)?;
+    let read_s = t0.elapsed().as_secs_f64();
+    let dtype = args.dtype.unwrap_or(weights.dtype);
+    let ctx = if args.cpu {
+        Context::cpu()
+    } else {
+        // Where every adapter runs on the CPU, the fastest of them and the CPU reference for
+        // this model, timed once and cached (Context::fastest_for).
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let workload = format!("gpt2 {name} {dtype} decode");
+        let (ctx, picked) = Context::new()?.fastest_for(&workload, |c| time_decode(c, &weights, dtype))?;
+        if let Some(line) = picked.describe() {
+            println!("{line}");
+        }
+        ctx
+    };
+    if ctx.is_gpu() {
+        println!("device: {} ({:?})", ctx.info().name, ctx.info().backend);
+    } else {
+        println!("device: the CPU reference (every op in ndarray, sums in f64)");
+    }
     if let Some(note) = ctx.info().software_note() {
         println!("{note}");
     }
-    let t0 = Instant::now();
-    let weights = Weights::load(&dir)?;
     // The checkpoint's own description (the tiny one says it is untrained).
     let comment = std::fs::read_to_string(dir.join("config.json"))
         .ok()
@@ -200,7 +232,7 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
         println!("model says: {c}");
     }
     let stored = weights.dtype;
-    let dtype = args.dtype.unwrap_or(stored);
+    let t1 = Instant::now();
     let model = Gpt2::with_dtype(&ctx, &weights, dtype)?;
     // The reference of --verify runs on the values the device holds.
     let weights = weights.rounded(dtype);
@@ -213,7 +245,7 @@ fn run(args: Args) -> Result<(), wgsl_compute::Error> {
         c.n_embd,
         c.n_positions,
         c.vocab_size,
-        t0.elapsed().as_secs_f64(),
+        read_s + t1.elapsed().as_secs_f64(),
         if args.dtype.is_none_or(|d| d == stored) {
             " (as stored)".to_string()
         } else {

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use wgsl_compute::check::Rng;
+use wgsl_compute::context::Picked;
 use wgsl_compute::ops::{self, MatmulPath};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::scan::{self, ScanOptions, Strategy};
@@ -832,6 +833,7 @@ fn family_index(f: Family) -> usize {
         Family::Elementwise => 2,
         Family::ScanWalk => 3,
         Family::MatrixScan => 4,
+        Family::Context => 5,
     }
 }
 
@@ -841,7 +843,7 @@ fn tune_every_family_round_trips_through_the_cache_file() {
     // entry was refused whole ("entry 4 is malformed").
     let mut seen: Vec<usize> = Family::ALL.iter().map(|&f| family_index(f)).collect();
     seen.sort_unstable();
-    assert_eq!(seen, [0, 1, 2, 3, 4], "Family::ALL lists every family once");
+    assert_eq!(seen, [0, 1, 2, 3, 4, 5], "Family::ALL lists every family once");
     let entry = |f: Family| {
         serde_json::json!({
             "family": f.name(), "key": format!("key of {f}"), "chosen": "b", "hand": "a",
@@ -978,6 +980,66 @@ fn tune_a_cache_file_over_16_mib_is_not_read() {
         std::fs::write(&path, &small).unwrap();
         let next = another(ctx, &path, TuneMode::Cached);
         assert_eq!(next.tune_entries().len(), 1, "the same document under the cap is read");
+        let _ = std::fs::remove_file(&path);
+    });
+}
+
+/// The candidate name `Context::fastest_for` records for `ctx`.
+fn path_name(ctx: &Context) -> String {
+    if ctx.is_gpu() {
+        format!("{:?}", ctx.info().backend).to_lowercase()
+    } else {
+        "cpu".into()
+    }
+}
+
+#[test]
+fn tune_fastest_for_picks_the_fastest_software_path_and_caches_it() {
+    // Issue 47: on a machine whose adapters all run on the CPU, a program asks for the fastest
+    // of them and the CPU reference for its workload; the choice is timed once and cached.
+    each_fresh(|ctx| {
+        let path = cache_file(ctx, "fastest");
+        ctx.set_tune_cache(Some(path.clone()));
+        let by_env = std::env::var_os("WGPU_ADAPTER_NAME").is_some()
+            || std::env::var("ENGINE_BACKEND").is_ok_and(|v| !v.is_empty() && v != "auto");
+        // Made-up seconds: the CPU reference fastest, then GL, then any other backend.
+        let seconds = |c: &Context| match path_name(c).as_str() {
+            "cpu" => 0.1,
+            "gl" => 0.2,
+            _ => 0.3,
+        };
+        let mut seen = vec![];
+        let (got, picked) = ctx
+            .clone()
+            .fastest_for("tune test workload", |c| {
+                seen.push(path_name(c));
+                Ok(seconds(c))
+            })
+            .unwrap();
+        if !ctx.info().is_software() || by_env {
+            assert_eq!(picked, Picked::Kept, "{}", ctx.info().name);
+            assert!(got.same(ctx) && seen.is_empty());
+            return;
+        }
+        let Picked::Measured(entry) = &picked else {
+            panic!("measured on a software adapter, got {picked:?}");
+        };
+        let fastest = ["cpu", "gl"].into_iter().find(|n| seen.iter().any(|s| s == n));
+        let want = fastest.map_or_else(|| seen[0].clone(), str::to_string);
+        assert_eq!(seen[0], path_name(ctx), "the given context is the first candidate");
+        assert_eq!(entry.chosen, want, "the fastest of {seen:?}");
+        assert_eq!(path_name(&got), want);
+        assert_eq!(entry.times_ms.len(), seen.len());
+        assert!(picked.describe().unwrap().contains(&format!("running on {want}")));
+        // Another context on the same cache file takes the choice without timing.
+        let again = crate::common::fresh(ctx);
+        again.set_tune_cache(Some(path.clone()));
+        again.set_tune_mode(TuneMode::Cached);
+        let (got, picked) = again
+            .fastest_for("tune test workload", |_| panic!("a cached choice is not timed again"))
+            .unwrap();
+        assert!(matches!(&picked, Picked::Cached(e) if e.chosen == want), "{picked:?}");
+        assert_eq!(path_name(&got), want);
         let _ = std::fs::remove_file(&path);
     });
 }

@@ -25,7 +25,7 @@ pub enum DeviceKind {
 impl DeviceKind {
     /// The kind of a wgpu adapter, from its device type and (for drivers that report a
     /// software rasteriser as another type) its name; `Unknown` when it reports neither.
-    fn of(device_type: wgpu::DeviceType, name: &str) -> Self {
+    pub(super) fn of(device_type: wgpu::DeviceType, name: &str) -> Self {
         let name = name.trim().to_lowercase();
         let software_name = ["llvmpipe", "lavapipe", "swiftshader", "softpipe"]
             .iter()

@@ -10,6 +10,7 @@
 
 mod adapter;
 mod dispatch;
+mod fastest;
 pub(crate) mod gpu;
 mod info;
 pub(crate) mod op_scope;
@@ -25,6 +26,7 @@ use std::sync::{Arc, Once};
 pub use adapter::skip_device_select_layer;
 pub use adapter::{BackendChoice, COOPERATIVE_MATRIX};
 pub use dispatch::check_wgsl;
+pub use fastest::Picked;
 pub(crate) use gpu::Gpu;
 pub use info::{Backend, DeviceInfo, DeviceKind};
 pub use pool::PoolStats;

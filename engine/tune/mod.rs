@@ -69,16 +69,23 @@ pub enum Family {
     /// combine carries differently, so like [`Family::ScanWalk`] the candidates agree within
     /// the scan's gate, and only a caller who asks for `Strategy::Tuned` gets them.
     MatrixScan,
+    /// Which context a program's workload runs on where every adapter is a software one
+    /// (`Context::fastest_for`): `cpu` (the CPU reference) or a software adapter's backend
+    /// (`vulkan`, `gl`). The key is the workload's name. The candidates run the same ops in
+    /// different precisions (the CPU reference sums in f64), so only a program that asks for
+    /// it gets this choice.
+    Context,
 }
 
 impl Family {
     /// Every family, in the order reports list them.
-    pub const ALL: [Family; 5] = [
+    pub const ALL: [Family; 6] = [
         Family::Matmul,
         Family::ChannelScan,
         Family::Elementwise,
         Family::ScanWalk,
         Family::MatrixScan,
+        Family::Context,
     ];
 
     /// The name in the cache file and in reports.
@@ -89,6 +96,7 @@ impl Family {
             Family::Elementwise => "elementwise",
             Family::ScanWalk => "scan_walk",
             Family::MatrixScan => "matrix_scan",
+            Family::Context => "context",
         }
     }
 
