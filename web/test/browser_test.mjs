@@ -530,6 +530,11 @@ async function gpt2Checks(page, base) {
   console.log(`  default path (${await page.getAttribute('#path-note', 'data-path')}): first token after `
     + `${await page.textContent('#ttft')}, 40 tokens in ${secs} s`);
   check('40 tokens written on the default path', forty.ids.length === 40, `${secs} s`);
+  // Issue 47's target on CI's browser (SwiftShader): 40 tokens within 8 s, the first within
+  // 1 s (measured 0.8 s and 19 ms on a 2-core machine once the CPU product stopped copying).
+  const ttft = Number((/([\d.]+) ms/.exec(await page.textContent('#ttft')) || [])[1]);
+  check('the default path writes 40 tokens within 8 s, the first within 1 s', secs <= 8 && ttft <= 1000,
+    `${secs} s, first after ${ttft} ms`);
   const nodes = await page.$eval('#output', (o) => o.childNodes.length);
   check('tokens are appended to the live region, not rewritten', nodes > 20
     && (await page.getAttribute('#output', 'aria-relevant')) === 'additions', `${nodes} text nodes`);
