@@ -13,7 +13,9 @@
 //!   columns and splits K into 256 / c4 slices, each invocation issues U rows' loads before
 //!   using them, the slices folded through subgroup shuffles and one shared-memory pass;
 //! - `nk wgW rR`: W transposed, (N, K): a subgroup per R output rows, each lane issuing its
-//!   loads along K before the dot products, one subgroup sum, no barrier.
+//!   loads along K before the dot products, one subgroup sum, no barrier;
+//! - `engine cC [ln]`: the engine's own kernel (`gpt2/ln_matvec_subgroup.wgsl`) with C vec4
+//!   columns a workgroup, its layer norm fused in or not (with it, y is not checked).
 //!
 //! f32 and f16 weights (`--f16`), the shapes of GPT-2 124M and 1.5B. The last dispatch's y is
 //! checked against the host.
@@ -43,6 +45,9 @@ enum Kind {
     Read,
     Kn { c4: usize, u: usize },
     Nk { wg: usize, r: usize, u: usize },
+    /// The engine's own decode projection (`gpt2/ln_matvec_subgroup.wgsl`), its layer norm
+    /// fused in or not, `c4` vec4 columns a workgroup, the plain store epilogue.
+    Engine { ln: bool, c4: usize },
 }
 
 impl Kind {
@@ -52,6 +57,7 @@ impl Kind {
             Kind::Read => "read".into(),
             Kind::Kn { c4, u } => format!("kn c{c4} u{u}"),
             Kind::Nk { wg, r, u } => format!("nk wg{wg} r{r} u{u}"),
+            Kind::Engine { ln, c4 } => format!("engine c{c4}{}", if ln { " ln" } else { "" }),
         }
     }
 }
@@ -204,11 +210,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s.push_str("}\n");
             (s, n.div_ceil(rows_per_group) as u32)
         }
+        Kind::Engine { .. } => unreachable!("the engine kernel is not generated (engine_source)"),
     }
 }
 
 fn kinds(quick: bool) -> Vec<Kind> {
     let mut v = vec![Kind::Empty, Kind::Read];
+    for c4 in [1, 2, 4] {
+        v.push(Kind::Engine { ln: false, c4 });
+    }
+    v.push(Kind::Engine { ln: true, c4: 4 });
     for c4 in [1, 2, 4] {
         for u in [4, 8, 64] {
             v.push(Kind::Kn { c4, u });
@@ -225,6 +236,26 @@ fn kinds(quick: bool) -> Vec<Kind> {
         v.retain(|k| !matches!(k, Kind::Kn { u: 4, .. } | Kind::Nk { wg: 64, .. }));
     }
     v
+}
+
+/// The engine's decode projection kernel with its preludes and the weights' dtype slot.
+fn engine_source(f16: bool) -> peer::Result<String> {
+    let shader = wgsl_compute::kernel::SHADERS
+        .iter()
+        .find(|s| s.path == "gpt2/ln_matvec_subgroup.wgsl")
+        .ok_or("gpt2/ln_matvec_subgroup.wgsl is not in the shader table")?;
+    let dtype = if f16 { wgsl_compute::DType::F16 } else { wgsl_compute::DType::F32 };
+    Ok(format!(
+        "{}{}",
+        wgsl_compute::kernel::dtype_prelude(shader.wgsl, &[("w", dtype)])?,
+        shader.wgsl
+    ))
+}
+
+/// The engine kernel's uniform words for weights (K, N) at quad offset `w_off4`.
+fn engine_params(n: usize, w_off4: u32) -> Vec<u32> {
+    // n, x_off, w_off4, bias_off, out_off, ln_w_off, ln_b_off, eps, c, d, positions, k_off, v_off
+    vec![n as u32, 0, w_off4, 0, 0, 0, 0, 1e-5f32.to_bits(), n as u32 / 3, 64, 1, 0, 0]
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -299,6 +330,13 @@ fn main() -> peer::Result<()> {
             };
             let x = peer.upload("probe x", &host_x);
             let y = peer.buffer("probe y", (n.max(4) * 4) as u64);
+            // The engine kernel's other bindings: the decode state, the layer norm's weight
+            // and bias (ones, zeros), the bias (zeros) and a key/value cache it does not write.
+            let state = peer.buffer("probe state", 64);
+            let ln_w = peer.upload("probe ln_w", &vec![1.0; k]);
+            let ln_b = peer.buffer("probe ln_b", (k * 4) as u64);
+            let bias = peer.buffer("probe bias", (n * 4) as u64);
+            let kv = peer.buffer("probe kv", 256);
             let quads = k * n / 4;
             let params: Vec<Vec<u32>> = (0..CHAIN).map(|i| vec![((i % slices) * quads) as u32]).collect();
             let last = (CHAIN - 1) % slices;
@@ -316,18 +354,40 @@ fn main() -> peer::Result<()> {
                         continue;
                     }
                 }
-                let (src, groups) = wgsl(kind, k, n, f16, sg);
-                let kernel = peer.kernel_with(&kind.label(), &src, "main", 256, &[], None);
+                let (kernel, groups, params, bufs): (_, u32, Vec<Vec<u32>>, Vec<&wgpu::Buffer>) =
+                    if let Kind::Engine { ln, c4 } = kind {
+                        let constants = [
+                            ("LN", if ln { 1.0 } else { 0.0 }),
+                            ("EPILOGUE", 0.0),
+                            ("K", k as f64),
+                            ("C4", c4 as f64),
+                        ];
+                        let kernel = peer.kernel_with(
+                            &kind.label(),
+                            &engine_source(f16)?,
+                            "ln_matvec_subgroup",
+                            256,
+                            &constants,
+                            None,
+                        );
+                        let params = params.iter().map(|p| engine_params(n, p[0])).collect();
+                        let bufs = vec![&state, &x, &ln_w, &ln_b, &w, &bias, &y, &kv];
+                        (kernel, (n / 4).div_ceil(c4) as u32, params, bufs)
+                    } else {
+                        let (src, groups) = wgsl(kind, k, n, f16, sg);
+                        let kernel = peer.kernel_with(&kind.label(), &src, "main", 256, &[], None);
+                        (kernel, groups, params.clone(), vec![&x, &w, &y])
+                    };
                 for _ in 0..2 {
-                    peer.time_chain(&kernel, &params, &[&x, &w, &y], groups)?;
+                    peer.time_chain(&kernel, &params, &bufs, groups)?;
                 }
                 let t = median(
                     (0..7)
-                        .map(|_| peer.time_chain(&kernel, &params, &[&x, &w, &y], groups).map(|t| t.0))
+                        .map(|_| peer.time_chain(&kernel, &params, &bufs, groups).map(|t| t.0))
                         .collect::<peer::Result<Vec<_>>>()?,
                 ) / CHAIN as f64;
                 let err = match kind {
-                    Kind::Kn { .. } | Kind::Nk { .. } => {
+                    Kind::Kn { .. } | Kind::Nk { .. } | Kind::Engine { ln: false, .. } => {
                         let got = peer.read(&y, 0, n)?;
                         let nk = matches!(kind, Kind::Nk { .. });
                         (0..n)
