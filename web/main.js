@@ -292,7 +292,10 @@ async function start() {
   } else {
     cpuEngine = engine;
   }
-  adapterName = info.name || (adapter ? browserAdapterName(adapter) : '') || info.backend;
+  // The engine names an adapter that reports no name "unknown adapter" (DeviceInfo::from_device);
+  // the browser's own GPUAdapterInfo may still say what it is (google swiftshader).
+  const reported = info.name === 'unknown adapter' ? '' : info.name;
+  adapterName = reported || (adapter ? browserAdapterName(adapter) : '') || info.name || info.backend;
   $('adapter').textContent = info.summary.replace(/^adapter: *$/m, (line) => `${line}${adapterName}`);
   $('adapter').dataset.state = isGpu ? 'gpu' : 'cpu';
   $('adapter').dataset.name = adapterName;
