@@ -49,7 +49,8 @@
 //! ## Stream GPT-2
 //!
 //! ```no_run
-//! use wgsl_compute::models::gpt2::{Gpt2, Sampling, TextStream, Tokenizer};
+//! use wgsl_compute::models::gpt2::{Gpt2, TextStream, Tokenizer};
+//! use wgsl_compute::generate::Sampling;
 //! use wgsl_compute::models::Shipped;
 //! let ctx = wgsl_compute::Context::new()?;
 //! let model = Gpt2::new(&ctx, &Shipped::Shakespeare.weights()?)?;

@@ -17,7 +17,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use wgsl_compute::autograd::Tape;
-use wgsl_compute::models::gpt2::{train::windows, Gpt2, Sampling, Tokenizer, Trainable, Weights};
+use wgsl_compute::generate::Sampling;
+use wgsl_compute::models::gpt2::{train::windows, Gpt2, Tokenizer, Trainable, Weights};
 use wgsl_compute::models::Shipped;
 use wgsl_compute::train::{Adam, Optimizer};
 use wgsl_compute::{Context, Error, Result, Rng};

@@ -6,7 +6,8 @@
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::models::gpt2::{self, Config, Gpt2, Sampling, StepOptions, Weights};
+use wgsl_compute::generate::Sampling;
+use wgsl_compute::models::gpt2::{self, Config, Gpt2, StepOptions, Weights};
 use wgsl_compute::ops::{self, MatmulPath};
 use wgsl_compute::{reference, Context, DType, Error, Tensor};
 

@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use wgsl_compute::check::{gates, Gate, Rng};
+use wgsl_compute::generate::{Sampler, Sampling};
 use wgsl_compute::io::safetensors::{parse, serialize};
 use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::{
-    random_checkpoint, tiny_random_checkpoint, Config, Gpt2, Sampler, Sampling, StepOptions, Tokenizer, Weights,
-    END_OF_TEXT, TINY_SEED,
+    random_checkpoint, tiny_random_checkpoint, Config, Gpt2, StepOptions, Tokenizer, Weights, END_OF_TEXT, TINY_SEED,
 };
 use wgsl_compute::{Context, DType, Error};
 
@@ -292,7 +292,7 @@ fn check_steps(ctx: &Context, name: &str, model: &Gpt2, weights: &Weights, promp
         let logits = step.logits.to_vec().unwrap();
         assert_close(ctx, &case("logits"), &logits, &flat(trace.logits.slice(rows)), GATE);
         // Greedy: the reference's arg-max of the last row.
-        let id = wgsl_compute::models::gpt2::argmax(trace.logits.row(context.len() - 1).as_slice().unwrap());
+        let id = wgsl_compute::generate::argmax(trace.logits.row(context.len() - 1).as_slice().unwrap());
         context.push(id);
         input = vec![id];
     }
@@ -350,7 +350,7 @@ fn gpt2_cached_path_matches_full_recomputation() {
                 &last,
                 Gate::new(1e-5, 1e-5),
             );
-            let id = wgsl_compute::models::gpt2::argmax(&got);
+            let id = wgsl_compute::generate::argmax(&got);
             ids.push(id);
             input = vec![id];
         }
@@ -372,7 +372,7 @@ fn gpt2_greedy_tokens_equal_and_no_pipeline_is_rebuilt() {
     let mut ids = prompt.clone();
     for _ in 0..n {
         let trace = reference::forward(&tiny, &ids).unwrap();
-        ids.push(wgsl_compute::models::gpt2::argmax(
+        ids.push(wgsl_compute::generate::argmax(
             trace.logits.row(ids.len() - 1).as_slice().unwrap(),
         ));
     }

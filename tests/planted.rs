@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::generate::{Sampler, Sampling};
 use wgsl_compute::mixer::MixerKind;
-use wgsl_compute::models::gpt2::{self, Sampler, Sampling, Weights};
+use wgsl_compute::models::gpt2::{self, Weights};
 use wgsl_compute::ops::{self, AttentionPath};
 use wgsl_compute::{Context, Tensor};
 

@@ -93,11 +93,7 @@ fn special_argmax_is_in_range_and_nan_wins() {
     });
     // GPT-2's host greedy pick follows the same rule.
     for row in rows.iter().chain(&long) {
-        assert_eq!(
-            wgsl_compute::models::gpt2::argmax(row) as f32,
-            argmax_torch(row),
-            "{row:?}"
-        );
+        assert_eq!(wgsl_compute::generate::argmax(row) as f32, argmax_torch(row), "{row:?}");
     }
 }
 

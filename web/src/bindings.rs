@@ -47,7 +47,7 @@ pub fn last_panic() -> Option<String> {
 /// (`Sampling::recommended(Sampling::DEFAULT_SEED)`).
 #[wasm_bindgen(js_name = gpt2Defaults)]
 pub fn gpt2_defaults() -> JsValue {
-    use wgsl_compute::models::gpt2::Sampling;
+    use wgsl_compute::generate::Sampling;
     object(&[
         ("temperature", Sampling::DEFAULT_TEMPERATURE.into()),
         ("topK", (Sampling::DEFAULT_TOP_K as u32).into()),
@@ -402,7 +402,7 @@ impl Gpt2 {
         #[wasm_bindgen(js_name = topK)] top_k: Option<u32>,
         seed: Option<u32>,
     ) -> js_sys::Promise {
-        use wgsl_compute::models::gpt2::Sampling;
+        use wgsl_compute::generate::Sampling;
         let model = self.model.clone();
         let sampling = match temperature {
             Some(t) if t > 0.0 => Sampling::TopK {
@@ -434,7 +434,7 @@ impl Gpt2 {
     /// the same kept plans as [`Gpt2::generate`]: what the Dawn runner times.
     #[wasm_bindgen(js_name = generateIds)]
     pub fn generate_ids(&self, prompt: Vec<u32>, #[wasm_bindgen(js_name = nTokens)] n_tokens: u32) -> js_sys::Promise {
-        use wgsl_compute::models::gpt2::Sampling;
+        use wgsl_compute::generate::Sampling;
         let model = self.model.clone();
         future_to_promise(async move {
             let ids = model

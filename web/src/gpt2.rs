@@ -15,9 +15,10 @@ use std::rc::Rc;
 use std::task::Poll;
 
 use wgsl_compute::autograd::Tape;
+use wgsl_compute::generate::{choose, Sampler, Sampling, Streaming};
 use wgsl_compute::models::gpt2::{
-    choose, random_checkpoint, train::windows, Config, Generator, Gpt2, Sampler, Sampling, StepOptions, Streaming,
-    TextStream, Tokenizer, Trainable, Weights, END_OF_TEXT,
+    random_checkpoint, train::windows, Config, Generator, Gpt2, StepOptions, TextStream, Tokenizer, Trainable, Weights,
+    END_OF_TEXT,
 };
 use wgsl_compute::train::{Adam, Optimizer};
 use wgsl_compute::{Context, DType, Error, Result, Rng};

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 
 use engine_web::gpt2::Model;
-use wgsl_compute::models::gpt2::Sampling;
+use wgsl_compute::generate::Sampling;
 use wgsl_compute::Context;
 
 const CONFIG: &str = include_str!("../../assets/models/tiny-random/config.json");

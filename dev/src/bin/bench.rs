@@ -38,6 +38,7 @@ use std::time::Instant;
 
 use wgsl_compute::check::Rng;
 use wgsl_compute::context::Clock;
+use wgsl_compute::generate;
 use wgsl_compute::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath};
 use wgsl_compute::models::gpt2;
 use wgsl_compute::ops::{self, MatmulPath};
@@ -918,7 +919,7 @@ fn bench_gpt2_sizes(ctx: &Context, quick: bool, ceiling: f64) -> Result<Vec<Row>
             // Every matrix once; the embeddings' rows the step reads are a rounding error.
             let weight_bytes = model.weight_bytes() as f64;
             let mut g = gpt2::Generator::new(&model)?;
-            let greedy = gpt2::Sampling::Greedy;
+            let greedy = generate::Sampling::Greedy;
             let prefill = median_wall(ctx, 2, 7, |i| {
                 g.generate(&prompts[i % ROTATE], 1, greedy, |_| {}).map(drop)
             })?;
@@ -972,7 +973,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
     let prompts: Vec<Vec<u32>> = (0..ROTATE)
         .map(|_| (0..64).map(|_| rng.below(config.vocab_size) as u32).collect())
         .collect();
-    let greedy = gpt2::Sampling::Greedy;
+    let greedy = generate::Sampling::Greedy;
     let mut rows = vec![];
     let mut row = |case: &str, s: f64, tokens: f64| {
         rows.push(Row {
@@ -1077,7 +1078,7 @@ fn bench_gpt2(ctx: &Context, quick: bool) -> Result<Vec<Row>> {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(local)
     };
     let shakespeare = gpt2::Gpt2::new(ctx, &gpt2::Weights::load(&dir)?)?;
-    let sampling = gpt2::Sampling::TopK {
+    let sampling = generate::Sampling::TopK {
         temperature: 0.8,
         k: 40,
         seed: 1,

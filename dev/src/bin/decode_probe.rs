@@ -16,7 +16,8 @@ use std::time::Instant;
 #[path = "common/clocks.rs"]
 mod clocks;
 
-use wgsl_compute::models::gpt2::{self, Generator, Gpt2, Sampling, StepOptions};
+use wgsl_compute::generate::Sampling;
+use wgsl_compute::models::gpt2::{self, Generator, Gpt2, StepOptions};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Context, Result, Tensor};
 

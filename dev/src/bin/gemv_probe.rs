@@ -43,11 +43,21 @@ const CHAIN: usize = 48;
 enum Kind {
     Empty,
     Read,
-    Kn { c4: usize, u: usize },
-    Nk { wg: usize, r: usize, u: usize },
+    Kn {
+        c4: usize,
+        u: usize,
+    },
+    Nk {
+        wg: usize,
+        r: usize,
+        u: usize,
+    },
     /// The engine's own decode projection (`gpt2/ln_matvec_subgroup.wgsl`), its layer norm
     /// fused in or not, `c4` vec4 columns a workgroup, the plain store epilogue.
-    Engine { ln: bool, c4: usize },
+    Engine {
+        ln: bool,
+        c4: usize,
+    },
 }
 
 impl Kind {
@@ -244,7 +254,11 @@ fn engine_source(f16: bool) -> peer::Result<String> {
         .iter()
         .find(|s| s.path == "gpt2/ln_matvec_subgroup.wgsl")
         .ok_or("gpt2/ln_matvec_subgroup.wgsl is not in the shader table")?;
-    let dtype = if f16 { wgsl_compute::DType::F16 } else { wgsl_compute::DType::F32 };
+    let dtype = if f16 {
+        wgsl_compute::DType::F16
+    } else {
+        wgsl_compute::DType::F32
+    };
     Ok(format!(
         "{}{}",
         wgsl_compute::kernel::dtype_prelude(shader.wgsl, &[("w", dtype)])?,
@@ -255,7 +269,21 @@ fn engine_source(f16: bool) -> peer::Result<String> {
 /// The engine kernel's uniform words for weights (K, N) at quad offset `w_off4`.
 fn engine_params(n: usize, w_off4: u32) -> Vec<u32> {
     // n, x_off, w_off4, bias_off, out_off, ln_w_off, ln_b_off, eps, c, d, positions, k_off, v_off
-    vec![n as u32, 0, w_off4, 0, 0, 0, 0, 1e-5f32.to_bits(), n as u32 / 3, 64, 1, 0, 0]
+    vec![
+        n as u32,
+        0,
+        w_off4,
+        0,
+        0,
+        0,
+        0,
+        1e-5f32.to_bits(),
+        n as u32 / 3,
+        64,
+        1,
+        0,
+        0,
+    ]
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

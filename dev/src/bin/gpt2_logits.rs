@@ -11,7 +11,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use wgsl_compute::models::gpt2::{argmax, Gpt2, StepOptions, Tokenizer, Weights};
+use wgsl_compute::generate::argmax;
+use wgsl_compute::models::gpt2::{Gpt2, StepOptions, Tokenizer, Weights};
 use wgsl_compute::{Context, DType, Error, Result};
 
 const USAGE: &str = "usage: gpt2_logits --model DIR --prompt TEXT [--tokens N] [--out PREFIX] [--dtype f16|bf16|f32]

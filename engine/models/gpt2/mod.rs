@@ -28,10 +28,6 @@ pub mod tokenizer;
 pub mod train;
 pub mod weights;
 
-/// Sampling and the generator, moved to [`crate::generate`]; kept here for the old paths.
-pub use crate::generate::{argmax, choose, Sampler, Sampling, Streaming, DEVICE_TOP_K_MAX};
-/// The safetensors reader and writer, moved to [`crate::io`]; kept here for the old path.
-pub use crate::io::safetensors;
 pub use compiled::Generator;
 pub use config::Config;
 pub use kv_cache::KvCache;

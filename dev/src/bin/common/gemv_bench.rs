@@ -18,6 +18,7 @@
 //! `_vs_same_copy`.
 
 use wgsl_compute::context::Clock;
+use wgsl_compute::generate;
 use wgsl_compute::models::gpt2;
 use wgsl_compute::{ops, Context, DType, Result, Tensor};
 
@@ -84,7 +85,7 @@ pub fn projections(
 ) -> Result<Vec<Projection>> {
     let model = gpt2::Gpt2::with_dtype(ctx, weights, dtype)?;
     let mut g = gpt2::Generator::new(&model)?;
-    g.generate(&[1, 2, 3], 2, gpt2::Sampling::Greedy, |_| {})?;
+    g.generate(&[1, 2, 3], 2, generate::Sampling::Greedy, |_| {})?;
     let plan = g.decode_plan();
     // A second of replays first: a GPU that was idle runs its first milliseconds at low clocks
     // (the first run of this suite timed every dispatch about 3.6x slow).
