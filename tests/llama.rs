@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::llama::{Config, Llama};
 use wgsl_compute::Context;
 
@@ -60,8 +61,27 @@ fn llama_matches_transformers_logits_and_greedy_ids() {
             "{}: logits differ from transformers by {worst}",
             ctx.info().name
         );
-        let ids = model.generate_greedy(&g.prompt, g.greedy.len(), |_| {}).unwrap();
+        let mut streamed = vec![];
+        let ids = model
+            .generate(&g.prompt, g.greedy.len(), Sampling::Greedy, |id| streamed.push(id))
+            .unwrap();
         assert_eq!(ids, g.greedy, "{}: greedy ids", ctx.info().name);
+        assert_eq!(streamed, ids, "every id handed to the callback, in order");
+        // Seeded top-k sampling repeats itself; its ids are ids of the vocabulary.
+        let sampled = |seed| {
+            model
+                .generate(&g.prompt, 6, Sampling::recommended(seed), |_| {})
+                .unwrap()
+        };
+        let (a, b) = (sampled(3), sampled(3));
+        assert_eq!(a, b, "{}: the same seed, the same ids", ctx.info().name);
+        assert!(a.iter().all(|&id| (id as usize) < model.config().vocab_size));
+        // The shared loop's checks name the model.
+        let e = model
+            .generate(&[], 2, Sampling::Greedy, |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Llama::generate"), "{e}");
         // One token at a time through the cache gives the whole forward's last rows.
         let mut cache = model.new_cache();
         let mut rows = vec![];

@@ -16,34 +16,19 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::device::{DecodeState, DeviceSampling};
+use super::eager::Stepper;
 use super::sampling::{check_length, Sampling};
 use crate::context::readback::PendingRead;
-use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::tensor::Tensor;
 
-/// What a model gives a [`Generator`]: its context and sizes, a fresh cache, the tensors its
-/// plans bind, and the two device steps the plans are captured from. Both steps read the
+/// What a model gives a [`Generator`] beyond its [`Stepper`] (context, sizes, a fresh cache):
+/// the tensors its plans bind, and the two device steps the plans are captured from. Both steps read the
 /// current token and position from the [`DecodeState`] (or, for the prefill, the prompt from
 /// `ids`) and end in the device sampler ([`super::device::sample`]), so the next step
 /// depends on nothing the host holds.
-pub trait Decoder: Clone {
-    /// The model's per-sequence cache (keys and values, recurrent state, ...).
-    type Cache;
-
-    /// The context the model's tensors live on.
-    fn context(&self) -> &Context;
-
-    /// Longest sequence, prompt and generated tokens together (the cache's capacity).
-    fn positions(&self) -> usize;
-
-    /// Token ids are below this.
-    fn vocab_size(&self) -> usize;
-
-    /// An empty cache for one sequence of up to [`Decoder::positions`] tokens.
-    fn new_cache(&self) -> Result<Self::Cache>;
-
+pub trait Decoder: Stepper + Clone {
     /// Every tensor the plans bind that outlives a step: the model's weights and `cache`'s
     /// buffers ([`Plan::capture`]'s `hold`).
     fn tensors<'a>(&'a self, cache: &'a Self::Cache) -> Vec<&'a Tensor>;

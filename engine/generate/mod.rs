@@ -1,12 +1,13 @@
 //! Generation, for any model: choosing the next token ([`sampling`]: greedy or seeded top-k
 //! on the host), its device twin and the per-sequence state a decode plan reads
-//! ([`device`]: [`DecodeState`], the device sampler, `shaders/generate/`), and the decode
-//! loop over compiled plans ([`generator`]: [`Generator`] over a model that implements
-//! [`Decoder`]).
+//! ([`device`]: [`DecodeState`], the device sampler, `shaders/generate/`), the op-by-op loop
+//! every model shares ([`eager`]: [`generate_eager_async`] over a model that implements
+//! [`Stepper`]), and the decode loop over compiled plans ([`generator`]: [`Generator`] over a
+//! model that implements [`Decoder`]).
 //!
 //! Above [`crate::ops`] and [`crate::plan`], below [`crate::models`]: a model implements
-//! [`Decoder`] (GPT-2 does, in `models::gpt2::compiled`) and keeps its own eager loop; nothing
-//! here names a model.
+//! [`Stepper`] (GPT-2 and the Llama-style decoder do) and, for compiled plans, [`Decoder`]
+//! (GPT-2, in `models::gpt2::compiled`); nothing here names a model.
 //!
 //! ```no_run
 //! use wgsl_compute::generate::{Generator, Sampling};
@@ -20,9 +21,11 @@
 //! ```
 
 pub mod device;
+pub mod eager;
 pub mod generator;
 pub mod sampling;
 
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
+pub use eager::{generate_eager_async, Stepper};
 pub use generator::{Decoder, Generator, Streaming};
 pub use sampling::{argmax, choose, Sampler, Sampling};

@@ -7,7 +7,6 @@
 
 use super::kv_cache::KvCache;
 use super::model::Gpt2;
-use crate::context::Context;
 use crate::error::Result;
 use crate::generate::{DecodeState, Decoder};
 use crate::tensor::Tensor;
@@ -16,24 +15,6 @@ use crate::tensor::Tensor;
 pub type Generator = crate::generate::Generator<Gpt2>;
 
 impl Decoder for Gpt2 {
-    type Cache = KvCache;
-
-    fn context(&self) -> &Context {
-        Gpt2::context(self)
-    }
-
-    fn positions(&self) -> usize {
-        self.config().n_positions
-    }
-
-    fn vocab_size(&self) -> usize {
-        self.config().vocab_size
-    }
-
-    fn new_cache(&self) -> Result<KvCache> {
-        Gpt2::new_cache(self)
-    }
-
     fn tensors<'a>(&'a self, cache: &'a KvCache) -> Vec<&'a Tensor> {
         let mut hold = self.weight_tensors();
         let (k, v) = cache.tensors();

@@ -1,13 +1,15 @@
 //! GPT-2's generation entry points: through compiled plans ([`Generator`], from
-//! [`crate::generate`]) on GPU adapters, or op by op with the decode loop over the model's KV
-//! cache, the token chosen on the host ([`choose`]).
+//! [`crate::generate`]) on GPU adapters, or op by op through the loop every model shares
+//! ([`generate_eager_async`]) over GPT-2's [`Stepper`]: its KV cache and one step's logits.
 
 use super::compiled::Generator;
+use super::kv_cache::KvCache;
 use super::model::{Gpt2, StepOptions};
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::generate::device::DeviceSampling;
-use crate::generate::sampling::check_length;
-use crate::generate::{choose, Sampler, Sampling};
+use crate::generate::{generate_eager_async, Sampling, Stepper};
+use crate::tensor::Tensor;
 
 impl Gpt2 {
     /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id in
@@ -62,23 +64,9 @@ impl Gpt2 {
         prompt: &[u32],
         n: usize,
         sampling: Sampling,
-        mut on_token: impl FnMut(u32),
+        on_token: impl FnMut(u32),
     ) -> Result<Vec<u32>> {
-        let op = "Gpt2::generate";
-        let limit = self.config().n_positions;
-        check_length(op, prompt, n, limit)?;
-        let mut sampler = Sampler::new(sampling)?;
-        let mut cache = self.new_cache()?;
-        let mut out = Vec::with_capacity(n);
-        let mut input = prompt.to_vec();
-        while out.len() < n {
-            let step = self.step(&input, &mut cache, StepOptions::default())?;
-            let id = choose(&step.logits, &mut sampler).await?;
-            on_token(id);
-            out.push(id);
-            input = vec![id];
-        }
-        Ok(out)
+        generate_eager_async("Gpt2::generate", self, prompt, n, sampling, on_token).await
     }
 
     /// [`Gpt2::generate_eager_async`], blocking (native only).
@@ -103,5 +91,29 @@ impl Gpt2 {
         on_token: impl FnMut(u32),
     ) -> Result<Vec<u32>> {
         pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
+    }
+}
+
+impl Stepper for Gpt2 {
+    type Cache = KvCache;
+
+    fn context(&self) -> &Context {
+        Gpt2::context(self)
+    }
+
+    fn positions(&self) -> usize {
+        self.config().n_positions
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.config().vocab_size
+    }
+
+    fn new_cache(&self) -> Result<KvCache> {
+        Gpt2::new_cache(self)
+    }
+
+    fn next_logits(&self, ids: &[u32], cache: &mut KvCache) -> Result<Tensor> {
+        Ok(self.step(ids, cache, StepOptions::default())?.logits)
     }
 }

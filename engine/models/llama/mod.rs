@@ -1,14 +1,17 @@
 //! A Llama-style decoder (RMSNorm, rotary position embeddings, SwiGLU, grouped-query
 //! attention, an untied head) loading Hugging Face `LlamaForCausalLM` files: its config
 //! ([`Config`]) and its forward with a key/value cache on the engine's tensor ops
-//! ([`Llama`]). Everything specific to the model is in this folder.
+//! ([`Llama`]), generating through the op-by-op loop every model shares
+//! ([`crate::generate::generate_eager_async`]) with any [`crate::generate::Sampling`].
+//! Everything specific to the model is in this folder.
 //!
 //! ```
+//! use wgsl_compute::generate::Sampling;
 //! use wgsl_compute::models::llama::Llama;
 //! let ctx = wgsl_compute::Context::cpu();
 //! let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/models/llama-tiny-random"); // a test fixture
 //! let model = Llama::load(&ctx, std::path::Path::new(dir))?;
-//! let ids = model.generate_greedy(&[1, 17, 42], 4, |_| {})?;
+//! let ids = model.generate(&[1, 17, 42], 4, Sampling::Greedy, |_| {})?;
 //! assert_eq!(ids.len(), 4);
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```

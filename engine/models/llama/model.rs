@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::config::Config;
 use crate::error::{Error, Result};
+use crate::generate::{generate_eager_async, Sampling, Stepper};
 use crate::io::safetensors;
 use crate::ops;
 use crate::tensor::Tensor;
@@ -197,24 +198,30 @@ impl Llama {
         rms_norm(&x, &self.norm, cfg.rms_norm_eps)?.linear(&self.head, None) // (T, V)
     }
 
-    /// The greedy continuation of `prompt`: `n` ids, each the argmax of the last position's
-    /// logits, fed back one at a time through the cache; `on_token` sees each as it comes.
-    /// Native only (it reads each id back, blocking).
+    /// Generates `n` tokens after `prompt` (>= 1 token), op by op through the loop every model
+    /// shares ([`generate_eager_async`]): the prompt as one step, then one cached step a token,
+    /// each chosen by `sampling` on the host and handed to `on_token` at once (streaming).
+    /// Returns the new ids.
+    pub async fn generate_async(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        generate_eager_async("Llama::generate", self, prompt, n, sampling, on_token).await
+    }
+
+    /// [`Llama::generate_async`], blocking (native only).
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn generate_greedy(&self, prompt: &[u32], n: usize, mut on_token: impl FnMut(u32)) -> Result<Vec<u32>> {
-        let mut cache = self.new_cache();
-        let mut logits = self.forward(prompt, &mut cache)?;
-        let mut out = Vec::with_capacity(n);
-        for i in 0..n {
-            let last = logits.narrow(0, logits.shape()[0] - 1, logits.shape()[0])?; // (1, V)
-            let id = ops::argmax_last(&last)?.to_vec()?[0] as u32;
-            on_token(id);
-            out.push(id);
-            if i + 1 < n {
-                logits = self.forward(&[id], &mut cache)?;
-            }
-        }
-        Ok(out)
+    pub fn generate(
+        &self,
+        prompt: &[u32],
+        n: usize,
+        sampling: Sampling,
+        on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
+        pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
     }
 
     /// cos and sin of the rotary angles of positions `past..past + t`: (T, 1, D) each, the
@@ -234,6 +241,32 @@ impl Llama {
             Tensor::from_slice(ctx, &[t, 1, d], &cos)?,
             Tensor::from_slice(ctx, &[t, 1, d], &sin)?,
         ))
+    }
+}
+
+impl Stepper for Llama {
+    type Cache = Cache;
+
+    fn context(&self) -> &Context {
+        self.embed.context()
+    }
+
+    fn positions(&self) -> usize {
+        self.config.max_position_embeddings
+    }
+
+    fn vocab_size(&self) -> usize {
+        self.config.vocab_size
+    }
+
+    fn new_cache(&self) -> Result<Cache> {
+        Ok(Llama::new_cache(self))
+    }
+
+    fn next_logits(&self, ids: &[u32], cache: &mut Cache) -> Result<Tensor> {
+        let logits = self.forward(ids, cache)?; // (T, V)
+        let t = logits.shape()[0];
+        logits.narrow(0, t - 1, t) // (1, V)
     }
 }
 
