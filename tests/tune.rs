@@ -484,7 +484,7 @@ fn tune_off_runs_the_hand_rule_and_measures_nothing() {
         // The plan of a capture names the hand rule's path.
         let (plan, _) = Plan::capture(ctx, &[&a, &b], || ops::matmul(&a, &b)).unwrap();
         let dump = plan.dump();
-        assert!(dump.contains("matmul/register_tiled"), "{dump}");
+        assert!(dump.contains("ops/matmul/register_tiled"), "{dump}");
         assert!(
             dump.contains(": register_tiled (tuning off; hand rule register_tiled)"),
             "{dump}"
@@ -588,7 +588,7 @@ fn tune_plan_captured_after_tuning_replays_the_tuned_path() {
         let tuned_before = ctx.tune_time();
         let (plan, y) = Plan::capture(ctx, &[&a, &b], || ops::matmul(&a, &b)).unwrap();
         let dump = plan.dump();
-        assert!(dump.contains("matmul/tiled16"), "{dump}");
+        assert!(dump.contains("ops/matmul/tiled16"), "{dump}");
         assert_eq!(plan.choices().len(), 1, "{dump}");
         assert!(
             dump.contains(&format!(

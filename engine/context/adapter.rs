@@ -201,7 +201,7 @@ pub(crate) async fn open(adapter: &wgpu::Adapter) -> Result<(wgpu::Device, wgpu:
             // SAFETY: wgpu marks its experimental features unsafe because their validation is
             // incomplete. The engine asks for them only when the user opts in
             // (ENGINE_EXPERIMENTAL=cooperative-matrix), and its one kernel that uses them
-            // (shaders/matmul/cooperative.wgsl) loads and stores whole 16 x 16 tiles that the
+            // (shaders/ops/matmul/cooperative.wgsl) loads and stores whole 16 x 16 tiles that the
             // host has checked lie inside the operands (engine/ops/matmul/select.rs).
             unsafe { wgpu::ExperimentalFeatures::enabled() }
         } else {

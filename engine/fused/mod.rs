@@ -23,7 +23,7 @@
 //!   capture fuses chains of elementwise ops through it by itself.
 //! - **An op's own epilogue or neighbour: next to the op.** The bias, GELU and residual
 //!   epilogue of the products is part of the matmul kernels' uniform and WGSL
-//!   (`shaders/matmul/common.wgsl`), so it lives in [`ops::matmul`](mod@crate::ops::matmul); a
+//!   (`shaders/ops/matmul/common.wgsl`), so it lives in [`ops::matmul`](mod@crate::ops::matmul); a
 //!   row op fused with the op before it lives beside the op it extends
 //!   ([`ops::linear_residual_layer_norm`](crate::ops::linear_residual_layer_norm) in
 //!   `ops/layer_norm.rs`: the norm's kernel sums the product's split-K slices); a scan fused
@@ -32,7 +32,7 @@
 //! - **A kernel only one model's step uses: in the model.** GPT-2's decode-step kernels
 //!   (layer norm fused into the projections, the cache write, the device sampler) read the
 //!   model's decode state and KV-cache layout, which no op should know: `models/gpt2/decode.rs`,
-//!   their WGSL in `shaders/gpt2/`.
+//!   their WGSL in `shaders/models/gpt2/`.
 //!
 //! Why not one folder: layers only look down (`tests/layering.rs`). This module sits below
 //! `ops`, so it cannot name a matmul; an epilogue changes its op's kernels and uniform, so it

@@ -5,7 +5,7 @@
 /// One WGSL file under `shaders/`.
 #[derive(Clone, Copy, Debug)]
 pub struct Shader {
-    /// Its path under `shaders/`, e.g. `matmul/tiled16.wgsl`.
+    /// Its path under `shaders/`, e.g. `ops/matmul/tiled16.wgsl`.
     pub path: &'static str,
     /// The files prepended to it, in order (paths under `shaders/`).
     pub preludes: &'static [&'static str],

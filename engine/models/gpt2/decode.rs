@@ -1,4 +1,4 @@
-//! The fused kernels of GPT-2's one-token decode step (`shaders/gpt2/`), the ops a compiled
+//! The fused kernels of GPT-2's one-token decode step (`shaders/models/gpt2/`), the ops a compiled
 //! decode plan is made of.
 //!
 //! Everything a step needs that changes from one token to the next (the token id, its
@@ -18,19 +18,27 @@ use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
 
-const EMBED_TOKEN: KernelDef = KernelDef::new("gpt2/embed_token", shader!("gpt2/embed_token.wgsl"), "embed_token");
+const EMBED_TOKEN: KernelDef = KernelDef::new(
+    "models/gpt2/embed_token",
+    shader!("models/gpt2/embed_token.wgsl"),
+    "embed_token",
+);
 
-const LN_MATVEC: KernelDef = KernelDef::new("gpt2/ln_matvec", shader!("gpt2/ln_matvec.wgsl"), "ln_matvec");
+const LN_MATVEC: KernelDef = KernelDef::new(
+    "models/gpt2/ln_matvec",
+    shader!("models/gpt2/ln_matvec.wgsl"),
+    "ln_matvec",
+);
 
 // No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup builtins
 // whenever the device has the SUBGROUP feature.
 const LN_MATVEC_SUBGROUP: KernelDef = KernelDef::new(
-    "gpt2/ln_matvec_subgroup",
-    shader!("gpt2/ln_matvec_subgroup.wgsl"),
+    "models/gpt2/ln_matvec_subgroup",
+    shader!("models/gpt2/ln_matvec_subgroup.wgsl"),
     "ln_matvec_subgroup",
 );
 
-/// How a decode projection's kernel splits its work (`shaders/gpt2/ln_matvec_body.wgsl`).
+/// How a decode projection's kernel splits its work (`shaders/models/gpt2/ln_matvec_body.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MatvecSplit {
     /// CPU adapters: an invocation walks all of K for one vec4 of columns, 1024 columns a
@@ -118,12 +126,12 @@ impl MatvecSplit {
 }
 
 const ATTENTION_DECODE: KernelDef = KernelDef::new(
-    "gpt2/attention_decode",
-    shader!("gpt2/attention_decode.wgsl"),
+    "models/gpt2/attention_decode",
+    shader!("models/gpt2/attention_decode.wgsl"),
     "attention_decode",
 );
 
-const LM_HEAD: KernelDef = KernelDef::new("gpt2/lm_head", shader!("gpt2/lm_head.wgsl"), "lm_head");
+const LM_HEAD: KernelDef = KernelDef::new("models/gpt2/lm_head", shader!("models/gpt2/lm_head.wgsl"), "lm_head");
 
 /// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
 const ATTENTION_MAX_P: usize = 2048;

@@ -15,7 +15,11 @@ use crate::tensor::Tensor;
 
 use super::config::Config;
 
-const QKV_CACHE: KernelDef = KernelDef::new("gpt2/qkv_cache", shader!("gpt2/qkv_cache.wgsl"), "qkv_cache");
+const QKV_CACHE: KernelDef = KernelDef::new(
+    "models/gpt2/qkv_cache",
+    shader!("models/gpt2/qkv_cache.wgsl"),
+    "qkv_cache",
+);
 
 /// Cached keys and values of one sequence.
 #[derive(Clone, Debug)]

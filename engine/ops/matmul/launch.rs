@@ -1,6 +1,6 @@
 //! Recording the matmul kernels: the operands' geometry as the kernels address it
 //! ([`Operands`]: collapsed batch axes, row and column strides, vec4 alignment), the one
-//! uniform of `shaders/matmul/common.wgsl`, each kernel's workgroup grid and bindings, and the
+//! uniform of `shaders/ops/matmul/common.wgsl`, each kernel's workgroup grid and bindings, and the
 //! split-K products with the dispatch that sums their slices.
 //!
 //! The path is already chosen ([`super::select`]); what fails here is a product the kernels
@@ -12,27 +12,39 @@ use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::shape::{broadcast_strides, collapse, Layout, MatmulShape};
 use crate::tensor::Tensor;
 
-const TILED16: KernelDef = KernelDef::new("matmul/tiled16", shader!("matmul/tiled16.wgsl"), "tiled16");
+const TILED16: KernelDef = KernelDef::new("ops/matmul/tiled16", shader!("ops/matmul/tiled16.wgsl"), "tiled16");
 
 const REGISTER_TILED: KernelDef = KernelDef::new(
-    "matmul/register_tiled",
-    shader!("matmul/register_tiled.wgsl"),
+    "ops/matmul/register_tiled",
+    shader!("ops/matmul/register_tiled.wgsl"),
     "register_tiled",
 );
 
-const LARGE_TILE: KernelDef = KernelDef::new("matmul/large_tile", shader!("matmul/large_tile.wgsl"), "large_tile");
+const LARGE_TILE: KernelDef = KernelDef::new(
+    "ops/matmul/large_tile",
+    shader!("ops/matmul/large_tile.wgsl"),
+    "large_tile",
+);
 
-const COOPERATIVE: KernelDef = KernelDef::new("matmul/cooperative", shader!("matmul/cooperative.wgsl"), "cooperative");
+const COOPERATIVE: KernelDef = KernelDef::new(
+    "ops/matmul/cooperative",
+    shader!("ops/matmul/cooperative.wgsl"),
+    "cooperative",
+);
 
-const MATVEC: KernelDef = KernelDef::new("matmul/matvec", shader!("matmul/matvec.wgsl"), "matvec");
+const MATVEC: KernelDef = KernelDef::new("ops/matmul/matvec", shader!("ops/matmul/matvec.wgsl"), "matvec");
 
-const SPLIT_K_SUM: KernelDef = KernelDef::new("matmul/split_k_sum", shader!("matmul/split_k_sum.wgsl"), "split_k_sum");
+const SPLIT_K_SUM: KernelDef = KernelDef::new(
+    "ops/matmul/split_k_sum",
+    shader!("ops/matmul/split_k_sum.wgsl"),
+    "split_k_sum",
+);
 
 // No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup
 // builtins whenever the device has the SUBGROUP feature.
 const MATVEC_SUBGROUP: KernelDef = KernelDef::new(
-    "matmul/matvec_subgroup",
-    shader!("matmul/matvec_subgroup.wgsl"),
+    "ops/matmul/matvec_subgroup",
+    shader!("ops/matmul/matvec_subgroup.wgsl"),
     "matvec_subgroup",
 );
 

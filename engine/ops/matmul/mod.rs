@@ -3,7 +3,7 @@
 //! epilogue). The epilogue is this op's own fusion and lives here with it ([`crate::fused`]
 //! says where the other fused kernels go).
 //!
-//! Six kernels and the split-K sum share one uniform (`shaders/matmul/common.wgsl`): the
+//! Six kernels and the split-K sum share one uniform (`shaders/ops/matmul/common.wgsl`): the
 //! readable 16x16 shared-memory tile (`tiled16.wgsl`), a 64x64 block with 4x4 register tiles
 //! and vec4 loads (`register_tiled.wgsl`), a 128x128 block with 8x8 register tiles
 //! (`large_tile.wgsl`), a row-times-matrix kernel for M = 1 (`matvec.wgsl`, with a subgroup

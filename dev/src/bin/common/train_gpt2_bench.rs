@@ -122,7 +122,7 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         let matmul: f64 = profile
             .kernels
             .iter()
-            .filter(|k| k.name.starts_with("matmul/"))
+            .filter(|k| k.name.starts_with("ops/matmul/"))
             .map(|k| k.seconds)
             .sum();
         Some((profile.total_seconds() * 1e3 / n as f64, matmul * 1e3 / n as f64))

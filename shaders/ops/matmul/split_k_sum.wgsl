@@ -1,5 +1,5 @@
 // prelude: nn/gelu.wgsl
-// prelude: matmul/common.wgsl
+// prelude: ops/matmul/common.wgsl
 // The second half of a split-K product: the S partial products over K-slices, (S, M, N) dense,
 // summed per element in slice order and passed through the product's epilogue (scale, bias,
 // GELU), so a split product gives what the unsplit kernel's epilogue would:

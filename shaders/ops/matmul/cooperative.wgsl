@@ -1,6 +1,6 @@
-// prelude: matmul/cooperative_enable.wgsl
+// prelude: ops/matmul/cooperative_enable.wgsl
 // prelude: nn/gelu.wgsl
-// prelude: matmul/common.wgsl
+// prelude: ops/matmul/common.wgsl
 // MatmulPath::Cooperative: f16 a @ f16 b with f32 accumulation on the adapter's matrix units,
 // through wgpu's experimental cooperative matrices (16 x 16 x 16, f16 x f16 -> f32; the engine
 // asks for them only under ENGINE_EXPERIMENTAL=cooperative-matrix, context/adapter.rs).

@@ -1,6 +1,6 @@
 
 // prelude: nn/gelu.wgsl
-// prelude: matmul/common.wgsl
+// prelude: ops/matmul/common.wgsl
 // dtype: a scalar
 // dtype: b scalar
 // The DOT mode of matvec.wgsl (b's K axis dense) with the partial sums folded by

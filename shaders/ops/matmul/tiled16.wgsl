@@ -1,6 +1,6 @@
 
 // prelude: nn/gelu.wgsl
-// prelude: matmul/common.wgsl
+// prelude: ops/matmul/common.wgsl
 // dtype: a scalar
 // dtype: b scalar
 // The readable baseline (seed 004): a 16x16 shared-memory tile. Each workgroup owns a 16x16

@@ -1,6 +1,6 @@
 
 // prelude: nn/gelu.wgsl
-// prelude: matmul/common.wgsl
+// prelude: ops/matmul/common.wgsl
 // dtype: a scalar
 // dtype: b scalar
 // One row times a matrix (M = 1, the decode step): out[z, 0, j] = sum_k a[z, 0, k] b[z, k, j].

@@ -1,5 +1,5 @@
 // prelude: nn/gelu.wgsl
-// prelude: matmul/common.wgsl
+// prelude: ops/matmul/common.wgsl
 // dtype: a quad
 // dtype: b quad
 // The large-product path: a 128x128 block tile per workgroup of 256 invocations, each

@@ -1,6 +1,6 @@
 
 // prelude: nn/gelu.wgsl
-// prelude: matmul/common.wgsl
+// prelude: ops/matmul/common.wgsl
 // dtype: a quad
 // dtype: b quad
 // The fast path: a 64x64 block tile per workgroup of 256 invocations, each accumulating a 4x4
