@@ -92,13 +92,14 @@ impl Context {
             return Ok((self, Picked::Kept));
         }
         if let Some(e) = gpu.tuner.lookup(Family::Context, workload) {
-            if let Some(ctx) = self.candidates()?.into_iter().find(|c| name_of(c) == e.chosen) {
+            // Only the chosen candidate is opened: a cached run pays for no other device.
+            if let Some(ctx) = self.candidates(Some(&e.chosen)).into_iter().next() {
                 return Ok((ctx, Picked::Cached(e)));
             }
         }
         let mut times = vec![];
         let mut best: Option<(f64, Context)> = None;
-        for ctx in self.candidates()? {
+        for ctx in self.candidates(None) {
             let t = time(&ctx).ok().filter(|t| t.is_finite());
             times.push((name_of(&ctx), t.map(|t| t * 1e3)));
             if let Some(t) = t {
@@ -125,22 +126,28 @@ impl Context {
     }
 
     /// This context, a context on the first software adapter of every other backend, and
-    /// the CPU reference (unless a GPU is required).
-    fn candidates(&self) -> Result<Vec<Context>> {
+    /// the CPU reference (unless a GPU is required); with `only`, just the one of that name.
+    /// An adapter whose device does not open is no candidate.
+    fn candidates(&self, only: Option<&str>) -> Vec<Context> {
+        let wanted = |name: &str| only.is_none_or(|o| o == name);
+        let mut out: Vec<Context> = vec![self.clone()].into_iter().filter(|c| wanted(&name_of(c))).collect();
+        let mut seen = vec![name_of(self)];
         let all = wgpu::Backends::all();
         let instance = adapter::instance(all);
-        let mut out = vec![self.clone()];
         for a in pollster::block_on(adapter::adapters(&instance, all)) {
             let info = a.get_info();
             let backend = format!("{:?}", info.backend).to_lowercase();
             let software = DeviceKind::of(info.device_type, &info.name) == DeviceKind::Software;
-            if software && !out.iter().any(|c| name_of(c) == backend) {
-                out.push(pollster::block_on(Context::from_adapter(&a))?);
+            if software && !seen.contains(&backend) {
+                seen.push(backend.clone());
+                if wanted(&backend) {
+                    out.extend(pollster::block_on(Context::from_adapter(&a)).ok());
+                }
             }
         }
-        if !require_gpu() {
+        if !require_gpu() && wanted("cpu") {
             out.push(Context::cpu());
         }
-        Ok(out)
+        out
     }
 }
