@@ -65,6 +65,13 @@ fn main() -> Result<()> {
         .cloned();
     // --only a,b: just those entry points (a driver that fails to compile one can lose the
     // device, so each variant can run in a process of its own).
+    // --passthrough: naga's SPIR-V through wgpu's passthrough, the ArrayStride decorations of
+    // workgroup arrays removed (--keep-stride keeps them: the control).
+    let mode = if args.iter().any(|a| a == "--passthrough") {
+        Some(args.iter().any(|a| a == "--keep-stride"))
+    } else {
+        None
+    };
     let only: Option<Vec<String>> = args
         .iter()
         .position(|a| a == "--only")
@@ -121,7 +128,7 @@ fn main() -> Result<()> {
         println!("no adapter offers f16 x f16 -> f32 16x16x16 cooperative matrices through wgpu: nothing to run");
         return Ok(());
     };
-    let probe = Probe::new(&adapter, only.as_deref())?;
+    let probe = Probe::new(&adapter, only.as_deref(), mode)?;
     let n = 4096;
     let mut best: f64 = 0.0;
     let mut keys = vec![];
@@ -161,10 +168,11 @@ fn main() -> Result<()> {
 }
 
 /// The kernel's entry points and the output tile (rows, columns) each workgroup covers.
-const ENTRIES: [(&str, usize, usize); 3] = [
+const ENTRIES: [(&str, usize, usize); 4] = [
     ("coop_matmul", 64, 64),
     ("coop_matmul_2x2", 128, 128),
     ("coop_matmul_2x2_k32", 128, 128),
+    ("coop_staged_v4", 128, 128),
 ];
 
 /// The probe's device, pipeline and timestamp support.
@@ -185,10 +193,22 @@ struct Operands {
 }
 
 impl Probe {
-    fn new(adapter: &wgpu::Adapter, only: Option<&[String]>) -> Result<Self> {
+    /// `passthrough`: None builds the pipelines from the WGSL as wgpu does; Some(keep_stride)
+    /// from naga's SPIR-V of each entry point through wgpu's passthrough, with the ArrayStride
+    /// decorations of workgroup arrays removed unless `keep_stride`.
+    fn new(adapter: &wgpu::Adapter, only: Option<&[String]>, passthrough: Option<bool>) -> Result<Self> {
         let stamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+        let pass = if passthrough.is_some() {
+            if !adapter.features().contains(wgpu::Features::PASSTHROUGH_SHADERS) {
+                return Err("--passthrough: this adapter does not offer PASSTHROUGH_SHADERS".into());
+            }
+            wgpu::Features::PASSTHROUGH_SHADERS
+        } else {
+            wgpu::Features::empty()
+        };
         let features = wgpu::Features::SHADER_F16
             | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+            | pass
             | (adapter.features() & stamps);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("coop probe"),
@@ -211,10 +231,18 @@ impl Probe {
                 continue;
             }
             let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let own = match passthrough {
+                None => None,
+                Some(keep_stride) => Some(passthrough_pipeline(&device, entry, keep_stride)?),
+            };
+            let (module, layout) = match &own {
+                Some((m, l)) => (m, Some(l)),
+                None => (&module, None),
+            };
             let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
-                layout: None,
-                module: &module,
+                layout,
+                module,
                 entry_point: Some(entry),
                 compilation_options: Default::default(),
                 cache: None,
@@ -399,5 +427,211 @@ impl Probe {
         self.device.poll(wgpu::PollType::wait_indefinitely())?;
         let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&read.slice(..).get_mapped_range()?);
         Ok(ticks[1].saturating_sub(ticks[0]) as f64 * self.queue.get_timestamp_period() as f64 * 1e-9)
+    }
+}
+
+/// The SPIR-V naga writes for `entry` of the probe's WGSL, as a passthrough module with its
+/// explicit layout (uniform params, a, b read-only, c read-write). Unless `keep_stride`, the
+/// `ArrayStride` decorations of the arrays in workgroup memory are removed: naga decorates
+/// every array type, and the Vulkan spec allows explicit layout only in the buffer and
+/// push-constant storage classes (gfx-rs/wgpu issue 7696), which is the lead issue #44 asks
+/// to test against the driver's "NVVM compilation failed" on the staged kernels.
+fn passthrough_pipeline(
+    device: &wgpu::Device,
+    entry: &str,
+    keep_stride: bool,
+) -> Result<(wgpu::ShaderModule, wgpu::PipelineLayout)> {
+    let (words, size) = spirv(entry, keep_stride)?;
+    // SAFETY: naga validated the module and wrote the SPIR-V; the only edit removes layout
+    // decorations from types no buffer uses (strip_workgroup_layout refuses otherwise).
+    let shader = unsafe {
+        device.create_shader_module_passthrough(wgpu::ShaderModuleDescriptorPassthrough {
+            label: Some(entry),
+            entry_points: vec![wgpu::PassthroughShaderEntryPoint {
+                name: entry.to_string().into(),
+                workgroup_size: (size[0], size[1], size[2]),
+            }]
+            .into(),
+            spirv: Some(words.into()),
+            ..Default::default()
+        })
+    };
+    let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let uniform = wgpu::BindGroupLayoutEntry {
+        binding: 0,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Uniform,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("coop passthrough"),
+        entries: &[uniform, storage(1, true), storage(2, true), storage(3, false)],
+    });
+    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("coop passthrough"),
+        bind_group_layouts: &[Some(&group)],
+        immediate_size: 0,
+    });
+    Ok((shader, layout))
+}
+
+/// naga's SPIR-V for `entry` of the probe's WGSL (the options wgpu's Vulkan backend uses on a
+/// Vulkan 1.3 driver with robust buffer access 2), its workgroup types' layout decorations
+/// removed unless `keep_stride`, and the entry point's workgroup size.
+fn spirv(entry: &str, keep_stride: bool) -> Result<(Vec<u32>, [u32; 3])> {
+    let module = naga::front::wgsl::parse_str(WGSL).map_err(|e| e.emit_to_string(WGSL))?;
+    let caps = naga::valid::Capabilities::SHADER_FLOAT16 | naga::valid::Capabilities::COOPERATIVE_MATRIX;
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps).validate(&module)?;
+    let options = naga::back::spv::Options {
+        lang_version: (1, 6),
+        bounds_check_policies: naga::proc::BoundsCheckPolicies {
+            index: naga::proc::BoundsCheckPolicy::Restrict,
+            buffer: naga::proc::BoundsCheckPolicy::Unchecked,
+            image_load: naga::proc::BoundsCheckPolicy::Restrict,
+            binding_array: naga::proc::BoundsCheckPolicy::Unchecked,
+        },
+        zero_initialize_workgroup_memory: naga::back::spv::ZeroInitializeWorkgroupMemoryMode::None,
+        ..Default::default()
+    };
+    let pipeline = naga::back::spv::PipelineOptions {
+        shader_stage: naga::ShaderStage::Compute,
+        entry_point: entry.to_string(),
+    };
+    let mut words = naga::back::spv::write_vec(&module, &info, &options, Some(&pipeline))?;
+    let removed = if keep_stride {
+        0
+    } else {
+        strip_workgroup_layout(&mut words)?
+    };
+    println!(
+        "{entry}: passthrough SPIR-V, {} words, {removed} layout decorations of workgroup types removed",
+        words.len()
+    );
+    let size = module
+        .entry_points
+        .iter()
+        .find(|e| e.name == entry)
+        .map(|e| e.workgroup_size)
+        .ok_or_else(|| format!("no entry point {entry}"))?;
+    Ok((words, size))
+}
+
+/// Removes `ArrayStride`, `MatrixStride` and member `Offset` decorations from the types that
+/// workgroup variables reach (arrays and structs, through their elements and members); the
+/// number removed. Refuses a module where such a type is also reached from a buffer or push
+/// constants, whose layout the decorations define.
+fn strip_workgroup_layout(words: &mut Vec<u32>) -> Result<usize> {
+    const TYPE_ARRAY: u32 = 28;
+    const TYPE_RUNTIME_ARRAY: u32 = 29;
+    const TYPE_STRUCT: u32 = 30;
+    const TYPE_POINTER: u32 = 32;
+    const DECORATE: u32 = 71;
+    const MEMBER_DECORATE: u32 = 72;
+    const ARRAY_STRIDE: u32 = 6;
+    const MATRIX_STRIDE: u32 = 7;
+    const OFFSET: u32 = 35;
+    const WORKGROUP: u32 = 4;
+    // Storage classes whose types carry explicit layout: Uniform, PushConstant, StorageBuffer,
+    // PhysicalStorageBuffer.
+    const LAID_OUT: [u32; 4] = [2, 9, 12, 5349];
+    // Each instruction's (start, word count); the header is 5 words.
+    let mut at = 5;
+    let mut instructions = vec![];
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            return Err(format!("malformed SPIR-V at word {at}").into());
+        }
+        instructions.push((at, count));
+        at += count;
+    }
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    let (mut workgroup, mut buffers) = (vec![], vec![]);
+    for &(at, count) in &instructions {
+        let op = words[at] & 0xffff;
+        let w = &words[at + 1..at + count];
+        match op {
+            TYPE_ARRAY | TYPE_RUNTIME_ARRAY => {
+                children.insert(w[0], vec![w[1]]);
+            }
+            TYPE_STRUCT => {
+                children.insert(w[0], w[1..].to_vec());
+            }
+            TYPE_POINTER if w[1] == WORKGROUP => workgroup.push(w[2]),
+            TYPE_POINTER if LAID_OUT.contains(&w[1]) => buffers.push(w[2]),
+            _ => {}
+        }
+    }
+    let reach = |mut todo: Vec<u32>| {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(t) = todo.pop() {
+            if seen.insert(t) {
+                todo.extend(children.get(&t).into_iter().flatten());
+            }
+        }
+        seen
+    };
+    let workgroup = reach(workgroup);
+    let buffers = reach(buffers);
+    let mut out = words[..5].to_vec();
+    let mut removed = 0;
+    for &(at, count) in &instructions {
+        let op = words[at] & 0xffff;
+        let w = &words[at + 1..at + count];
+        let layout = match op {
+            DECORATE => [ARRAY_STRIDE, MATRIX_STRIDE].contains(&w[1]) && workgroup.contains(&w[0]),
+            MEMBER_DECORATE => [OFFSET, MATRIX_STRIDE].contains(&w[2]) && workgroup.contains(&w[0]),
+            _ => false,
+        };
+        if layout {
+            if buffers.contains(&w[0]) {
+                return Err(format!(
+                    "type %{} is in workgroup memory and in a buffer: its layout stays",
+                    w[0]
+                )
+                .into());
+            }
+            removed += 1;
+        } else {
+            out.extend_from_slice(&words[at..at + count]);
+        }
+    }
+    *words = out;
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The staged kernel's SPIR-V loses exactly the strides of its two workgroup arrays; the
+    /// buffers' runtime arrays keep theirs.
+    #[test]
+    fn only_the_workgroup_arrays_lose_their_stride() {
+        let (kept, _) = super::spirv("coop_staged_v4", true).unwrap();
+        let (stripped, _) = super::spirv("coop_staged_v4", false).unwrap();
+        let strides = |w: &[u32]| {
+            let mut at = 5;
+            let mut n = 0;
+            while at < w.len() {
+                let count = (w[at] >> 16) as usize;
+                n += usize::from(w[at] & 0xffff == 71 && w[at + 2] == 6);
+                at += count;
+            }
+            n
+        };
+        assert_eq!(strides(&kept) - strides(&stripped), 2);
+        assert!(strides(&stripped) >= 2, "the buffers' arrays keep their strides");
     }
 }

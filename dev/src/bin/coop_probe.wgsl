@@ -7,8 +7,9 @@
 // accumulators are 16 named matrices, loaded from c (cleared by the host) to start. Each
 // store's offset is a `let` of its own: naga 30's SPIR-V writer panics ("expression is not
 // cached") on a coopStore whose pointer index is computed inline.
-// The workgroup-staged variants that the driver could not compile are gone (commit 177c1ce has
-// them; coop_probe.rs says what each measured).
+// `coop_staged_v4` is the one workgroup-staged variant kept (commit 177c1ce has six more): the
+// driver's compiler rejects it as naga writes it, and coop_probe.rs's `--passthrough` loads it
+// with the `ArrayStride` decorations of its workgroup arrays removed (coop_probe.rs says why).
 
 enable f16;
 enable wgpu_cooperative_matrix;
@@ -24,6 +25,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read> a: array<f16>;        // (M, K)
 @group(0) @binding(2) var<storage, read> b: array<f16>;        // (K, N)
 @group(0) @binding(3) var<storage, read_write> c: array<f32>;  // (M, N), zero on entry
+// The same a and b as words of 8 halves, for the staged variant's 16-byte loads.
+@group(0) @binding(1) var<storage, read> a8: array<vec4<u32>>; // (M, K / 8)
+@group(0) @binding(2) var<storage, read> b8: array<vec4<u32>>; // (K, N / 8)
 
 alias TileA = coop_mat16x16<f16, A>;
 alias TileB = coop_mat16x16<f16, B>;
@@ -200,6 +204,212 @@ fn block_k32(r: u32, q: u32) {
         c31 = coopMultiplyAdd(a3_16, b1_16, c31);
         c32 = coopMultiplyAdd(a3_16, b2_16, c32);
         c33 = coopMultiplyAdd(a3_16, b3_16, c33);
+    }
+    let o00 = r * n + q;
+    coopStoreT(c00, &c[o00], n);
+    let o01 = r * n + q + 16u;
+    coopStoreT(c01, &c[o01], n);
+    let o02 = r * n + q + 32u;
+    coopStoreT(c02, &c[o02], n);
+    let o03 = r * n + q + 48u;
+    coopStoreT(c03, &c[o03], n);
+    let o10 = (r + 16u) * n + q;
+    coopStoreT(c10, &c[o10], n);
+    let o11 = (r + 16u) * n + q + 16u;
+    coopStoreT(c11, &c[o11], n);
+    let o12 = (r + 16u) * n + q + 32u;
+    coopStoreT(c12, &c[o12], n);
+    let o13 = (r + 16u) * n + q + 48u;
+    coopStoreT(c13, &c[o13], n);
+    let o20 = (r + 32u) * n + q;
+    coopStoreT(c20, &c[o20], n);
+    let o21 = (r + 32u) * n + q + 16u;
+    coopStoreT(c21, &c[o21], n);
+    let o22 = (r + 32u) * n + q + 32u;
+    coopStoreT(c22, &c[o22], n);
+    let o23 = (r + 32u) * n + q + 48u;
+    coopStoreT(c23, &c[o23], n);
+    let o30 = (r + 48u) * n + q;
+    coopStoreT(c30, &c[o30], n);
+    let o31 = (r + 48u) * n + q + 16u;
+    coopStoreT(c31, &c[o31], n);
+    let o32 = (r + 48u) * n + q + 32u;
+    coopStoreT(c32, &c[o32], n);
+    let o33 = (r + 48u) * n + q + 48u;
+    coopStoreT(c33, &c[o33], n);
+}
+
+// 128 x 128 tile, four subgroups of 64 x 64, 32-wide K slices staged as vec4<u32> words (16-byte stores; the cooperative loads read f16 through a vec4<u32> pointer, stride in words), double-buffered.
+// Workgroup memory: two buffers of A (128 x 32) and B (32 x 128), 37888 bytes.
+var<workgroup> staged_v4_a: array<vec4<u32>, 1280>; // 2 x 128 rows, stride 5 (32 halves + 8 of padding)
+var<workgroup> staged_v4_b: array<vec4<u32>, 1088>; // 2 x 32 rows, stride 17 (128 halves + 8 of padding)
+
+// Grid: (N / 128, M / 128); K a multiple of 32; subgroups 32 wide.
+@compute @workgroup_size(128)
+fn coop_staged_v4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let s = lid / 32u;
+    let r0 = wid.y * 128u;
+    let q0 = wid.x * 128u;
+    let br = (s / 2u) * 64u; // this subgroup's 64 x 64 block within the tile
+    let bq = (s % 2u) * 64u;
+    let n = p.n;
+    let k8 = p.k / 8u; // vec4<u32> words in a row of a
+    let n8 = n / 8u;   // and of b
+    let r = r0 + br;
+    let q = q0 + bq;
+    var c00 = coopLoadT<TileC>(&c[r * n + q], n);
+    var c01 = coopLoadT<TileC>(&c[r * n + q + 16u], n);
+    var c02 = coopLoadT<TileC>(&c[r * n + q + 32u], n);
+    var c03 = coopLoadT<TileC>(&c[r * n + q + 48u], n);
+    var c10 = coopLoadT<TileC>(&c[(r + 16u) * n + q], n);
+    var c11 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 16u], n);
+    var c12 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 32u], n);
+    var c13 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 48u], n);
+    var c20 = coopLoadT<TileC>(&c[(r + 32u) * n + q], n);
+    var c21 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 16u], n);
+    var c22 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 32u], n);
+    var c23 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 48u], n);
+    var c30 = coopLoadT<TileC>(&c[(r + 48u) * n + q], n);
+    var c31 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 16u], n);
+    var c32 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 32u], n);
+    var c33 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 48u], n);
+    // This invocation's words of each slice: A 128 rows x 4 words, B 32 rows x 16 words.
+    let ea0 = lid + 0u;
+    let ga0 = (r0 + ea0 / 4u) * k8 + ea0 % 4u;
+    let sa0 = (ea0 / 4u) * 5u + (ea0 % 4u) * 1u;
+    let ea1 = lid + 128u;
+    let ga1 = (r0 + ea1 / 4u) * k8 + ea1 % 4u;
+    let sa1 = (ea1 / 4u) * 5u + (ea1 % 4u) * 1u;
+    let ea2 = lid + 256u;
+    let ga2 = (r0 + ea2 / 4u) * k8 + ea2 % 4u;
+    let sa2 = (ea2 / 4u) * 5u + (ea2 % 4u) * 1u;
+    let ea3 = lid + 384u;
+    let ga3 = (r0 + ea3 / 4u) * k8 + ea3 % 4u;
+    let sa3 = (ea3 / 4u) * 5u + (ea3 % 4u) * 1u;
+    let eb0 = lid + 0u;
+    let gb0 = (eb0 / 16u) * n8 + q0 / 8u + eb0 % 16u;
+    let sb0 = (eb0 / 16u) * 17u + (eb0 % 16u) * 1u;
+    let eb1 = lid + 128u;
+    let gb1 = (eb1 / 16u) * n8 + q0 / 8u + eb1 % 16u;
+    let sb1 = (eb1 / 16u) * 17u + (eb1 % 16u) * 1u;
+    let eb2 = lid + 256u;
+    let gb2 = (eb2 / 16u) * n8 + q0 / 8u + eb2 % 16u;
+    let sb2 = (eb2 / 16u) * 17u + (eb2 % 16u) * 1u;
+    let eb3 = lid + 384u;
+    let gb3 = (eb3 / 16u) * n8 + q0 / 8u + eb3 % 16u;
+    let sb3 = (eb3 / 16u) * 17u + (eb3 % 16u) * 1u;
+    // Slice 0 into buffer 0.
+    var va0 = a8[ga0];
+    var va1 = a8[ga1];
+    var va2 = a8[ga2];
+    var va3 = a8[ga3];
+    var vb0 = b8[gb0];
+    var vb1 = b8[gb1];
+    var vb2 = b8[gb2];
+    var vb3 = b8[gb3];
+    staged_v4_a[sa0] = va0;
+    staged_v4_a[sa1] = va1;
+    staged_v4_a[sa2] = va2;
+    staged_v4_a[sa3] = va3;
+    staged_v4_b[sb0] = vb0;
+    staged_v4_b[sb1] = vb1;
+    staged_v4_b[sb2] = vb2;
+    staged_v4_b[sb3] = vb3;
+    workgroupBarrier();
+    for (var k0 = 0u; k0 < p.k; k0 += 32u) {
+        let cur = (k0 / 32u) % 2u;
+        let more = k0 + 32u < p.k;
+        // The next slice's words are loaded into registers before this slice's multiply-adds
+        // and stored into the other buffer after them: one barrier a slice.
+        if more {
+            va0 = a8[ga0 + (k0 + 32u) / 8u];
+            va1 = a8[ga1 + (k0 + 32u) / 8u];
+            va2 = a8[ga2 + (k0 + 32u) / 8u];
+            va3 = a8[ga3 + (k0 + 32u) / 8u];
+            vb0 = b8[gb0 + (k0 + 32u) * n8];
+            vb1 = b8[gb1 + (k0 + 32u) * n8];
+            vb2 = b8[gb2 + (k0 + 32u) * n8];
+            vb3 = b8[gb3 + (k0 + 32u) * n8];
+        }
+        let ao = cur * 640u;
+        let bo = cur * 544u;
+        let ia0_0 = ao + (br + 0u) * 5u + 0u;
+        let ia1_0 = ao + (br + 16u) * 5u + 0u;
+        let ia2_0 = ao + (br + 32u) * 5u + 0u;
+        let ia3_0 = ao + (br + 48u) * 5u + 0u;
+        let ib0_0 = bo + 0u + (bq + 0u) / 8u;
+        let ib1_0 = bo + 0u + (bq + 16u) / 8u;
+        let ib2_0 = bo + 0u + (bq + 32u) / 8u;
+        let ib3_0 = bo + 0u + (bq + 48u) / 8u;
+        let a0 = coopLoadT<TileA>(&staged_v4_a[ia0_0], 5u);
+        let a1 = coopLoadT<TileA>(&staged_v4_a[ia1_0], 5u);
+        let a2 = coopLoadT<TileA>(&staged_v4_a[ia2_0], 5u);
+        let a3 = coopLoadT<TileA>(&staged_v4_a[ia3_0], 5u);
+        let b0 = coopLoadT<TileB>(&staged_v4_b[ib0_0], 17u);
+        let b1 = coopLoadT<TileB>(&staged_v4_b[ib1_0], 17u);
+        let b2 = coopLoadT<TileB>(&staged_v4_b[ib2_0], 17u);
+        let b3 = coopLoadT<TileB>(&staged_v4_b[ib3_0], 17u);
+        c00 = coopMultiplyAdd(a0, b0, c00);
+        c01 = coopMultiplyAdd(a0, b1, c01);
+        c02 = coopMultiplyAdd(a0, b2, c02);
+        c03 = coopMultiplyAdd(a0, b3, c03);
+        c10 = coopMultiplyAdd(a1, b0, c10);
+        c11 = coopMultiplyAdd(a1, b1, c11);
+        c12 = coopMultiplyAdd(a1, b2, c12);
+        c13 = coopMultiplyAdd(a1, b3, c13);
+        c20 = coopMultiplyAdd(a2, b0, c20);
+        c21 = coopMultiplyAdd(a2, b1, c21);
+        c22 = coopMultiplyAdd(a2, b2, c22);
+        c23 = coopMultiplyAdd(a2, b3, c23);
+        c30 = coopMultiplyAdd(a3, b0, c30);
+        c31 = coopMultiplyAdd(a3, b1, c31);
+        c32 = coopMultiplyAdd(a3, b2, c32);
+        c33 = coopMultiplyAdd(a3, b3, c33);
+        let ia0_16 = ao + (br + 0u) * 5u + 2u;
+        let ia1_16 = ao + (br + 16u) * 5u + 2u;
+        let ia2_16 = ao + (br + 32u) * 5u + 2u;
+        let ia3_16 = ao + (br + 48u) * 5u + 2u;
+        let ib0_16 = bo + 272u + (bq + 0u) / 8u;
+        let ib1_16 = bo + 272u + (bq + 16u) / 8u;
+        let ib2_16 = bo + 272u + (bq + 32u) / 8u;
+        let ib3_16 = bo + 272u + (bq + 48u) / 8u;
+        let a0_16 = coopLoadT<TileA>(&staged_v4_a[ia0_16], 5u);
+        let a1_16 = coopLoadT<TileA>(&staged_v4_a[ia1_16], 5u);
+        let a2_16 = coopLoadT<TileA>(&staged_v4_a[ia2_16], 5u);
+        let a3_16 = coopLoadT<TileA>(&staged_v4_a[ia3_16], 5u);
+        let b0_16 = coopLoadT<TileB>(&staged_v4_b[ib0_16], 17u);
+        let b1_16 = coopLoadT<TileB>(&staged_v4_b[ib1_16], 17u);
+        let b2_16 = coopLoadT<TileB>(&staged_v4_b[ib2_16], 17u);
+        let b3_16 = coopLoadT<TileB>(&staged_v4_b[ib3_16], 17u);
+        c00 = coopMultiplyAdd(a0_16, b0_16, c00);
+        c01 = coopMultiplyAdd(a0_16, b1_16, c01);
+        c02 = coopMultiplyAdd(a0_16, b2_16, c02);
+        c03 = coopMultiplyAdd(a0_16, b3_16, c03);
+        c10 = coopMultiplyAdd(a1_16, b0_16, c10);
+        c11 = coopMultiplyAdd(a1_16, b1_16, c11);
+        c12 = coopMultiplyAdd(a1_16, b2_16, c12);
+        c13 = coopMultiplyAdd(a1_16, b3_16, c13);
+        c20 = coopMultiplyAdd(a2_16, b0_16, c20);
+        c21 = coopMultiplyAdd(a2_16, b1_16, c21);
+        c22 = coopMultiplyAdd(a2_16, b2_16, c22);
+        c23 = coopMultiplyAdd(a2_16, b3_16, c23);
+        c30 = coopMultiplyAdd(a3_16, b0_16, c30);
+        c31 = coopMultiplyAdd(a3_16, b1_16, c31);
+        c32 = coopMultiplyAdd(a3_16, b2_16, c32);
+        c33 = coopMultiplyAdd(a3_16, b3_16, c33);
+        if more {
+            let nao = (1u - cur) * 640u;
+            let nbo = (1u - cur) * 544u;
+            staged_v4_a[nao + sa0] = va0;
+            staged_v4_a[nao + sa1] = va1;
+            staged_v4_a[nao + sa2] = va2;
+            staged_v4_a[nao + sa3] = va3;
+            staged_v4_b[nbo + sb0] = vb0;
+            staged_v4_b[nbo + sb1] = vb1;
+            staged_v4_b[nbo + sb2] = vb2;
+            staged_v4_b[nbo + sb3] = vb3;
+        }
+        workgroupBarrier();
     }
     let o00 = r * n + q;
     coopStoreT(c00, &c[o00], n);
