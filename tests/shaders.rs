@@ -339,9 +339,6 @@ fn shader_folders_mirror_the_engine_modules() {
     // Issue 46: each folder of `shaders/` is named after the engine module whose kernels it
     // holds (`shaders/ops/matmul/` and `engine/ops/matmul/`, `shaders/models/gpt2/` and
     // `engine/models/gpt2/`), so a model's kernels sit under its own folder on both sides.
-    // Not yet: the folders below hold kernels several modules share (reduce/tree.wgsl, the
-    // elementwise launch grid); the list may only shrink.
-    const NOT_YET: [&str; 2] = ["elementwise", "reduce"];
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dirs = vec![];
     folders(&root.join("shaders"), &root.join("shaders"), &mut dirs);
@@ -349,16 +346,8 @@ fn shader_folders_mirror_the_engine_modules() {
     for d in &dirs {
         let module = root.join("engine").join(d);
         let file = root.join("engine").join(format!("{d}.rs"));
-        let mirrored = module.is_dir() || file.is_file();
-        if mirrored == NOT_YET.contains(&d.as_str()) {
-            missing.push(format!(
-                "shaders/{d} ({})",
-                if mirrored {
-                    "mirrored now: drop it from NOT_YET"
-                } else {
-                    "no engine module of that path"
-                }
-            ));
+        if !(module.is_dir() || file.is_file()) {
+            missing.push(format!("shaders/{d} (no engine module of that path)"));
         }
     }
     assert!(missing.is_empty(), "{missing:?}");

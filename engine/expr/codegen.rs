@@ -13,7 +13,7 @@ pub use super::op::Width;
 
 /// The WGSL helpers that some ops' expressions call (NaN bit tests, IEEE `pow`): a kernel
 /// whose body [`needs_helpers`] includes them once at module scope.
-pub const HELPERS: &str = include_str!("../../shaders/elementwise/special.wgsl");
+pub const HELPERS: &str = include_str!("../../shaders/expr/special.wgsl");
 
 /// True when `body` uses an op whose WGSL calls one of [`HELPERS`].
 pub fn needs_helpers(body: &Body) -> bool {

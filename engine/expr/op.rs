@@ -94,7 +94,7 @@ pub enum Unary {
     Relu,
     /// `log(1 + e^x)`, computed as `max(x, 0) + log1p(e^-|x|)`: no overflow for any finite x
     /// (`softplus(1000) = 1000`, `softplus(-1000) = 0`) and full relative precision where
-    /// it is tiny (`softplus(-50) = e^-50`; `shaders/elementwise/special.wgsl`,
+    /// it is tiny (`softplus(-50) = e^-50`; `shaders/expr/special.wgsl`,
     /// `softplus_stable`).
     Softplus,
     /// Sine (WGSL's `sin` in the generated code: accurate on [-pi, pi], see `docs/src/ops.md`,
@@ -221,7 +221,7 @@ impl Unary {
             Self::Log => format!("log({x})"),
             // tanh saturates in f32 long before 15; clamping keeps backends that compute it
             // from exp(2x) away from inf / inf. A clamp may turn NaN into a bound, so NaN is
-            // passed through by a bit test (`is_nan_bits`, `shaders/elementwise/special.wgsl`).
+            // passed through by a bit test (`is_nan_bits`, `shaders/expr/special.wgsl`).
             Self::Tanh => format!(
                 "select(tanh(clamp({x}, {}, {})), {x}, {}({x}))",
                 f("-15.0"),
@@ -267,7 +267,7 @@ fn nan_or(x: f64, y: f64, f: impl FnOnce() -> f64) -> f64 {
     }
 }
 
-/// The NaN-propagating max at width `w` (`shaders/elementwise/special.wgsl`).
+/// The NaN-propagating max at width `w` (`shaders/expr/special.wgsl`).
 fn max_fn(w: Width) -> &'static str {
     match w {
         Width::Scalar => "max_nan",
@@ -283,7 +283,7 @@ fn min_fn(w: Width) -> &'static str {
     }
 }
 
-/// The name of the NaN bit test at width `w` (`shaders/elementwise/special.wgsl`).
+/// The name of the NaN bit test at width `w` (`shaders/expr/special.wgsl`).
 fn nan_test(w: Width) -> &'static str {
     match w {
         Width::Scalar => "is_nan_bits",
@@ -375,7 +375,7 @@ impl Binary {
             Self::Mul => infix("*"),
             Self::Div => infix("/"),
             // powf's special values (zeros, infinities, NaN, negative bases), which WGSL's
-            // `pow` leaves undefined: `shaders/elementwise/special.wgsl`.
+            // `pow` leaves undefined: `shaders/expr/special.wgsl`.
             Self::Pow => match w {
                 Width::Scalar => format!("pow_ieee({x}, {y})"),
                 Width::Vec4 => format!("pow_ieee4({x}, {y})"),

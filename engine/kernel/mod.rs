@@ -33,7 +33,7 @@ pub enum Binding {
 /// What identifies a pipeline in the cache.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelKey {
-    /// The shader's name, e.g. `reduce/softmax`.
+    /// The shader's name, e.g. `ops/softmax`.
     pub name: Cow<'static, str>,
     /// The entry point.
     pub entry: Cow<'static, str>,
@@ -56,7 +56,7 @@ pub struct KernelSource {
 /// [`KernelDef::new`] takes neither.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelDef {
-    /// The shader's name, e.g. `reduce/softmax`.
+    /// The shader's name, e.g. `ops/softmax`.
     pub name: &'static str,
     /// The WGSL source (`include_str!` of a file under `shaders/`).
     pub wgsl: &'static str,
@@ -68,7 +68,7 @@ pub struct KernelDef {
 }
 
 impl KernelDef {
-    /// The kernel `name` (e.g. `reduce/softmax`): entry point `entry` of `wgsl` (from
+    /// The kernel `name` (e.g. `ops/softmax`): entry point `entry` of `wgsl` (from
     /// `shader!`), its bindings as the WGSL declares them.
     pub const fn new(name: &'static str, wgsl: &'static str, entry: &'static str) -> Self {
         KernelDef {

@@ -1,4 +1,4 @@
-//! Index of the row maximum, one workgroup per row (`shaders/reduce/argmax.wgsl`).
+//! Index of the row maximum, one workgroup per row (`shaders/ops/argmax.wgsl`).
 
 use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
@@ -7,7 +7,7 @@ use crate::ops::softmax::rows_cols;
 use crate::reference;
 use crate::tensor::Tensor;
 
-const ARGMAX: KernelDef = KernelDef::new("reduce/argmax", shader!("reduce/argmax.wgsl"), "argmax");
+const ARGMAX: KernelDef = KernelDef::new("ops/argmax", shader!("ops/argmax.wgsl"), "argmax");
 
 /// Largest f32 that still holds every integer below it exactly.
 const EXACT: usize = 1 << 24;

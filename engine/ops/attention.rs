@@ -1,7 +1,7 @@
 //! Causal scaled dot-product attention per head, two ways:
 //! - composed (the default): scores = (q k^T) / sqrt(D) as a batched matmul over the strided
 //!   k view with the scale fused, a causal softmax, then scores @ v (three launches);
-//! - fused (`shaders/nn/attention_fused.wgsl`): one launch, one workgroup per (head, query),
+//! - fused (`shaders/ops/attention_fused.wgsl`): one launch, one workgroup per (head, query),
 //!   online softmax over blocks of keys, scores never stored; D <= 256. Its output is the
 //!   (H, Tq, D) view of a dense (Tq, H, D) tensor, so heads go side by side without a copy.
 //!
@@ -16,8 +16,8 @@ use crate::shape::attention_shapes;
 use crate::tensor::Tensor;
 
 const ATTENTION_FUSED: KernelDef = KernelDef::new(
-    "nn/attention_fused",
-    shader!("nn/attention_fused.wgsl"),
+    "ops/attention_fused",
+    shader!("ops/attention_fused.wgsl"),
     "attention_fused",
 );
 

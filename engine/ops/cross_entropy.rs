@@ -1,4 +1,4 @@
-//! Softmax cross-entropy with its gradient, one launch (`shaders/train/cross_entropy.wgsl`).
+//! Softmax cross-entropy with its gradient, one launch (`shaders/ops/cross_entropy.wgsl`).
 
 use ndarray::Ix2;
 
@@ -7,11 +7,8 @@ use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
-const CROSS_ENTROPY: KernelDef = KernelDef::new(
-    "train/cross_entropy",
-    shader!("train/cross_entropy.wgsl"),
-    "cross_entropy",
-);
+const CROSS_ENTROPY: KernelDef =
+    KernelDef::new("ops/cross_entropy", shader!("ops/cross_entropy.wgsl"), "cross_entropy");
 
 /// Per-row losses and the gradient of their mean.
 #[derive(Clone, Debug)]

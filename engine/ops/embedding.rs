@@ -1,4 +1,4 @@
-//! Token + position embedding, gathered and summed in one launch (`shaders/nn/embedding.wgsl`).
+//! Token + position embedding, gathered and summed in one launch (`shaders/ops/embedding.wgsl`).
 //! The tables may be F32, F16 or BF16 (each its own); the output is F32.
 
 use crate::error::{Error, Result};
@@ -7,10 +7,10 @@ use crate::reference;
 use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
 
-const EMBEDDING: KernelDef = KernelDef::new("nn/embedding", shader!("nn/embedding.wgsl"), "embedding");
+const EMBEDDING: KernelDef = KernelDef::new("ops/embedding", shader!("ops/embedding.wgsl"), "embedding");
 const EMBEDDING_BACKWARD: KernelDef = KernelDef::new(
-    "nn/embedding_backward",
-    shader!("nn/embedding_backward.wgsl"),
+    "ops/embedding_backward",
+    shader!("ops/embedding_backward.wgsl"),
     "embedding_backward",
 );
 
@@ -78,7 +78,7 @@ pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset:
 
 /// The backward of a gather by `ids`: row r of the result sums the rows t of `grad` with
 /// `ids[t] = r` (dL/d wte from dL/d out; with ids `pos_offset + t`, dL/d wpe). On the GPU a
-/// scatter-add without atomics (`shaders/nn/embedding_backward.wgsl`): the host sorts the ids
+/// scatter-add without atomics (`shaders/ops/embedding_backward.wgsl`): the host sorts the ids
 /// into rows, each table element sums its tokens in increasing t. grad (T, C) with
 /// T = ids.len() -> (rows, C); every id below `rows`.
 pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Tensor> {

@@ -1,4 +1,4 @@
-//! Layer norm over the last axis, one workgroup per row (`shaders/reduce/layer_norm.wgsl`).
+//! Layer norm over the last axis, one workgroup per row (`shaders/ops/layer_norm.wgsl`).
 
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
@@ -8,11 +8,11 @@ use crate::reference;
 use crate::shape::DType;
 use crate::tensor::Tensor;
 
-const LAYER_NORM: KernelDef = KernelDef::new("reduce/layer_norm", shader!("reduce/layer_norm.wgsl"), "layer_norm");
+const LAYER_NORM: KernelDef = KernelDef::new("ops/layer_norm", shader!("ops/layer_norm.wgsl"), "layer_norm");
 
 const RESIDUAL_LAYER_NORM: KernelDef = KernelDef::new(
-    "reduce/residual_layer_norm",
-    shader!("reduce/residual_layer_norm.wgsl"),
+    "ops/residual_layer_norm",
+    shader!("ops/residual_layer_norm.wgsl"),
     "residual_layer_norm",
 );
 

@@ -9,7 +9,7 @@ use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::reference;
 use crate::tensor::Tensor;
 
-const SUM_ROWS: KernelDef = KernelDef::new("reduce/sum_rows", shader!("reduce/sum_rows.wgsl"), "sum_rows");
+const SUM_ROWS: KernelDef = KernelDef::new("ops/reduce/sum_rows", shader!("ops/reduce/sum_rows.wgsl"), "sum_rows");
 
 /// Sum along the last axis (f32 accumulation on the GPU). x (..., n) -> (...).
 pub fn sum_last(x: &Tensor) -> Result<Tensor> {

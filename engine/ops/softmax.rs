@@ -1,4 +1,4 @@
-//! Softmax over the last axis, one workgroup per row (`shaders/reduce/softmax.wgsl`), with
+//! Softmax over the last axis, one workgroup per row (`shaders/ops/softmax.wgsl`), with
 //! an optional causal mask.
 
 use crate::error::{Error, Result};
@@ -7,7 +7,7 @@ use crate::ops::reduce::dispatch_rows;
 use crate::reference;
 use crate::tensor::Tensor;
 
-const SOFTMAX: KernelDef = KernelDef::new("reduce/softmax", shader!("reduce/softmax.wgsl"), "softmax");
+const SOFTMAX: KernelDef = KernelDef::new("ops/softmax", shader!("ops/softmax.wgsl"), "softmax");
 
 /// (rows, cols) of `x` seen as rows along its last axis; fails on rank 0 or empty rows.
 pub(crate) fn rows_cols(op: &'static str, x: &Tensor) -> Result<(usize, usize)> {

@@ -92,7 +92,7 @@ pub fn layer_norm(
 
 /// Index of the largest of `xs` under the engine's one argmax rule (torch's): NaN is larger
 /// than every number and the first NaN wins; -0.0 equals +0.0; the first index wins a tie.
-/// 0 for an empty sequence. The GPU kernel (`shaders/reduce/argmax.wgsl`) and GPT-2's greedy
+/// 0 for an empty sequence. The GPU kernel (`shaders/ops/argmax.wgsl`) and GPT-2's greedy
 /// pick follow the same rule.
 pub fn argmax_index(xs: impl IntoIterator<Item = f32>) -> usize {
     let mut best: Option<(usize, f32)> = None;

@@ -1,7 +1,7 @@
 //! Copies between views, one strided kernel for both `copy_into`, which writes into a view of
 //! an existing buffer (the KV-cache append), and the strided copy behind
 //! `Tensor::contiguous`, which writes a view into a fresh dense tensor. It comes in two forms
-//! over one uniform and one index walk (`shaders/elementwise/copy_view.wgsl`): four elements
+//! over one uniform and one index walk (`shaders/tensor/copy_view.wgsl`): four elements
 //! at a time (`copy_into_vec4.wgsl`) where both views' rows are dense from a 16-byte boundary
 //! and the last axis is a multiple of 4 or the only one (see `shape::vec4_reads`), one at a
 //! time (`copy_into.wgsl`) otherwise.
@@ -11,15 +11,11 @@ use crate::error::{Error, Result};
 use crate::kernel::{push_dims, shader, KernelDef, Params};
 use crate::shape::{check_rank, collapse, vec4_reads, Vec4Read};
 
-const COPY_INTO: KernelDef = KernelDef::new(
-    "elementwise/copy_into",
-    shader!("elementwise/copy_into.wgsl"),
-    "copy_into",
-);
+const COPY_INTO: KernelDef = KernelDef::new("tensor/copy_into", shader!("tensor/copy_into.wgsl"), "copy_into");
 
 const COPY_INTO_VEC4: KernelDef = KernelDef::new(
-    "elementwise/copy_into_vec4",
-    shader!("elementwise/copy_into_vec4.wgsl"),
+    "tensor/copy_into_vec4",
+    shader!("tensor/copy_into_vec4.wgsl"),
     "copy_into_vec4",
 );
 

@@ -1,5 +1,5 @@
-// prelude: elementwise/grid.wgsl
-// prelude: reduce/rows.wgsl
+// prelude: kernel/grid.wgsl
+// prelude: ops/reduce/rows.wgsl
 // Sum of short rows, one invocation per row (a broadcast parameter's gradient, where many
 // rows of a few values each would leave most of a one-workgroup-per-row kernel idle):
 //   out[r] = sum_c x[r * cols + c]   for r in 0..rows, accumulated in f32 in order.

@@ -1,4 +1,4 @@
-// prelude: elementwise/grid.wgsl
+// prelude: kernel/grid.wgsl
 // Window along one axis, the shift / slice / pad of element-scan gradients:
 //   out[o, t, k] = x[o, t + offset, k]   when 0 <= t + offset < t_in,
 //                  fill[o, k]            otherwise, when HAS_FILL (the initial state of a shift),

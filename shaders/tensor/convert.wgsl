@@ -1,4 +1,4 @@
-// prelude: elementwise/grid.wgsl
+// prelude: kernel/grid.wgsl
 // prelude: tensor/dtype.wgsl
 // A strided view of SRC elements into a dense tensor of DST elements (`Tensor::to_dtype`,
 // and `contiguous` of a half view):

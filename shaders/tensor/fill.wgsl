@@ -1,4 +1,4 @@
-// prelude: elementwise/grid.wgsl
+// prelude: kernel/grid.wgsl
 // Fills a dense f32 tensor with one value: `Tensor::full` inside a plan capture, where an
 // upload could not be replayed and a clear is not a dispatch. The value is a uniform, so a
 // replay writes it again, and every value shares this one pipeline.

@@ -1,4 +1,4 @@
-//! Adam and AdamW, updating parameters in place on the device (`shaders/train/adam.wgsl`).
+//! Adam and AdamW, updating parameters in place on the device (`shaders/train/optim/adam.wgsl`).
 //!
 //! Per element, with `t` the step count, `c1 = 1 - beta1^t`, `c2 = 1 - beta2^t` (beta^t as
 //! running f32 products, kept on the host and on the device alike: a captured step that a
@@ -12,8 +12,12 @@ use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
 
-const ADAM: KernelDef = KernelDef::new("train/adam", shader!("train/adam.wgsl"), "adam");
-const ADAM_TICK: KernelDef = KernelDef::new("train/adam_tick", shader!("train/adam_tick.wgsl"), "adam_tick");
+const ADAM: KernelDef = KernelDef::new("train/optim/adam", shader!("train/optim/adam.wgsl"), "adam");
+const ADAM_TICK: KernelDef = KernelDef::new(
+    "train/optim/adam_tick",
+    shader!("train/optim/adam_tick.wgsl"),
+    "adam_tick",
+);
 
 /// Adam's settings and its moments, one pair per parameter tensor.
 #[derive(Debug)]
@@ -37,7 +41,7 @@ pub struct Adam {
     /// beta1^t and beta2^t as running f32 products on the host (the CPU context's step) ...
     powers: (f32, f32),
     /// ... and on the device (2,), advanced by each step's first kernel
-    /// (`shaders/train/adam_tick.wgsl`) with the same multiplications: the bias corrections
+    /// (`shaders/train/optim/adam_tick.wgsl`) with the same multiplications: the bias corrections
     /// come from them, so a training step captured in a plan steps on at every replay. On the
     /// parameters' context (None without parameters).
     device_powers: Option<Tensor>,

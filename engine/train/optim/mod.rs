@@ -2,7 +2,7 @@
 //!
 //! Each optimiser keeps its state (moments, velocities) as tensors of its parameters' shapes
 //! and updates every parameter in place with one fused elementwise launch per parameter
-//! (`shaders/train/{sgd,adam}.wgsl`); on the CPU context the same update runs on the host
+//! (`shaders/train/optim/{sgd,adam}.wgsl`); on the CPU context the same update runs on the host
 //! in f32, the reference the kernels are tested against.
 //!
 //! - [`Sgd`]: momentum, optional Nesterov, L2 weight decay.

@@ -1,5 +1,5 @@
 //! SGD with momentum, optional Nesterov and L2 weight decay, updating parameters in place on
-//! the device (`shaders/train/sgd.wgsl`).
+//! the device (`shaders/train/optim/sgd.wgsl`).
 //!
 //! Per element (PyTorch's `SGD` without dampening): `g' = g + weight_decay w`,
 //! `b = momentum b + g'` (b starts at 0, so the first step's b is g'), then
@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
 
-const SGD: KernelDef = KernelDef::new("train/sgd", shader!("train/sgd.wgsl"), "sgd");
+const SGD: KernelDef = KernelDef::new("train/optim/sgd", shader!("train/optim/sgd.wgsl"), "sgd");
 
 /// SGD's settings and its velocities, one per parameter tensor.
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/tree.wgsl
 // prelude: generate/state.wgsl
 // Causal attention of the decode step's one query per head over every cached position
 // 0..=state.pos (the current token's key and value were written by the QKV kernel):

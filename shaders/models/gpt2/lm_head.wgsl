@@ -1,4 +1,4 @@
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/tree.wgsl
 // dtype: wte quad
 // The decode step's head: the final layer norm of x (1, C) and the tied output embedding,
 //   logits[v] = sum_c xn[c] wte[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
@@ -47,7 +47,7 @@ var<workgroup> part: array<f32, 2048>;    // [group][row][lane]
 @compute @workgroup_size(256)
 fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
-    // Moments of the row scaled by a power of two (reduce/tree.wgsl: finite rows up to
+    // Moments of the row scaled by a power of two (ops/reduce/tree.wgsl: finite rows up to
     // f32::MAX do not overflow).
     let pre = norm_prescale(C);
     var s = 0.0;

@@ -1,5 +1,5 @@
-// prelude: reduce/tree.wgsl
-// prelude: nn/gelu.wgsl
+// prelude: ops/reduce/tree.wgsl
+// prelude: ops/gelu.wgsl
 // prelude: generate/state.wgsl
 // prelude: models/gpt2/ln_matvec_body.wgsl
 // The decode projection (models/gpt2/ln_matvec_body.wgsl) with workgroup sums through shared memory,

@@ -121,7 +121,7 @@ fn project(group: u32, lid: u32) {
     var mean = 0.0;
     var rstd = 1.0;
     if LN {
-        // Moments of the row scaled by a power of two (reduce/tree.wgsl: finite rows up to
+        // Moments of the row scaled by a power of two (ops/reduce/tree.wgsl: finite rows up to
         // f32::MAX do not overflow), the sum and the largest magnitude in one reduction.
         let pre = norm_prescale(K);
         var sum = 0.0;

@@ -1,9 +1,9 @@
-// prelude: reduce/tree.wgsl
-// prelude: nn/gelu.wgsl
+// prelude: ops/reduce/tree.wgsl
+// prelude: ops/gelu.wgsl
 // prelude: generate/state.wgsl
 // prelude: models/gpt2/ln_matvec_body.wgsl
 // The decode projection (models/gpt2/ln_matvec_body.wgsl) with workgroup sums through subgroups (the
-// shared-memory ones of reduce/tree.wgsl unused; its row_scale and norm helpers used): each
+// shared-memory ones of ops/reduce/tree.wgsl unused; its row_scale and norm helpers used): each
 // sum is a subgroup reduction and one barrier, where the shared-memory trees take three to
 // eight. The host uses it where the adapter's subgroups hold at least max(C4, 4) invocations
 // (so one subgroup holds every column of the workgroup and at most 64 subgroups make a

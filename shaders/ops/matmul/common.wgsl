@@ -1,4 +1,4 @@
-// prelude: nn/gelu.wgsl
+// prelude: ops/gelu.wgsl
 // Shared by every matmul kernel (prepended to each file): the uniform, the batch walk, the
 // bias and output bindings and the fused epilogue.
 //   out[z, i, j] = epilogue(alpha * sum_k a[z, i, k] * b[z, k, j], j)

@@ -1,5 +1,5 @@
 // prelude: ops/matmul/cooperative_enable.wgsl
-// prelude: nn/gelu.wgsl
+// prelude: ops/gelu.wgsl
 // prelude: ops/matmul/common.wgsl
 // MatmulPath::Cooperative: f16 a @ f16 b with f32 accumulation on the adapter's matrix units,
 // through wgpu's experimental cooperative matrices (16 x 16 x 16, f16 x f16 -> f32; the engine

@@ -1,4 +1,4 @@
-// prelude: nn/gelu.wgsl
+// prelude: ops/gelu.wgsl
 // prelude: ops/matmul/common.wgsl
 // dtype: a quad
 // dtype: b quad

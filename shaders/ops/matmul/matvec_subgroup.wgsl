@@ -1,5 +1,5 @@
 
-// prelude: nn/gelu.wgsl
+// prelude: ops/gelu.wgsl
 // prelude: ops/matmul/common.wgsl
 // dtype: a scalar
 // dtype: b scalar

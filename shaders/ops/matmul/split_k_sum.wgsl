@@ -1,4 +1,4 @@
-// prelude: nn/gelu.wgsl
+// prelude: ops/gelu.wgsl
 // prelude: ops/matmul/common.wgsl
 // The second half of a split-K product: the S partial products over K-slices, (S, M, N) dense,
 // summed per element in slice order and passed through the product's epilogue (scale, bias,

@@ -1,4 +1,4 @@
-// prelude: elementwise/grid.wgsl
+// prelude: kernel/grid.wgsl
 // One SGD step in place, one invocation per parameter element (PyTorch's SGD, no dampening):
 //   g' = g + wd w,  b = mu b + g'  (b starts at 0),
 //   w -= lr (g' + mu b) with Nesterov, else w -= lr b.
@@ -16,7 +16,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> w: array<f32>;  // (n,) the parameter
 @group(0) @binding(3) var<storage, read_write> b: array<f32>;  // (n,) the velocity
 
-// One invocation per element (elementwise/grid.wgsl).
+// One invocation per element (kernel/grid.wgsl).
 const WG: u32 = 64u;
 
 @compute @workgroup_size(WG)

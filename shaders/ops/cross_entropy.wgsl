@@ -1,4 +1,4 @@
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/tree.wgsl
 // Softmax cross-entropy over rows of logits, forward and backward in one pass. One
 // workgroup (256) per row:
 //   loss_r = logsumexp(x_r) - x_r[target_r]

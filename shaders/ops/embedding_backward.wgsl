@@ -1,4 +1,4 @@
-// prelude: elementwise/grid.wgsl
+// prelude: kernel/grid.wgsl
 // The embedding's backward, a scatter-add without atomics, one invocation per table element:
 //   out[r, c] = sum of grad[t, c] over the t with ids[t] = r.
 // The host sorts the ids into rows (CSR): the tokens of row r are order[offsets[r]..offsets[r + 1]],
@@ -16,7 +16,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> grad: array<f32>;       // (T, C)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (rows, C)
 
-// One invocation per element (elementwise/grid.wgsl).
+// One invocation per element (kernel/grid.wgsl).
 const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)

@@ -1,5 +1,5 @@
-// prelude: reduce/rows.wgsl
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/rows.wgsl
+// prelude: ops/reduce/tree.wgsl
 // Sum along the last axis, one workgroup per row:
 //   out[r] = sum_c x[r * cols + c]   for r in 0..rows.
 // Each of the 256 invocations strides over the row accumulating in f32, then the shared tree

@@ -1,5 +1,5 @@
-// prelude: elementwise/grid.wgsl
-// prelude: elementwise/copy_view.wgsl
+// prelude: kernel/grid.wgsl
+// prelude: tensor/copy_view.wgsl
 // Strided copy into a strided view of an existing buffer (the KV-cache append), one element
 // per invocation: any pair of views (copy_into_vec4.wgsl serves the ones that allow vec4).
 // The host checked that dst's view never aliases itself.
@@ -7,7 +7,7 @@
 @group(0) @binding(1) var<storage, read> src: array<f32>;       // src view
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>; // the buffer holding the dst view
 
-// One invocation per element (elementwise/grid.wgsl).
+// One invocation per element (kernel/grid.wgsl).
 const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)

@@ -1,4 +1,4 @@
-// prelude: elementwise/copy_view.wgsl
+// prelude: tensor/copy_view.wgsl
 // copy_into four elements at a time: the copy between views whose rows are dense from a
 // 16-byte boundary (last stride 1, offsets and every other stride multiples of 4) and whose
 // last axis is a multiple of 4 or the only one. Each invocation moves PER vec4s, WG apart so

@@ -1,5 +1,5 @@
 
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/tree.wgsl
 // dtype: gamma scalar
 // dtype: beta scalar
 // Layer norm over each row, one workgroup per row (biased variance, two passes over the row

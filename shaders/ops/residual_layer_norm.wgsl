@@ -1,4 +1,4 @@
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/tree.wgsl
 // A projection's residual add and the next layer norm, one workgroup per row: the projection
 // arrives as its S partial products over K-slices (S = 1 when it was not split), so the
 // slice sum, the bias, the residual and the norm are one dispatch:

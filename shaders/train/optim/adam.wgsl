@@ -1,4 +1,4 @@
-// prelude: elementwise/grid.wgsl
+// prelude: kernel/grid.wgsl
 // One Adam / AdamW step in place, one invocation per parameter element:
 //   g' = g + l2 w                                    (Adam's L2 decay; 0 for AdamW)
 //   m = b1 m + (1 - b1) g',  v = b2 v + (1 - b2) g'^2,
@@ -25,7 +25,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;  // (n,) second moment
 @group(0) @binding(5) var<storage, read> powers: array<f32>;   // (2,) b1^t, b2^t, this step's
 
-// One invocation per element (elementwise/grid.wgsl).
+// One invocation per element (kernel/grid.wgsl).
 const WG: u32 = 64u;
 
 @compute @workgroup_size(WG)

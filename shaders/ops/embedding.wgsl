@@ -1,4 +1,4 @@
-// prelude: elementwise/grid.wgsl
+// prelude: kernel/grid.wgsl
 // dtype: wte scalar
 // dtype: wpe scalar
 // Token + position embedding gather, one invocation per output element:
@@ -18,7 +18,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> wpe: array<wpe_word>;  // (P, C)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // (T, C)
 
-// One invocation per element (elementwise/grid.wgsl).
+// One invocation per element (kernel/grid.wgsl).
 const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)

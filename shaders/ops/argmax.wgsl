@@ -1,4 +1,4 @@
-// prelude: reduce/rows.wgsl
+// prelude: ops/reduce/rows.wgsl
 // Index of the largest element of each row, one workgroup per row, written as f32 (exact
 // below 2^24). The rule is torch's and the CPU context's (`reference::nn::argmax_index`):
 // NaN is larger than every number (the first NaN wins), -0.0 equals +0.0, and the first

@@ -1,5 +1,5 @@
 
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/tree.wgsl
 // Causal attention in one launch, one workgroup per (head h, query i), online softmax over
 // blocks of 256 keys (the scores are never written to memory):
 //   out[h, i, :] = sum_{j <= past + i} softmax_j(q[h, i, :] . k[h, j, :] * scale) v[h, j, :].

@@ -1,5 +1,5 @@
 
-// prelude: reduce/tree.wgsl
+// prelude: ops/reduce/tree.wgsl
 // Numerically stable softmax over each row, one workgroup per row:
 //   out[r, c] = exp(x[r, c] - max_r) / sum_{c' < visible} exp(x[r, c'] - max_r)  for c < visible,
 //   out[r, c] = 0                                                                 otherwise,
