@@ -48,7 +48,7 @@ fn llama_matches_transformers_logits_and_greedy_ids() {
     let g = goldens();
     let check = |ctx: &Context| {
         let model = Llama::load(ctx, &dir()).unwrap();
-        let mut cache = model.new_cache();
+        let mut cache = model.new_cache().unwrap();
         let logits = model.forward(&g.prompt, &mut cache).unwrap().to_vec().unwrap(); // (T, V)
         assert_eq!(logits.len(), g.logits.len());
         let worst = logits
@@ -83,7 +83,7 @@ fn llama_matches_transformers_logits_and_greedy_ids() {
             .to_string();
         assert!(e.contains("Llama::generate"), "{e}");
         // One token at a time through the cache gives the whole forward's last rows.
-        let mut cache = model.new_cache();
+        let mut cache = model.new_cache().unwrap();
         let mut rows = vec![];
         for &id in &g.prompt {
             rows.extend(model.forward(&[id], &mut cache).unwrap().to_vec().unwrap());
@@ -108,7 +108,7 @@ fn llama_refuses_bad_input_naming_it() {
     let ctx = Context::cpu();
     let model = Llama::load(&ctx, &dir()).unwrap();
     let cfg = model.config().clone();
-    let mut cache = model.new_cache();
+    let mut cache = model.new_cache().unwrap();
     let err = model
         .forward(&[cfg.vocab_size as u32], &mut cache)
         .unwrap_err()
@@ -147,4 +147,50 @@ fn llama_refuses_bad_input_naming_it() {
         .unwrap()
         .to_string();
     assert!(err.contains("input_layernorm.weight"), "{err}");
+}
+
+/// The Llama-style decoder through compiled plans (`generate::Generator`): the prefill plan
+/// and one decode plan replayed at every position give the eager path's ids, greedy (= the
+/// transformers goldens) and seeded top-k, streamed in order; the decode plan's last logits
+/// are the whole forward's last row. The plan reads the token and position from the device
+/// (`row_at_state`, `write_at_state`, `attention_decode` with two query heads a key/value head).
+#[test]
+fn llama_plans_generate_the_eager_ids_and_logits() {
+    use wgsl_compute::generate::Generator;
+    let g = goldens();
+    each_adapter(|ctx| {
+        let model = Llama::load(ctx, &dir()).unwrap();
+        let mut plans = Generator::new(&model).unwrap();
+        let mut streamed = vec![];
+        let ids = plans
+            .generate(&g.prompt, g.greedy.len(), Sampling::Greedy, |id| streamed.push(id))
+            .unwrap();
+        assert_eq!(ids, g.greedy, "{}: greedy ids through the plans", ctx.info().name);
+        assert_eq!(streamed, ids);
+        // The decode plan's last logits are those of the prompt + ids[..n - 1].
+        let mut seen = g.prompt.clone();
+        seen.extend(&ids[..ids.len() - 1]);
+        let all = model
+            .forward(&seen, &mut model.new_cache().unwrap())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let v = model.config().vocab_size;
+        let want = &all[all.len() - v..];
+        let got = plans.last_logits().unwrap();
+        let worst = got.iter().zip(want).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(
+            worst <= 1e-4,
+            "{}: decode plan logits differ by {worst}",
+            ctx.info().name
+        );
+        // Seeded top-k: the device sampler draws what the host sampler draws; a second prompt
+        // length captures a second prefill plan.
+        for prompt in [&g.prompt[..], &[5u32, 9][..]] {
+            let sampling = Sampling::recommended(11);
+            let want = model.generate(prompt, 12, sampling, |_| {}).unwrap();
+            let got = plans.generate(prompt, 12, sampling, |_| {}).unwrap();
+            assert_eq!(got, want, "{}: top-k through the plans", ctx.info().name);
+        }
+    });
 }

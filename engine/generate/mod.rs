@@ -20,11 +20,13 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
+pub mod at_state;
 pub mod device;
 pub mod eager;
 pub mod generator;
 pub mod sampling;
 
+pub(crate) use at_state::{attention_decode, row_at_state, write_at_state, Pick};
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
 pub use generator::{Decoder, Generator, Streaming};

@@ -125,16 +125,7 @@ impl MatvecSplit {
     }
 }
 
-const ATTENTION_DECODE: KernelDef = KernelDef::new(
-    "models/gpt2/attention_decode",
-    shader!("models/gpt2/attention_decode.wgsl"),
-    "attention_decode",
-);
-
 const LM_HEAD: KernelDef = KernelDef::new("models/gpt2/lm_head", shader!("models/gpt2/lm_head.wgsl"), "lm_head");
-
-/// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
-const ATTENTION_MAX_P: usize = 2048;
 
 /// Widest C the head kernel holds (`MAX_C` in `lm_head.wgsl`: GPT-2 XL's 1600).
 const LM_HEAD_MAX_C: usize = 1600;
@@ -335,69 +326,6 @@ fn ln_matvec_shaped(
         groups_1d(n.div_ceil(shape.columns()) as u32),
     )?;
     Ok((epilogue != 2).then_some(out))
-}
-
-/// Attention of the step's queries q (H * D,) over positions `0..=state.pos` of layer
-/// `layer` of the caches (L, H, P, D) -> (1, H * D), heads side by side.
-pub(crate) fn attention_decode(
-    q: &Tensor,
-    k_cache: &Tensor,
-    v_cache: &Tensor,
-    layer: usize,
-    st: &DecodeState,
-) -> Result<Tensor> {
-    let op = "gpt2::attention_decode";
-    let ctx = q.context();
-    let gpu = ctx.require_gpu(op)?;
-    let s = k_cache.shape();
-    let (h, p, d) = (s[1], s[2], s[3]);
-    if !(4..=256).contains(&d) || !256usize.is_multiple_of(d) {
-        return Err(Error::Unsupported {
-            op,
-            message: format!("head dim {d}: the decode kernel needs a multiple of 4 dividing 256"),
-        });
-    }
-    if p > ATTENTION_MAX_P {
-        return Err(Error::Unsupported {
-            op,
-            message: format!("{p} positions: the decode kernel keeps at most {ATTENTION_MAX_P} scores"),
-        });
-    }
-    check_row(op, "q", q, h * d)?;
-    let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s && t.layout().offset.is_multiple_of(4);
-    if !dense(k_cache) || !dense(v_cache) {
-        return Err(Error::mismatch(
-            op,
-            "k_cache (L, H, P, D)",
-            s,
-            "v_cache",
-            v_cache.shape(),
-        ));
-    }
-    if q.layout().offset != 0 {
-        return Err(Error::shape(op, "q", "a row at offset 0", q.shape()));
-    }
-    let per_layer = h * p * d;
-    let out = Tensor::uninit(ctx, &[1, h * d], op)?;
-    let params = Params::new()
-        .usize(p)
-        .usize(k_cache.layout().offset + layer * per_layer)
-        .usize(v_cache.layout().offset + layer * per_layer)
-        .f32(1.0 / (d as f32).sqrt());
-    let buffers = [
-        st.state.gpu_buffer(op)?,
-        q.gpu_buffer(op)?,
-        k_cache.gpu_buffer(op)?,
-        v_cache.gpu_buffer(op)?,
-        out.gpu_buffer(op)?,
-    ];
-    gpu.dispatch(
-        &gpu.kernel(&ATTENTION_DECODE, &[("D", d as f64)])?,
-        &params,
-        &buffers,
-        [h as u32, 1, 1],
-    )?;
-    Ok(out)
 }
 
 /// The final layer norm and the tied output embedding: x (1, C), ln_f (C,) twice, wte

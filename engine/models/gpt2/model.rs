@@ -333,7 +333,7 @@ impl Gpt2 {
                 st,
             )?;
             let q = q.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (C,)
-            let a = decode::attention_decode(&q, k_cache, v_cache, layer, st)?; // (1, C)
+            let a = generate::attention_decode(&q, k_cache, v_cache, layer, st)?; // (1, C)
 
             // x += a @ W + b, in place
             let x_res = Project::Residual(&x);

@@ -3,20 +3,30 @@
 //! `+ down(silu(gate(rms(.))) * up(rms(.)))`; the final RMSNorm and the head.
 //!
 //! Shapes: T new tokens at positions `past..past + T`, C the width, H query heads and KVH
-//! key/value heads of D. Weights are stored (in, out) for `Tensor::linear` (Hugging Face
-//! stores `nn.Linear` weights (out, in): they are transposed once at load).
+//! key/value heads of D, P the positions a sequence holds. Weights are stored (in, out) for
+//! `Tensor::linear` (Hugging Face stores `nn.Linear` weights (out, in): they are transposed
+//! once at load). The rotary angles' cos and sin are tables (P, D) made once at load, and the
+//! cache is preallocated (2, L, KVH, P, D), so a step only writes positions `past..past + T`
+//! and reads views: the same forward runs op by op ([`Llama::forward`]) and, with the token
+//! and position read from the device ([`crate::generate::DecodeState`]), inside the compiled
+//! plans of [`crate::generate::Generator`] (`Llama: Decoder`).
 
 use std::path::Path;
 
 use super::config::Config;
 use crate::error::{Error, Result};
-use crate::generate::{generate_eager_async, Sampling, Stepper};
+use crate::generate::{self, generate_eager_async, DecodeState, Decoder, Pick, Sampling, Stepper};
 use crate::io::safetensors;
 use crate::ops;
 use crate::tensor::Tensor;
 use crate::Context;
 
+/// Most positions a sequence holds: the decode plan's attention keeps at most this many
+/// scores (`generate::attention_decode`), and the cache is sized for them up front.
+const MAX_POSITIONS: usize = crate::generate::at_state::ATTENTION_MAX_P;
+
 /// One decoder layer's weights.
+#[derive(Clone)]
 struct Layer {
     input_norm: Tensor, // (C,)
     q: Tensor,          // (C, H D)
@@ -30,18 +40,23 @@ struct Layer {
 }
 
 /// A Llama-style decoder on a context: RMSNorm, rotary position embeddings, SwiGLU,
-/// grouped-query attention and an untied (or tied) head.
+/// grouped-query attention and an untied (or tied) head. Cloning shares the weights.
+#[derive(Clone)]
 pub struct Llama {
     config: Config,
     embed: Tensor, // (V, C)
     layers: Vec<Layer>,
-    norm: Tensor, // (C,)
-    head: Tensor, // (C, V)
+    norm: Tensor,     // (C,)
+    head: Tensor,     // (C, V)
+    rope_cos: Tensor, // (P, D)
+    rope_sin: Tensor, // (P, D)
 }
 
-/// The keys and values of the positions seen so far, per layer: (KVH, T, D) each.
+/// The keys and values of one sequence's positions: one preallocated buffer, keys then
+/// values, each (L, KVH, P, D); positions `0..len` are written.
 pub struct Cache {
-    kv: Vec<Option<(Tensor, Tensor)>>,
+    k: Tensor, // (L, KVH, P, D)
+    v: Tensor, // (L, KVH, P, D), after the keys in the same buffer
     len: usize,
 }
 
@@ -113,6 +128,7 @@ impl Llama {
             })
             .collect::<Result<Vec<_>>>()?;
         let embed = get("model.embed_tokens.weight", &[cfg.vocab_size, c], false)?;
+        let (rope_cos, rope_sin) = rope_tables(ctx, cfg)?;
         let head_name = if cfg.tie_word_embeddings && !tensors.contains_key("lm_head.weight") {
             "model.embed_tokens.weight"
         } else {
@@ -123,6 +139,8 @@ impl Llama {
             norm: get("model.norm.weight", &[c], false)?,
             embed,
             layers,
+            rope_cos,
+            rope_sin,
             config,
         })
     }
@@ -132,12 +150,31 @@ impl Llama {
         &self.config
     }
 
-    /// An empty cache.
-    pub fn new_cache(&self) -> Cache {
-        Cache {
-            kv: (0..self.layers.len()).map(|_| None).collect(),
+    /// Most positions a sequence holds: `max_position_embeddings`, at most 2048.
+    pub fn positions(&self) -> usize {
+        self.config.max_position_embeddings.min(MAX_POSITIONS)
+    }
+
+    /// An empty cache for one sequence of up to [`Llama::positions`] tokens (never
+    /// zero-filled: attention reads only the positions already written).
+    pub fn new_cache(&self) -> Result<Cache> {
+        let cfg = &self.config;
+        let shape = [
+            cfg.num_hidden_layers,
+            cfg.num_key_value_heads,
+            self.positions(),
+            cfg.head_dim,
+        ];
+        let kv = Tensor::uninit(
+            self.embed.context(),
+            &[2, shape[0], shape[1], shape[2], shape[3]],
+            "Llama::new_cache",
+        )?;
+        Ok(Cache {
+            k: kv.narrow(0, 0, 1)?.reshape(&shape)?,
+            v: kv.narrow(0, 1, 2)?.reshape(&shape)?,
             len: 0,
-        }
+        })
     }
 
     /// The logits (T, V) of `ids`, the T tokens after the `cache.len()` already seen, whose
@@ -157,45 +194,85 @@ impl Llama {
             ));
         }
         let (past, t) = (cache.len, ids.len());
-        if past + t > cfg.max_position_embeddings {
+        if past + t > self.positions() {
             return Err(Error::value(
                 op,
                 "ids",
                 format!(
-                    "at most max_position_embeddings = {} positions",
-                    cfg.max_position_embeddings
+                    "at most {} positions (max_position_embeddings, capped at {MAX_POSITIONS})",
+                    self.positions()
                 ),
                 past + t,
             ));
         }
         let ctx = self.embed.context();
-        let (c, d) = (cfg.hidden_size, cfg.head_dim);
-        let (h, kvh) = (cfg.num_attention_heads, cfg.num_key_value_heads);
-        let zero = Tensor::zeros(ctx, &[t, c])?; // no position table: rows of embed only
-        let mut x = ops::embedding(&self.embed, &zero, ids, 0)?; // (T, C)
-        let (cos, sin) = self.rope_tables(ctx, past, t)?; // (T, 1, D) each
-        for (layer, kv) in self.layers.iter().zip(cache.kv.iter_mut()) {
+        let zero = Tensor::zeros(ctx, &[t, cfg.hidden_size])?; // no position table: rows of embed only
+        let x = ops::embedding(&self.embed, &zero, ids, 0)?; // (T, C)
+        let x = self.layers_forward(x, cache, At::Host { past, t })?;
+        cache.len += t;
+        self.logits(&x) // (T, V)
+    }
+
+    /// Every layer over x (T, C) of the tokens at positions `past..past + T`, their keys and
+    /// values written into `cache`; `at` says where the positions come from.
+    fn layers_forward(&self, mut x: Tensor, cache: &Cache, at: At) -> Result<Tensor> {
+        let cfg = &self.config;
+        let (d, h, kvh) = (cfg.head_dim, cfg.num_attention_heads, cfg.num_key_value_heads);
+        let t = x.shape()[0];
+        // cos and sin (T, 1, D) of the positions.
+        let (cos, sin) = match at {
+            At::Host { past, t } => (
+                self.rope_cos.narrow(0, past, past + t)?.reshape(&[t, 1, d])?,
+                self.rope_sin.narrow(0, past, past + t)?.reshape(&[t, 1, d])?,
+            ),
+            At::Device(st) => (
+                generate::row_at_state(&self.rope_cos, Pick::Position, st)?.reshape(&[1, 1, d])?,
+                generate::row_at_state(&self.rope_sin, Pick::Position, st)?.reshape(&[1, 1, d])?,
+            ),
+        };
+        for (i, layer) in self.layers.iter().enumerate() {
             let a = rms_norm(&x, &layer.input_norm, cfg.rms_norm_eps)?; // (T, C)
             let q = rope(&a.linear(&layer.q, None)?.reshape(&[t, h, d])?, &cos, &sin)?; // (T, H, D)
             let k = rope(&a.linear(&layer.k, None)?.reshape(&[t, kvh, d])?, &cos, &sin)?; // (T, KVH, D)
             let v = a.linear(&layer.v, None)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
-            let (k, v) = (k.transpose(0, 1)?.contiguous()?, v.transpose(0, 1)?.contiguous()?); // (KVH, T, D)
-            let (k, v) = match kv.take() {
-                Some((pk, pv)) => (ops::cat(&[&pk, &k], 1)?, ops::cat(&[&pv, &v], 1)?), // (KVH, past + T, D)
-                None => (k, v),
+            let y = match at {
+                At::Host { past, t } => {
+                    // This step's keys and values into positions past..past + T of the layer.
+                    let slot = |c: &Tensor| c.narrow(0, i, i + 1)?.narrow(2, past, past + t); // (1, KVH, T, D)
+                    let heads_first = |x: &Tensor| x.transpose(0, 1)?.reshape(&[1, kvh, t, d]);
+                    crate::tensor::copy_into(&slot(&cache.k)?, &heads_first(&k)?)?;
+                    crate::tensor::copy_into(&slot(&cache.v)?, &heads_first(&v)?)?;
+                    let seen = |c: &Tensor| {
+                        c.narrow(0, i, i + 1)?
+                            .narrow(2, 0, past + t)?
+                            .reshape(&[kvh, past + t, d])
+                    };
+                    let (kq, vq) = (
+                        repeat_heads(&seen(&cache.k)?, h / kvh)?,
+                        repeat_heads(&seen(&cache.v)?, h / kvh)?,
+                    ); // (H, past + T, D)
+                    let y = ops::attention(&q.transpose(0, 1)?, &kq, &vq, past)?; // (H, T, D)
+                    y.transpose(0, 1)?.contiguous()?.reshape(&[t, h * d])? // (T, H D)
+                }
+                At::Device(st) => {
+                    generate::write_at_state(&k.contiguous()?, &cache.k, i, st)?;
+                    generate::write_at_state(&v.contiguous()?, &cache.v, i, st)?;
+                    generate::attention_decode(&q.contiguous()?, &cache.k, &cache.v, i, st)?
+                    // (1, H D)
+                }
             };
-            let (kq, vq) = (repeat_heads(&k, h / kvh)?, repeat_heads(&v, h / kvh)?); // (H, past + T, D)
-            let y = ops::attention(&q.transpose(0, 1)?, &kq, &vq, past)?; // (H, T, D)
-            *kv = Some((k, v));
-            let y = y.transpose(0, 1)?.contiguous()?.reshape(&[t, h * d])?; // (T, H D)
             x = ops::add(&x, &y.linear(&layer.o, None)?)?;
             let m = rms_norm(&x, &layer.post_norm, cfg.rms_norm_eps)?; // (T, C)
             let g = m.linear(&layer.gate, None)?; // (T, I)
             let swiglu = ops::mul(&ops::mul(&g, &ops::sigmoid(&g)?)?, &m.linear(&layer.up, None)?)?;
             x = ops::add(&x, &swiglu.linear(&layer.down, None)?)?;
         }
-        cache.len += t;
-        rms_norm(&x, &self.norm, cfg.rms_norm_eps)?.linear(&self.head, None) // (T, V)
+        Ok(x)
+    }
+
+    /// The final RMSNorm and the head: x (T, C) -> logits (T, V).
+    fn logits(&self, x: &Tensor) -> Result<Tensor> {
+        rms_norm(x, &self.norm, self.config.rms_norm_eps)?.linear(&self.head, None)
     }
 
     /// Generates `n` tokens after `prompt` (>= 1 token), op by op through the loop every model
@@ -223,25 +300,6 @@ impl Llama {
     ) -> Result<Vec<u32>> {
         pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
     }
-
-    /// cos and sin of the rotary angles of positions `past..past + t`: (T, 1, D) each, the
-    /// D / 2 frequencies `theta^(-2i / D)` repeated for both halves (Hugging Face's layout).
-    fn rope_tables(&self, ctx: &Context, past: usize, t: usize) -> Result<(Tensor, Tensor)> {
-        let d = self.config.head_dim;
-        let (mut cos, mut sin) = (Vec::with_capacity(t * d), Vec::with_capacity(t * d));
-        for p in past..past + t {
-            for j in 0..d {
-                let i = (j % (d / 2)) as f64;
-                let angle = p as f64 * self.config.rope_theta.powf(-2.0 * i / d as f64);
-                cos.push(angle.cos() as f32);
-                sin.push(angle.sin() as f32);
-            }
-        }
-        Ok((
-            Tensor::from_slice(ctx, &[t, 1, d], &cos)?,
-            Tensor::from_slice(ctx, &[t, 1, d], &sin)?,
-        ))
-    }
 }
 
 impl Stepper for Llama {
@@ -252,7 +310,7 @@ impl Stepper for Llama {
     }
 
     fn positions(&self) -> usize {
-        self.config.max_position_embeddings
+        Llama::positions(self)
     }
 
     fn vocab_size(&self) -> usize {
@@ -260,7 +318,7 @@ impl Stepper for Llama {
     }
 
     fn new_cache(&self) -> Result<Cache> {
-        Ok(Llama::new_cache(self))
+        Llama::new_cache(self)
     }
 
     fn next_logits(&self, ids: &[u32], cache: &mut Cache) -> Result<Tensor> {
@@ -268,6 +326,88 @@ impl Stepper for Llama {
         let t = logits.shape()[0];
         logits.narrow(0, t - 1, t) // (1, V)
     }
+}
+
+impl Decoder for Llama {
+    fn tensors<'a>(&'a self, cache: &'a Cache) -> Vec<&'a Tensor> {
+        let mut hold = vec![
+            &self.embed,
+            &self.norm,
+            &self.head,
+            &self.rope_cos,
+            &self.rope_sin,
+            &cache.k,
+            &cache.v,
+        ];
+        for l in &self.layers {
+            hold.extend([
+                &l.input_norm,
+                &l.q,
+                &l.k,
+                &l.v,
+                &l.o,
+                &l.post_norm,
+                &l.gate,
+                &l.up,
+                &l.down,
+            ]);
+        }
+        hold
+    }
+
+    fn prefill_on_device(&self, ids: &Tensor, cache: &Cache, st: &DecodeState) -> Result<Tensor> {
+        let t = ids.len();
+        if cache.len != 0 || t == 0 || t > self.positions() {
+            return Err(Error::value(
+                "Llama::prefill_on_device",
+                "ids",
+                format!("1..={} tokens into an empty cache", self.positions()),
+                t,
+            ));
+        }
+        let zero = Tensor::zeros(self.embed.context(), &[t, self.config.hidden_size])?;
+        let x = ops::embedding::embedding_of(&self.embed, &zero, ids, 0)?; // (T, C)
+        let x = self.layers_forward(x, cache, At::Host { past: 0, t })?;
+        let logits = self.logits(&x.narrow(0, t - 1, t)?)?; // (1, V)
+        generate::sample(&logits, st, Some(t))?;
+        Ok(logits)
+    }
+
+    fn decode_on_device(&self, cache: &Cache, st: &DecodeState) -> Result<Tensor> {
+        let x = generate::row_at_state(&self.embed, Pick::Token, st)?; // (1, C)
+        let x = self.layers_forward(x, cache, At::Device(st))?;
+        let logits = self.logits(&x)?; // (1, V)
+        generate::sample(&logits, st, None)?;
+        Ok(logits)
+    }
+}
+
+/// Where a step's positions come from.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// Known on the host: T tokens at `past..past + T`.
+    Host { past: usize, t: usize },
+    /// One token at the decode state's position (a compiled plan's step).
+    Device(&'a DecodeState),
+}
+
+/// cos and sin of the rotary angles of every position: (P, D) each, the D / 2 frequencies
+/// `theta^(-2i / D)` repeated for both halves (Hugging Face's layout), angles in f64.
+fn rope_tables(ctx: &Context, cfg: &Config) -> Result<(Tensor, Tensor)> {
+    let (d, p) = (cfg.head_dim, cfg.max_position_embeddings.min(MAX_POSITIONS));
+    let (mut cos, mut sin) = (Vec::with_capacity(p * d), Vec::with_capacity(p * d));
+    for pos in 0..p {
+        for j in 0..d {
+            let i = (j % (d / 2)) as f64;
+            let angle = pos as f64 * cfg.rope_theta.powf(-2.0 * i / d as f64);
+            cos.push(angle.cos() as f32);
+            sin.push(angle.sin() as f32);
+        }
+    }
+    Ok((
+        Tensor::from_slice(ctx, &[p, d], &cos)?,
+        Tensor::from_slice(ctx, &[p, d], &sin)?,
+    ))
 }
 
 /// `x / sqrt(mean(x^2) + eps) * w` over the last axis. x (T, C), w (C,) -> (T, C).

@@ -1,8 +1,9 @@
 // prelude: ops/reduce/tree.wgsl
 // prelude: generate/state.wgsl
 // Causal attention of the decode step's one query per head over every cached position
-// 0..=state.pos (the current token's key and value were written by the QKV kernel):
-//   out[h, :] = softmax_j(scale * q[h] . K[h, j]) @ V[h, :]
+// 0..=state.pos (the current token's key and value were written before it), for any model:
+//   out[h, :] = softmax_j(scale * q[h] . K[h / G, j]) @ V[h / G, :]
+// with G query heads a key/value head (grouped-query attention; G = 1: one each).
 // One workgroup per head, in three passes over the keys with the scores kept in workgroup
 // memory (at most MAX_P positions; the host checks): the scores (one key per invocation,
 // keys read as vec4) and their max, the exponentials and their sum, then the weighted values
@@ -22,16 +23,17 @@ override D: u32 = 64u; // head dim
 
 struct Params {
     positions: u32,  // cache length P
-    k_off: u32,      // offset of this layer's keys (H, P, D) in the cache buffer
+    k_off: u32,      // offset of this layer's keys (H / G, P, D) in the cache buffer
     v_off: u32,      // offset of this layer's values
     scale: f32,      // 1 / sqrt(D)
+    group: u32,      // G, query heads per key/value head
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> state: State;
 @group(0) @binding(2) var<storage, read> q: array<f32>;        // (H * D,) this step's queries
-@group(0) @binding(3) var<storage, read> k_cache: array<vec4<f32>>; // the cache buffer, keys read as vec4
-@group(0) @binding(4) var<storage, read> v_cache: array<vec4<f32>>; // the same buffer, values read as vec4
+@group(0) @binding(3) var<storage, read> k_cache: array<vec4<f32>>; // keys (H / G, P, D) at k_off, read as vec4
+@group(0) @binding(4) var<storage, read> v_cache: array<vec4<f32>>; // values (H / G, P, D) at v_off (may share k's buffer)
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;      // (H * D,) heads side by side
 
 var<workgroup> qs: array<f32, 256>;
@@ -42,7 +44,7 @@ var<workgroup> partial: array<f32, 1024>; // 256 vec4s, as scalars
 fn attention_decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let h = wid.x;
     let len = min(state.pos, min(p.positions, MAX_P) - 1u) + 1u;
-    let head = h * p.positions * D;
+    let head = (h / p.group) * p.positions * D;
     if lid < D {
         qs[lid] = q[h * D + lid];
     }

@@ -1,0 +1,173 @@
+//! The kernels of a compiled decode step that read the [`DecodeState`], for any model: a
+//! table's row at the state's token or position ([`row_at_state`]: an embedding, a row of
+//! rotary angles), one step's keys or values written into a cache at the state's position
+//! ([`write_at_state`]), and attention of the step's queries over the cached positions
+//! `0..=pos` ([`attention_decode`], grouped-query heads included). Because the token and the
+//! position reach these kernels through the state buffer, one captured plan serves every step.
+
+use super::device::DecodeState;
+use crate::error::{Error, Result};
+use crate::kernel::{shader, KernelDef, Params};
+use crate::tensor::Tensor;
+
+const ROW_AT_STATE: KernelDef = KernelDef::new(
+    "generate/row_at_state",
+    shader!("generate/row_at_state.wgsl"),
+    "row_at_state",
+);
+const WRITE_AT_STATE: KernelDef = KernelDef::new(
+    "generate/write_at_state",
+    shader!("generate/write_at_state.wgsl"),
+    "write_at_state",
+);
+const ATTENTION_DECODE: KernelDef = KernelDef::new(
+    "generate/attention_decode",
+    shader!("generate/attention_decode.wgsl"),
+    "attention_decode",
+);
+
+/// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
+pub(crate) const ATTENTION_MAX_P: usize = 2048;
+
+/// Which word of the state picks the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pick {
+    /// The current token (an embedding table's row).
+    Token,
+    /// The current position (a table indexed by position).
+    Position,
+}
+
+/// Row `r` of `table` (R, W) as (1, W) f32, r the state's token or position (clamped below
+/// R). The table is F32, F16 or BF16, dense from offset 0.
+pub(crate) fn row_at_state(table: &Tensor, pick: Pick, st: &DecodeState) -> Result<Tensor> {
+    let op = "generate::row_at_state";
+    let ctx = table.context();
+    let gpu = ctx.require_gpu(op)?;
+    let [rows, w] = *table.shape() else {
+        return Err(Error::shape(op, "table", "(R, W)", table.shape()));
+    };
+    if !table.is_contiguous() || rows == 0 {
+        return Err(Error::shape(
+            op,
+            "table",
+            "a dense (R, W) from offset 0 with R >= 1",
+            table.shape(),
+        ));
+    }
+    let out = Tensor::uninit(ctx, &[1, w], op)?;
+    let params = Params::new()
+        .usize(w)
+        .usize(rows)
+        .u32(u32::from(pick == Pick::Position));
+    let buffers = [st.state.gpu_buffer(op)?, table.typed_buffer(op)?, out.gpu_buffer(op)?];
+    let kernel = gpu.typed_kernel(&ROW_AT_STATE, &[("table", table.dtype())], &[])?;
+    gpu.dispatch_items(&kernel, &params, &buffers, w)?;
+    Ok(out)
+}
+
+/// Writes `src` (heads * D values, dense) into block `layer` of `cache` (L, heads, P, D) at
+/// the state's position (clamped below P), in place.
+pub(crate) fn write_at_state(src: &Tensor, cache: &Tensor, layer: usize, st: &DecodeState) -> Result<()> {
+    let op = "generate::write_at_state";
+    let gpu = cache.context().require_gpu(op)?;
+    let [l, heads, p, d] = *cache.shape() else {
+        return Err(Error::shape(op, "cache", "(L, heads, P, D)", cache.shape()));
+    };
+    if !cache.layout().is_dense() || layer >= l {
+        return Err(Error::shape(
+            op,
+            "cache",
+            format!("a dense (L, heads, P, D) with L > {layer}"),
+            cache.shape(),
+        ));
+    }
+    if src.len() != heads * d || !src.is_contiguous() {
+        return Err(Error::shape(
+            op,
+            "src",
+            format!("a dense row of {} values", heads * d),
+            src.shape(),
+        ));
+    }
+    let params = Params::new()
+        .usize(heads)
+        .usize(d)
+        .usize(p)
+        .usize(cache.layout().offset + layer * heads * p * d);
+    let buffers = [st.state.gpu_buffer(op)?, src.gpu_buffer(op)?, cache.gpu_buffer(op)?];
+    gpu.dispatch_items(&gpu.kernel(&WRITE_AT_STATE, &[])?, &params, &buffers, heads * d)?;
+    Ok(())
+}
+
+/// Attention of the step's queries q (H * D,) over positions `0..=state.pos` of block `layer`
+/// of the caches (L, KVH, P, D) -> (1, H * D), heads side by side; query head h reads
+/// key/value head h / (H / KVH) (grouped-query attention where KVH < H).
+pub(crate) fn attention_decode(
+    q: &Tensor,
+    k_cache: &Tensor,
+    v_cache: &Tensor,
+    layer: usize,
+    st: &DecodeState,
+) -> Result<Tensor> {
+    let op = "generate::attention_decode";
+    let ctx = q.context();
+    let gpu = ctx.require_gpu(op)?;
+    let s = k_cache.shape();
+    let [l, kvh, p, d] = *s else {
+        return Err(Error::shape(op, "k_cache", "(L, KVH, P, D)", s));
+    };
+    if !(4..=256).contains(&d) || !256usize.is_multiple_of(d) {
+        return Err(Error::Unsupported {
+            op,
+            message: format!("head dim {d}: the decode kernel needs a multiple of 4 dividing 256"),
+        });
+    }
+    if p > ATTENTION_MAX_P {
+        return Err(Error::Unsupported {
+            op,
+            message: format!("{p} positions: the decode kernel keeps at most {ATTENTION_MAX_P} scores"),
+        });
+    }
+    let h = q.len() / d;
+    if q.len() != h * d || h == 0 || !h.is_multiple_of(kvh) || !q.is_contiguous() {
+        return Err(Error::shape(
+            op,
+            "q",
+            format!("a dense row of H * {d} values, H a multiple of the cache's {kvh} heads"),
+            q.shape(),
+        ));
+    }
+    let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s && t.layout().offset.is_multiple_of(4);
+    if !dense(k_cache) || !dense(v_cache) || layer >= l {
+        return Err(Error::mismatch(
+            op,
+            "k_cache (L, KVH, P, D)",
+            s,
+            "v_cache",
+            v_cache.shape(),
+        ));
+    }
+    let per_layer = kvh * p * d;
+    let out = Tensor::uninit(ctx, &[1, h * d], op)?;
+    let params = Params::new()
+        .usize(p)
+        .usize(k_cache.layout().offset + layer * per_layer)
+        .usize(v_cache.layout().offset + layer * per_layer)
+        .f32(1.0 / (d as f32).sqrt())
+        .usize(h / kvh);
+    let buffers = [
+        st.state.gpu_buffer(op)?,
+        q.gpu_buffer(op)?,
+        k_cache.gpu_buffer(op)?,
+        v_cache.gpu_buffer(op)?,
+        out.gpu_buffer(op)?,
+    ];
+    gpu.dispatch(
+        &gpu.kernel(&ATTENTION_DECODE, &[("D", d as f64)])?,
+        &params,
+        &buffers,
+        [h as u32, 1, 1],
+    )?;
+    Ok(out)
+}
