@@ -5,7 +5,7 @@
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
 use wgsl_compute::ops::AttentionPath;
-use wgsl_compute::{fused, ops, reference, Context, Tensor};
+use wgsl_compute::{fused, ops, reference, Context, DType, Tensor};
 
 use crate::common::{assert_close, each_adapter, each_adapter_alone};
 
@@ -169,6 +169,61 @@ fn layer_norm_over_awkward_rows() {
             e.contains("layer_norm") && e.contains("gamma") && e.contains("[4]"),
             "{e}"
         );
+    });
+}
+
+/// RMS norm (Llama's) against the f64 reference at odd rows, every weight dtype, and its
+/// errors; rows near f32::MAX are `special.rs`'s.
+#[test]
+fn rms_norm_over_awkward_rows() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(74);
+        for shape in [
+            &[1usize][..],
+            &[2, 15],
+            &[3, 17],
+            &[5, 63],
+            &[2, 3, 768],
+            &[4, 257],
+            &[1, 1000],
+        ] {
+            let x = random(&mut rng, shape, -3.0, 5.0);
+            let c = shape[shape.len() - 1];
+            let w = random(&mut rng, &[c], 0.5, 1.5);
+            let want = reference::nn::rms_norm(&x.view(), &w.view(), 1e-6).unwrap();
+            let xt = Tensor::from_array(ctx, &x).unwrap();
+            let wt = Tensor::from_array(ctx, &w).unwrap();
+            for dtype in [DType::F32, DType::F16, DType::BF16] {
+                // A half weight: the reference of its rounded values.
+                let wd = wt.to_dtype(dtype).unwrap();
+                let wr = wd.to_dtype(DType::F32).unwrap().to_vec().unwrap();
+                let wr = ArrayD::from_shape_vec(IxDyn(&[c]), wr).unwrap();
+                let want = match dtype {
+                    DType::F32 => want.clone(),
+                    _ => reference::nn::rms_norm(&x.view(), &wr.view(), 1e-6).unwrap(),
+                };
+                let got = ops::rms_norm(&xt, &wd, 1e-6).unwrap();
+                assert_close(
+                    ctx,
+                    &format!("rms_norm {shape:?} {dtype:?}"),
+                    &got.to_vec().unwrap(),
+                    &flat(&want),
+                    Gate::new(1e-5, 1e-5),
+                );
+            }
+        }
+        let x = Tensor::zeros(ctx, &[2, 5]).unwrap();
+        let e = ops::rms_norm(&x, &Tensor::zeros(ctx, &[4]).unwrap(), 1e-5)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rms_norm") && e.contains("weight") && e.contains("[4]"),
+            "{e}"
+        );
+        let e = ops::rms_norm(&x, &Tensor::zeros(ctx, &[5]).unwrap(), -1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rms_norm") && e.contains("eps"), "{e}");
     });
 }
 

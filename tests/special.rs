@@ -173,6 +173,45 @@ fn special_layer_norm_does_not_overflow_near_f32_max() {
     });
 }
 
+/// RMS norm of rows up to f32::MAX stays finite and exact to f32 rounding: the kernel scales
+/// each row by a power of two before squaring.
+#[test]
+fn special_rms_norm_does_not_overflow_near_f32_max() {
+    let mut rng = wgsl_compute::check::Rng::new(3202);
+    let mut rows: Vec<Vec<f32>> = vec![
+        vec![1e30, -1e30],
+        vec![f32::MAX, -f32::MAX],
+        vec![1e37, 3e37, -2e37],
+        vec![1e-30, -1e-30, 0.5],
+        vec![0.0, 0.0, 0.0],
+    ];
+    rows.push(rng.vec_range(300, -3e38, 3e38));
+    let mut mixed = rng.vec_range(517, -1.0, 1.0);
+    mixed[3] = 2e37;
+    rows.push(mixed);
+    let gate = wgsl_compute::check::Gate::new(1e-5, 1e-4);
+    each_context(|ctx| {
+        for row in &rows {
+            let n = row.len();
+            let w = rng.vec_range(n, 0.5, 1.5);
+            let ms = row.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / n as f64;
+            let rstd = 1.0 / (ms + 1e-5).sqrt();
+            let want: Vec<f32> = row
+                .iter()
+                .zip(&w)
+                .map(|(&v, &g)| (v as f64 * rstd * g as f64) as f32)
+                .collect();
+            let t = |v: &[f32], s: &[usize]| Tensor::from_slice(ctx, s, v).unwrap();
+            let got = ops::rms_norm(&t(row, &[1, n]), &t(&w, &[n]), 1e-5)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            let show: Vec<f32> = row.iter().copied().take(4).collect();
+            crate::common::assert_close(ctx, &format!("rms_norm of {show:?} (len {n})"), &got, &want, gate);
+        }
+    });
+}
+
 /// A tensor from bit patterns, on `ctx`, of shape (n,) or, with `strided`, a non-dense view
 /// of them (column 0 of (n, 2)): the scalar form of the fused kernel instead of the vec4 one.
 fn from_bits(ctx: &Context, bits: &[u32], strided: bool) -> Tensor {

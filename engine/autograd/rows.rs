@@ -103,6 +103,35 @@ impl Var {
 }
 
 impl Var {
+    /// RMS norm over the last axis with weight (n,) (see `ops::rms_norm`). x (..., n) ->
+    /// (..., n). With rstd = 1 / sqrt(mean(x^2) + eps) and gw = g weight:
+    /// dx = rstd (gw - x rstd^2 mean(gw x)), dweight = sum(g x rstd) over every row.
+    pub fn rms_norm(&self, weight: &Var, eps: f32) -> Result<Var> {
+        Var::record("rms_norm", &[self, weight], |t| {
+            let y = ops::rms_norm(t[0], t[1], eps)?;
+            let (x, weight) = (t[0].clone(), t[1].clone());
+            Ok((
+                y,
+                rule(move |g, need| {
+                    let n = weight.shape().to_vec();
+                    // rstd (..., 1), recomputed.
+                    let ms = mean_rows(&ops::mul(&x, &x)?)?;
+                    let rstd = ops::div(&scalar(&x, 1.0)?, &ops::sqrt(&ops::add(&ms, &scalar(&x, eps)?)?)?)?;
+                    let dx = when(need[0], || {
+                        let gw = ops::mul(g, &weight)?;
+                        let m = mean_rows(&ops::mul(&gw, &x)?)?;
+                        let r2 = ops::mul(&rstd, &rstd)?;
+                        ops::mul(&rstd, &ops::sub(&gw, &ops::mul(&ops::mul(&x, &r2)?, &m)?)?)
+                    })?;
+                    let dweight = when(need[1], || reduce_to(&ops::mul(g, &ops::mul(&x, &rstd)?)?, &n))?;
+                    Ok(vec![dx, dweight])
+                }),
+            ))
+        })
+    }
+}
+
+impl Var {
     /// The index of each row's largest element (`ops::argmax_last`), as f32. (..., n) ->
     /// (...). Recorded without a gradient: a backward that reaches it fails with
     /// `Error::NoGradient`; detach it to use it as a constant.

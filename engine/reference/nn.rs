@@ -90,6 +90,33 @@ pub fn layer_norm(
     }))
 }
 
+/// `x / sqrt(mean(x^2) + eps) * weight` over the last axis, in f64. x (..., n), weight (n,).
+pub fn rms_norm(x: &ArrayViewD<f32>, weight: &ArrayViewD<f32>, eps: f32) -> Result<ArrayD<f32>> {
+    const OP: &str = "reference::nn::rms_norm";
+    let Some(&n) = x.shape().last() else {
+        return Err(Error::shape(OP, "x", "rank >= 1", x.shape()));
+    };
+    if weight.shape() != [n] {
+        return Err(Error::shape(
+            OP,
+            "weight",
+            format!("[{n}] (the last axis of x)"),
+            weight.shape(),
+        ));
+    }
+    if !(eps >= 0.0 && eps.is_finite()) {
+        return Err(Error::value(OP, "eps", "a finite value >= 0", eps));
+    }
+    let w: Vec<f64> = weight.iter().map(|&v| v as f64).collect();
+    Ok(map_rows(x, |_, row, out| {
+        let ms = row.iter().map(|v| v * v).sum::<f64>() / row.len() as f64;
+        let rstd = 1.0 / (ms + eps as f64).sqrt();
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = (row[c] * rstd * w[c]) as f32;
+        }
+    }))
+}
+
 /// Index of the largest of `xs` under the engine's one argmax rule (torch's): NaN is larger
 /// than every number and the first NaN wins; -0.0 equals +0.0; the first index wins a tie.
 /// 0 for an empty sequence. The GPU kernel (`shaders/ops/argmax.wgsl`) and GPT-2's greedy

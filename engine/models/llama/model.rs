@@ -231,7 +231,7 @@ impl Llama {
             ),
         };
         for (i, layer) in self.layers.iter().enumerate() {
-            let a = rms_norm(&x, &layer.input_norm, cfg.rms_norm_eps)?; // (T, C)
+            let a = ops::rms_norm(&x, &layer.input_norm, cfg.rms_norm_eps)?; // (T, C)
             let q = rope(&a.linear(&layer.q, None)?.reshape(&[t, h, d])?, &cos, &sin)?; // (T, H, D)
             let k = rope(&a.linear(&layer.k, None)?.reshape(&[t, kvh, d])?, &cos, &sin)?; // (T, KVH, D)
             let v = a.linear(&layer.v, None)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
@@ -262,7 +262,7 @@ impl Llama {
                 }
             };
             x = ops::add(&x, &y.linear(&layer.o, None)?)?;
-            let m = rms_norm(&x, &layer.post_norm, cfg.rms_norm_eps)?; // (T, C)
+            let m = ops::rms_norm(&x, &layer.post_norm, cfg.rms_norm_eps)?; // (T, C)
             let g = m.linear(&layer.gate, None)?; // (T, I)
             let swiglu = ops::mul(&ops::mul(&g, &ops::sigmoid(&g)?)?, &m.linear(&layer.up, None)?)?;
             x = ops::add(&x, &swiglu.linear(&layer.down, None)?)?;
@@ -272,7 +272,7 @@ impl Llama {
 
     /// The final RMSNorm and the head: x (T, C) -> logits (T, V).
     fn logits(&self, x: &Tensor) -> Result<Tensor> {
-        rms_norm(x, &self.norm, self.config.rms_norm_eps)?.linear(&self.head, None)
+        ops::rms_norm(x, &self.norm, self.config.rms_norm_eps)?.linear(&self.head, None)
     }
 
     /// Generates `n` tokens after `prompt` (>= 1 token), op by op through the loop every model
@@ -408,14 +408,6 @@ fn rope_tables(ctx: &Context, cfg: &Config) -> Result<(Tensor, Tensor)> {
         Tensor::from_slice(ctx, &[p, d], &cos)?,
         Tensor::from_slice(ctx, &[p, d], &sin)?,
     ))
-}
-
-/// `x / sqrt(mean(x^2) + eps) * w` over the last axis. x (T, C), w (C,) -> (T, C).
-fn rms_norm(x: &Tensor, w: &Tensor, eps: f32) -> Result<Tensor> {
-    let t = x.shape()[0];
-    let ms = ops::mul(x, x)?.mean_last()?.reshape(&[t, 1])?; // (T, 1)
-    let rms = ops::sqrt(&ops::binary_scalar(crate::Binary::Add, &ms, eps)?)?; // (T, 1)
-    ops::mul(&ops::div(x, &rms)?, w)
 }
 
 /// Rotary embedding: `x cos + rotate_half(x) sin`, rotate_half(x) = (-x2, x1) for the halves

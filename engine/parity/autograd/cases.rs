@@ -192,6 +192,7 @@ pub fn row_cases() -> Vec<GradCase> {
     });
     let ln = [input(&[3, 5], -1.0, 1.0), input(&[5], 0.5, 1.5), input(&[5], -1.0, 1.0)];
     l.op("layer_norm", 504, &ln, |v| v[0].layer_norm(&v[1], &v[2], 1e-5));
+    l.op("rms_norm", 505, &ln[..2], |v| v[0].rms_norm(&v[1], 1e-5));
     // A transposed view into an elementwise op (read in place) and into a product.
     let x = [input(&[3, 5], -1.0, 1.0), input(&[5, 3], -1.0, 1.0)];
     l.op("transpose", 600, &x, |v| v[0].transpose(0, 1)?.mul(&v[1]));
