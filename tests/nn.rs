@@ -227,6 +227,85 @@ fn rms_norm_over_awkward_rows() {
     });
 }
 
+/// Rotary embedding and its adjoint against the f64 reference at odd sizes (heads and D not
+/// multiples of 4), the adjoint checked as one: <rope(x), y> = <x, rope_adjoint(y)>; SwiGLU's
+/// gate against its formula; and their errors.
+#[test]
+fn rope_and_swiglu_match_the_reference() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(75);
+        for [t, heads, d] in [[1usize, 1, 2], [3, 5, 6], [7, 3, 18], [2, 4, 64]] {
+            let x = rng.vec_range(t * heads * d, -2.0, 2.0);
+            let y = rng.vec_range(t * heads * d, -2.0, 2.0);
+            let cos = rng.vec_range(t * d, -1.0, 1.0);
+            let sin = rng.vec_range(t * d, -1.0, 1.0);
+            let up = |v: &[f32], s: &[usize]| Tensor::from_slice(ctx, s, v).unwrap();
+            let (xt, yt, ct, st) = (
+                up(&x, &[t, heads, d]),
+                up(&y, &[t, heads, d]),
+                up(&cos, &[t, d]),
+                up(&sin, &[t, d]),
+            );
+            for adjoint in [false, true] {
+                let want = reference::nn::rope(&x, &cos, &sin, [t, heads, d], adjoint);
+                let got = match adjoint {
+                    false => ops::rope(&xt, &ct, &st),
+                    true => ops::rope_adjoint(&xt, &ct, &st),
+                }
+                .unwrap();
+                let name = format!("rope {:?} adjoint {adjoint}", [t, heads, d]);
+                assert_close(ctx, &name, &got.to_vec().unwrap(), &want, Gate::new(1e-6, 1e-6));
+            }
+            let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(&p, &q)| p as f64 * q as f64).sum::<f64>();
+            let fwd = ops::rope(&xt, &ct, &st).unwrap().to_vec().unwrap();
+            let adj = ops::rope_adjoint(&yt, &ct, &st).unwrap().to_vec().unwrap();
+            let (l, r) = (dot(&fwd, &y), dot(&x, &adj));
+            assert!(
+                (l - r).abs() <= 1e-4 * (1.0 + l.abs()),
+                "<rope x, y> {l} vs <x, rope^T y> {r}"
+            );
+        }
+        let g = Tensor::from_slice(ctx, &[3, 7], &rng.vec_range(21, -6.0, 6.0)).unwrap();
+        let u = Tensor::from_slice(ctx, &[3, 7], &rng.vec_range(21, -2.0, 2.0)).unwrap();
+        let want: Vec<f32> = g
+            .to_vec()
+            .unwrap()
+            .iter()
+            .zip(u.to_vec().unwrap())
+            .map(|(&a, b)| (a as f64 / (1.0 + (-a as f64).exp()) * b as f64) as f32)
+            .collect();
+        assert_close(
+            ctx,
+            "swiglu",
+            &ops::swiglu(&g, &u).unwrap().to_vec().unwrap(),
+            &want,
+            Gate::new(1e-5, 1e-5),
+        );
+        let odd = Tensor::zeros(ctx, &[2, 3, 5]).unwrap();
+        let e = ops::rope(
+            &odd,
+            &Tensor::zeros(ctx, &[2, 5]).unwrap(),
+            &Tensor::zeros(ctx, &[2, 5]).unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("rope") && e.contains("D even"), "{e}");
+        let x = Tensor::zeros(ctx, &[2, 3, 4]).unwrap();
+        let e = ops::rope(
+            &x,
+            &Tensor::zeros(ctx, &[3, 4]).unwrap(),
+            &Tensor::zeros(ctx, &[2, 4]).unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("rope") && e.contains("cos") && e.contains("[2, 4]"), "{e}");
+        let e = ops::swiglu(&g, &Tensor::zeros(ctx, &[7, 3]).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("swiglu") && e.contains("up"), "{e}");
+    });
+}
+
 #[test]
 fn linear_residual_layer_norm_matches_the_reference() {
     each_adapter(|ctx| {

@@ -27,6 +27,24 @@ impl Var {
         })
     }
 
+    /// Rotary position embedding (`ops::rope`): x (T, heads, D), cos and sin (T, D)
+    /// constants -> (T, heads, D). dx = `ops::rope_adjoint(g, cos, sin)`.
+    pub fn rope(&self, cos: &Tensor, sin: &Tensor) -> Result<Var> {
+        Var::record("rope", &[self], |t| {
+            let y = ops::rope(t[0], cos, sin)?;
+            let (cos, sin) = (cos.clone(), sin.clone());
+            Ok((
+                y,
+                rule(move |g, need| Ok(vec![when(need[0], || ops::rope_adjoint(g, &cos, &sin))?])),
+            ))
+        })
+    }
+
+    /// SwiGLU's gate `silu(gate) * up` (`ops::swiglu`), composed of the tape's ops.
+    pub fn swiglu(gate: &Var, up: &Var) -> Result<Var> {
+        Var::composite("swiglu", || gate.mul(&gate.sigmoid()?)?.mul(up))
+    }
+
     /// `wte[ids[t]] + wpe[pos_offset + t]` (`ops::embedding`). wte (V, C), wpe (P, C) ->
     /// (T, C). dwte sums the rows of dL/d out by token id, dwpe places them at their positions.
     pub fn embedding(wte: &Var, wpe: &Var, ids: &[u32], pos_offset: usize) -> Result<Var> {

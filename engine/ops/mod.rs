@@ -32,6 +32,7 @@ pub mod matmul;
 mod methods;
 pub mod reduce;
 pub mod rms_norm;
+pub mod rope;
 pub mod softmax;
 
 pub use crate::tensor::copy_into;
@@ -48,4 +49,5 @@ pub use layer_norm::{layer_norm, linear_residual_layer_norm};
 pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, tune_matmul, MatmulPath};
 pub use reduce::{mean_all, mean_last, sum_all, sum_last};
 pub use rms_norm::rms_norm;
+pub use rope::{rope, rope_adjoint, swiglu};
 pub use softmax::softmax_last;

@@ -219,21 +219,21 @@ impl Llama {
         let cfg = &self.config;
         let (d, h, kvh) = (cfg.head_dim, cfg.num_attention_heads, cfg.num_key_value_heads);
         let t = x.shape()[0];
-        // cos and sin (T, 1, D) of the positions.
+        // cos and sin (T, D) of the positions.
         let (cos, sin) = match at {
             At::Host { past, t } => (
-                self.rope_cos.narrow(0, past, past + t)?.reshape(&[t, 1, d])?,
-                self.rope_sin.narrow(0, past, past + t)?.reshape(&[t, 1, d])?,
+                self.rope_cos.narrow(0, past, past + t)?,
+                self.rope_sin.narrow(0, past, past + t)?,
             ),
             At::Device(st) => (
-                generate::row_at_state(&self.rope_cos, Pick::Position, st)?.reshape(&[1, 1, d])?,
-                generate::row_at_state(&self.rope_sin, Pick::Position, st)?.reshape(&[1, 1, d])?,
+                generate::row_at_state(&self.rope_cos, Pick::Position, st)?,
+                generate::row_at_state(&self.rope_sin, Pick::Position, st)?,
             ),
         };
         for (i, layer) in self.layers.iter().enumerate() {
             let a = ops::rms_norm(&x, &layer.input_norm, cfg.rms_norm_eps)?; // (T, C)
-            let q = rope(&a.linear(&layer.q, None)?.reshape(&[t, h, d])?, &cos, &sin)?; // (T, H, D)
-            let k = rope(&a.linear(&layer.k, None)?.reshape(&[t, kvh, d])?, &cos, &sin)?; // (T, KVH, D)
+            let q = ops::rope(&a.linear(&layer.q, None)?.reshape(&[t, h, d])?, &cos, &sin)?; // (T, H, D)
+            let k = ops::rope(&a.linear(&layer.k, None)?.reshape(&[t, kvh, d])?, &cos, &sin)?; // (T, KVH, D)
             let v = a.linear(&layer.v, None)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
             let y = match at {
                 At::Host { past, t } => {
@@ -263,8 +263,7 @@ impl Llama {
             };
             x = ops::add(&x, &y.linear(&layer.o, None)?)?;
             let m = ops::rms_norm(&x, &layer.post_norm, cfg.rms_norm_eps)?; // (T, C)
-            let g = m.linear(&layer.gate, None)?; // (T, I)
-            let swiglu = ops::mul(&ops::mul(&g, &ops::sigmoid(&g)?)?, &m.linear(&layer.up, None)?)?;
+            let swiglu = ops::swiglu(&m.linear(&layer.gate, None)?, &m.linear(&layer.up, None)?)?; // (T, I)
             x = ops::add(&x, &swiglu.linear(&layer.down, None)?)?;
         }
         Ok(x)
@@ -408,15 +407,6 @@ fn rope_tables(ctx: &Context, cfg: &Config) -> Result<(Tensor, Tensor)> {
         Tensor::from_slice(ctx, &[p, d], &cos)?,
         Tensor::from_slice(ctx, &[p, d], &sin)?,
     ))
-}
-
-/// Rotary embedding: `x cos + rotate_half(x) sin`, rotate_half(x) = (-x2, x1) for the halves
-/// x1, x2 of the last axis. x (T, heads, D), cos and sin (T, 1, D) -> (T, heads, D).
-fn rope(x: &Tensor, cos: &Tensor, sin: &Tensor) -> Result<Tensor> {
-    let d = x.shape()[2];
-    let (x1, x2) = (x.narrow(2, 0, d / 2)?, x.narrow(2, d / 2, d)?);
-    let rotated = ops::cat(&[&ops::neg(&x2)?, &x1], 2)?;
-    ops::add(&ops::mul(x, cos)?, &ops::mul(&rotated, sin)?)
 }
 
 /// Each of KVH heads repeated `group` times in place: (KVH, T, D) -> (KVH group, T, D), query

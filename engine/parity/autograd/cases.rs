@@ -193,6 +193,18 @@ pub fn row_cases() -> Vec<GradCase> {
     let ln = [input(&[3, 5], -1.0, 1.0), input(&[5], 0.5, 1.5), input(&[5], -1.0, 1.0)];
     l.op("layer_norm", 504, &ln, |v| v[0].layer_norm(&v[1], &v[2], 1e-5));
     l.op("rms_norm", 505, &ln[..2], |v| v[0].rms_norm(&v[1], 1e-5));
+    // Rotary embedding with constant angle tables (T, D) whose halves differ (the adjoint is
+    // exact for any table), and SwiGLU's gate.
+    l.op("rope", 506, &[input(&[3, 2, 6], -1.0, 1.0)], |v| {
+        let ctx = v[0].tensor().context();
+        let table = |f: fn(f32) -> f32| {
+            let angles: Vec<f32> = (0..18).map(|i| f(0.37 * i as f32 + 0.1)).collect();
+            Tensor::from_slice(ctx, &[3, 6], &angles)
+        };
+        v[0].rope(&table(f32::cos)?, &table(f32::sin)?)
+    });
+    let gate_up = [input(&[3, 5], -2.0, 2.0), input(&[3, 5], -1.0, 1.0)];
+    l.op("swiglu", 507, &gate_up, |v| Var::swiglu(&v[0], &v[1]));
     // A transposed view into an elementwise op (read in place) and into a product.
     let x = [input(&[3, 5], -1.0, 1.0), input(&[5, 3], -1.0, 1.0)];
     l.op("transpose", 600, &x, |v| v[0].transpose(0, 1)?.mul(&v[1]));
