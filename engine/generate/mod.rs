@@ -24,10 +24,12 @@ pub mod at_state;
 pub mod device;
 pub mod eager;
 pub mod generator;
+pub mod project;
 pub mod sampling;
 
 pub(crate) use at_state::{attention_decode, row_at_state, write_at_state, Pick};
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
 pub use generator::{Decoder, Generator, Streaming};
+pub(crate) use project::{ln_matvec, Project};
 pub use sampling::{argmax, choose, Sampler, Sampling};

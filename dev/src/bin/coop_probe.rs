@@ -168,11 +168,17 @@ fn main() -> Result<()> {
 }
 
 /// The kernel's entry points and the output tile (rows, columns) each workgroup covers.
-const ENTRIES: [(&str, usize, usize); 4] = [
+const ENTRIES: [(&str, usize, usize); 10] = [
     ("coop_matmul", 64, 64),
     ("coop_matmul_2x2", 128, 128),
     ("coop_matmul_2x2_k32", 128, 128),
     ("coop_staged_v4", 128, 128),
+    ("coop_staged_h4", 128, 128),
+    ("coop_staged_h4_k16", 128, 128),
+    ("coop_staged_h4_nopad", 128, 128),
+    ("coop_staged_h4_256x128", 256, 128),
+    ("coop_staged_h4_128x256", 128, 256),
+    ("coop_staged_h4_f2x4", 128, 128),
 ];
 
 /// The probe's device, pipeline and timestamp support.

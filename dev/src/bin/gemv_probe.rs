@@ -14,7 +14,7 @@
 //!   using them, the slices folded through subgroup shuffles and one shared-memory pass;
 //! - `nk wgW rR`: W transposed, (N, K): a subgroup per R output rows, each lane issuing its
 //!   loads along K before the dot products, one subgroup sum, no barrier;
-//! - `engine cC [ln]`: the engine's own kernel (`models/gpt2/ln_matvec_subgroup.wgsl`) with C vec4
+//! - `engine cC [ln]`: the engine's own kernel (`generate/ln_matvec_subgroup.wgsl`) with C vec4
 //!   columns a workgroup, its layer norm fused in or not (with it, y is not checked).
 //!
 //! f32 and f16 weights (`--f16`), the shapes of GPT-2 124M and 1.5B. The last dispatch's y is
@@ -52,7 +52,7 @@ enum Kind {
         r: usize,
         u: usize,
     },
-    /// The engine's own decode projection (`models/gpt2/ln_matvec_subgroup.wgsl`), its layer norm
+    /// The engine's own decode projection (`generate/ln_matvec_subgroup.wgsl`), its layer norm
     /// fused in or not, `c4` vec4 columns a workgroup, the plain store epilogue.
     Engine {
         ln: bool,
@@ -252,8 +252,8 @@ fn kinds(quick: bool) -> Vec<Kind> {
 fn engine_source(f16: bool) -> peer::Result<String> {
     let shader = wgsl_compute::kernel::SHADERS
         .iter()
-        .find(|s| s.path == "models/gpt2/ln_matvec_subgroup.wgsl")
-        .ok_or("models/gpt2/ln_matvec_subgroup.wgsl is not in the shader table")?;
+        .find(|s| s.path == "generate/ln_matvec_subgroup.wgsl")
+        .ok_or("generate/ln_matvec_subgroup.wgsl is not in the shader table")?;
     let dtype = if f16 {
         wgsl_compute::DType::F16
     } else {

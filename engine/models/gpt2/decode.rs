@@ -1,5 +1,6 @@
-//! The fused kernels of GPT-2's one-token decode step (`shaders/models/gpt2/`), the ops a compiled
-//! decode plan is made of.
+//! The kernels only GPT-2's one-token decode step uses (`shaders/models/gpt2/`): the token and
+//! position embedding, and the head (ln_f and the tied output embedding). Its projections are
+//! the decode projection every model uses (`generate::project`).
 //!
 //! Everything a step needs that changes from one token to the next (the token id, its
 //! position, the sampler's counter) lives in a [`DecodeState`] on the device
@@ -13,6 +14,7 @@
 //! residual add. The ops run eagerly like any other op, or inside [`crate::plan::Plan::capture`].
 
 use crate::error::{Error, Result};
+use crate::generate::project::{check_row, Norm};
 use crate::generate::DecodeState;
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::shape::embedding_shapes;
@@ -24,119 +26,10 @@ const EMBED_TOKEN: KernelDef = KernelDef::new(
     "embed_token",
 );
 
-const LN_MATVEC: KernelDef = KernelDef::new(
-    "models/gpt2/ln_matvec",
-    shader!("models/gpt2/ln_matvec.wgsl"),
-    "ln_matvec",
-);
-
-// No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup builtins
-// whenever the device has the SUBGROUP feature.
-const LN_MATVEC_SUBGROUP: KernelDef = KernelDef::new(
-    "models/gpt2/ln_matvec_subgroup",
-    shader!("models/gpt2/ln_matvec_subgroup.wgsl"),
-    "ln_matvec_subgroup",
-);
-
-/// How a decode projection's kernel splits its work (`shaders/models/gpt2/ln_matvec_body.wgsl`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MatvecSplit {
-    /// CPU adapters: an invocation walks all of K for one vec4 of columns, 1024 columns a
-    /// workgroup.
-    WholeColumns,
-    /// GPUs: `c4` vec4 columns a workgroup, K split into 256 / c4 slices whose partial sums
-    /// are folded through subgroups or through shared memory.
-    Split { c4: u32, subgroups: bool },
-}
-
-impl MatvecSplit {
-    /// The shape for a projection on `info`'s adapter (`ln`: the layer norm is fused in):
-    /// `ENGINE_GEMV` when set
-    /// (`whole`, or C4 then `s` for subgroups or `t` for the shared-memory tree: `1s`, `4t`;
-    /// read once per process, for benchmarks), else the rule.
-    ///
-    /// Not a tuner family (`crate::tune`): the shapes split K into different slices (one, or
-    /// 256 / c4) and fold the partial sums in different orders (subgroup sums or a
-    /// shared-memory tree), so their results differ in the last bits, and the tuner only
-    /// chooses between paths that give the same bits.
-    fn pick(info: &crate::context::DeviceInfo, ln: bool) -> MatvecSplit {
-        static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-        let forced = FORCED.get_or_init(|| std::env::var("ENGINE_GEMV").ok());
-        if let Some(shape) = forced.as_deref().and_then(|s| MatvecSplit::parse(s, info)) {
-            return shape;
-        }
-        if info.is_software() {
-            return MatvecSplit::WholeColumns;
-        }
-        // Measured on the H200 (bench --only gemv, each ENGINE_GEMV shape, GPT-2 124M's and
-        // XL's projections; see benches/results/h200.md): subgroup sums at every shape; two
-        // vec4 columns a workgroup for the products without a layer norm (XL's fc_proj 22.7
-        // us against 26.1 at C4 = 4 and 38.0 at 8), four for those with one, where every
-        // workgroup recomputes the row's moments and fewer workgroups pay that less often
-        // (XL's qkv 22.2 us against 28.4 at C4 = 2; 124M's within 1% either way).
-        let c4 = if ln { 4 } else { 2 };
-        MatvecSplit::Split {
-            c4,
-            subgroups: MatvecSplit::subgroups_fit(info, c4),
-        }
-    }
-
-    /// `ENGINE_GEMV`'s spelling; a subgroup shape the adapter cannot run falls back to the tree.
-    fn parse(s: &str, info: &crate::context::DeviceInfo) -> Option<MatvecSplit> {
-        if s == "whole" {
-            return Some(MatvecSplit::WholeColumns);
-        }
-        let (c4, kind) = s.split_at(s.len().checked_sub(1)?);
-        let c4: u32 = c4.parse().ok().filter(|c| [1, 2, 4, 8].contains(c))?;
-        let subgroups = match kind {
-            "s" => MatvecSplit::subgroups_fit(info, c4),
-            "t" => false,
-            _ => return None,
-        };
-        Some(MatvecSplit::Split { c4, subgroups })
-    }
-
-    /// Whether the subgroup kernel runs correctly with `c4` columns: every subgroup holds at
-    /// least max(c4, 4) invocations (see `ln_matvec_subgroup.wgsl`).
-    fn subgroups_fit(info: &crate::context::DeviceInfo, c4: u32) -> bool {
-        let (lo, hi) = info.subgroup_size;
-        info.subgroups && lo >= c4.max(4) && hi <= 256
-    }
-
-    /// Every shape the adapter can run (the tests run each one).
-    #[cfg(test)]
-    fn all(info: &crate::context::DeviceInfo) -> Vec<MatvecSplit> {
-        let mut v = vec![MatvecSplit::WholeColumns];
-        for c4 in [1, 2, 4, 8] {
-            v.push(MatvecSplit::Split { c4, subgroups: false });
-            if MatvecSplit::subgroups_fit(info, c4) {
-                v.push(MatvecSplit::Split { c4, subgroups: true });
-            }
-        }
-        v
-    }
-
-    /// Columns one workgroup covers.
-    fn columns(self) -> usize {
-        match self {
-            MatvecSplit::WholeColumns => 1024,
-            MatvecSplit::Split { c4, .. } => 4 * c4 as usize,
-        }
-    }
-}
-
 const LM_HEAD: KernelDef = KernelDef::new("models/gpt2/lm_head", shader!("models/gpt2/lm_head.wgsl"), "lm_head");
 
 /// Widest C the head kernel holds (`MAX_C` in `lm_head.wgsl`: GPT-2 XL's 1600).
 const LM_HEAD_MAX_C: usize = 1600;
-
-fn check_row(op: &'static str, arg: &'static str, t: &Tensor, len: usize) -> Result<()> {
-    let l = t.layout();
-    if t.len() != len || !l.is_dense() {
-        return Err(Error::shape(op, arg, format!("a dense row of {len} values"), t.shape()));
-    }
-    Ok(())
-}
 
 /// x (1, C) = wte[state.token] + wpe[state.pos]. wte (V, C), wpe (P, C), both dense.
 pub(crate) fn embed_token(wte: &Tensor, wpe: &Tensor, st: &DecodeState) -> Result<Tensor> {
@@ -161,171 +54,6 @@ pub(crate) fn embed_token(wte: &Tensor, wpe: &Tensor, st: &DecodeState) -> Resul
     let kernel = gpu.typed_kernel(&EMBED_TOKEN, &[("wte", wte.dtype()), ("wpe", wpe.dtype())], &[])?;
     gpu.dispatch_items(&kernel, &params, &buffers, c)?;
     Ok(x)
-}
-
-/// A layer norm applied to the matvec's input: weight (K,), bias (K,), epsilon.
-pub(crate) type Norm<'a> = (&'a Tensor, &'a Tensor, f32);
-
-/// Where the projection's result goes.
-pub(crate) enum Project<'a> {
-    /// A new row (N,): `y`, or `gelu_tanh(y)`.
-    New { gelu: bool },
-    /// Added in place into this row (N,): the residual stream.
-    Residual(&'a Tensor),
-    /// The QKV split: q into a new row (C,), k and v into layer `layer` of the caches
-    /// (L, H, P, D) at position state.pos; both caches are views of one buffer (`KvCache`).
-    Qkv {
-        k_cache: &'a Tensor,
-        v_cache: &'a Tensor,
-        layer: usize,
-    },
-}
-
-/// `x (K) @ w (K, N) + bias (N)` (w F32, F16 or BF16; everything else F32), x layer-normed first when `norm` is given, the result
-/// stored as `to` says. Returns the new row (N,) or (C,) for `New` and `Qkv`.
-pub(crate) fn ln_matvec(
-    x: &Tensor,
-    norm: Option<Norm>,
-    w: &Tensor,
-    bias: &Tensor,
-    to: Project,
-    st: &DecodeState,
-) -> Result<Option<Tensor>> {
-    let gpu = x.context().require_gpu("gpt2::ln_matvec")?;
-    let shape = MatvecSplit::pick(&gpu.info, norm.is_some());
-    ln_matvec_shaped(x, norm, w, bias, to, st, shape)
-}
-
-/// [`ln_matvec`] with the kernel's shape given.
-fn ln_matvec_shaped(
-    x: &Tensor,
-    norm: Option<Norm>,
-    w: &Tensor,
-    bias: &Tensor,
-    to: Project,
-    st: &DecodeState,
-    shape: MatvecSplit,
-) -> Result<Option<Tensor>> {
-    let op = "gpt2::ln_matvec";
-    let ctx = x.context();
-    let gpu = ctx.require_gpu(op)?;
-    let l = w.layout();
-    if w.rank() != 2 || l.strides[1] != 1 || l.strides[0] != w.shape()[1] {
-        return Err(Error::shape(op, "w", "a dense (K, N) matrix", w.shape()));
-    }
-    let (k, n) = (w.shape()[0], w.shape()[1]);
-    if !n.is_multiple_of(4) || !l.offset.is_multiple_of(4) {
-        return Err(Error::Unsupported {
-            op,
-            message: format!(
-                "w {:?} at offset {}: N and the offset must be multiples of 4",
-                w.shape(),
-                l.offset
-            ),
-        });
-    }
-    check_row(op, "x", x, k)?;
-    check_row(op, "bias", bias, n)?;
-    let (ln_w, ln_b, eps) = match norm {
-        Some((g, b, eps)) => {
-            check_row(op, "ln weight", g, k)?;
-            check_row(op, "ln bias", b, k)?;
-            (g, b, eps)
-        }
-        // Unread; x is bound read-only already, so binding it again is no usage conflict.
-        None => (x, x, 0.0),
-    };
-    let (mut c, mut d, mut positions, mut k_off, mut v_off) = (0, 0, 0, 0, 0);
-    let (epilogue, out, kv) = match to {
-        // The cache slot is unused here but must not alias `out`: browsers reject two
-        // writable bindings of one buffer in a dispatch.
-        Project::New { gelu } => (
-            u32::from(gelu),
-            Tensor::uninit(ctx, &[n], op)?,
-            Tensor::uninit(ctx, &[1], op)?,
-        ),
-        Project::Residual(r) => {
-            check_row(op, "residual", r, n)?;
-            (2, r.clone(), Tensor::uninit(ctx, &[1], op)?)
-        }
-        Project::Qkv {
-            k_cache,
-            v_cache,
-            layer,
-        } => {
-            let s = k_cache.shape();
-            (c, d, positions) = (n / 3, s[3], s[2]);
-            let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s;
-            if s.len() != 4 || !dense(k_cache) || !dense(v_cache) || k_cache.buffer() != v_cache.buffer() {
-                return Err(Error::mismatch(
-                    op,
-                    "k_cache (L, H, P, D)",
-                    s,
-                    "v_cache in the same buffer",
-                    v_cache.shape(),
-                ));
-            }
-            if !n.is_multiple_of(3) || s[1] * s[3] != c || layer >= s[0] {
-                return Err(Error::shape(
-                    op,
-                    "k_cache",
-                    format!("(L > {layer}, H, P, D) with H * D = {}", n / 3),
-                    s,
-                ));
-            }
-            let per_layer = s[1] * s[2] * s[3];
-            k_off = k_cache.layout().offset + layer * per_layer;
-            v_off = v_cache.layout().offset + layer * per_layer;
-            (3, Tensor::uninit(ctx, &[c], op)?, k_cache.clone())
-        }
-    };
-    let params = Params::new()
-        .usize(n)
-        .usize(x.layout().offset)
-        .usize(l.offset / 4)
-        .usize(bias.layout().offset)
-        .usize(out.layout().offset)
-        .usize(ln_w.layout().offset)
-        .usize(ln_b.layout().offset)
-        .f32(eps)
-        .usize(c)
-        .usize(d)
-        .usize(positions)
-        .usize(k_off)
-        .usize(v_off);
-    let (def, c4) = match shape {
-        MatvecSplit::WholeColumns => (&LN_MATVEC, 1),
-        MatvecSplit::Split { c4, subgroups: true } => (&LN_MATVEC_SUBGROUP, c4),
-        MatvecSplit::Split { c4, subgroups: false } => (&LN_MATVEC, c4),
-    };
-    let kernel = gpu.typed_kernel(
-        def,
-        &[("w", w.dtype())],
-        &[
-            ("LN", f64::from(u8::from(norm.is_some()))),
-            ("EPILOGUE", f64::from(epilogue)),
-            ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecSplit::WholeColumns))),
-            ("K", k as f64),
-            ("C4", f64::from(c4)),
-        ],
-    )?;
-    let buffers = [
-        st.state.gpu_buffer(op)?,
-        x.gpu_buffer(op)?,
-        ln_w.gpu_buffer(op)?,
-        ln_b.gpu_buffer(op)?,
-        w.typed_buffer(op)?,
-        bias.gpu_buffer(op)?,
-        out.gpu_buffer(op)?,
-        kv.gpu_buffer(op)?,
-    ];
-    gpu.dispatch(
-        &kernel,
-        &params,
-        &buffers,
-        groups_1d(n.div_ceil(shape.columns()) as u32),
-    )?;
-    Ok((epilogue != 2).then_some(out))
 }
 
 /// The final layer norm and the tied output embedding: x (1, C), ln_f (C,) twice, wte
@@ -377,108 +105,10 @@ pub(crate) fn lm_head(x: &Tensor, norm: Norm, wte: &Tensor) -> Result<Tensor> {
 
 #[cfg(test)]
 mod tests {
-    use super::{lm_head, ln_matvec_shaped, MatvecSplit, Project};
+    use super::lm_head;
     use crate::check::Rng;
-    use crate::generate::device::{DecodeState, DeviceSampling};
-    use crate::{Context, DType, Tensor};
-
-    /// y = xn @ w + bias (f64), xn the layer-normed x when `ln`.
-    fn reference(x: &[f32], g: &[f32], b: &[f32], w: &[f32], bias: &[f32], ln: bool) -> Vec<f64> {
-        let k = x.len();
-        let n = bias.len();
-        let mean = x.iter().map(|&v| f64::from(v)).sum::<f64>() / k as f64;
-        let var = x.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / k as f64;
-        let rstd = 1.0 / (var + 1e-5).sqrt();
-        let xn: Vec<f64> = (0..k)
-            .map(|i| {
-                let v = f64::from(x[i]);
-                if ln {
-                    (v - mean) * rstd * f64::from(g[i]) + f64::from(b[i])
-                } else {
-                    v
-                }
-            })
-            .collect();
-        (0..n)
-            .map(|j| (0..k).map(|i| xn[i] * f64::from(w[i * n + j])).sum::<f64>() + f64::from(bias[j]))
-            .collect()
-    }
-
-    /// Every kernel shape the adapter runs (the GPU shapes too, on CPU adapters) at K that is
-    /// no multiple of 4, of a slice count or of a chunk, with and without the layer norm, f32
-    /// and f16 weights, and the GELU and residual epilogues on one shape (each case is a
-    /// pipeline of its own, which lavapipe takes a while to compile), against an f64 reference.
-    /// The last case covers many workgroups of every shape.
-    #[test]
-    fn every_projection_shape_matches_the_reference() {
-        let ctx = Context::new().expect("a context");
-        if ctx.require_gpu("test").is_err() {
-            return;
-        }
-        let st = DecodeState::new(&ctx, 4).unwrap();
-        st.reset(
-            0,
-            0,
-            DeviceSampling {
-                top_k: 1,
-                temperature: 1.0,
-                seed: 0,
-            },
-        )
-        .unwrap();
-        let shapes = MatvecSplit::all(ctx.info());
-        eprintln!("projection shapes on {}: {shapes:?}", ctx.info().name);
-        let mut rng = Rng::new(31);
-        // (K, N, layer norm, weights, x's magnitude): the last, a row whose squares overflow
-        // f32 unless the kernel scales it first.
-        let cases = [
-            (300, 36, true, DType::F32, 1.0),
-            (515, 12, false, DType::F16, 1.0),
-            (769, 1028, true, DType::F32, 1.0),
-            (300, 36, true, DType::F32, 1e37),
-        ];
-        for (case, &(k, n, ln, dtype, magnitude)) in cases.iter().enumerate() {
-            let x: Vec<f32> = rng.vec_range(k, -2.0, 3.0).iter().map(|v| v * magnitude).collect();
-            let g = rng.vec_range(k, 0.5, 1.5);
-            let b = rng.vec_range(k, -0.5, 0.5);
-            let w = rng.vec_range(k * n, -1.0, 1.0);
-            let bias = rng.vec_range(n, -1.0, 1.0);
-            let r0 = rng.vec_range(n, -1.0, 1.0);
-            let [xt, gt, bt, biast] = [&x, &g, &b, &bias].map(|v| Tensor::from_slice(&ctx, &[v.len()], v).unwrap());
-            let wt = Tensor::from_slice_as(&ctx, &[k, n], &w, dtype).unwrap();
-            // The weights as the kernel sees them (rounded to f16 for the half case).
-            let wv = wt.to_vec().unwrap();
-            let want = reference(&x, &g, &b, &wv, &bias, ln);
-            let norm = ln.then_some((&gt, &bt, 1e-5));
-            // Sums of k terms of magnitude up to ~3 each, in f32.
-            let tol = 4e-5 * k as f64;
-            let close = |got: f32, want: f64| (f64::from(got) - want).abs() <= tol * (1.0 + want.abs());
-            // The epilogues run in the first case, on the CPU shape and the first GPU one.
-            for &shape in &shapes {
-                let what = format!("K {k} N {n} {dtype:?} {shape:?} ln {ln}");
-                let project = |to| ln_matvec_shaped(&xt, norm, &wt, &biast, to, &st, shape).unwrap();
-                let y = project(Project::New { gelu: false }).unwrap().to_vec().unwrap();
-                for j in 0..n {
-                    assert!(close(y[j], want[j]), "{what}: y[{j}] = {} against {}", y[j], want[j]);
-                }
-                if case != 0 || !shapes[..2].contains(&shape) {
-                    continue;
-                }
-                let gelu = project(Project::New { gelu: true }).unwrap().to_vec().unwrap();
-                let res = Tensor::from_slice(&ctx, &[n], &r0).unwrap();
-                project(Project::Residual(&res));
-                let res = res.to_vec().unwrap();
-                for j in 0..n {
-                    let y0 = want[j];
-                    let c = (2.0 / std::f64::consts::PI).sqrt();
-                    let gl = 0.5 * y0 * (1.0 + (c * (y0 + 0.044715 * y0.powi(3))).tanh());
-                    assert!(close(gelu[j], gl), "{what}: gelu[{j}] = {} against {gl}", gelu[j]);
-                    let r = f64::from(r0[j]) + y0;
-                    assert!(close(res[j], r), "{what}: residual[{j}] = {} against {r}", res[j]);
-                }
-            }
-        }
-    }
+    use crate::generate::project::tests::reference;
+    use crate::{Context, Tensor};
 
     /// The head's layer norm on a row whose squares overflow f32 unless it is scaled first
     /// (values near 1e37) gives the logits of the f64 reference, as on a plain row.

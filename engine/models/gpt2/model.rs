@@ -30,9 +30,10 @@ use crate::shape::DType;
 use crate::tensor::Tensor;
 
 use super::config::Config;
-use super::decode::{self, Project};
+use super::decode;
 use super::kv_cache::KvCache;
 use super::weights::{Block, Weights};
+use crate::generate::Project;
 use crate::generate::{self, DecodeState};
 
 /// One block's parameters on a context.
@@ -324,7 +325,7 @@ impl Gpt2 {
                 v_cache,
                 layer,
             };
-            let q = decode::ln_matvec(
+            let q = generate::ln_matvec(
                 &x,
                 Some((&b.ln_1_weight, &b.ln_1_bias, eps)),
                 &b.attn_weight,
@@ -337,10 +338,10 @@ impl Gpt2 {
 
             // x += a @ W + b, in place
             let x_res = Project::Residual(&x);
-            decode::ln_matvec(&a, None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
+            generate::ln_matvec(&a, None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
             // f = gelu(ln_2(x) @ c_fc + b)
             let gelu = Project::New { gelu: true };
-            let f = decode::ln_matvec(
+            let f = generate::ln_matvec(
                 &x,
                 Some((&b.ln_2_weight, &b.ln_2_bias, eps)),
                 &b.fc_weight,
@@ -351,7 +352,7 @@ impl Gpt2 {
             let f = f.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (4C,)
 
             // x += f @ W + b, in place
-            decode::ln_matvec(
+            generate::ln_matvec(
                 &f,
                 None,
                 &b.mlp_proj_weight,

@@ -50,6 +50,7 @@ pub struct Llama {
     head: Tensor,     // (C, V)
     rope_cos: Tensor, // (P, D)
     rope_sin: Tensor, // (P, D)
+    zeros: Tensor,    // (max(C, H D, I),): the decode projections' bias (Llama has none)
 }
 
 /// The keys and values of one sequence's positions: one preallocated buffer, keys then
@@ -129,6 +130,7 @@ impl Llama {
             .collect::<Result<Vec<_>>>()?;
         let embed = get("model.embed_tokens.weight", &[cfg.vocab_size, c], false)?;
         let (rope_cos, rope_sin) = rope_tables(ctx, cfg)?;
+        let zeros = Tensor::zeros(ctx, &[c.max(hd).max(inter)])?;
         let head_name = if cfg.tie_word_embeddings && !tensors.contains_key("lm_head.weight") {
             "model.embed_tokens.weight"
         } else {
@@ -141,6 +143,7 @@ impl Llama {
             layers,
             rope_cos,
             rope_sin,
+            zeros,
             config,
         })
     }
@@ -148,6 +151,31 @@ impl Llama {
     /// The sizes.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Bytes of the weights one decode step reads: every layer's matrices and norms, the final
+    /// norm and the head (of the token embedding, only the token's row).
+    pub fn weight_bytes(&self) -> usize {
+        let bytes = |t: &Tensor| t.len() * t.dtype().size();
+        let layers: usize = self
+            .layers
+            .iter()
+            .flat_map(|l| {
+                [
+                    &l.input_norm,
+                    &l.q,
+                    &l.k,
+                    &l.v,
+                    &l.o,
+                    &l.post_norm,
+                    &l.gate,
+                    &l.up,
+                    &l.down,
+                ]
+            })
+            .map(bytes)
+            .sum();
+        layers + bytes(&self.norm) + bytes(&self.head)
     }
 
     /// Most positions a sequence holds: `max_position_embeddings`, at most 2048.
@@ -230,11 +258,19 @@ impl Llama {
                 generate::row_at_state(&self.rope_sin, Pick::Position, st)?,
             ),
         };
+        // x @ w: the decode projection in a compiled step (a workgroup per few columns, K split
+        // across it), the tensor op otherwise.
+        let linear = |x: &Tensor, w: &Tensor| -> Result<Tensor> {
+            match at {
+                At::Device(st) => self.project(x, w, st),
+                At::Host { .. } => x.linear(w, None),
+            }
+        };
         for (i, layer) in self.layers.iter().enumerate() {
             let a = ops::rms_norm(&x, &layer.input_norm, cfg.rms_norm_eps)?; // (T, C)
-            let q = ops::rope(&a.linear(&layer.q, None)?.reshape(&[t, h, d])?, &cos, &sin)?; // (T, H, D)
-            let k = ops::rope(&a.linear(&layer.k, None)?.reshape(&[t, kvh, d])?, &cos, &sin)?; // (T, KVH, D)
-            let v = a.linear(&layer.v, None)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
+            let q = ops::rope(&linear(&a, &layer.q)?.reshape(&[t, h, d])?, &cos, &sin)?; // (T, H, D)
+            let k = ops::rope(&linear(&a, &layer.k)?.reshape(&[t, kvh, d])?, &cos, &sin)?; // (T, KVH, D)
+            let v = linear(&a, &layer.v)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
             let y = match at {
                 At::Host { past, t } => {
                     // This step's keys and values into positions past..past + T of the layer.
@@ -261,12 +297,25 @@ impl Llama {
                     // (1, H D)
                 }
             };
-            x = ops::add(&x, &y.linear(&layer.o, None)?)?;
+            x = ops::add(&x, &linear(&y, &layer.o)?)?;
             let m = ops::rms_norm(&x, &layer.post_norm, cfg.rms_norm_eps)?; // (T, C)
-            let swiglu = ops::swiglu(&m.linear(&layer.gate, None)?, &m.linear(&layer.up, None)?)?; // (T, I)
-            x = ops::add(&x, &swiglu.linear(&layer.down, None)?)?;
+            let swiglu = ops::swiglu(&linear(&m, &layer.gate)?, &linear(&m, &layer.up)?)?; // (T, I)
+            x = ops::add(&x, &linear(&swiglu, &layer.down)?)?;
         }
         Ok(x)
+    }
+
+    /// x (1, K) @ w (K, N) -> (1, N) in a compiled decode step: the decode projection
+    /// (`generate::ln_matvec`, zero bias) where N and w suit it, else the tensor op.
+    fn project(&self, x: &Tensor, w: &Tensor, st: &DecodeState) -> Result<Tensor> {
+        let n = w.shape()[1];
+        if !n.is_multiple_of(4) || n > self.zeros.len() {
+            return x.linear(w, None);
+        }
+        let to = generate::Project::New { gelu: false };
+        let y = generate::ln_matvec(&x.contiguous()?, None, w, &self.zeros.narrow(0, 0, n)?, to, st)?;
+        y.ok_or_else(|| Error::value("Llama::project", "to", "a new row", "none"))?
+            .reshape(&[1, n])
     }
 
     /// The final RMSNorm and the head: x (T, C) -> logits (T, V).
@@ -335,6 +384,7 @@ impl Decoder for Llama {
             &self.head,
             &self.rope_cos,
             &self.rope_sin,
+            &self.zeros,
             &cache.k,
             &cache.v,
         ];

@@ -1,8 +1,8 @@
 // prelude: ops/reduce/tree.wgsl
 // prelude: ops/gelu.wgsl
 // prelude: generate/state.wgsl
-// prelude: models/gpt2/ln_matvec_body.wgsl
-// The decode projection (models/gpt2/ln_matvec_body.wgsl) with workgroup sums through shared memory,
+// prelude: generate/ln_matvec_body.wgsl
+// The decode projection (generate/ln_matvec_body.wgsl) with workgroup sums through shared memory,
 // for adapters without subgroups.
 
 var<workgroup> part: array<vec4<f32>, 256>;

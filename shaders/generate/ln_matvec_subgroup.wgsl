@@ -1,8 +1,8 @@
 // prelude: ops/reduce/tree.wgsl
 // prelude: ops/gelu.wgsl
 // prelude: generate/state.wgsl
-// prelude: models/gpt2/ln_matvec_body.wgsl
-// The decode projection (models/gpt2/ln_matvec_body.wgsl) with workgroup sums through subgroups (the
+// prelude: generate/ln_matvec_body.wgsl
+// The decode projection (generate/ln_matvec_body.wgsl) with workgroup sums through subgroups (the
 // shared-memory ones of ops/reduce/tree.wgsl unused; its row_scale and norm helpers used): each
 // sum is a subgroup reduction and one barrier, where the shared-memory trees take three to
 // eight. The host uses it where the adapter's subgroups hold at least max(C4, 4) invocations

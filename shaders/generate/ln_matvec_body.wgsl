@@ -1,6 +1,6 @@
 // dtype: w quad
-// The decode step's projections (prelude of models/gpt2/ln_matvec.wgsl and
-// models/gpt2/ln_matvec_subgroup.wgsl, which bring the workgroup sums): one row x (K,) times a
+// The decode step's projections (prelude of generate/ln_matvec.wgsl and
+// generate/ln_matvec_subgroup.wgsl, which bring the workgroup sums): one row x (K,) times a
 // row-major weight w (K, N) (HF Conv1D layout), with the block's layer norm applied to x
 // first and the bias, GELU, residual add or key/value cache write fused into the epilogue:
 //   y[j] = sum_k xn[k] w[k, j] + bias[j],   xn = LN ? (x - mean(x)) / sqrt(var(x) + eps) * g + b : x
