@@ -31,5 +31,5 @@ pub(crate) use at_state::{attention_decode, row_at_state, write_at_state, Pick};
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
 pub use generator::{Decoder, Generator, Streaming};
-pub(crate) use project::{ln_matvec, Project};
+pub(crate) use project::{ln_matvec, Project, Prologue};
 pub use sampling::{argmax, choose, Sampler, Sampling};

@@ -120,6 +120,17 @@ pub(crate) fn check_row(op: &'static str, arg: &'static str, t: &Tensor, len: us
 /// A layer norm applied to the matvec's input: weight (K,), bias (K,), epsilon.
 pub(crate) type Norm<'a> = (&'a Tensor, &'a Tensor, f32);
 
+/// The normalisation applied to the projection's input row first, if any.
+#[derive(Clone, Copy)]
+pub(crate) enum Prologue<'a> {
+    /// x as it is.
+    None,
+    /// GPT-2's layer norm.
+    Layer(Norm<'a>),
+    /// Llama's RMS norm: weight (K,), epsilon (`ops::rms_norm`).
+    Rms(&'a Tensor, f32),
+}
+
 /// Where the projection's result goes.
 pub(crate) enum Project<'a> {
     /// A new row (N,): `y`, or `gelu_tanh(y)`.
@@ -135,25 +146,26 @@ pub(crate) enum Project<'a> {
     },
 }
 
-/// `x (K) @ w (K, N) + bias (N)` (w F32, F16 or BF16; everything else F32), x layer-normed first when `norm` is given, the result
-/// stored as `to` says. Returns the new row (N,) or (C,) for `New` and `Qkv`.
+/// `x (K) @ w (K, N) + bias (N)` (w F32, F16 or BF16; everything else F32), x normalised
+/// first as `norm` says, the result stored as `to` says. Returns the new row (N,) or (C,) for
+/// `New` and `Qkv`.
 pub(crate) fn ln_matvec(
     x: &Tensor,
-    norm: Option<Norm>,
+    norm: Prologue,
     w: &Tensor,
     bias: &Tensor,
     to: Project,
     st: &DecodeState,
 ) -> Result<Option<Tensor>> {
     let gpu = x.context().require_gpu("gpt2::ln_matvec")?;
-    let shape = MatvecSplit::pick(&gpu.info, norm.is_some());
+    let shape = MatvecSplit::pick(&gpu.info, !matches!(norm, Prologue::None));
     ln_matvec_shaped(x, norm, w, bias, to, st, shape)
 }
 
 /// [`ln_matvec`] with the kernel's shape given.
 fn ln_matvec_shaped(
     x: &Tensor,
-    norm: Option<Norm>,
+    norm: Prologue,
     w: &Tensor,
     bias: &Tensor,
     to: Project,
@@ -180,14 +192,18 @@ fn ln_matvec_shaped(
     }
     check_row(op, "x", x, k)?;
     check_row(op, "bias", bias, n)?;
+    // An unread slot takes x: it is bound read-only already, so no usage conflict.
     let (ln_w, ln_b, eps) = match norm {
-        Some((g, b, eps)) => {
+        Prologue::Layer((g, b, eps)) => {
             check_row(op, "ln weight", g, k)?;
             check_row(op, "ln bias", b, k)?;
             (g, b, eps)
         }
-        // Unread; x is bound read-only already, so binding it again is no usage conflict.
-        None => (x, x, 0.0),
+        Prologue::Rms(g, eps) => {
+            check_row(op, "rms weight", g, k)?;
+            (g, x, eps)
+        }
+        Prologue::None => (x, x, 0.0),
     };
     let (mut c, mut d, mut positions, mut k_off, mut v_off) = (0, 0, 0, 0, 0);
     let (epilogue, out, kv) = match to {
@@ -256,7 +272,8 @@ fn ln_matvec_shaped(
         def,
         &[("w", w.dtype())],
         &[
-            ("LN", f64::from(u8::from(norm.is_some()))),
+            ("LN", f64::from(u8::from(!matches!(norm, Prologue::None)))),
+            ("RMS", f64::from(u8::from(matches!(norm, Prologue::Rms(..))))),
             ("EPILOGUE", f64::from(epilogue)),
             ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecSplit::WholeColumns))),
             ("K", k as f64),
@@ -284,7 +301,7 @@ fn ln_matvec_shaped(
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{ln_matvec_shaped, MatvecSplit, Project};
+    use super::{ln_matvec_shaped, MatvecSplit, Project, Prologue};
     use crate::check::Rng;
     use crate::generate::device::{DecodeState, DeviceSampling};
     use crate::{Context, DType, Tensor};
@@ -356,10 +373,33 @@ pub(crate) mod tests {
             // The weights as the kernel sees them (rounded to f16 for the half case).
             let wv = wt.to_vec().unwrap();
             let want = reference(&x, &g, &b, &wv, &bias, ln);
-            let norm = ln.then_some((&gt, &bt, 1e-5));
+            let norm = if ln {
+                Prologue::Layer((&gt, &bt, 1e-5))
+            } else {
+                Prologue::None
+            };
             // Sums of k terms of magnitude up to ~3 each, in f32.
             let tol = 4e-5 * k as f64;
             let close = |got: f32, want: f64| (f64::from(got) - want).abs() <= tol * (1.0 + want.abs());
+            // Llama's RMS norm in front, on the CPU shape and the first GPU one.
+            if ln {
+                let ms = x.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / k as f64;
+                let rstd = 1.0 / (ms + 1e-5).sqrt();
+                for &shape in &shapes[..shapes.len().min(2)] {
+                    let to = Project::New { gelu: false };
+                    let y = ln_matvec_shaped(&xt, Prologue::Rms(&gt, 1e-5), &wt, &biast, to, &st, shape);
+                    let y = y.unwrap().unwrap().to_vec().unwrap();
+                    for j in 0..n {
+                        let dot = (0..k).map(|i| f64::from(x[i]) * rstd * f64::from(g[i]) * f64::from(wv[i * n + j]));
+                        let want = dot.sum::<f64>() + f64::from(bias[j]);
+                        assert!(
+                            close(y[j], want),
+                            "K {k} N {n} {shape:?} rms: y[{j}] = {} against {want}",
+                            y[j]
+                        );
+                    }
+                }
+            }
             // The epilogues run in the first case, on the CPU shape and the first GPU one.
             for &shape in &shapes {
                 let what = format!("K {k} N {n} {dtype:?} {shape:?} ln {ln}");

@@ -4,6 +4,7 @@
 // row-major weight w (K, N) (HF Conv1D layout), with the block's layer norm applied to x
 // first and the bias, GELU, residual add or key/value cache write fused into the epilogue:
 //   y[j] = sum_k xn[k] w[k, j] + bias[j],   xn = LN ? (x - mean(x)) / sqrt(var(x) + eps) * g + b : x
+// (RMS: Llama's RMS norm instead, xn = x / sqrt(mean(x^2) + eps) * g: no mean, no b).
 // EPILOGUE 0: out[j] = y          1: out[j] = gelu_tanh(y)          2: out[j] += y (residual)
 //          3: the QKV split: j < C -> out[j] (q); C <= j < 3C -> the key (or value) of head
 //             h = (j % C) / D, dim (j % C) % D, written at position state.pos of this layer's
@@ -27,6 +28,7 @@
 // array element, widened to f32 by w_at4), so half weights move half the bytes.
 
 override LN: bool = false;
+override RMS: bool = false; // with LN: the RMS norm (mean taken as 0, ln_b unread)
 override EPILOGUE: u32 = 0u;
 override WHOLE_COLUMNS: bool = false;
 // The input width K is an override constant so that the loops over it have constant bounds:
@@ -85,7 +87,7 @@ fn store(j: u32, y: f32) {
 fn input(k: u32, scale: f32, mean: f32, rstd: f32) -> f32 {
     let v = x[p.x_off + k];
     if LN {
-        return (v * scale - mean) * rstd * ln_w[p.ln_w_off + k] + ln_b[p.ln_b_off + k];
+        return (v * scale - mean) * rstd * ln_w[p.ln_w_off + k] + select(ln_b[p.ln_b_off + k], 0.0, RMS);
     }
     return v;
 }
@@ -133,7 +135,7 @@ fn project(group: u32, lid: u32) {
         }
         let sm = group_sum_max(lid, sum, big);
         scale = row_scale(sm.y);
-        mean = norm_mean(sm.x, K, scale);
+        mean = select(norm_mean(sm.x, K, scale), 0.0, RMS);
         var q = 0.0;
         for (var k = lid; k < K; k += 256u) {
             let dx = x[p.x_off + k] * scale - mean;

@@ -33,8 +33,8 @@ use super::config::Config;
 use super::decode;
 use super::kv_cache::KvCache;
 use super::weights::{Block, Weights};
-use crate::generate::Project;
 use crate::generate::{self, DecodeState};
+use crate::generate::{Project, Prologue};
 
 /// One block's parameters on a context.
 #[derive(Clone)]
@@ -327,7 +327,7 @@ impl Gpt2 {
             };
             let q = generate::ln_matvec(
                 &x,
-                Some((&b.ln_1_weight, &b.ln_1_bias, eps)),
+                Prologue::Layer((&b.ln_1_weight, &b.ln_1_bias, eps)),
                 &b.attn_weight,
                 &b.attn_bias,
                 qkv,
@@ -338,12 +338,12 @@ impl Gpt2 {
 
             // x += a @ W + b, in place
             let x_res = Project::Residual(&x);
-            generate::ln_matvec(&a, None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
+            generate::ln_matvec(&a, Prologue::None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
             // f = gelu(ln_2(x) @ c_fc + b)
             let gelu = Project::New { gelu: true };
             let f = generate::ln_matvec(
                 &x,
-                Some((&b.ln_2_weight, &b.ln_2_bias, eps)),
+                Prologue::Layer((&b.ln_2_weight, &b.ln_2_bias, eps)),
                 &b.fc_weight,
                 &b.fc_bias,
                 gelu,
@@ -354,7 +354,7 @@ impl Gpt2 {
             // x += f @ W + b, in place
             generate::ln_matvec(
                 &f,
-                None,
+                Prologue::None,
                 &b.mlp_proj_weight,
                 &b.mlp_proj_bias,
                 Project::Residual(&x),

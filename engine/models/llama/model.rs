@@ -15,7 +15,7 @@ use std::path::Path;
 
 use super::config::Config;
 use crate::error::{Error, Result};
-use crate::generate::{self, generate_eager_async, DecodeState, Decoder, Pick, Sampling, Stepper};
+use crate::generate::{self, generate_eager_async, DecodeState, Decoder, Pick, Project, Prologue, Sampling, Stepper};
 use crate::io::safetensors;
 use crate::ops;
 use crate::tensor::Tensor;
@@ -258,19 +258,30 @@ impl Llama {
                 generate::row_at_state(&self.rope_sin, Pick::Position, st)?,
             ),
         };
-        // x @ w: the decode projection in a compiled step (a workgroup per few columns, K split
-        // across it), the tensor op otherwise.
-        let linear = |x: &Tensor, w: &Tensor| -> Result<Tensor> {
-            match at {
-                At::Device(st) => self.project(x, w, st),
-                At::Host { .. } => x.linear(w, None),
-            }
+        let eps = cfg.rms_norm_eps;
+        // rms_norm(x, g) @ w: in a compiled step one decode projection with the norm fused in
+        // (each of its workgroups takes the row's moments), the tensor ops otherwise.
+        let normed = |x: &Tensor, g: &Tensor, w: &Tensor| match at {
+            At::Device(st) => self.project(x, Prologue::Rms(g, eps), w, Project::New { gelu: false }, st),
+            At::Host { .. } => ops::rms_norm(x, g, eps)?.linear(w, None),
+        };
+        // x + y @ w: in a compiled step added into x in place by the projection.
+        let residual = |x: Tensor, y: &Tensor, w: &Tensor| match at {
+            At::Device(st) => self.project(y, Prologue::None, w, Project::Residual(&x), st).map(|_| x),
+            At::Host { .. } => ops::add(&x, &y.linear(w, None)?),
         };
         for (i, layer) in self.layers.iter().enumerate() {
-            let a = ops::rms_norm(&x, &layer.input_norm, cfg.rms_norm_eps)?; // (T, C)
-            let q = ops::rope(&linear(&a, &layer.q)?.reshape(&[t, h, d])?, &cos, &sin)?; // (T, H, D)
-            let k = ops::rope(&linear(&a, &layer.k)?.reshape(&[t, kvh, d])?, &cos, &sin)?; // (T, KVH, D)
-            let v = linear(&a, &layer.v)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
+            let q = ops::rope(
+                &normed(&x, &layer.input_norm, &layer.q)?.reshape(&[t, h, d])?,
+                &cos,
+                &sin,
+            )?; // (T, H, D)
+            let k = ops::rope(
+                &normed(&x, &layer.input_norm, &layer.k)?.reshape(&[t, kvh, d])?,
+                &cos,
+                &sin,
+            )?; // (T, KVH, D)
+            let v = normed(&x, &layer.input_norm, &layer.v)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
             let y = match at {
                 At::Host { past, t } => {
                     // This step's keys and values into positions past..past + T of the layer.
@@ -297,25 +308,44 @@ impl Llama {
                     // (1, H D)
                 }
             };
-            x = ops::add(&x, &linear(&y, &layer.o)?)?;
-            let m = ops::rms_norm(&x, &layer.post_norm, cfg.rms_norm_eps)?; // (T, C)
-            let swiglu = ops::swiglu(&linear(&m, &layer.gate)?, &linear(&m, &layer.up)?)?; // (T, I)
-            x = ops::add(&x, &linear(&swiglu, &layer.down)?)?;
+            x = residual(x, &y, &layer.o)?;
+            let gate = normed(&x, &layer.post_norm, &layer.gate)?; // (T, I)
+            let up = normed(&x, &layer.post_norm, &layer.up)?; // (T, I)
+            x = residual(x, &ops::swiglu(&gate, &up)?, &layer.down)?;
         }
         Ok(x)
     }
 
-    /// x (1, K) @ w (K, N) -> (1, N) in a compiled decode step: the decode projection
-    /// (`generate::ln_matvec`, zero bias) where N and w suit it, else the tensor op.
-    fn project(&self, x: &Tensor, w: &Tensor, st: &DecodeState) -> Result<Tensor> {
+    /// One row's projection in a compiled decode step, `generate::ln_matvec` with `norm` fused
+    /// in front and a zero bias: a new row (1, N) for `Project::New`, or added into the
+    /// residual row in place (`Project::Residual`; returns that row). Where N or w do not suit
+    /// the kernel (N not a multiple of 4), the tensor ops.
+    fn project(&self, x: &Tensor, norm: Prologue, w: &Tensor, to: Project, st: &DecodeState) -> Result<Tensor> {
         let n = w.shape()[1];
         if !n.is_multiple_of(4) || n > self.zeros.len() {
-            return x.linear(w, None);
+            let xn = match norm {
+                Prologue::Rms(g, eps) => ops::rms_norm(x, g, eps)?,
+                _ => x.clone(),
+            };
+            let y = xn.linear(w, None)?;
+            return match to {
+                Project::Residual(r) => {
+                    crate::tensor::copy_into(r, &ops::add(r, &y)?)?;
+                    Ok(r.clone())
+                }
+                _ => Ok(y),
+            };
         }
-        let to = generate::Project::New { gelu: false };
-        let y = generate::ln_matvec(&x.contiguous()?, None, w, &self.zeros.narrow(0, 0, n)?, to, st)?;
-        y.ok_or_else(|| Error::value("Llama::project", "to", "a new row", "none"))?
-            .reshape(&[1, n])
+        let residual = match to {
+            Project::Residual(r) => Some(r.clone()),
+            _ => None,
+        };
+        let y = generate::ln_matvec(&x.contiguous()?, norm, w, &self.zeros.narrow(0, 0, n)?, to, st)?;
+        match (y, residual) {
+            (Some(y), _) => y.reshape(&[1, n]),
+            (None, Some(r)) => Ok(r),
+            (None, None) => Err(Error::value("Llama::project", "to", "a row written", "none")),
+        }
     }
 
     /// The final RMSNorm and the head: x (T, C) -> logits (T, V).
