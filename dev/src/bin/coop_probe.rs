@@ -16,21 +16,23 @@
 //! stores, two barriers a slice (19.4). What is left to try: larger blocks a subgroup, the
 //! 16 x 8 x 16 shape, stores into workgroup memory as wide as the loads.
 //!
-//! Eight more variants, measured on the H200 on 2026-12-01 (each in a process of its own):
-//! - `coop_matmul_2x2_k32` (direct loads, K unrolled by 2): 74.5 TFLOP/s, no better; kept.
-//! - seven workgroup-staged ones, deleted since; commit 177c1ce8af52 (`git show
-//!   177c1ce8af52:examples/coop_probe.wgsl`, harness `examples/coop_probe.rs`) holds them:
-//!   `coop_staged_v4` (a 128 x 128 tile, four subgroups, 32-wide K slices stored into
-//!   workgroup memory as the 16-byte words they were loaded as, the cooperative loads reading
-//!   f16 through that vec4<u32> pointer, rows padded by 8 halves against bank conflicts,
-//!   double buffers with one barrier a slice), `coop_staged_u32` (the same through u32
-//!   pairs), `coop_staged_v4_nopad` (no padding), `coop_staged_v4_k16` (16-wide K slices),
-//!   and tiles of 256 x 128, 128 x 256 and 64 x 128. Every one fails in the driver's
-//!   compiler ("NVVM compilation failed: 1" at pipeline creation), which loses the device.
-//!   naga accepts them and writes SPIR-V, so a cooperative load of f16 matrices through a
-//!   pointer to other element types is where the driver stops. With f16 workgroup arrays
-//!   stored one half at a time (the only store WGSL has for them) staging measured 19.4
-//!   (commit 6406cc0), so direct loads at ~75 TFLOP/s are the best this toolchain gives.
+//! Eight more variants, measured on the H200 on 2026-12-01: `coop_matmul_2x2_k32` (direct
+//! loads, K unrolled by 2) ran 74.5, no better; seven workgroup-staged ones that read f16
+//! matrices through a pointer to vec4<u32> (or u32) words all failed in the driver's compiler
+//! ("NVVM compilation failed: 1" at pipeline creation, which loses the device). One of them is
+//! kept as `coop_staged_v4`; commit 177c1ce8af52 holds the rest.
+//!
+//! Issue #44's lead, measured on an H100 (Vulkan, driver 580.159.04) on 2026-12-06: naga
+//! decorates every array type with `ArrayStride`, which Vulkan allows only for buffers, so
+//! `--passthrough` loads naga's SPIR-V through wgpu's passthrough with those decorations of
+//! the workgroup arrays removed (`--keep-stride` keeps them). The lead is not the cause:
+//! `coop_staged_v4` fails the same way with and without them, and passthrough itself changes
+//! nothing (`coop_matmul_2x2`: 75.5 TFLOP/s both ways). The cause is the pointer's element
+//! type: the same kernel with its tiles as vec4<f16> words (`coop_staged_h4`, written by
+//! `coop_probe_staged.py` with five variants) compiles through plain wgpu and runs 90.7
+//! TFLOP/s; with 16-wide K slices 116.4, with eight subgroups over 256 x 128 (16-wide
+//! slices) 120.7, over 128 x 256 112.6, eight subgroups of 32 x 64 fragments 111.7, and
+//! without the rows' padding 64.6 (bank conflicts). Raw: `benches/results/raw/2026-12-06b/`.
 //!
 //! The 16 x 8 x 16 shape cannot be written: naga 30's WGSL has only `coop_mat8x8` and
 //! `coop_mat16x16`. Each variant is checked against the f64 product at 128^3 before it is
