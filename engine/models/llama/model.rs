@@ -39,6 +39,23 @@ struct Layer {
     down: Tensor,       // (I, C)
 }
 
+impl Layer {
+    /// Every weight of the layer.
+    fn tensors(&self) -> [&Tensor; 9] {
+        [
+            &self.input_norm,
+            &self.q,
+            &self.k,
+            &self.v,
+            &self.o,
+            &self.post_norm,
+            &self.gate,
+            &self.up,
+            &self.down,
+        ]
+    }
+}
+
 /// A Llama-style decoder on a context: RMSNorm, rotary position embeddings, SwiGLU,
 /// grouped-query attention and an untied (or tied) head. Cloning shares the weights.
 #[derive(Clone)]
@@ -157,24 +174,7 @@ impl Llama {
     /// norm and the head (of the token embedding, only the token's row).
     pub fn weight_bytes(&self) -> usize {
         let bytes = |t: &Tensor| t.len() * t.dtype().size();
-        let layers: usize = self
-            .layers
-            .iter()
-            .flat_map(|l| {
-                [
-                    &l.input_norm,
-                    &l.q,
-                    &l.k,
-                    &l.v,
-                    &l.o,
-                    &l.post_norm,
-                    &l.gate,
-                    &l.up,
-                    &l.down,
-                ]
-            })
-            .map(bytes)
-            .sum();
+        let layers: usize = self.layers.iter().flat_map(Layer::tensors).map(bytes).sum();
         layers + bytes(&self.norm) + bytes(&self.head)
     }
 
@@ -418,19 +418,7 @@ impl Decoder for Llama {
             &cache.k,
             &cache.v,
         ];
-        for l in &self.layers {
-            hold.extend([
-                &l.input_norm,
-                &l.q,
-                &l.k,
-                &l.v,
-                &l.o,
-                &l.post_norm,
-                &l.gate,
-                &l.up,
-                &l.down,
-            ]);
-        }
+        hold.extend(self.layers.iter().flat_map(Layer::tensors));
         hold
     }
 
