@@ -265,6 +265,34 @@ fn rope_and_swiglu_match_the_reference() {
                 "<rope x, y> {l} vs <x, rope^T y> {r}"
             );
         }
+        // Operands read in place from offsets: a column block of one row, rows of a table.
+        let (heads, d) = (3, 8);
+        let wide = rng.vec_range(6 + heads * d, -2.0, 2.0);
+        let table_cos = rng.vec_range(4 * d, -1.0, 1.0);
+        let table_sin = rng.vec_range(4 * d, -1.0, 1.0);
+        let row = Tensor::from_slice(ctx, &[1, 6 + heads * d], &wide).unwrap();
+        let x = row
+            .narrow(1, 6, 6 + heads * d)
+            .unwrap()
+            .reshape(&[1, heads, d])
+            .unwrap();
+        let cos = Tensor::from_slice(ctx, &[4, d], &table_cos)
+            .unwrap()
+            .narrow(0, 2, 3)
+            .unwrap();
+        let sin = Tensor::from_slice(ctx, &[4, d], &table_sin)
+            .unwrap()
+            .narrow(0, 2, 3)
+            .unwrap();
+        let want = reference::nn::rope(
+            &wide[6..],
+            &table_cos[2 * d..3 * d],
+            &table_sin[2 * d..3 * d],
+            [1, heads, d],
+            false,
+        );
+        let got = ops::rope(&x, &cos, &sin).unwrap().to_vec().unwrap();
+        assert_close(ctx, "rope of views at offsets", &got, &want, Gate::new(1e-6, 1e-6));
         let g = Tensor::from_slice(ctx, &[3, 7], &rng.vec_range(21, -6.0, 6.0)).unwrap();
         let u = Tensor::from_slice(ctx, &[3, 7], &rng.vec_range(21, -2.0, 2.0)).unwrap();
         let want: Vec<f32> = g

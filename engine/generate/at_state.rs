@@ -66,8 +66,8 @@ pub(crate) fn row_at_state(table: &Tensor, pick: Pick, st: &DecodeState) -> Resu
     Ok(out)
 }
 
-/// Writes `src` (heads * D values, dense) into block `layer` of `cache` (L, heads, P, D) at
-/// the state's position (clamped below P), in place.
+/// Writes `src` (heads * D values, dense from any offset) into block `layer` of `cache`
+/// (L, heads, P, D) at the state's position (clamped below P), in place.
 pub(crate) fn write_at_state(src: &Tensor, cache: &Tensor, layer: usize, st: &DecodeState) -> Result<()> {
     let op = "generate::write_at_state";
     let gpu = cache.context().require_gpu(op)?;
@@ -82,7 +82,7 @@ pub(crate) fn write_at_state(src: &Tensor, cache: &Tensor, layer: usize, st: &De
             cache.shape(),
         ));
     }
-    if src.len() != heads * d || !src.is_contiguous() {
+    if src.len() != heads * d || !src.layout().is_dense() {
         return Err(Error::shape(
             op,
             "src",
@@ -94,7 +94,8 @@ pub(crate) fn write_at_state(src: &Tensor, cache: &Tensor, layer: usize, st: &De
         .usize(heads)
         .usize(d)
         .usize(p)
-        .usize(cache.layout().offset + layer * heads * p * d);
+        .usize(cache.layout().offset + layer * heads * p * d)
+        .usize(src.layout().offset);
     let buffers = [st.state.gpu_buffer(op)?, src.gpu_buffer(op)?, cache.gpu_buffer(op)?];
     gpu.dispatch_items(&gpu.kernel(&WRITE_AT_STATE, &[])?, &params, &buffers, heads * d)?;
     Ok(())

@@ -54,13 +54,29 @@ fn rope_with(x: &Tensor, cos: &Tensor, sin: &Tensor, adjoint: bool) -> Result<Te
         let out = crate::reference::nn::rope(&xs, &c, &s, [t, heads, d], adjoint);
         return Tensor::from_slice(ctx, x.shape(), &out);
     };
-    let (x, cos, sin) = (x.contiguous()?, cos.contiguous()?, sin.contiguous()?);
+    // Dense operands are read in place from their offsets (a column block of a fused
+    // product's row, a row range of an angle table); others are copied dense first.
+    let dense = |t: &Tensor| {
+        if t.layout().is_dense() {
+            Ok(t.clone())
+        } else {
+            t.contiguous()
+        }
+    };
+    let (x, cos, sin) = (dense(x)?, dense(cos)?, dense(sin)?);
     let out = Tensor::uninit(ctx, x.shape(), op)?;
     let n = out.len();
     if n == 0 {
         return Ok(out);
     }
-    let params = Params::new().usize(n).usize(heads).usize(d).u32(u32::from(adjoint));
+    let params = Params::new()
+        .usize(n)
+        .usize(heads)
+        .usize(d)
+        .u32(u32::from(adjoint))
+        .usize(x.layout().offset)
+        .usize(cos.layout().offset)
+        .usize(sin.layout().offset);
     let buffers = [
         x.gpu_buffer(op)?,
         cos.gpu_buffer(op)?,

@@ -4,13 +4,17 @@
 //   backward: out[t, h, j] = x[t, h, j] cos[t, j] + (R^T (x sin))[t, h, j]   (the adjoint)
 // with R the rotate-half map over the last axis of D (H2 = D / 2):
 //   (R x)_j = -x_{j + H2} for j < H2, x_{j - H2} otherwise; R^T = -R.
-// x and out (T, heads, D) dense; cos and sin (T, D) dense. Grid: ceil(n / WG) workgroups.
+// x and out (T, heads, D) dense, cos and sin (T, D) dense, each operand from its offset (out
+// from 0). Grid: ceil(n / WG) workgroups.
 
 struct Params {
     n: u32,     // T heads D
     heads: u32,
     d: u32,     // D, even
     adjoint: u32,
+    x_off: u32,   // where each dense operand starts in its buffer
+    cos_off: u32,
+    sin_off: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -37,9 +41,9 @@ fn rope(grid: Grid) {
     let sign = select(1.0, -1.0, low);
     var rotated: f32;
     if p.adjoint == 0u {
-        rotated = sign * x[partner] * sin_t[t * p.d + j];
+        rotated = sign * x[p.x_off + partner] * sin_t[p.sin_off + t * p.d + j];
     } else {
-        rotated = -sign * x[partner] * sin_t[t * p.d + jp];
+        rotated = -sign * x[p.x_off + partner] * sin_t[p.sin_off + t * p.d + jp];
     }
-    out[i] = x[i] * cos_t[t * p.d + j] + rotated;
+    out[i] = x[p.x_off + i] * cos_t[p.cos_off + t * p.d + j] + rotated;
 }

@@ -29,28 +29,23 @@ const MAX_POSITIONS: usize = crate::generate::at_state::ATTENTION_MAX_P;
 #[derive(Clone)]
 struct Layer {
     input_norm: Tensor, // (C,)
-    q: Tensor,          // (C, H D)
-    k: Tensor,          // (C, KVH D)
-    v: Tensor,          // (C, KVH D)
-    o: Tensor,          // (H D, C)
-    post_norm: Tensor,  // (C,)
-    gate: Tensor,       // (C, I)
-    up: Tensor,         // (C, I)
-    down: Tensor,       // (I, C)
+    qkv: Tensor,        // (C, H D + 2 KVH D): q, k and v side by side, one product
+
+    o: Tensor,         // (H D, C)
+    post_norm: Tensor, // (C,)
+    gate_up: Tensor,   // (C, 2 I): gate then up, one product
+    down: Tensor,      // (I, C)
 }
 
 impl Layer {
     /// Every weight of the layer.
-    fn tensors(&self) -> [&Tensor; 9] {
+    fn tensors(&self) -> [&Tensor; 6] {
         [
             &self.input_norm,
-            &self.q,
-            &self.k,
-            &self.v,
+            &self.qkv,
             &self.o,
             &self.post_norm,
-            &self.gate,
-            &self.up,
+            &self.gate_up,
             &self.down,
         ]
     }
@@ -134,13 +129,23 @@ impl Llama {
                 let n = |s: &str| format!("model.layers.{i}.{s}");
                 Ok(Layer {
                     input_norm: get(&n("input_layernorm.weight"), &[c], false)?,
-                    q: get(&n("self_attn.q_proj.weight"), &[hd, c], true)?,
-                    k: get(&n("self_attn.k_proj.weight"), &[kvd, c], true)?,
-                    v: get(&n("self_attn.v_proj.weight"), &[kvd, c], true)?,
+                    qkv: ops::cat(
+                        &[
+                            &get(&n("self_attn.q_proj.weight"), &[hd, c], true)?,
+                            &get(&n("self_attn.k_proj.weight"), &[kvd, c], true)?,
+                            &get(&n("self_attn.v_proj.weight"), &[kvd, c], true)?,
+                        ],
+                        1,
+                    )?,
                     o: get(&n("self_attn.o_proj.weight"), &[c, hd], true)?,
                     post_norm: get(&n("post_attention_layernorm.weight"), &[c], false)?,
-                    gate: get(&n("mlp.gate_proj.weight"), &[inter, c], true)?,
-                    up: get(&n("mlp.up_proj.weight"), &[inter, c], true)?,
+                    gate_up: ops::cat(
+                        &[
+                            &get(&n("mlp.gate_proj.weight"), &[inter, c], true)?,
+                            &get(&n("mlp.up_proj.weight"), &[inter, c], true)?,
+                        ],
+                        1,
+                    )?,
                     down: get(&n("mlp.down_proj.weight"), &[c, inter], true)?,
                 })
             })
@@ -271,17 +276,14 @@ impl Llama {
             At::Host { .. } => ops::add(&x, &y.linear(w, None)?),
         };
         for (i, layer) in self.layers.iter().enumerate() {
-            let q = ops::rope(
-                &normed(&x, &layer.input_norm, &layer.q)?.reshape(&[t, h, d])?,
-                &cos,
-                &sin,
-            )?; // (T, H, D)
-            let k = ops::rope(
-                &normed(&x, &layer.input_norm, &layer.k)?.reshape(&[t, kvh, d])?,
-                &cos,
-                &sin,
-            )?; // (T, KVH, D)
-            let v = normed(&x, &layer.input_norm, &layer.v)?.reshape(&[t, kvh, d])?; // (T, KVH, D)
+            // q, k and v from one product, then views of its columns (in a compiled step rows
+            // of one buffer at offsets, which rope and the cache write read in place).
+            let qkv = normed(&x, &layer.input_norm, &layer.qkv)?; // (T, H D + 2 KVH D)
+            let (hd, kvd) = (h * d, kvh * d);
+            let part = |a: usize, b: usize, heads: usize| qkv.narrow(1, a, b)?.reshape(&[t, heads, d]);
+            let q = ops::rope(&part(0, hd, h)?, &cos, &sin)?; // (T, H, D)
+            let k = ops::rope(&part(hd, hd + kvd, kvh)?, &cos, &sin)?; // (T, KVH, D)
+            let v = part(hd + kvd, hd + 2 * kvd, kvh)?; // (T, KVH, D)
             let y = match at {
                 At::Host { past, t } => {
                     // This step's keys and values into positions past..past + T of the layer.
@@ -302,15 +304,16 @@ impl Llama {
                     y.transpose(0, 1)?.contiguous()?.reshape(&[t, h * d])? // (T, H D)
                 }
                 At::Device(st) => {
-                    generate::write_at_state(&k.contiguous()?, &cache.k, i, st)?;
-                    generate::write_at_state(&v.contiguous()?, &cache.v, i, st)?;
+                    generate::write_at_state(&k, &cache.k, i, st)?;
+                    generate::write_at_state(&v, &cache.v, i, st)?;
                     generate::attention_decode(&q.contiguous()?, &cache.k, &cache.v, i, st)?
                     // (1, H D)
                 }
             };
             x = residual(x, &y, &layer.o)?;
-            let gate = normed(&x, &layer.post_norm, &layer.gate)?; // (T, I)
-            let up = normed(&x, &layer.post_norm, &layer.up)?; // (T, I)
+            let gate_up = normed(&x, &layer.post_norm, &layer.gate_up)?; // (T, 2 I)
+            let inter = cfg.intermediate_size;
+            let (gate, up) = (gate_up.narrow(1, 0, inter)?, gate_up.narrow(1, inter, 2 * inter)?);
             x = residual(x, &ops::swiglu(&gate, &up)?, &layer.down)?;
         }
         Ok(x)
