@@ -1,8 +1,8 @@
-//! The kernels of a compiled decode step that read the [`DecodeState`], for any model: a
-//! table's row at the state's token or position ([`row_at_state`]: an embedding, a row of
+//! The kernels of a compiled decode step that read the `DecodeState`, for any model: a
+//! table's row at the state's token or position (`row_at_state`: an embedding, a row of
 //! rotary angles), one step's keys or values written into a cache at the state's position
-//! ([`write_at_state`]), and attention of the step's queries over the cached positions
-//! `0..=pos` ([`attention_decode`], grouped-query heads included). Because the token and the
+//! (`write_at_state`), and attention of the step's queries over the cached positions
+//! `0..=pos` (`attention_decode`, grouped-query heads included). Because the token and the
 //! position reach these kernels through the state buffer, one captured plan serves every step.
 
 use super::device::DecodeState;

@@ -20,11 +20,11 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
-pub mod at_state;
+pub(crate) mod at_state;
 pub mod device;
 pub mod eager;
 pub mod generator;
-pub mod project;
+pub(crate) mod project;
 pub mod sampling;
 
 pub(crate) use at_state::{attention_decode, row_at_state, write_at_state, Pick};

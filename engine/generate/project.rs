@@ -1,9 +1,9 @@
 //! The one-token projection of a compiled decode step, for any model
-//! (`shaders/generate/ln_matvec*.wgsl`): `x (K) @ w (K, N) + bias`, x layer-normed first when
-//! asked, the result a new row, its GELU, an in-place residual add, or GPT-2's QKV split whose
+//! (`shaders/generate/ln_matvec*.wgsl`): `x (K) @ w (K, N) + bias`, x normalised first (a layer
+//! or RMS norm) when asked, the result a new row, its GELU, an in-place residual add, or GPT-2's QKV split whose
 //! keys and values go straight into the cache at the state's position. A workgroup owns a few
 //! vec4 columns and splits K across its invocations, so even N = 768 fills a GPU
-//! ([`MatvecSplit`]); the generic `ops::matmul` row product owns 32 columns a workgroup and
+//! (`MatvecSplit`); the generic `ops::matmul` row product owns 32 columns a workgroup and
 //! measured 59 us a projection on an H100 where this kernel takes 16 (the Llama decode plan,
 //! `benches/results/raw/2026-12-06b/coop_llama_h100/llama_decode.txt`).
 
