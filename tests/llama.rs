@@ -194,3 +194,58 @@ fn llama_plans_generate_the_eager_ids_and_logits() {
         }
     });
 }
+
+/// The Llama-style decoder on the tape: its logits are the inference forward's, every weight
+/// gets a finite gradient of its own shape, Adam steps lower the loss on a fixed row, and the
+/// trained model (its tensors updated in place) generates; the errors name the argument.
+#[test]
+fn llama_trains_on_the_tape() {
+    use wgsl_compute::autograd::Tape;
+    use wgsl_compute::train::{Adam, Optimizer};
+    let g = goldens();
+    let check = |ctx: &Context| {
+        let model = Llama::load(ctx, &dir()).unwrap();
+        let ids = g.prompt.clone();
+        let targets: Vec<u32> = ids
+            .iter()
+            .map(|&i| (i * 7 + 3) % model.config().vocab_size as u32)
+            .collect();
+        let tape = Tape::new(ctx);
+        let vars = model.vars(&tape).unwrap();
+        let want = model
+            .forward(&ids, &mut model.new_cache().unwrap())
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        let got = model.logits_var(&vars, &ids).unwrap().tensor().to_vec().unwrap();
+        let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(worst <= 1e-4, "{}: tape logits differ by {worst}", ctx.info().name);
+        let loss = model.loss_var(&vars, &ids, &targets).unwrap();
+        let grads = loss.backward().unwrap();
+        for (v, w) in vars.iter().zip(model.weights()) {
+            let d = grads.get(v).expect("every weight has a gradient");
+            assert_eq!(d.shape(), w.shape());
+            assert!(d.to_vec().unwrap().iter().all(|x| x.is_finite()));
+        }
+        let first = loss.tensor().to_vec().unwrap()[0];
+        let mut adam = Adam::new(&model.weights(), 3e-3).unwrap();
+        let mut last = first;
+        for _ in 0..5 {
+            let tape = Tape::new(ctx);
+            let vars = model.vars(&tape).unwrap();
+            let loss = model.loss_var(&vars, &ids, &targets).unwrap();
+            last = loss.tensor().to_vec().unwrap()[0];
+            adam.step_vars(&vars, &loss.backward().unwrap()).unwrap();
+        }
+        assert!(last < first, "{}: loss {first} -> {last}", ctx.info().name);
+        assert_eq!(model.generate(&ids, 3, Sampling::Greedy, |_| {}).unwrap().len(), 3);
+        let tape = Tape::new(ctx);
+        let vars = model.vars(&tape).unwrap();
+        let e = model.loss_var(&vars[1..], &ids, &targets).unwrap_err().to_string();
+        assert!(e.contains("Llama::logits_var") && e.contains("vars"), "{e}");
+        let e = model.loss_var(&vars, &ids, &targets[1..]).unwrap_err().to_string();
+        assert!(e.contains("targets"), "{e}");
+    };
+    check(&Context::cpu());
+    each_adapter(check);
+}

@@ -50,7 +50,9 @@ fn rope_with(x: &Tensor, cos: &Tensor, sin: &Tensor, adjoint: bool) -> Result<Te
         }
     }
     let Some(gpu) = ctx.gpu() else {
-        let (xs, c, s) = (x.to_vec()?, cos.to_vec()?, sin.to_vec()?);
+        // The host arrays in logical order (a view's elements gathered).
+        let flat = |t: &Tensor| -> Result<Vec<f32>> { Ok(t.host(op)?.iter().copied().collect()) };
+        let (xs, c, s) = (flat(x)?, flat(cos)?, flat(sin)?);
         let out = crate::reference::nn::rope(&xs, &c, &s, [t, heads, d], adjoint);
         return Tensor::from_slice(ctx, x.shape(), &out);
     };

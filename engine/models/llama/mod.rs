@@ -2,7 +2,9 @@
 //! attention, an untied head) loading Hugging Face `LlamaForCausalLM` files: its config
 //! ([`Config`]) and its forward with a key/value cache on the engine's tensor ops
 //! ([`Llama`]), generating through the op-by-op loop every model shares
-//! ([`crate::generate::generate_eager_async`]) with any [`crate::generate::Sampling`].
+//! ([`crate::generate::generate_eager_async`]) with any [`crate::generate::Sampling`] or
+//! through compiled plans ([`crate::generate::Generator`]), and training on the tape
+//! ([`train`]: [`Llama::loss_var`]).
 //! Everything specific to the model is in this folder.
 //!
 //! ```
@@ -18,6 +20,7 @@
 
 pub mod config;
 pub mod model;
+pub mod train;
 
 pub use config::Config;
 pub use model::{Cache, Llama};

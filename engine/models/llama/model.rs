@@ -27,7 +27,7 @@ const MAX_POSITIONS: usize = crate::generate::at_state::ATTENTION_MAX_P;
 
 /// One decoder layer's weights.
 #[derive(Clone)]
-struct Layer {
+pub(super) struct Layer {
     input_norm: Tensor, // (C,)
     qkv: Tensor,        // (C, H D + 2 KVH D): q, k and v side by side, one product
 
@@ -39,7 +39,7 @@ struct Layer {
 
 impl Layer {
     /// Every weight of the layer.
-    fn tensors(&self) -> [&Tensor; 6] {
+    pub(super) fn tensors(&self) -> [&Tensor; 6] {
         [
             &self.input_norm,
             &self.qkv,
@@ -55,14 +55,14 @@ impl Layer {
 /// grouped-query attention and an untied (or tied) head. Cloning shares the weights.
 #[derive(Clone)]
 pub struct Llama {
-    config: Config,
-    embed: Tensor, // (V, C)
-    layers: Vec<Layer>,
-    norm: Tensor,     // (C,)
-    head: Tensor,     // (C, V)
-    rope_cos: Tensor, // (P, D)
-    rope_sin: Tensor, // (P, D)
-    zeros: Tensor,    // (max(C, H D, I),): the decode projections' bias (Llama has none)
+    pub(super) config: Config,
+    pub(super) embed: Tensor, // (V, C)
+    pub(super) layers: Vec<Layer>,
+    pub(super) norm: Tensor,     // (C,)
+    pub(super) head: Tensor,     // (C, V)
+    pub(super) rope_cos: Tensor, // (P, D)
+    pub(super) rope_sin: Tensor, // (P, D)
+    zeros: Tensor,               // (max(C, H D, I),): the decode projections' bias (Llama has none)
 }
 
 /// The keys and values of one sequence's positions: one preallocated buffer, keys then
