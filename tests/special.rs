@@ -212,6 +212,66 @@ fn special_rms_norm_does_not_overflow_near_f32_max() {
     });
 }
 
+/// NaN and infinities through RMS norm and rotary embedding give the f64 reference's classes
+/// on the CPU context and every adapter: NaN where it is NaN, the same infinity where it is
+/// infinite, the finite values within f32 rounding. An infinite entry makes its row's rstd 0,
+/// so that entry is inf * 0 = NaN and the rest of the row 0.
+#[test]
+fn special_rms_norm_and_rope_keep_nan_and_infinities() {
+    let same = |ctx: &Context, what: &str, got: &[f32], want: &[f32]| {
+        for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+            let ok = if w.is_nan() {
+                g.is_nan()
+            } else if w.is_infinite() {
+                g == w
+            } else {
+                (g - w).abs() <= 1e-5 * (1.0 + w.abs())
+            };
+            assert!(ok, "{what} on {}: [{i}] = {g}, the reference {w}", ctx.info().name);
+        }
+    };
+    let rows: [&[f32]; 4] = [
+        &[f32::NAN, 1.0, 2.0, -3.0],
+        &[f32::INFINITY, 1.0, 2.0, 0.5],
+        &[-f32::INFINITY, 0.25, 0.0, 1.0],
+        &[f32::MAX, 1.0, -f32::MAX, 2.0],
+    ];
+    let w = [0.5f32, 1.5, 1.0, 2.0];
+    each_context(|ctx| {
+        let t = |v: &[f32], s: &[usize]| Tensor::from_slice(ctx, s, v).unwrap();
+        for row in rows {
+            let x = ArrayD::from_shape_vec(IxDyn(&[1, 4]), row.to_vec()).unwrap();
+            let wa = ArrayD::from_shape_vec(IxDyn(&[4]), w.to_vec()).unwrap();
+            let want: Vec<f32> = reference::nn::rms_norm(&x.view(), &wa.view(), 1e-5)
+                .unwrap()
+                .iter()
+                .copied()
+                .collect();
+            let got = ops::rms_norm(&t(row, &[1, 4]), &t(&w, &[4]), 1e-5)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            same(ctx, &format!("rms_norm of {row:?}"), &got, &want);
+            // One position, one head of D = 4: each entry meets its partner half a head away.
+            let (cos, sin) = ([0.5f32, -0.25, 0.5, -0.25], [0.75f32, 1.0, 0.75, 1.0]);
+            for adjoint in [false, true] {
+                let want = reference::nn::rope(row, &cos, &sin, [1, 1, 4], adjoint);
+                let (x, c, s) = (t(row, &[1, 1, 4]), t(&cos, &[1, 4]), t(&sin, &[1, 4]));
+                let got = match adjoint {
+                    false => ops::rope(&x, &c, &s),
+                    true => ops::rope_adjoint(&x, &c, &s),
+                };
+                same(
+                    ctx,
+                    &format!("rope (adjoint {adjoint}) of {row:?}"),
+                    &got.unwrap().to_vec().unwrap(),
+                    &want,
+                );
+            }
+        }
+    });
+}
+
 /// A tensor from bit patterns, on `ctx`, of shape (n,) or, with `strided`, a non-dense view
 /// of them (column 0 of (n, 2)): the scalar form of the fused kernel instead of the vec4 one.
 fn from_bits(ctx: &Context, bits: &[u32], strided: bool) -> Tensor {

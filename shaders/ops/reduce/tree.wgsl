@@ -80,8 +80,13 @@ fn norm_mean(sum: f32, n: u32, scale: f32) -> f32 {
 // eps * scale^2 can underflow to 0 for a large constant row (variance 0): with eps > 0 the
 // floor at the smallest normal keeps rstd finite, so its zero deviations give beta as on the
 // CPU, not 0 * inf.
+// A NaN moment (a NaN in the row) stays NaN: `max` may drop a NaN operand, which made the
+// floor's huge rstd out of it and finite garbage of the row; the test is on the bits, since
+// WGSL lets a compiler assume float comparisons never see NaN.
 fn norm_rstd(squares: f32, n: u32, eps: f32, scale: f32) -> f32 {
     let lo = select(0.0, 1.17549435e-38, eps > 0.0);
-    return inverseSqrt(max(squares / f32(n) + (eps * scale) * scale, lo));
+    let v = squares / f32(n) + (eps * scale) * scale;
+    let nan = (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+    return select(inverseSqrt(max(v, lo)), v, nan);
 }
 
