@@ -210,36 +210,33 @@ impl Llama {
         })
     }
 
-    /// The logits (T, V) of `ids`, the T tokens after the `cache.len()` already seen, whose
-    /// keys and values join the cache.
-    pub fn forward(&self, ids: &[u32], cache: &mut Cache) -> Result<Tensor> {
-        let op = "Llama::forward";
-        let cfg = &self.config;
+    /// Fails unless `ids` are at least one token, each below the vocabulary, and fit after
+    /// `past` positions; the errors name `op`.
+    pub(super) fn check_ids(&self, op: &'static str, ids: &[u32], past: usize) -> Result<()> {
+        let vocab = self.config.vocab_size;
         if ids.is_empty() {
             return Err(Error::value(op, "ids", "at least one token id", "none"));
         }
-        if let Some(bad) = ids.iter().find(|&&id| id as usize >= cfg.vocab_size) {
-            return Err(Error::value(
-                op,
-                "ids",
-                format!("ids below vocab_size = {}", cfg.vocab_size),
-                bad,
-            ));
+        if let Some(bad) = ids.iter().find(|&&id| id as usize >= vocab) {
+            return Err(Error::value(op, "ids", format!("ids below vocab_size = {vocab}"), bad));
         }
+        if past + ids.len() > self.positions() {
+            let limit = format!(
+                "at most {} positions (max_position_embeddings, capped at {MAX_POSITIONS})",
+                self.positions()
+            );
+            return Err(Error::value(op, "ids", limit, past + ids.len()));
+        }
+        Ok(())
+    }
+
+    /// The logits (T, V) of `ids`, the T tokens after the `cache.len()` already seen, whose
+    /// keys and values join the cache.
+    pub fn forward(&self, ids: &[u32], cache: &mut Cache) -> Result<Tensor> {
         let (past, t) = (cache.len, ids.len());
-        if past + t > self.positions() {
-            return Err(Error::value(
-                op,
-                "ids",
-                format!(
-                    "at most {} positions (max_position_embeddings, capped at {MAX_POSITIONS})",
-                    self.positions()
-                ),
-                past + t,
-            ));
-        }
+        self.check_ids("Llama::forward", ids, past)?;
         let ctx = self.embed.context();
-        let zero = Tensor::zeros(ctx, &[t, cfg.hidden_size])?; // no position table: rows of embed only
+        let zero = Tensor::zeros(ctx, &[t, self.config.hidden_size])?; // no position table: rows of embed only
         let x = ops::embedding(&self.embed, &zero, ids, 0)?; // (T, C)
         let x = self.layers_forward(x, cache, At::Host { past, t })?;
         cache.len += t;

@@ -56,18 +56,8 @@ impl Llama {
                 vars.len(),
             ));
         }
+        self.check_ids(op, ids, 0)?;
         let t = ids.len();
-        if t == 0 || t > self.positions() {
-            return Err(Error::value(op, "ids", format!("1..={} tokens", self.positions()), t));
-        }
-        if let Some(bad) = ids.iter().find(|&&id| id as usize >= cfg.vocab_size) {
-            return Err(Error::value(
-                op,
-                "ids",
-                format!("ids below vocab_size = {}", cfg.vocab_size),
-                bad,
-            ));
-        }
         let (d, h, kvh, inter) = (
             cfg.head_dim,
             cfg.num_attention_heads,
