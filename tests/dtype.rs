@@ -275,6 +275,25 @@ fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {
         let summed: Vec<f32> = biased.iter().zip(&rv).map(|(a, b)| a + b).collect();
         let got = ops::linear_residual(&x, &w, &bias, &res).unwrap().to_vec().unwrap();
         assert_close(ctx, "linear_residual", &got, &summed, GATE);
+        // Products large enough for the staged kernel (256 x 128 tiles, 128 of them): a batch
+        // of views narrowed along K (offset 8, row stride 56) against a broadcast b, and the
+        // fused epilogue with a residual.
+        let a = half(&mut rng, &[128, 256, 56]).narrow(2, 8, 48).unwrap();
+        let b = half(&mut rng, &[48, 128]);
+        let got = ops::matmul_with(&a, &b, MatmulPath::Cooperative).unwrap();
+        assert_close(ctx, "staged", &got.to_vec().unwrap(), &reference_matmul(&a, &b), GATE);
+        let (m, k, n) = (128 * 256, 32, 128);
+        let (x, w) = (half(&mut rng, &[m, k]), half(&mut rng, &[k, n]));
+        let bias = Tensor::from_slice(ctx, &[n], &random(&mut rng, &[n])).unwrap();
+        let res = Tensor::from_slice(ctx, &[m, n], &random(&mut rng, &[m, n])).unwrap();
+        let (bv, rv) = (bias.to_vec().unwrap(), res.to_vec().unwrap());
+        let want: Vec<f32> = reference_matmul(&x, &w)
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| p + bv[i % n] + rv[i])
+            .collect();
+        let got = ops::linear_residual(&x, &w, &bias, &res).unwrap().to_vec().unwrap();
+        assert_close(ctx, "staged linear_residual", &got, &want, GATE);
         // What it refuses, and why.
         refused(
             &half(&mut rng, &[65, 16]),

@@ -170,7 +170,7 @@ fn main() -> Result<()> {
 }
 
 /// The kernel's entry points and the output tile (rows, columns) each workgroup covers.
-const ENTRIES: [(&str, usize, usize); 10] = [
+const ENTRIES: [(&str, usize, usize); 12] = [
     ("coop_matmul", 64, 64),
     ("coop_matmul_2x2", 128, 128),
     ("coop_matmul_2x2_k32", 128, 128),
@@ -180,6 +180,8 @@ const ENTRIES: [(&str, usize, usize); 10] = [
     ("coop_staged_h4_nopad", 128, 128),
     ("coop_staged_h4_256x128", 256, 128),
     ("coop_staged_h4_128x256", 128, 256),
+    ("coop_staged_h4_256x128_p4", 256, 128),
+    ("coop_staged_h4_256x256", 256, 256),
     ("coop_staged_h4_f2x4", 128, 128),
 ];
 

@@ -1453,6 +1453,306 @@ fn coop_staged_h4_128x256(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_
     coopStoreT(c3_3, &c[o3_3], n);
 }
 
+// coop_staged_h4_256x128 with rows padded by 4 halves.
+// Tile 256 x 128, 4 x 2 subgroups of 64 x 64 (4 x 4 fragments), 16-wide K slices,
+// rows padded by 4 halves, double-buffered: 28928 bytes of workgroup memory.
+var<workgroup> coop_staged_h4_256x128_p4_a: array<vec4<f16>, 2560>; // 2 x 256 rows, stride 5
+var<workgroup> coop_staged_h4_256x128_p4_b: array<vec4<f16>, 1056>; // 2 x 16 rows, stride 33
+
+// Grid: (N / 128, M / 256); K a multiple of 16; subgroups 32 wide.
+@compute @workgroup_size(256)
+fn coop_staged_h4_256x128_p4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let s = lid / 32u;
+    let r0 = wid.y * 256u;
+    let q0 = wid.x * 128u;
+    let br = (s / 2u) * 64u;
+    let bq = (s % 2u) * 64u;
+    let n = p.n;
+    let k4 = p.k / 4u;
+    let n4 = n / 4u;
+    let r = r0 + br;
+    let q = q0 + bq;
+    var c0_0 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 0u], n);
+    var c0_1 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 16u], n);
+    var c0_2 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 32u], n);
+    var c0_3 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 48u], n);
+    var c1_0 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 0u], n);
+    var c1_1 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 16u], n);
+    var c1_2 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 32u], n);
+    var c1_3 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 48u], n);
+    var c2_0 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 0u], n);
+    var c2_1 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 16u], n);
+    var c2_2 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 32u], n);
+    var c2_3 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 48u], n);
+    var c3_0 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 0u], n);
+    var c3_1 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 16u], n);
+    var c3_2 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 32u], n);
+    var c3_3 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 48u], n);
+    let ea0 = lid + 0u;
+    let ga0 = (r0 + ea0 / 4u) * k4 + ea0 % 4u;
+    let sa0 = (ea0 / 4u) * 5u + ea0 % 4u;
+    let ea1 = lid + 256u;
+    let ga1 = (r0 + ea1 / 4u) * k4 + ea1 % 4u;
+    let sa1 = (ea1 / 4u) * 5u + ea1 % 4u;
+    let ea2 = lid + 512u;
+    let ga2 = (r0 + ea2 / 4u) * k4 + ea2 % 4u;
+    let sa2 = (ea2 / 4u) * 5u + ea2 % 4u;
+    let ea3 = lid + 768u;
+    let ga3 = (r0 + ea3 / 4u) * k4 + ea3 % 4u;
+    let sa3 = (ea3 / 4u) * 5u + ea3 % 4u;
+    let eb0 = lid + 0u;
+    let gb0 = (eb0 / 32u) * n4 + q0 / 4u + eb0 % 32u;
+    let sb0 = (eb0 / 32u) * 33u + eb0 % 32u;
+    let eb1 = lid + 256u;
+    let gb1 = (eb1 / 32u) * n4 + q0 / 4u + eb1 % 32u;
+    let sb1 = (eb1 / 32u) * 33u + eb1 % 32u;
+    var va0 = a4[ga0];
+    var va1 = a4[ga1];
+    var va2 = a4[ga2];
+    var va3 = a4[ga3];
+    var vb0 = b4[gb0];
+    var vb1 = b4[gb1];
+    coop_staged_h4_256x128_p4_a[sa0] = va0;
+    coop_staged_h4_256x128_p4_a[sa1] = va1;
+    coop_staged_h4_256x128_p4_a[sa2] = va2;
+    coop_staged_h4_256x128_p4_a[sa3] = va3;
+    coop_staged_h4_256x128_p4_b[sb0] = vb0;
+    coop_staged_h4_256x128_p4_b[sb1] = vb1;
+    workgroupBarrier();
+    for (var k0 = 0u; k0 < p.k; k0 += 16u) {
+        let cur = (k0 / 16u) % 2u;
+        let more = k0 + 16u < p.k;
+        if more {
+            va0 = a4[ga0 + (k0 + 16u) / 4u];
+            va1 = a4[ga1 + (k0 + 16u) / 4u];
+            va2 = a4[ga2 + (k0 + 16u) / 4u];
+            va3 = a4[ga3 + (k0 + 16u) / 4u];
+            vb0 = b4[gb0 + (k0 + 16u) * n4];
+            vb1 = b4[gb1 + (k0 + 16u) * n4];
+        }
+        let ao = cur * 1280u;
+        let bo = cur * 528u;
+        let ia0_0 = ao + (br + 0u) * 5u + 0u;
+        let a0_0 = coopLoadT<TileA>(&coop_staged_h4_256x128_p4_a[ia0_0], 5u);
+        let ia1_0 = ao + (br + 16u) * 5u + 0u;
+        let a1_0 = coopLoadT<TileA>(&coop_staged_h4_256x128_p4_a[ia1_0], 5u);
+        let ia2_0 = ao + (br + 32u) * 5u + 0u;
+        let a2_0 = coopLoadT<TileA>(&coop_staged_h4_256x128_p4_a[ia2_0], 5u);
+        let ia3_0 = ao + (br + 48u) * 5u + 0u;
+        let a3_0 = coopLoadT<TileA>(&coop_staged_h4_256x128_p4_a[ia3_0], 5u);
+        let ib0_0 = bo + 0u + (bq + 0u) / 4u;
+        let b0_0 = coopLoadT<TileB>(&coop_staged_h4_256x128_p4_b[ib0_0], 33u);
+        let ib1_0 = bo + 0u + (bq + 16u) / 4u;
+        let b1_0 = coopLoadT<TileB>(&coop_staged_h4_256x128_p4_b[ib1_0], 33u);
+        let ib2_0 = bo + 0u + (bq + 32u) / 4u;
+        let b2_0 = coopLoadT<TileB>(&coop_staged_h4_256x128_p4_b[ib2_0], 33u);
+        let ib3_0 = bo + 0u + (bq + 48u) / 4u;
+        let b3_0 = coopLoadT<TileB>(&coop_staged_h4_256x128_p4_b[ib3_0], 33u);
+        c0_0 = coopMultiplyAdd(a0_0, b0_0, c0_0);
+        c0_1 = coopMultiplyAdd(a0_0, b1_0, c0_1);
+        c0_2 = coopMultiplyAdd(a0_0, b2_0, c0_2);
+        c0_3 = coopMultiplyAdd(a0_0, b3_0, c0_3);
+        c1_0 = coopMultiplyAdd(a1_0, b0_0, c1_0);
+        c1_1 = coopMultiplyAdd(a1_0, b1_0, c1_1);
+        c1_2 = coopMultiplyAdd(a1_0, b2_0, c1_2);
+        c1_3 = coopMultiplyAdd(a1_0, b3_0, c1_3);
+        c2_0 = coopMultiplyAdd(a2_0, b0_0, c2_0);
+        c2_1 = coopMultiplyAdd(a2_0, b1_0, c2_1);
+        c2_2 = coopMultiplyAdd(a2_0, b2_0, c2_2);
+        c2_3 = coopMultiplyAdd(a2_0, b3_0, c2_3);
+        c3_0 = coopMultiplyAdd(a3_0, b0_0, c3_0);
+        c3_1 = coopMultiplyAdd(a3_0, b1_0, c3_1);
+        c3_2 = coopMultiplyAdd(a3_0, b2_0, c3_2);
+        c3_3 = coopMultiplyAdd(a3_0, b3_0, c3_3);
+        if more {
+            let nao = (1u - cur) * 1280u;
+            let nbo = (1u - cur) * 528u;
+            coop_staged_h4_256x128_p4_a[nao + sa0] = va0;
+            coop_staged_h4_256x128_p4_a[nao + sa1] = va1;
+            coop_staged_h4_256x128_p4_a[nao + sa2] = va2;
+            coop_staged_h4_256x128_p4_a[nao + sa3] = va3;
+            coop_staged_h4_256x128_p4_b[nbo + sb0] = vb0;
+            coop_staged_h4_256x128_p4_b[nbo + sb1] = vb1;
+        }
+        workgroupBarrier();
+    }
+    let o0_0 = (r + 0u) * n + q + 0u;
+    coopStoreT(c0_0, &c[o0_0], n);
+    let o0_1 = (r + 0u) * n + q + 16u;
+    coopStoreT(c0_1, &c[o0_1], n);
+    let o0_2 = (r + 0u) * n + q + 32u;
+    coopStoreT(c0_2, &c[o0_2], n);
+    let o0_3 = (r + 0u) * n + q + 48u;
+    coopStoreT(c0_3, &c[o0_3], n);
+    let o1_0 = (r + 16u) * n + q + 0u;
+    coopStoreT(c1_0, &c[o1_0], n);
+    let o1_1 = (r + 16u) * n + q + 16u;
+    coopStoreT(c1_1, &c[o1_1], n);
+    let o1_2 = (r + 16u) * n + q + 32u;
+    coopStoreT(c1_2, &c[o1_2], n);
+    let o1_3 = (r + 16u) * n + q + 48u;
+    coopStoreT(c1_3, &c[o1_3], n);
+    let o2_0 = (r + 32u) * n + q + 0u;
+    coopStoreT(c2_0, &c[o2_0], n);
+    let o2_1 = (r + 32u) * n + q + 16u;
+    coopStoreT(c2_1, &c[o2_1], n);
+    let o2_2 = (r + 32u) * n + q + 32u;
+    coopStoreT(c2_2, &c[o2_2], n);
+    let o2_3 = (r + 32u) * n + q + 48u;
+    coopStoreT(c2_3, &c[o2_3], n);
+    let o3_0 = (r + 48u) * n + q + 0u;
+    coopStoreT(c3_0, &c[o3_0], n);
+    let o3_1 = (r + 48u) * n + q + 16u;
+    coopStoreT(c3_1, &c[o3_1], n);
+    let o3_2 = (r + 48u) * n + q + 32u;
+    coopStoreT(c3_2, &c[o3_2], n);
+    let o3_3 = (r + 48u) * n + q + 48u;
+    coopStoreT(c3_3, &c[o3_3], n);
+}
+
+// coop_staged_h4 with sixteen subgroups over a 256 x 256 tile.
+// Tile 256 x 256, 4 x 4 subgroups of 64 x 64 (4 x 4 fragments), 16-wide K slices,
+// rows padded by 8 halves, double-buffered: 41472 bytes of workgroup memory.
+var<workgroup> coop_staged_h4_256x256_a: array<vec4<f16>, 3072>; // 2 x 256 rows, stride 6
+var<workgroup> coop_staged_h4_256x256_b: array<vec4<f16>, 2112>; // 2 x 16 rows, stride 66
+
+// Grid: (N / 256, M / 256); K a multiple of 16; subgroups 32 wide.
+@compute @workgroup_size(512)
+fn coop_staged_h4_256x256(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let s = lid / 32u;
+    let r0 = wid.y * 256u;
+    let q0 = wid.x * 256u;
+    let br = (s / 4u) * 64u;
+    let bq = (s % 4u) * 64u;
+    let n = p.n;
+    let k4 = p.k / 4u;
+    let n4 = n / 4u;
+    let r = r0 + br;
+    let q = q0 + bq;
+    var c0_0 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 0u], n);
+    var c0_1 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 16u], n);
+    var c0_2 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 32u], n);
+    var c0_3 = coopLoadT<TileC>(&c[(r + 0u) * n + q + 48u], n);
+    var c1_0 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 0u], n);
+    var c1_1 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 16u], n);
+    var c1_2 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 32u], n);
+    var c1_3 = coopLoadT<TileC>(&c[(r + 16u) * n + q + 48u], n);
+    var c2_0 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 0u], n);
+    var c2_1 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 16u], n);
+    var c2_2 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 32u], n);
+    var c2_3 = coopLoadT<TileC>(&c[(r + 32u) * n + q + 48u], n);
+    var c3_0 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 0u], n);
+    var c3_1 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 16u], n);
+    var c3_2 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 32u], n);
+    var c3_3 = coopLoadT<TileC>(&c[(r + 48u) * n + q + 48u], n);
+    let ea0 = lid + 0u;
+    let ga0 = (r0 + ea0 / 4u) * k4 + ea0 % 4u;
+    let sa0 = (ea0 / 4u) * 6u + ea0 % 4u;
+    let ea1 = lid + 512u;
+    let ga1 = (r0 + ea1 / 4u) * k4 + ea1 % 4u;
+    let sa1 = (ea1 / 4u) * 6u + ea1 % 4u;
+    let eb0 = lid + 0u;
+    let gb0 = (eb0 / 64u) * n4 + q0 / 4u + eb0 % 64u;
+    let sb0 = (eb0 / 64u) * 66u + eb0 % 64u;
+    let eb1 = lid + 512u;
+    let gb1 = (eb1 / 64u) * n4 + q0 / 4u + eb1 % 64u;
+    let sb1 = (eb1 / 64u) * 66u + eb1 % 64u;
+    var va0 = a4[ga0];
+    var va1 = a4[ga1];
+    var vb0 = b4[gb0];
+    var vb1 = b4[gb1];
+    coop_staged_h4_256x256_a[sa0] = va0;
+    coop_staged_h4_256x256_a[sa1] = va1;
+    coop_staged_h4_256x256_b[sb0] = vb0;
+    coop_staged_h4_256x256_b[sb1] = vb1;
+    workgroupBarrier();
+    for (var k0 = 0u; k0 < p.k; k0 += 16u) {
+        let cur = (k0 / 16u) % 2u;
+        let more = k0 + 16u < p.k;
+        if more {
+            va0 = a4[ga0 + (k0 + 16u) / 4u];
+            va1 = a4[ga1 + (k0 + 16u) / 4u];
+            vb0 = b4[gb0 + (k0 + 16u) * n4];
+            vb1 = b4[gb1 + (k0 + 16u) * n4];
+        }
+        let ao = cur * 1536u;
+        let bo = cur * 1056u;
+        let ia0_0 = ao + (br + 0u) * 6u + 0u;
+        let a0_0 = coopLoadT<TileA>(&coop_staged_h4_256x256_a[ia0_0], 6u);
+        let ia1_0 = ao + (br + 16u) * 6u + 0u;
+        let a1_0 = coopLoadT<TileA>(&coop_staged_h4_256x256_a[ia1_0], 6u);
+        let ia2_0 = ao + (br + 32u) * 6u + 0u;
+        let a2_0 = coopLoadT<TileA>(&coop_staged_h4_256x256_a[ia2_0], 6u);
+        let ia3_0 = ao + (br + 48u) * 6u + 0u;
+        let a3_0 = coopLoadT<TileA>(&coop_staged_h4_256x256_a[ia3_0], 6u);
+        let ib0_0 = bo + 0u + (bq + 0u) / 4u;
+        let b0_0 = coopLoadT<TileB>(&coop_staged_h4_256x256_b[ib0_0], 66u);
+        let ib1_0 = bo + 0u + (bq + 16u) / 4u;
+        let b1_0 = coopLoadT<TileB>(&coop_staged_h4_256x256_b[ib1_0], 66u);
+        let ib2_0 = bo + 0u + (bq + 32u) / 4u;
+        let b2_0 = coopLoadT<TileB>(&coop_staged_h4_256x256_b[ib2_0], 66u);
+        let ib3_0 = bo + 0u + (bq + 48u) / 4u;
+        let b3_0 = coopLoadT<TileB>(&coop_staged_h4_256x256_b[ib3_0], 66u);
+        c0_0 = coopMultiplyAdd(a0_0, b0_0, c0_0);
+        c0_1 = coopMultiplyAdd(a0_0, b1_0, c0_1);
+        c0_2 = coopMultiplyAdd(a0_0, b2_0, c0_2);
+        c0_3 = coopMultiplyAdd(a0_0, b3_0, c0_3);
+        c1_0 = coopMultiplyAdd(a1_0, b0_0, c1_0);
+        c1_1 = coopMultiplyAdd(a1_0, b1_0, c1_1);
+        c1_2 = coopMultiplyAdd(a1_0, b2_0, c1_2);
+        c1_3 = coopMultiplyAdd(a1_0, b3_0, c1_3);
+        c2_0 = coopMultiplyAdd(a2_0, b0_0, c2_0);
+        c2_1 = coopMultiplyAdd(a2_0, b1_0, c2_1);
+        c2_2 = coopMultiplyAdd(a2_0, b2_0, c2_2);
+        c2_3 = coopMultiplyAdd(a2_0, b3_0, c2_3);
+        c3_0 = coopMultiplyAdd(a3_0, b0_0, c3_0);
+        c3_1 = coopMultiplyAdd(a3_0, b1_0, c3_1);
+        c3_2 = coopMultiplyAdd(a3_0, b2_0, c3_2);
+        c3_3 = coopMultiplyAdd(a3_0, b3_0, c3_3);
+        if more {
+            let nao = (1u - cur) * 1536u;
+            let nbo = (1u - cur) * 1056u;
+            coop_staged_h4_256x256_a[nao + sa0] = va0;
+            coop_staged_h4_256x256_a[nao + sa1] = va1;
+            coop_staged_h4_256x256_b[nbo + sb0] = vb0;
+            coop_staged_h4_256x256_b[nbo + sb1] = vb1;
+        }
+        workgroupBarrier();
+    }
+    let o0_0 = (r + 0u) * n + q + 0u;
+    coopStoreT(c0_0, &c[o0_0], n);
+    let o0_1 = (r + 0u) * n + q + 16u;
+    coopStoreT(c0_1, &c[o0_1], n);
+    let o0_2 = (r + 0u) * n + q + 32u;
+    coopStoreT(c0_2, &c[o0_2], n);
+    let o0_3 = (r + 0u) * n + q + 48u;
+    coopStoreT(c0_3, &c[o0_3], n);
+    let o1_0 = (r + 16u) * n + q + 0u;
+    coopStoreT(c1_0, &c[o1_0], n);
+    let o1_1 = (r + 16u) * n + q + 16u;
+    coopStoreT(c1_1, &c[o1_1], n);
+    let o1_2 = (r + 16u) * n + q + 32u;
+    coopStoreT(c1_2, &c[o1_2], n);
+    let o1_3 = (r + 16u) * n + q + 48u;
+    coopStoreT(c1_3, &c[o1_3], n);
+    let o2_0 = (r + 32u) * n + q + 0u;
+    coopStoreT(c2_0, &c[o2_0], n);
+    let o2_1 = (r + 32u) * n + q + 16u;
+    coopStoreT(c2_1, &c[o2_1], n);
+    let o2_2 = (r + 32u) * n + q + 32u;
+    coopStoreT(c2_2, &c[o2_2], n);
+    let o2_3 = (r + 32u) * n + q + 48u;
+    coopStoreT(c2_3, &c[o2_3], n);
+    let o3_0 = (r + 48u) * n + q + 0u;
+    coopStoreT(c3_0, &c[o3_0], n);
+    let o3_1 = (r + 48u) * n + q + 16u;
+    coopStoreT(c3_1, &c[o3_1], n);
+    let o3_2 = (r + 48u) * n + q + 32u;
+    coopStoreT(c3_2, &c[o3_2], n);
+    let o3_3 = (r + 48u) * n + q + 48u;
+    coopStoreT(c3_3, &c[o3_3], n);
+}
+
 // coop_staged_h4 with eight subgroups of 32 x 64 (2 x 4 fragments) over the 128 x 128 tile.
 // Tile 128 x 128, 4 x 2 subgroups of 32 x 64 (2 x 4 fragments), 32-wide K slices,
 // rows padded by 8 halves, double-buffered: 37888 bytes of workgroup memory.

@@ -91,6 +91,8 @@ V = [
  ("coop_staged_h4_nopad", 2,2,4,4,32,0, "coop_staged_h4 without the rows' padding."),
  ("coop_staged_h4_256x128", 4,2,4,4,16,8, "coop_staged_h4 with eight subgroups over a 256 x 128 tile."),
  ("coop_staged_h4_128x256", 2,4,4,4,16,8, "coop_staged_h4 with eight subgroups over a 128 x 256 tile."),
+ ("coop_staged_h4_256x128_p4", 4,2,4,4,16,4, "coop_staged_h4_256x128 with rows padded by 4 halves."),
+ ("coop_staged_h4_256x256", 4,4,4,4,16,8, "coop_staged_h4 with sixteen subgroups over a 256 x 256 tile."),
  ("coop_staged_h4_f2x4", 4,2,2,4,32,8, "coop_staged_h4 with eight subgroups of 32 x 64 (2 x 4 fragments) over the 128 x 128 tile."),
 ]
 out=[]; entries=[]

@@ -32,6 +32,20 @@ const COOPERATIVE: KernelDef = KernelDef::new(
     "cooperative",
 );
 
+const COOPERATIVE_STAGED: KernelDef = KernelDef::new(
+    "ops/matmul/cooperative_staged",
+    shader!("ops/matmul/cooperative_staged.wgsl"),
+    "cooperative_staged",
+);
+
+/// Workgroup memory of `cooperative_staged.wgsl`'s tiles: (2 x 256 x 6 + 2 x 16 x 34) words of
+/// 8 bytes.
+const STAGED_WORKGROUP_BYTES: u32 = (2 * 256 * 6 + 2 * 16 * 34) * 8;
+/// 256 x 128 tiles a product needs before the staged cooperative kernel takes it: fewer leave
+/// a large GPU's multiprocessors idle, where the direct kernel's 64 x 64 tiles are four times
+/// as many per output (an H200 has 132 multiprocessors).
+const STAGED_MIN_TILES: usize = 128;
+
 const MATVEC: KernelDef = KernelDef::new("ops/matmul/matvec", shader!("ops/matmul/matvec.wgsl"), "matvec");
 
 const SPLIT_K_SUM: KernelDef = KernelDef::new(
@@ -206,6 +220,20 @@ pub(super) fn record(
             gpu.typed_kernel(&LARGE_TILE, &slots, &[epilogue])?,
             [s.n.div_ceil(128) as u32, s.m.div_ceil(128) as u32, batch as u32],
         ),
+        // The staged kernel's eight subgroups each own a 64 x 64 part of the tile, which
+        // needs subgroups of exactly 32.
+        MatmulPath::Cooperative
+            if s.m.is_multiple_of(256)
+                && s.n.is_multiple_of(128)
+                && (s.m / 256) * (s.n / 128) * batch >= STAGED_MIN_TILES
+                && gpu.info.subgroup_size == (32, 32)
+                && gpu.info.max_workgroup_memory >= STAGED_WORKGROUP_BYTES =>
+        {
+            (
+                gpu.kernel(&COOPERATIVE_STAGED, &[epilogue])?,
+                [(s.n / 128) as u32, (s.m / 256) as u32, batch as u32],
+            )
+        }
         MatmulPath::Cooperative => (
             gpu.kernel(&COOPERATIVE, &[epilogue])?,
             [(s.n / 64) as u32, (s.m / 64) as u32, batch as u32],
