@@ -153,7 +153,7 @@ fn llama_refuses_bad_input_naming_it() {
 /// and one decode plan replayed at every position give the eager path's ids, greedy (= the
 /// transformers goldens) and seeded top-k, streamed in order; the decode plan's last logits
 /// are the whole forward's last row. The plan reads the token and position from the device
-/// (`row_at_state`, `write_at_state`, `attention_decode` with two query heads a key/value head).
+/// (`row_at_state`, `rope_at_state`, `attention_decode` with two query heads a key/value head).
 #[test]
 fn llama_plans_generate_the_eager_ids_and_logits() {
     use wgsl_compute::generate::Generator;

@@ -1,7 +1,8 @@
 //! The kernels of a compiled decode step that read the `DecodeState`, for any model: a
 //! table's row at the state's token or position (`row_at_state`: an embedding, a row of
-//! rotary angles), one step's keys or values written into a cache at the state's position
-//! (`write_at_state`), and attention of the step's queries over the cached positions
+//! rotary angles), a Llama-style layer's rotary embedding of the step's queries and keys with
+//! the keys and values written into the cache at the state's position (`rope_at_state`;
+//! GPT-2's projection writes its cache itself), and attention of the step's queries over the cached positions
 //! `0..=pos` (`attention_decode`, grouped-query heads included). Because the token and the
 //! position reach these kernels through the state buffer, one captured plan serves every step.
 
@@ -15,10 +16,10 @@ const ROW_AT_STATE: KernelDef = KernelDef::new(
     shader!("generate/row_at_state.wgsl"),
     "row_at_state",
 );
-const WRITE_AT_STATE: KernelDef = KernelDef::new(
-    "generate/write_at_state",
-    shader!("generate/write_at_state.wgsl"),
-    "write_at_state",
+const ROPE_AT_STATE: KernelDef = KernelDef::new(
+    "generate/rope_at_state",
+    shader!("generate/rope_at_state.wgsl"),
+    "rope_at_state",
 );
 const ATTENTION_DECODE: KernelDef = KernelDef::new(
     "generate/attention_decode",
@@ -66,39 +67,76 @@ pub(crate) fn row_at_state(table: &Tensor, pick: Pick, st: &DecodeState) -> Resu
     Ok(out)
 }
 
-/// Writes `src` (heads * D values, dense from any offset) into block `layer` of `cache`
-/// (L, heads, P, D) at the state's position (clamped below P), in place.
-pub(crate) fn write_at_state(src: &Tensor, cache: &Tensor, layer: usize, st: &DecodeState) -> Result<()> {
-    let op = "generate::write_at_state";
-    let gpu = cache.context().require_gpu(op)?;
-    let [l, heads, p, d] = *cache.shape() else {
-        return Err(Error::shape(op, "cache", "(L, heads, P, D)", cache.shape()));
+/// A Llama-style layer's step after its fused q, k, v projection, in one launch: `qkv`
+/// (H D + 2 KVH D, dense from any offset; q, then k, then v) gets the rotary embedding of the
+/// state's position (rows of `cos` and `sin`, (P', D) dense from offset 0 with P' at least
+/// the cache's P) on q and k (`ops::rope`'s arithmetic); k and v go into block `layer` of the
+/// caches (L, KVH, P, D), views of one buffer, at that position (clamped below P); returns q
+/// (1, H D).
+pub(crate) fn rope_at_state(
+    qkv: &Tensor,
+    (cos, sin): (&Tensor, &Tensor),
+    (k_cache, v_cache): (&Tensor, &Tensor),
+    layer: usize,
+    st: &DecodeState,
+) -> Result<Tensor> {
+    let op = "generate::rope_at_state";
+    let ctx = qkv.context();
+    let gpu = ctx.require_gpu(op)?;
+    let s = k_cache.shape();
+    let [l, kvh, p, d] = *s else {
+        return Err(Error::shape(op, "k_cache", "(L, KVH, P, D)", s));
     };
-    if !cache.layout().is_dense() || layer >= l {
-        return Err(Error::shape(
+    let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s;
+    if !dense(k_cache) || !dense(v_cache) || k_cache.buffer() != v_cache.buffer() || layer >= l || d % 2 != 0 {
+        return Err(Error::mismatch(
             op,
-            "cache",
-            format!("a dense (L, heads, P, D) with L > {layer}"),
-            cache.shape(),
+            "k_cache (L > layer, KVH, P, even D)",
+            s,
+            "v_cache, a view of the same buffer",
+            v_cache.shape(),
         ));
     }
-    if src.len() != heads * d || !src.layout().is_dense() {
+    for (name, t) in [("cos", cos), ("sin", sin)] {
+        if t.rank() != 2 || t.shape()[0] < p || t.shape()[1] != d || !t.is_contiguous() || t.layout().offset != 0 {
+            return Err(Error::shape(
+                op,
+                name,
+                format!("a dense (P' >= {p}, {d}) table from offset 0"),
+                t.shape(),
+            ));
+        }
+    }
+    let width = qkv.len();
+    let h = width.checked_sub(2 * kvh * d).map_or(0, |q| q / d);
+    if h == 0 || width != (h + 2 * kvh) * d || !h.is_multiple_of(kvh) || !qkv.layout().is_dense() {
         return Err(Error::shape(
             op,
-            "src",
-            format!("a dense row of {} values", heads * d),
-            src.shape(),
+            "qkv",
+            format!("a dense row of (H + 2 x {kvh}) x {d} values, H a multiple of {kvh}"),
+            qkv.shape(),
         ));
     }
+    let per_layer = kvh * p * d;
+    let out = Tensor::uninit(ctx, &[1, h * d], op)?;
     let params = Params::new()
-        .usize(heads)
+        .usize(h)
+        .usize(kvh)
         .usize(d)
         .usize(p)
-        .usize(cache.layout().offset + layer * heads * p * d)
-        .usize(src.layout().offset);
-    let buffers = [st.state.gpu_buffer(op)?, src.gpu_buffer(op)?, cache.gpu_buffer(op)?];
-    gpu.dispatch_items(&gpu.kernel(&WRITE_AT_STATE, &[])?, &params, &buffers, heads * d)?;
-    Ok(())
+        .usize(qkv.layout().offset)
+        .usize(k_cache.layout().offset + layer * per_layer)
+        .usize(v_cache.layout().offset + layer * per_layer);
+    let buffers = [
+        st.state.gpu_buffer(op)?,
+        qkv.gpu_buffer(op)?,
+        cos.gpu_buffer(op)?,
+        sin.gpu_buffer(op)?,
+        k_cache.gpu_buffer(op)?,
+        out.gpu_buffer(op)?,
+    ];
+    gpu.dispatch_items(&gpu.kernel(&ROPE_AT_STATE, &[])?, &params, &buffers, width)?;
+    Ok(out)
 }
 
 /// Attention of the step's queries q (H * D,) over positions `0..=state.pos` of block `layer`

@@ -27,7 +27,7 @@ pub mod generator;
 pub(crate) mod project;
 pub mod sampling;
 
-pub(crate) use at_state::{attention_decode, row_at_state, write_at_state, Pick};
+pub(crate) use at_state::{attention_decode, rope_at_state, row_at_state, Pick};
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
 pub use generator::{Decoder, Generator, Streaming};

@@ -129,6 +129,9 @@ pub(crate) enum Prologue<'a> {
     Layer(Norm<'a>),
     /// Llama's RMS norm: weight (K,), epsilon (`ops::rms_norm`).
     Rms(&'a Tensor, f32),
+    /// SwiGLU: x is a (2K,) row of gate then up, and the input is `silu(gate) * up`
+    /// (`ops::swiglu`), so Llama's MLP gate needs no launch of its own.
+    SwiGlu,
 }
 
 /// Where the projection's result goes.
@@ -157,8 +160,8 @@ pub(crate) fn ln_matvec(
     to: Project,
     st: &DecodeState,
 ) -> Result<Option<Tensor>> {
-    let gpu = x.context().require_gpu("gpt2::ln_matvec")?;
-    let shape = MatvecSplit::pick(&gpu.info, !matches!(norm, Prologue::None));
+    let gpu = x.context().require_gpu("generate::ln_matvec")?;
+    let shape = MatvecSplit::pick(&gpu.info, matches!(norm, Prologue::Layer(..) | Prologue::Rms(..)));
     ln_matvec_shaped(x, norm, w, bias, to, st, shape)
 }
 
@@ -172,7 +175,7 @@ fn ln_matvec_shaped(
     st: &DecodeState,
     shape: MatvecSplit,
 ) -> Result<Option<Tensor>> {
-    let op = "gpt2::ln_matvec";
+    let op = "generate::ln_matvec";
     let ctx = x.context();
     let gpu = ctx.require_gpu(op)?;
     let l = w.layout();
@@ -190,7 +193,8 @@ fn ln_matvec_shaped(
             ),
         });
     }
-    check_row(op, "x", x, k)?;
+    let swiglu = matches!(norm, Prologue::SwiGlu);
+    check_row(op, "x", x, if swiglu { 2 * k } else { k })?;
     check_row(op, "bias", bias, n)?;
     // An unread slot takes x: it is bound read-only already, so no usage conflict.
     let (ln_w, ln_b, eps) = match norm {
@@ -203,7 +207,7 @@ fn ln_matvec_shaped(
             check_row(op, "rms weight", g, k)?;
             (g, x, eps)
         }
-        Prologue::None => (x, x, 0.0),
+        Prologue::None | Prologue::SwiGlu => (x, x, 0.0),
     };
     let (mut c, mut d, mut positions, mut k_off, mut v_off) = (0, 0, 0, 0, 0);
     let (epilogue, out, kv) = match to {
@@ -272,8 +276,12 @@ fn ln_matvec_shaped(
         def,
         &[("w", w.dtype())],
         &[
-            ("LN", f64::from(u8::from(!matches!(norm, Prologue::None)))),
+            (
+                "LN",
+                f64::from(u8::from(matches!(norm, Prologue::Layer(..) | Prologue::Rms(..)))),
+            ),
             ("RMS", f64::from(u8::from(matches!(norm, Prologue::Rms(..))))),
+            ("SWIGLU", f64::from(u8::from(swiglu))),
             ("EPILOGUE", f64::from(epilogue)),
             ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecSplit::WholeColumns))),
             ("K", k as f64),
@@ -395,6 +403,31 @@ pub(crate) mod tests {
                         assert!(
                             close(y[j], want),
                             "K {k} N {n} {shape:?} rms: y[{j}] = {} against {want}",
+                            y[j]
+                        );
+                    }
+                }
+            }
+            // The SwiGLU prologue: x and a second row as gate and up, on the same two shapes.
+            if !ln {
+                let up = rng.vec_range(k, -2.0, 2.0);
+                let gate_up = Tensor::from_slice(&ctx, &[2 * k], &[x.clone(), up.clone()].concat()).unwrap();
+                let gated: Vec<f64> = (0..k)
+                    .map(|i| {
+                        let g = f64::from(x[i]);
+                        g / (1.0 + (-g).exp()) * f64::from(up[i])
+                    })
+                    .collect();
+                for &shape in &shapes[..shapes.len().min(2)] {
+                    let to = Project::New { gelu: false };
+                    let y = ln_matvec_shaped(&gate_up, Prologue::SwiGlu, &wt, &biast, to, &st, shape);
+                    let y = y.unwrap().unwrap().to_vec().unwrap();
+                    for j in 0..n {
+                        let dot = (0..k).map(|i| gated[i] * f64::from(wv[i * n + j])).sum::<f64>();
+                        let want = dot + f64::from(bias[j]);
+                        assert!(
+                            close(y[j], want),
+                            "K {k} N {n} {shape:?} swiglu: y[{j}] = {} against {want}",
                             y[j]
                         );
                     }

@@ -5,6 +5,8 @@
 // first and the bias, GELU, residual add or key/value cache write fused into the epilogue:
 //   y[j] = sum_k xn[k] w[k, j] + bias[j],   xn = LN ? (x - mean(x)) / sqrt(var(x) + eps) * g + b : x
 // (RMS: Llama's RMS norm instead, xn = x / sqrt(mean(x^2) + eps) * g: no mean, no b).
+// SWIGLU (never with LN): x is a (2K,) row of gate then up, and xn[k] = silu(x[k]) x[K + k],
+// the SwiGLU of Llama's MLP folded into its down projection.
 // EPILOGUE 0: out[j] = y          1: out[j] = gelu_tanh(y)          2: out[j] += y (residual)
 //          3: the QKV split: j < C -> out[j] (q); C <= j < 3C -> the key (or value) of head
 //             h = (j % C) / D, dim (j % C) % D, written at position state.pos of this layer's
@@ -30,6 +32,7 @@
 override LN: bool = false;
 override RMS: bool = false; // with LN: the RMS norm (mean taken as 0, ln_b unread)
 override EPILOGUE: u32 = 0u;
+override SWIGLU: bool = false;
 override WHOLE_COLUMNS: bool = false;
 // The input width K is an override constant so that the loops over it have constant bounds:
 // llvmpipe runs a loop with a runtime bound nested in per-invocation control flow many times
@@ -56,7 +59,7 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> state: State;
-@group(0) @binding(2) var<storage, read> x: array<f32>;              // (K,)
+@group(0) @binding(2) var<storage, read> x: array<f32>;              // (K,), or (2K,) with SWIGLU
 @group(0) @binding(3) var<storage, read> ln_w: array<f32>;           // (K,), unread unless LN
 @group(0) @binding(4) var<storage, read> ln_b: array<f32>;           // (K,), unread unless LN
 @group(0) @binding(5) var<storage, read> w: array<w_quad>;           // (K, N / 4)
@@ -83,9 +86,12 @@ fn store(j: u32, y: f32) {
     }
 }
 
-// x[k], layer-normed when LN (moments of the row scaled by `scale`).
+// x[k], layer-normed when LN (moments of the row scaled by `scale`), gated when SWIGLU.
 fn input(k: u32, scale: f32, mean: f32, rstd: f32) -> f32 {
     let v = x[p.x_off + k];
+    if SWIGLU {
+        return v / (1.0 + exp(-v)) * x[p.x_off + K + k];
+    }
     if LN {
         return (v * scale - mean) * rstd * ln_w[p.ln_w_off + k] + select(ln_b[p.ln_b_off + k], 0.0, RMS);
     }

@@ -249,17 +249,6 @@ impl Llama {
         let cfg = &self.config;
         let (d, h, kvh) = (cfg.head_dim, cfg.num_attention_heads, cfg.num_key_value_heads);
         let t = x.shape()[0];
-        // cos and sin (T, D) of the positions.
-        let (cos, sin) = match at {
-            At::Host { past, t } => (
-                self.rope_cos.narrow(0, past, past + t)?,
-                self.rope_sin.narrow(0, past, past + t)?,
-            ),
-            At::Device(st) => (
-                generate::row_at_state(&self.rope_cos, Pick::Position, st)?,
-                generate::row_at_state(&self.rope_sin, Pick::Position, st)?,
-            ),
-        };
         let eps = cfg.rms_norm_eps;
         // rms_norm(x, g) @ w: in a compiled step one decode projection with the norm fused in
         // (each of its workgroups takes the row's moments), the tensor ops otherwise.
@@ -278,12 +267,17 @@ impl Llama {
             let qkv = normed(&x, &layer.input_norm, &layer.qkv)?; // (T, H D + 2 KVH D)
             let (hd, kvd) = (h * d, kvh * d);
             let part = |a: usize, b: usize, heads: usize| qkv.narrow(1, a, b)?.reshape(&[t, heads, d]);
-            let q = ops::rope(&part(0, hd, h)?, &cos, &sin)?; // (T, H, D)
-            let k = ops::rope(&part(hd, hd + kvd, kvh)?, &cos, &sin)?; // (T, KVH, D)
-            let v = part(hd + kvd, hd + 2 * kvd, kvh)?; // (T, KVH, D)
             let y = match at {
                 At::Host { past, t } => {
-                    // This step's keys and values into positions past..past + T of the layer.
+                    // cos and sin (T, D) of the positions.
+                    let (cos, sin) = (
+                        self.rope_cos.narrow(0, past, past + t)?,
+                        self.rope_sin.narrow(0, past, past + t)?,
+                    );
+                    let q = ops::rope(&part(0, hd, h)?, &cos, &sin)?; // (T, H, D)
+                    let k = ops::rope(&part(hd, hd + kvd, kvh)?, &cos, &sin)?; // (T, KVH, D)
+                    let v = part(hd + kvd, hd + 2 * kvd, kvh)?; // (T, KVH, D)
+                                                                // This step's keys and values into positions past..past + T of the layer.
                     let slot = |c: &Tensor| c.narrow(0, i, i + 1)?.narrow(2, past, past + t); // (1, KVH, T, D)
                     let heads_first = |x: &Tensor| x.transpose(0, 1)?.reshape(&[1, kvh, t, d]);
                     crate::tensor::copy_into(&slot(&cache.k)?, &heads_first(&k)?)?;
@@ -301,17 +295,22 @@ impl Llama {
                     y.transpose(0, 1)?.contiguous()?.reshape(&[t, h * d])? // (T, H D)
                 }
                 At::Device(st) => {
-                    generate::write_at_state(&k, &cache.k, i, st)?;
-                    generate::write_at_state(&v, &cache.v, i, st)?;
-                    generate::attention_decode(&q.contiguous()?, &cache.k, &cache.v, i, st)?
-                    // (1, H D)
+                    // Rotary embedding and cache write in one launch.
+                    let tables = (&self.rope_cos, &self.rope_sin);
+                    let q = generate::rope_at_state(&qkv, tables, (&cache.k, &cache.v), i, st)?;
+                    generate::attention_decode(&q, &cache.k, &cache.v, i, st)? // (1, H D)
                 }
             };
             x = residual(x, &y, &layer.o)?;
             let gate_up = normed(&x, &layer.post_norm, &layer.gate_up)?; // (T, 2 I)
-            let inter = cfg.intermediate_size;
-            let (gate, up) = (gate_up.narrow(1, 0, inter)?, gate_up.narrow(1, inter, 2 * inter)?);
-            x = residual(x, &ops::swiglu(&gate, &up)?, &layer.down)?;
+            x = match at {
+                // The gate folded into the down projection's input.
+                At::Device(st) => {
+                    self.project(&gate_up, Prologue::SwiGlu, &layer.down, Project::Residual(&x), st)?;
+                    x
+                }
+                At::Host { .. } => residual(x, &swiglu(&gate_up)?, &layer.down)?,
+            };
         }
         Ok(x)
     }
@@ -325,6 +324,7 @@ impl Llama {
         if !n.is_multiple_of(4) || n > self.zeros.len() {
             let xn = match norm {
                 Prologue::Rms(g, eps) => ops::rms_norm(x, g, eps)?,
+                Prologue::SwiGlu => swiglu(x)?,
                 _ => x.clone(),
             };
             let y = xn.linear(w, None)?;
@@ -456,6 +456,12 @@ enum At<'a> {
     Host { past: usize, t: usize },
     /// One token at the decode state's position (a compiled plan's step).
     Device(&'a DecodeState),
+}
+
+/// SwiGLU of a (T, 2 I) row block of gate then up: (T, I).
+fn swiglu(gate_up: &Tensor) -> Result<Tensor> {
+    let inter = gate_up.shape()[1] / 2;
+    ops::swiglu(&gate_up.narrow(1, 0, inter)?, &gate_up.narrow(1, inter, 2 * inter)?)
 }
 
 /// cos and sin of the rotary angles of every position: (P, D) each, the D / 2 frequencies
