@@ -122,22 +122,22 @@ pub fn rms_norm(x: &ArrayViewD<f32>, weight: &ArrayViewD<f32>, eps: f32) -> Resu
 /// x_{j - D/2}); with `adjoint`, its adjoint `x cos + R^T (x sin)` (R^T = -R).
 pub fn rope(x: &[f32], cos: &[f32], sin: &[f32], [t, heads, d]: [usize; 3], adjoint: bool) -> Vec<f32> {
     let h2 = d / 2;
-    let mut out = vec![0.0; t * heads * d];
-    for i in 0..t * heads * d {
-        let (j, row) = (i % d, i / (heads * d));
-        let (partner, jp, sign) = if j < h2 {
-            (i + h2, j + h2, -1.0)
-        } else {
-            (i - h2, j - h2, 1.0)
-        };
-        let at = |v: &[f32], k: usize| v[k] as f64;
-        let rotated = match adjoint {
-            false => sign * at(x, partner) * at(sin, row * d + j),
-            true => -sign * at(x, partner) * at(sin, row * d + jp),
-        };
-        out[i] = (at(x, i) * at(cos, row * d + j) + rotated) as f32;
-    }
-    out
+    (0..t * heads * d)
+        .map(|i| {
+            let (j, row) = (i % d, i / (heads * d));
+            let (partner, jp, sign) = if j < h2 {
+                (i + h2, j + h2, -1.0)
+            } else {
+                (i - h2, j - h2, 1.0)
+            };
+            let at = |v: &[f32], k: usize| v[k] as f64;
+            let rotated = match adjoint {
+                false => sign * at(x, partner) * at(sin, row * d + j),
+                true => -sign * at(x, partner) * at(sin, row * d + jp),
+            };
+            (at(x, i) * at(cos, row * d + j) + rotated) as f32
+        })
+        .collect()
 }
 
 /// Index of the largest of `xs` under the engine's one argmax rule (torch's): NaN is larger
