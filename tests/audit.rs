@@ -27,10 +27,10 @@
 //! | mixer/reference.rs:scan_f32, scan_backward_f32 | earlier: pre and dh shapes, Givens k against D |
 //! | mixer/kind.rs:MixerKind::blocks | checked: d a positive multiple of the block size |
 //! | mixer/layer.rs:MixerLayer::init | changed: d against the block size and (Dm, 2D) against the element limit before any host vector (overflowed / aborted in the allocator) |
-//! | models/char_model.rs:CharModel::init | checked: vocab >= 2, layers, d_model >= 1; changed: (V, Dm) against the element limit and the allocator before drawing |
-//! | models/char_model.rs:logits, loss, loss_and_grads (+ async) | checked: ids a non-empty multiple of batch, each < V, targets one per row; changed: onehot (B T, V) checked before its host vector |
-//! | models/char_model.rs:sample, sample_async | earlier: context, window >= 1, temperature > 0 and finite |
-//! | models/char_model.rs:random_windows | earlier: ids > seq, rows * seq bounded |
+//! | models/char_model/mod.rs:CharModel::init | checked: vocab >= 2, layers, d_model >= 1; changed: (V, Dm) against the element limit and the allocator before drawing |
+//! | models/char_model/mod.rs:logits, loss, loss_and_grads (+ async) | checked: ids a non-empty multiple of batch, each < V, targets one per row; changed: onehot (B T, V) checked before its host vector |
+//! | models/char_model/mod.rs:sample, sample_async | earlier: context, window >= 1, temperature > 0 and finite |
+//! | models/char_model/mod.rs:random_windows | earlier: ids > seq, rows * seq bounded |
 //! | models/gpt2/tiny.rs:random_checkpoint | changed: the config (`Config::validate`) and at most `MAX_ELEMENTS` parameters before drawing (aborted on huge sizes); now a `Result` |
 //! | models/gpt2/tiny.rs:tiny_random_checkpoint, write_tiny_random | total (a fixed config) |
 //! | models/gpt2/reference.rs:forward | checked: 1..=n_positions ids below V; changed: the weights against their config (`Weights::validate`; public fields) |

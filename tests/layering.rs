@@ -389,3 +389,73 @@ fn the_files_of_each_folder_import_without_a_cycle() {
         cycles.join("\n  ")
     );
 }
+
+/// The files outside `engine/models/<name>/` whose code names a model: they may use a model
+/// whole (a parity case that runs it, the crate root's book chapters), never hold a piece of
+/// one. Anything else that names a model belongs in its folder.
+const MODEL_USERS: &[&str] = &["engine/lib.rs", "engine/models/mod.rs", "engine/parity/cuda.rs"];
+
+/// A model is one folder: `engine/models/` holds only `mod.rs` and one folder a model, the
+/// shaders of a model sit in `shaders/models/<name>/`, and no other engine or shader file names
+/// a model in its code (comments aside) except [`MODEL_USERS`].
+#[test]
+fn model_specific_code_lives_in_the_models_folder() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let models_dir = root.join("engine/models");
+    let mut loose = vec![];
+    let mut models = vec![];
+    for e in std::fs::read_dir(&models_dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        if p.is_dir() {
+            models.push(name);
+        } else if name != "mod.rs" {
+            loose.push(format!("engine/models/{name}"));
+        }
+    }
+    assert!(models.len() >= 3, "models found: {models:?}");
+    assert!(
+        loose.is_empty(),
+        "files in engine/models/ outside a model's folder: {loose:?}"
+    );
+    let mut files = vec![];
+    rust_files(&root.join("engine"), &mut files);
+    let mut shaders = vec![];
+    wgsl_files(&root.join("shaders"), &mut shaders);
+    let mut outside = vec![];
+    for f in files.iter().chain(&shaders) {
+        let rel = f.strip_prefix(root).unwrap().to_str().unwrap().to_string();
+        let own = |m: &String| {
+            rel.starts_with(&format!("engine/models/{m}/")) || rel.starts_with(&format!("shaders/models/{m}/"))
+        };
+        if MODEL_USERS.contains(&rel.as_str()) {
+            continue;
+        }
+        let src = std::fs::read_to_string(f).unwrap();
+        for m in models.iter().filter(|m| !own(m)) {
+            let named = src
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or(""))
+                .any(|code| code.to_lowercase().contains(m.as_str()));
+            if named {
+                outside.push(format!("{rel} names {m}"));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "model-specific code outside engine/models/<name>/ (move it into the model's folder, or make it any model's):\n  {}",
+        outside.join("\n  ")
+    );
+}
+
+fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            wgsl_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "wgsl") {
+            out.push(path);
+        }
+    }
+}

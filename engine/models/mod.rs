@@ -4,10 +4,8 @@
 //! [`Shipped`] finds the models that ship with the crate from any working directory.
 
 pub mod char_model;
-mod char_tape;
 pub mod gpt2;
 pub mod llama;
-pub mod shipped;
 
 pub use char_model::{random_windows, CharModel, CharModelConfig, LossAndGrads, MAX_WINDOW_IDS};
-pub use shipped::Shipped;
+pub use gpt2::Shipped;

@@ -4,7 +4,7 @@
 //! (`CharModel::loss_and_grads`) computes the same gradients; `tests/optim.rs` holds the two
 //! training curves together.
 
-use super::char_model::CharModel;
+use super::CharModel;
 use crate::autograd::{Tape, Var};
 use crate::error::{Error, Result};
 

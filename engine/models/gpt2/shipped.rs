@@ -76,8 +76,8 @@ impl Shipped {
     }
 
     /// Its weights, loaded from [`Shipped::dir`].
-    pub fn weights(self) -> Result<super::gpt2::Weights> {
-        super::gpt2::Weights::load(&self.dir()?)
+    pub fn weights(self) -> Result<super::Weights> {
+        super::Weights::load(&self.dir()?)
     }
 }
 

@@ -8,7 +8,9 @@
 //! The embedding is a one-hot matmul, so its gradient is onehot^T dx_0: no scatter kernel.
 //! Trained with [`crate::train`] (cross-entropy, Adam, the character vocabulary) by
 //! `examples/train_mingru.rs` and the page; the same forward recorded on the autograd tape
-//! is `CharModel::loss_var` (`char_tape.rs`).
+//! is `CharModel::loss_var` (`tape.rs`).
+
+mod tape;
 
 use crate::check::Rng;
 use crate::context::Context;
