@@ -86,28 +86,136 @@ fn top_module(root: &Path, file: &Path) -> Option<String> {
     (name != "lib").then(|| name.to_string())
 }
 
-/// Every top-level module that the code (comments left out) of `src` names through `crate::`.
-fn imports(src: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for line in src.lines() {
-        let code = line.split("//").next().unwrap_or("");
-        let mut rest = code;
-        while let Some(i) = rest.find("crate::") {
-            rest = &rest[i + "crate::".len()..];
-            // `crate::{a::x, b}` names several modules at once.
-            let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
-                group.split([',', '}']).map(|s| s.trim()).collect()
-            } else {
-                vec![rest]
-            };
-            for name in names {
-                let ident: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                if modules.contains(&ident) {
-                    out.insert(ident);
-                } else if let Some((_, m)) = ROOT_REEXPORTS.iter().find(|(n, _)| *n == ident) {
-                    out.insert(m.to_string());
+/// The module a file is, as its path from the crate root: `engine/ops/matmul.rs` ->
+/// `ops::matmul`; a folder's `mod.rs` is the folder (`engine/expr/ir/mod.rs` -> `expr::ir`),
+/// `lib.rs` the crate root (no segment).
+fn module_path(root: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root).unwrap();
+    let mut segs: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap().to_string())
+        .collect();
+    let last = segs.pop().unwrap_or_default();
+    let stem = last.strip_suffix(".rs").unwrap_or(&last);
+    if stem != "mod" && stem != "lib" {
+        segs.push(stem.to_string());
+    }
+    segs
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Every path that the code of `src` (each line up to its `//`: a doc link imports nothing)
+/// names from `crate::`, `super::` or `self::`, resolved from `module` (the module the file is)
+/// to its segments from the crate root: in `autograd::var`, `super::tape::Tape` is
+/// `autograd::tape::Tape`. A group is read to its closing brace, across lines and nested, so
+/// `use super::{\n    tape::{self, Tape},\n};` gives `autograd::tape::self` and
+/// `autograd::tape::Tape`. An inline module's `super::` is read as its file's: a `mod tests`'
+/// `super::x` names the file's own `x`, so a false edge could show there; the messages name
+/// the files to read.
+fn paths(src: &str, module: &[String]) -> Vec<Vec<String>> {
+    let code: Vec<&str> = src.lines().map(|l| l.split("//").next().unwrap_or("")).collect();
+    let code = code.join("\n");
+    let s = code.as_bytes();
+    let mut raw = vec![];
+    let mut pos = 0;
+    while pos < s.len() {
+        let starts = ["crate::", "super::", "self::"]
+            .iter()
+            .any(|h| s[pos..].starts_with(h.as_bytes()));
+        // `$crate::` counts; `myself::` does not.
+        if starts && (pos == 0 || !is_ident(s[pos - 1])) {
+            read_tree(s, &mut pos, &[], &mut raw);
+        } else {
+            pos += 1;
+        }
+    }
+    raw.iter().map(|p| resolve(p, module)).collect()
+}
+
+/// Reads the path or `use` tree at `pos` (`a::b`, `a::{b, c::{d, e}}`, `a::*`, `a as b`),
+/// pushing each whole path, after `prefix`, to `out`.
+fn read_tree(s: &[u8], pos: &mut usize, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    loop {
+        if s.get(*pos) == Some(&b'{') {
+            *pos += 1;
+            loop {
+                while s.get(*pos).is_some_and(|c| c.is_ascii_whitespace() || *c == b',') {
+                    *pos += 1;
+                }
+                match s.get(*pos) {
+                    None => return,
+                    Some(b'}') => {
+                        *pos += 1;
+                        return;
+                    }
+                    Some(_) => {
+                        let at = *pos;
+                        read_tree(s, pos, &path, out);
+                        // `*` reads as the group's own path and stays put: step over it.
+                        if *pos == at {
+                            *pos += 1;
+                        }
+                    }
                 }
             }
+        }
+        let start = *pos;
+        while s.get(*pos).is_some_and(|c| is_ident(*c)) {
+            *pos += 1;
+        }
+        if *pos > start {
+            path.push(String::from_utf8_lossy(&s[start..*pos]).into_owned());
+        }
+        if !s[*pos..].starts_with(b"::") {
+            break;
+        }
+        *pos += 2;
+    }
+    // `x as y` names `x`; `y` is no path.
+    if s[*pos..].starts_with(b" as ") {
+        *pos += " as ".len();
+        while s.get(*pos).is_some_and(|c| is_ident(*c)) {
+            *pos += 1;
+        }
+    }
+    out.push(path);
+}
+
+/// `raw` (which starts at `crate`, `super` or `self`) as segments from the crate root, read in
+/// `module`.
+fn resolve(raw: &[String], module: &[String]) -> Vec<String> {
+    let mut base = module.to_vec();
+    let mut rest = raw;
+    if raw.first().is_some_and(|h| h == "crate") {
+        base.clear();
+        rest = &raw[1..];
+    } else {
+        while let Some(head) = rest.first() {
+            match head.as_str() {
+                "super" => drop(base.pop()),
+                "self" => {}
+                _ => break,
+            }
+            rest = &rest[1..];
+        }
+    }
+    base.extend(rest.iter().cloned());
+    base
+}
+
+/// Every top-level module that the code of `src`, the file of `module`, names ([`paths`]).
+fn imports(src: &str, module: &[String], modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for path in paths(src, module) {
+        let Some(first) = path.first() else { continue };
+        if modules.contains(first) {
+            out.insert(first.clone());
+        } else if let Some((_, m)) = ROOT_REEXPORTS.iter().find(|(n, _)| n == first) {
+            out.insert(m.to_string());
         }
     }
     out
@@ -124,7 +232,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         let Some(m) = top_module(&root, f) else { continue };
         let src = std::fs::read_to_string(f).unwrap();
         let deps = g.get_mut(&m).unwrap();
-        deps.extend(imports(&src, &modules).into_iter().filter(|d| *d != m));
+        deps.extend(
+            imports(&src, &module_path(&root, f), &modules)
+                .into_iter()
+                .filter(|d| *d != m),
+        );
     }
     g
 }
@@ -286,14 +398,21 @@ fn the_cycle_finder_finds_a_planted_cycle() {
     assert_eq!(find_cycle(&g), None);
     edge(&mut g, "reference", "tensor");
     assert_eq!(find_cycle(&g).unwrap().len(), 4);
-    let modules: BTreeSet<String> = ["ops", "tensor", "kernel"].iter().map(|s| s.to_string()).collect();
+    let modules: BTreeSet<String> = ["ops", "tensor", "kernel", "shape"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     let found = imports(
-        "use crate::{ops::x, kernel::y}; // crate::tensor\nlet c: crate::Tensor;",
+        "use crate::{ops::x, kernel::y}; // crate::tensor\nlet c: crate::Tensor;\nuse crate::{\n    shape::z,\n};",
+        &["nn".to_string(), "linear".to_string()],
         &modules,
     );
     assert_eq!(
         found,
-        ["kernel", "ops", "tensor"].iter().map(|s| s.to_string()).collect()
+        ["kernel", "ops", "shape", "tensor"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     );
 }
 
@@ -308,84 +427,79 @@ fn the_direction_check_finds_a_planted_upward_edge() {
     assert!(upward(&g)[0].starts_with("tensor (tensors) -> ops"), "{:?}", upward(&g));
 }
 
-/// The files of one folder of `engine/` (each `x.rs` but `mod.rs`, and each subfolder) and
-/// which of them each one's code names: `super::x` from a file of the folder, `crate::<the
-/// folder's path>::x` from anywhere in it (a subfolder's files count for the subfolder).
+/// The files of each folder under `engine/` (each `x.rs` but `mod.rs`, and each subfolder) and
+/// which of them each one's code names, from the files' module paths and sources. A path
+/// ([`paths`]) that leaves its file's module at a folder is an edge there: `super::tape::Tape`
+/// in `autograd/var.rs` is `var -> tape` in `autograd`. A subfolder's files count for the
+/// subfolder: `super::op::Unary` in `expr/ir/mod.rs` is `ir -> op` in `expr`. A folder's
+/// `mod.rs` is the folder, the parent of its files, and no node of its own graph: its `mod x;`
+/// and `pub use self::x::...` declare and re-export them, which is no circle.
+fn folder_graphs_of(files: &[(Vec<String>, String)]) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    // Folder (as its module path) -> its graph; every module below a folder is a node of it.
+    let mut out: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for (module, _) in files {
+        for k in 1..module.len() {
+            out.entry(module[..k].to_vec())
+                .or_default()
+                .entry(module[k].clone())
+                .or_default();
+        }
+    }
+    for (module, src) in files {
+        for path in paths(src, module) {
+            let k = module.iter().zip(&path).take_while(|(a, b)| a == b).count();
+            if k == 0 || k >= module.len() || k >= path.len() {
+                continue; // the crate root (the layer tests' part), or within the file itself
+            }
+            if let Some(g) = out.get_mut(&module[..k]) {
+                if g.contains_key(&path[k]) {
+                    g.get_mut(&module[k]).unwrap().insert(path[k].clone());
+                }
+            }
+        }
+    }
+    out.into_iter().map(|(folder, g)| (folder.join("/"), g)).collect()
+}
+
+/// [`folder_graphs_of`] the files of `engine/`.
 fn folder_graphs() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("engine");
     let mut files = vec![];
     rust_files(&root, &mut files);
-    let mut out: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    let mut dirs: BTreeSet<PathBuf> = files.iter().filter_map(|f| f.parent().map(Path::to_path_buf)).collect();
-    dirs.remove(&root);
-    for dir in dirs {
-        let rel = dir.strip_prefix(&root).unwrap();
-        let path = rel
-            .components()
-            .map(|c| c.as_os_str().to_str().unwrap())
-            .collect::<Vec<_>>()
-            .join("::");
-        let mut nodes: BTreeSet<String> = BTreeSet::new();
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            let name = p.file_stem().unwrap().to_str().unwrap().to_string();
-            if (p.is_dir() || p.extension().is_some_and(|x| x == "rs")) && name != "mod" {
-                nodes.insert(name);
-            }
-        }
-        let mut g: BTreeMap<String, BTreeSet<String>> = nodes.iter().map(|n| (n.clone(), BTreeSet::new())).collect();
-        for f in files
-            .iter()
-            .filter(|f| f.starts_with(&dir) && f.parent() != Some(&root))
-        {
-            let below = f.strip_prefix(&dir).unwrap();
-            let first = below.components().next().unwrap().as_os_str().to_str().unwrap();
-            let node = first.strip_suffix(".rs").unwrap_or(first).to_string();
-            if node == "mod" {
-                continue;
-            }
-            let direct = f.parent() == Some(dir.as_path());
-            let src = std::fs::read_to_string(f).unwrap();
-            for line in src.lines() {
-                let code = line.split("//").next().unwrap_or("");
-                let mut prefixes = vec![format!("crate::{path}::")];
-                if direct {
-                    prefixes.push("super::".to_string());
-                }
-                for prefix in &prefixes {
-                    let mut rest = code;
-                    while let Some(i) = rest.find(prefix.as_str()) {
-                        rest = &rest[i + prefix.len()..];
-                        let names: Vec<&str> = match rest.strip_prefix('{') {
-                            Some(group) => group.split([',', '}']).map(str::trim).collect(),
-                            None => vec![rest],
-                        };
-                        for name in names {
-                            let ident: String = name.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-                            if nodes.contains(&ident) && ident != node {
-                                g.get_mut(&node).unwrap().insert(ident);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        out.insert(path, g);
-    }
-    out
+    let files: Vec<(Vec<String>, String)> = files
+        .iter()
+        .map(|f| (module_path(&root, f), std::fs::read_to_string(f).unwrap()))
+        .collect();
+    folder_graphs_of(&files)
 }
 
+/// The sibling-import graph of every folder under `engine/` ([`folder_graphs`]) is acyclic: no
+/// two files of one folder import each other, directly or around a circle of siblings.
 #[test]
 fn the_files_of_each_folder_import_without_a_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("engine");
     let mut cycles = vec![];
     for (folder, g) in folder_graphs() {
         if let Some(cycle) = find_cycle(&g) {
-            cycles.push(format!("engine/{folder}: {}", cycle.join(" -> ")));
+            // Name the files: `var.rs`, or `ir/` for a subfolder.
+            let dir = root.join(&folder);
+            let files: Vec<String> = cycle
+                .iter()
+                .map(|n| {
+                    if dir.join(format!("{n}.rs")).exists() {
+                        format!("{n}.rs")
+                    } else {
+                        format!("{n}/")
+                    }
+                })
+                .collect();
+            cycles.push(format!("engine/{folder}/: {}", files.join(" -> ")));
         }
     }
     assert!(
         cycles.is_empty(),
-        "import cycles between the files of a folder (make one side not name the other):\n  {}",
+        "import cycles between the files of a folder (move what both need into the lower one, or a \
+         file of its own):\n  {}",
         cycles.join("\n  ")
     );
 }
@@ -458,4 +572,55 @@ fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
+}
+
+#[test]
+fn the_folder_graphs_find_planted_circles() {
+    let file = |module: &str, src: &str| {
+        (
+            module.split("::").map(String::from).collect::<Vec<_>>(),
+            src.to_string(),
+        )
+    };
+    let files = [
+        // A folder's `mod.rs` declares and re-exports its files: no edge.
+        file("autograd", "mod tape;\nmod var;\npub use self::{tape::Tape, var::Var};"),
+        file(
+            "autograd::tape",
+            "use super::var::Var; // super::nn::Linear is a comment",
+        ),
+        // A group across lines, as rustfmt writes a long one.
+        file(
+            "autograd::var",
+            "use super::{\n    ops as o,\n    tape::{self, Tape},\n};",
+        ),
+        file("autograd::ops", "use crate::autograd::var::Var;"),
+        // A subfolder's mod.rs names the subfolder's siblings through `super::`.
+        file("expr::ir", "mod body;\npub use super::op::Unary;"),
+        file("expr::ir::body", "use super::super::op::Binary;"),
+        file("expr::op", "use crate::expr::ir::Ty;"),
+        file("expr::codegen", "use super::{ir, op};"),
+    ];
+    let graphs = folder_graphs_of(&files);
+    let edges = |folder: &str| -> Vec<String> {
+        let g = &graphs[folder];
+        g.iter()
+            .flat_map(|(a, ds)| ds.iter().map(move |b| format!("{a} -> {b}")))
+            .collect()
+    };
+    assert_eq!(
+        edges("autograd"),
+        ["ops -> var", "tape -> var", "var -> ops", "var -> tape"]
+    );
+    assert_eq!(
+        edges("expr"),
+        ["codegen -> ir", "codegen -> op", "ir -> op", "op -> ir"]
+    );
+    assert_eq!(edges("expr/ir"), Vec::<String>::new());
+    assert!(
+        !graphs["autograd"].contains_key("mod"),
+        "mod.rs is the folder, not a node"
+    );
+    assert_eq!(find_cycle(&graphs["autograd"]).unwrap().len(), 3);
+    assert_eq!(find_cycle(&graphs["expr"]).unwrap(), ["ir", "op", "ir"]);
 }
