@@ -361,7 +361,8 @@ impl Gpt2 {
                 st,
             )?;
         }
-        let logits = decode::lm_head(&x, (&self.ln_f_weight, &self.ln_f_bias, eps), wte)?; // (1, V)
+        let norm = Prologue::Layer((&self.ln_f_weight, &self.ln_f_bias, eps));
+        let logits = generate::head(&x, norm, wte)?; // (1, V)
         generate::sample(&logits, st, None)?;
         Ok(logits)
     }

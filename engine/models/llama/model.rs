@@ -59,9 +59,10 @@ pub struct Llama {
     pub(super) embed: Tensor, // (V, C)
     pub(super) layers: Vec<Layer>,
     pub(super) norm: Tensor,     // (C,)
-    pub(super) head: Tensor,     // (C, V)
+    pub(super) head: Tensor,     // (V, C) as stored; the embedding itself when tied
     pub(super) rope_cos: Tensor, // (P, D)
     pub(super) rope_sin: Tensor, // (P, D)
+    pub(super) tied: bool,       // the head is the embedding itself
     zeros: Tensor,               // (max(C, H D, I),): the decode projections' bias (Llama has none)
 }
 
@@ -153,13 +154,17 @@ impl Llama {
         let embed = get("model.embed_tokens.weight", &[cfg.vocab_size, c], false)?;
         let (rope_cos, rope_sin) = rope_tables(ctx, cfg)?;
         let zeros = Tensor::zeros(ctx, &[c.max(hd).max(inter)])?;
-        let head_name = if cfg.tie_word_embeddings && !tensors.contains_key("lm_head.weight") {
-            "model.embed_tokens.weight"
+        // (V, C) as stored: each logit one contiguous row (`generate::head`); a tied head is
+        // the embedding itself.
+        let tied = cfg.tie_word_embeddings && !tensors.contains_key("lm_head.weight");
+        let head = if tied {
+            embed.clone()
         } else {
-            "lm_head.weight"
+            get("lm_head.weight", &[cfg.vocab_size, c], false)?
         };
         Ok(Llama {
-            head: get(head_name, &[cfg.vocab_size, c], true)?,
+            head,
+            tied,
             norm: get("model.norm.weight", &[c], false)?,
             embed,
             layers,
@@ -350,7 +355,7 @@ impl Llama {
 
     /// The final RMSNorm and the head: x (T, C) -> logits (T, V).
     fn logits(&self, x: &Tensor) -> Result<Tensor> {
-        ops::rms_norm(x, &self.norm, self.config.rms_norm_eps)?.linear(&self.head, None)
+        ops::rms_norm(x, &self.norm, self.config.rms_norm_eps)?.matmul(&self.head.transpose(0, 1)?)
     }
 
     /// Generates `n` tokens after `prompt` (>= 1 token), op by op through the loop every model
@@ -443,7 +448,8 @@ impl Decoder for Llama {
     fn decode_on_device(&self, cache: &Cache, st: &DecodeState) -> Result<Tensor> {
         let x = generate::row_at_state(&self.embed, Pick::Token, st)?; // (1, C)
         let x = self.layers_forward(x, cache, At::Device(st))?;
-        let logits = self.logits(&x)?; // (1, V)
+        let norm = Prologue::Rms(&self.norm, self.config.rms_norm_eps);
+        let logits = generate::head(&x, norm, &self.head)?; // (1, V)
         generate::sample(&logits, st, None)?;
         Ok(logits)
     }

@@ -30,10 +30,14 @@ use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
 impl Llama {
-    /// Every trainable weight: the embedding, the final norm, the head, then each layer's
-    /// (input norm, q k v, o, post norm, gate and up, down).
+    /// Every trainable weight: the embedding, the final norm, the head (not when it is the
+    /// embedding itself), then each layer's (input norm, q k v, o, post norm, gate and up,
+    /// down).
     pub fn weights(&self) -> Vec<&Tensor> {
-        let mut w = vec![&self.embed, &self.norm, &self.head];
+        let mut w = vec![&self.embed, &self.norm];
+        if !self.tied {
+            w.push(&self.head);
+        }
         w.extend(self.layers.iter().flat_map(|l| l.tensors()));
         w
     }
@@ -48,11 +52,15 @@ impl Llama {
         let op = "Llama::logits_var";
         let cfg = &self.config;
         let per_layer = 6;
-        if vars.len() != 3 + per_layer * self.layers.len() {
+        let first_layer = if self.tied { 2 } else { 3 };
+        if vars.len() != first_layer + per_layer * self.layers.len() {
             return Err(Error::value(
                 op,
                 "vars",
-                format!("the {} variables of Llama::vars", 3 + per_layer * self.layers.len()),
+                format!(
+                    "the {} variables of Llama::vars",
+                    first_layer + per_layer * self.layers.len()
+                ),
                 vars.len(),
             ));
         }
@@ -77,7 +85,7 @@ impl Llama {
             Var::cat(&heads.iter().collect::<Vec<_>>(), 0)
         };
         let mut x = Var::gather_rows(&vars[0], ids)?; // (T, C)
-        for layer in vars[3..].chunks(per_layer) {
+        for layer in vars[first_layer..].chunks(per_layer) {
             let [input_norm, qkv_w, o, post_norm, gate_up, down] = layer else {
                 return Err(Error::value(op, "vars", "six variables a layer", layer.len()));
             };
@@ -101,7 +109,8 @@ impl Llama {
             let s = Var::swiglu(&gu.narrow(1, 0, inter)?, &gu.narrow(1, inter, 2 * inter)?)?; // (T, I)
             x = x.add(&s.matmul(down)?)?;
         }
-        x.rms_norm(&vars[1], eps)?.matmul(&vars[2]) // (T, V)
+        let head = &vars[if self.tied { 0 } else { 2 }]; // (V, C)
+        x.rms_norm(&vars[1], eps)?.matmul(&head.transpose(0, 1)?) // (T, V)
     }
 
     /// The mean next-token cross-entropy of `ids` (one row of T tokens) against `targets`

@@ -1,8 +1,10 @@
 // prelude: ops/reduce/tree.wgsl
-// dtype: wte quad
-// The decode step's head: the final layer norm of x (1, C) and the tied output embedding,
-//   logits[v] = sum_c xn[c] wte[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
-// wte (V, C) is row-major, so each logit is one contiguous dot product. Each workgroup
+// dtype: w quad
+// The decode step's head, for any model: the final norm of x (1, C) and an output matrix
+// stored (V, C) row-major (GPT-2's tied token embedding, a Hugging Face `lm_head.weight`),
+//   logits[v] = sum_c xn[c] w[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
+// (RMS: xn = x / sqrt(mean(x^2) + eps) * g, no mean and no b, as Llama's RMS norm).
+// Each row of w is one contiguous dot product. Each workgroup
 // normalises x into workgroup memory (the moments recomputed per workgroup: 2C reads from
 // cache), then computes its ROWS logits, in one of two shapes:
 // - GPUs (WHOLE_ROWS false, ROWS 64): 8 groups of 32 lanes, each group 8 rows, each lane a
@@ -12,8 +14,9 @@
 //   reduction follows. llvmpipe pays for every workgroup and every barrier a pass over all
 //   256 invocations; the GPU shape made the head 48% of a lavapipe step.
 // Grid: ceil(V / ROWS) workgroups along x (folded into y past 65535). C % 4 == 0, C <= MAX_C.
-// wte is F32, F16 or BF16 (a dtype slot, widened to f32 by wte_at4).
+// w is F32, F16 or BF16 (a dtype slot, widened to f32 by w_at4).
 
+override RMS: bool = false;
 override WHOLE_ROWS: bool = false;
 override ROWS: u32 = 64u;
 // The width C is an override constant so that the loops over it have constant bounds:
@@ -30,8 +33,8 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<f32>;          // (C,)
 @group(0) @binding(2) var<storage, read> ln_w: array<f32>;       // (C,)
-@group(0) @binding(3) var<storage, read> ln_b: array<f32>;       // (C,)
-@group(0) @binding(4) var<storage, read> wte: array<wte_quad>;   // (V, C / 4)
+@group(0) @binding(3) var<storage, read> ln_b: array<f32>;       // (C,), unread with RMS
+@group(0) @binding(4) var<storage, read> w: array<w_quad>;       // (V, C / 4)
 @group(0) @binding(5) var<storage, read_write> logits: array<f32>; // (V,)
 
 // Scalars, not vec4s: llvmpipe reads a vec4 workgroup element at a dynamic index about 100x
@@ -45,7 +48,7 @@ fn xn4(i: u32) -> vec4<f32> {
 var<workgroup> part: array<f32, 2048>;    // [group][row][lane]
 
 @compute @workgroup_size(256)
-fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
     // Moments of the row scaled by a power of two (ops/reduce/tree.wgsl: finite rows up to
     // f32::MAX do not overflow).
@@ -57,7 +60,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         big = max(big, abs(x[c]));
     }
     let scale = row_scale(tree_max(lid, big));
-    let mean = norm_mean(tree_sum(lid, s), C, scale);
+    let mean = select(norm_mean(tree_sum(lid, s), C, scale), 0.0, RMS);
     var q = 0.0;
     for (var c = lid; c < C; c += 256u) {
         let d = x[c] * scale - mean;
@@ -69,7 +72,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let c = 4u * i;
         let xv = vec4<f32>(x[c], x[c + 1u], x[c + 2u], x[c + 3u]);
         let g = vec4<f32>(ln_w[c], ln_w[c + 1u], ln_w[c + 2u], ln_w[c + 3u]);
-        let b = vec4<f32>(ln_b[c], ln_b[c + 1u], ln_b[c + 2u], ln_b[c + 3u]);
+        let b = select(vec4<f32>(ln_b[c], ln_b[c + 1u], ln_b[c + 2u], ln_b[c + 3u]), vec4<f32>(0.0), RMS);
         let v = (xv * scale - mean) * rstd * g + b;
         xn[c] = v.x;
         xn[c + 1u] = v.y;
@@ -82,7 +85,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         for (var row = base + lid; row < min(base + ROWS, p.vocab); row += 256u) {
             var a = vec4<f32>(0.0);
             for (var i = 0u; i < c4; i++) {
-                a = fma(xn4(i), wte_at4(row * c4 + i), a);
+                a = fma(xn4(i), w_at4(row * c4 + i), a);
             }
             logits[row] = a.x + a.y + a.z + a.w;
         }
@@ -96,7 +99,7 @@ fn lm_head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         let row = min(first + r, p.vocab - 1u);
         var a = 0.0;
         for (var i = lane; i < c4; i += 32u) {
-            a += dot(xn4(i), wte_at4(row * c4 + i));
+            a += dot(xn4(i), w_at4(row * c4 + i));
         }
         acc[r] = a;
     }

@@ -1,0 +1,113 @@
+//! The decode step's head, for any model (`shaders/generate/head.wgsl`): the final norm of
+//! the row (a layer norm or an RMS norm) and an output matrix stored (V, C) row-major, GPT-2's
+//! tied token embedding or a Hugging Face `lm_head.weight` as it is stored, in one launch.
+//! Each logit is one contiguous dot product, and V / 64 workgroups keep the matrix's loads in
+//! flight.
+
+use super::project::{check_row, Prologue};
+use crate::error::{Error, Result};
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
+use crate::tensor::Tensor;
+
+const HEAD: KernelDef = KernelDef::new("generate/head", shader!("generate/head.wgsl"), "head");
+
+/// Widest C the head kernel holds (`MAX_C` in `head.wgsl`: GPT-2 XL's 1600).
+const HEAD_MAX_C: usize = 1600;
+
+/// The final norm (`Prologue::Layer` or `Prologue::Rms`) and the head: x (1, C), w (V, C)
+/// dense, F32, F16 or BF16 -> logits (1, V).
+pub(crate) fn head(x: &Tensor, norm: Prologue, w: &Tensor) -> Result<Tensor> {
+    let op = "generate::head";
+    let ctx = x.context();
+    let gpu = ctx.require_gpu(op)?;
+    let (v, c) = (w.shape()[0], w.shape()[1]);
+    if w.rank() != 2 || !w.is_contiguous() || c % 4 != 0 || c > HEAD_MAX_C {
+        return Err(Error::Unsupported {
+            op,
+            message: format!(
+                "w {:?}: the head kernel needs a dense (V, C) with C % 4 == 0 and C <= {HEAD_MAX_C}",
+                w.shape()
+            ),
+        });
+    }
+    // An unread slot takes x: it is bound read-only already.
+    let (g, b, eps, rms) = match norm {
+        Prologue::Layer((g, b, eps)) => (g, b, eps, false),
+        Prologue::Rms(g, eps) => (g, x, eps, true),
+        Prologue::None | Prologue::SwiGlu => {
+            return Err(Error::value(op, "norm", "a layer or RMS norm", "none"));
+        }
+    };
+    for (arg, t) in [("x", x), ("norm weight", g), ("norm bias", b)] {
+        check_row(op, arg, t, c)?;
+        if t.layout().offset != 0 {
+            return Err(Error::shape(op, arg, "a row at offset 0", t.shape()));
+        }
+    }
+    let logits = Tensor::uninit(ctx, &[1, v], op)?;
+    let params = Params::new().usize(v).f32(eps);
+    let buffers = [
+        x.gpu_buffer(op)?,
+        g.gpu_buffer(op)?,
+        b.gpu_buffer(op)?,
+        w.typed_buffer(op)?,
+        logits.gpu_buffer(op)?,
+    ];
+    // CPU adapters: whole rows per invocation and few workgroups (see the kernel).
+    let (whole_rows, rows) = if gpu.info.is_software() { (1, 2048) } else { (0, 64) };
+    let consts = [
+        ("RMS", f64::from(u8::from(rms))),
+        ("WHOLE_ROWS", f64::from(whole_rows)),
+        ("ROWS", f64::from(rows)),
+        ("C", c as f64),
+    ];
+    gpu.dispatch(
+        &gpu.typed_kernel(&HEAD, &[("w", w.dtype())], &consts)?,
+        &params,
+        &buffers,
+        groups_1d(v.div_ceil(rows as usize) as u32),
+    )?;
+    Ok(logits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head;
+    use crate::check::Rng;
+    use crate::generate::project::tests::reference;
+    use crate::generate::project::Prologue;
+    use crate::{Context, Tensor};
+
+    /// The head's layer norm on a row whose squares overflow f32 unless it is scaled first
+    /// (values near 1e37) gives the logits of the f64 reference, as on a plain row.
+    #[test]
+    fn the_head_normalises_rows_near_f32_max() {
+        let ctx = Context::new().expect("a context");
+        if ctx.require_gpu("test").is_err() {
+            return;
+        }
+        let (c, v) = (64, 300);
+        let mut rng = Rng::new(11);
+        let wte = rng.vec_range(v * c, -1.0, 1.0);
+        let g = rng.vec_range(c, 0.5, 1.5);
+        let b = rng.vec_range(c, -0.5, 0.5);
+        let base = rng.vec_range(c, -2.0, 3.0);
+        let [gt, bt] = [&g, &b].map(|t| Tensor::from_slice(&ctx, &[c], t).unwrap());
+        let wt = Tensor::from_slice(&ctx, &[v, c], &wte).unwrap();
+        for magnitude in [1.0f32, 3e37] {
+            let x: Vec<f32> = base.iter().map(|x| x * magnitude).collect();
+            let xt = Tensor::from_slice(&ctx, &[1, c], &x).unwrap();
+            let got = head(&xt, Prologue::Layer((&gt, &bt, 1e-5)), &wt)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            // The head's logits are xn @ wte^T: the projection reference with w = wte^T.
+            let w: Vec<f32> = (0..c * v).map(|i| wte[(i % v) * c + i / v]).collect();
+            let want = reference(&x, &g, &b, &w, &vec![0.0; v], true);
+            for j in 0..v {
+                let ok = (f64::from(got[j]) - want[j]).abs() <= 1e-4 * (1.0 + want[j].abs());
+                assert!(ok, "x ~ {magnitude}: logit {j} = {} against {}", got[j], want[j]);
+            }
+        }
+    }
+}
