@@ -231,8 +231,9 @@ impl Launch {
 /// reduce, carries, fix-up.
 pub(crate) type Passes = [KernelDef; 4];
 
-/// The [`Passes`] of kernel `$name` in the shader file `$file` whose entry points have the
-/// usual names `scan_lanes`, `scan_chunk_reduce`, `scan_carries`, `scan_chunk_fixup`.
+/// The [`Passes`] of kernel `$name` in the shader `$file` (a path of the shader table: a file
+/// under `shaders/`, or a width kernel generated from a `.widths` description) whose entry
+/// points have the usual names `scan_lanes`, `scan_chunk_reduce`, `scan_carries`, `scan_chunk_fixup`.
 macro_rules! passes {
     ($name:tt, $file:tt) => {
         [

@@ -106,8 +106,9 @@ pub(crate) fn lookback(strategy: Strategy, lanes: usize, width: usize, t: usize,
 /// channel an invocation.
 pub(crate) type LookBacks = [[crate::kernel::KernelDef; 2]; 3];
 
-/// The [`LookBacks`] of the look-back kernels in the shader files `$quad`, `$pair` and
-/// `$scalar` (entry points `scan_lookback_clear` and `scan_lookback`).
+/// The [`LookBacks`] of the look-back kernels `$quad`, `$pair` and `$scalar` (shader table
+/// paths, as a `.widths` description generates them: `scan/linear_lookback_quad.wgsl`; entry
+/// points `scan_lookback_clear` and `scan_lookback`).
 macro_rules! lookbacks {
     ($quad:tt, $pair:tt, $scalar:tt) => {
         [

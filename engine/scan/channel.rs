@@ -1,7 +1,8 @@
 //! The channel scans' plans (`linear_scan` at k = v = 1, `parallel_scan_log`): how many
 //! adjacent channels an invocation carries (four, two or one: `F` = `vec4`, `vec2` or `f32`
 //! in `shaders/scan/linear_walk.wgsl` / `log_walk.wgsl` and the look-back kernels), their
-//! kernels by width ([`ChannelKernels`]), the tuner's choice of width and walk, the `side`
+//! kernels by width ([`ChannelKernels`]; `build.rs` generates a scan's six from its one
+//! `.widths` description, `shaders/scan/linear.widths`), the tuner's choice of width and walk, the `side`
 //! scratch a plan needs, and the dispatches, recorded through the recurrence launch
 //! (`crate::recurrence::launch`).
 
@@ -41,7 +42,8 @@ pub(crate) fn vector_width(channels: usize, walks: usize) -> usize {
 /// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation),
 /// its look-back passes by width ([`LookBacks`]) and its dtype slots: the inputs (every
 /// width) and the outputs (the widths that write whole packed words; the one-channel kernels
-/// write f32).
+/// write f32). The kernels are those its `.widths` description generates (`build.rs`), whose
+/// `inputs:` and `outputs:` lines name the same slots.
 pub(crate) struct ChannelKernels {
     pub vec4: Passes,
     pub pair: Passes,

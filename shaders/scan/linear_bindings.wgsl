@@ -1,4 +1,5 @@
-// The K = V = 1 affine scan's uniform and bindings (prelude of scan/linear*.wgsl, both the
+// The K = V = 1 affine scan's uniform and bindings (prelude of the width kernels of
+// scan/linear.widths, both the
 // walks of scan/linear_walk.wgsl and the one pass of scan/linear_lookback.wgsl: the engine
 // binds the same buffers to both, engine/scan/linear_gpu.rs). Each brings its own `side` at
 // binding 7, whose layout is its own. Every index counts F values (W channels each).

@@ -1,4 +1,4 @@
-// The f32 outputs of the K = V = 1 affine scan's one-channel width (prelude of scan/linear_scalar.wgsl and scan/linear_lookback_scalar.wgsl):
+// The f32 outputs of the K = V = 1 affine scan's one-channel width (prelude of scan/linear_scalar.wgsl and scan/linear_lookback_scalar.wgsl, generated from scan/linear.widths):
 // a half output there would put two invocations' channels in one packed word, so the kernels
 // write f32 and the engine narrows afterwards with the word-owning conversion
 // (tensor/convert.wgsl). Stands in for the dtype slots' NAME_st of the wider widths.

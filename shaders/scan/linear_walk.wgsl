@@ -1,8 +1,8 @@
 // prelude: recurrence/launch.wgsl
 // prelude: recurrence/chunk_walk.wgsl
 // The K = V = 1 affine scan (linear_scan; matrix_affine_scan at k = v = 1): the recurrence of
-// recurrence/chunk_walk.wgsl's walks and passes (its hooks, below), shared by
-// scan/linear.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation, N % 4 == 0),
+// recurrence/chunk_walk.wgsl's walks and passes (its hooks, below), shared by the width
+// kernels that build.rs generates from scan/linear.widths, scan/linear.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation, N % 4 == 0),
 // scan/linear_pair.wgsl (`alias F = vec2<f32>`, N % 2 == 0) and scan/linear_scalar.wgsl
 // (`alias F = f32`), which declare F, the dtype slots (engine/kernel/dtype.rs) of the bindings
 // and the entry points. Every index below counts F values: a time step's row holds

@@ -1,4 +1,5 @@
-// parallel_scan_log's uniform and bindings (prelude of scan/parallel_scan_log*.wgsl, both the
+// parallel_scan_log's uniform and bindings (prelude of the width kernels of
+// scan/parallel_scan_log.widths, both the
 // walks of scan/log_walk.wgsl and the one pass of scan/parallel_scan_log_lookback.wgsl: the
 // engine binds the same buffers to both, engine/scan/parallel_scan_log.rs). Each brings its
 // own `side` at binding 7, whose layout is its own. Every index counts F values (W channels

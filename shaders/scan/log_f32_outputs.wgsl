@@ -1,4 +1,4 @@
-// The f32 outputs of parallel_scan_log's one-channel width (prelude of scan/parallel_scan_log_scalar.wgsl and scan/parallel_scan_log_lookback_scalar.wgsl):
+// The f32 outputs of parallel_scan_log's one-channel width (prelude of scan/parallel_scan_log_scalar.wgsl and scan/parallel_scan_log_lookback_scalar.wgsl, generated from scan/parallel_scan_log.widths):
 // a half output there would put two invocations' channels in one packed word, so the kernels
 // write f32 and the engine narrows afterwards with the word-owning conversion
 // (tensor/convert.wgsl). Stands in for the dtype slots' NAME_st of the wider widths.

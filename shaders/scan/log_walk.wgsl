@@ -1,8 +1,8 @@
 // prelude: recurrence/launch.wgsl
 // prelude: recurrence/chunk_walk.wgsl
 // parallel_scan_log, the minGRU scan in log space: the recurrence of recurrence/chunk_walk.wgsl's
-// walks and passes (its hooks, below), shared by
-// scan/parallel_scan_log.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation,
+// walks and passes (its hooks, below), shared by the width kernels that build.rs generates
+// from scan/parallel_scan_log.widths, scan/parallel_scan_log.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation,
 // D % 4 == 0), scan/parallel_scan_log_pair.wgsl (`alias F = vec2<f32>`, D % 2 == 0) and
 // scan/parallel_scan_log_scalar.wgsl (`alias F = f32`), which declare F, the bindings' dtype
 // slots (engine/kernel/dtype.rs) and the entry points. Every index counts F values: a time
