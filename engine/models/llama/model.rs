@@ -3,13 +3,19 @@
 //! `+ down(silu(gate(rms(.))) * up(rms(.)))`; the final RMSNorm and the head.
 //!
 //! Shapes: T new tokens at positions `past..past + T`, C the width, H query heads and KVH
-//! key/value heads of D, P the positions a sequence holds. Weights are stored (in, out) for
-//! `Tensor::linear` (Hugging Face stores `nn.Linear` weights (out, in): they are transposed
-//! once at load). The rotary angles' cos and sin are tables (P, D) made once at load, and the
+//! key/value heads of D, P the positions a sequence holds. The layers' weights are stored
+//! (in, out) for `Tensor::linear` (Hugging Face stores `nn.Linear` weights (out, in): they are
+//! transposed once at load); the head stays (V, C) as stored, each logit one contiguous row.
+//! The rotary angles' cos and sin are tables (P, D) made once at load, and the
 //! cache is preallocated (2, L, KVH, P, D), so a step only writes positions `past..past + T`
 //! and reads views: the same forward runs op by op ([`Llama::forward`]) and, with the token
 //! and position read from the device ([`crate::generate::DecodeState`]), inside the compiled
-//! plans of [`crate::generate::Generator`] (`Llama: Decoder`).
+//! plans of [`crate::generate::Generator`] (`Llama: Decoder`). A compiled decode step is six
+//! launches a layer: the RMS norm fused into the q k v projection, the rotary embedding with
+//! the cache write (`generate::rope_at_state`), attention, the o projection adding into the
+//! residual, the RMS norm fused into the gate-and-up projection, and the down projection with
+//! the SwiGLU gate as its prologue, adding into the residual; then the norm and the head in
+//! one launch (`generate::head`).
 
 use std::path::Path;
 
