@@ -7,9 +7,10 @@
 // One subgroup of 32 a workgroup computes a 64 x 64 block of the output as 4 x 4 tiles of
 // 16 x 16, its 16 accumulators named matrices (never an array). Per 16-wide K step it loads
 // four A tiles and four B tiles straight from the storage buffers and issues 16
-// multiply-adds. Why straight loads: on the H200 they ran 4096^3 at 74.6 TFLOP/s; the staged
-// forms with tiles of vec4<f16> words measured 90-121 on an H100 (dev/src/bin/coop_probe.rs,
-// the design chapter) and are not in the engine yet.
+// multiply-adds. Straight loads read every element once per subgroup; the host takes
+// cooperative_staged.wgsl (tiles staged in workgroup memory, read once per workgroup) for the
+// large products it fits, and this kernel for the rest (M or N not a multiple of its tile,
+// too few tiles to fill the GPU, subgroups not 32 wide).
 // The epilogue (alpha, bias, GELU, residual) reads the stored block back, after a barrier,
 // one element per invocation a trip; a plain product skips it.
 // The host checks (engine/ops/matmul/select.rs): M and N multiples of 64, K of 16; both operands'
