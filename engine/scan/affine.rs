@@ -33,6 +33,59 @@ pub(crate) struct AffineOp {
     pub h_layout: &'static str,
 }
 
+/// The four public functions of an affine scan over its [`AffineOp`] `$scan`: the forward
+/// `$fwd(a, b, h0)`, its `_with` form taking [`ScanOptions`], the backward
+/// `$bwd(a, h0, h, grad_h)` and its `_with` form. The caller documents the forward and the
+/// backward (their layouts); the `_with` forms name their plain form.
+macro_rules! public_scan {
+    (
+        $scan:ident;
+        $(#[$fwd_doc:meta])* $fwd:ident, $fwd_with:ident;
+        $(#[$bwd_doc:meta])* $bwd:ident, $bwd_with:ident;
+    ) => {
+        $(#[$fwd_doc])*
+        pub fn $fwd(
+            a: &$crate::tensor::Tensor,
+            b: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+        ) -> $crate::error::Result<$crate::tensor::Tensor> {
+            $fwd_with(a, b, h0, &$crate::scan::ScanOptions::default())
+        }
+
+        #[doc = concat!("[`", stringify!($fwd), "`] with an explicit route and strategy.")]
+        pub fn $fwd_with(
+            a: &$crate::tensor::Tensor,
+            b: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+            opts: &$crate::scan::ScanOptions,
+        ) -> $crate::error::Result<$crate::tensor::Tensor> {
+            $crate::scan::affine::forward_op(&$scan, a, b, h0, opts)
+        }
+
+        $(#[$bwd_doc])*
+        pub fn $bwd(
+            a: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+            h: &$crate::tensor::Tensor,
+            grad_h: &$crate::tensor::Tensor,
+        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
+            $bwd_with(a, h0, h, grad_h, &$crate::scan::ScanOptions::default())
+        }
+
+        #[doc = concat!("[`", stringify!($bwd), "`] with an explicit route and strategy.")]
+        pub fn $bwd_with(
+            a: &$crate::tensor::Tensor,
+            h0: Option<&$crate::tensor::Tensor>,
+            h: &$crate::tensor::Tensor,
+            grad_h: &$crate::tensor::Tensor,
+            opts: &$crate::scan::ScanOptions,
+        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
+            $crate::scan::affine::backward_op(&$scan, a, h0, h, grad_h, opts)
+        }
+    };
+}
+pub(super) use public_scan;
+
 /// `t` in `shape`: itself when it already has it (a view stays a view), else reshaped.
 fn as_shape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if t.shape() == shape {
@@ -109,15 +162,13 @@ pub(crate) fn backward_op(
         s.h0_layout,
     )?;
     let h0 = h0.map(|t| as_shape(t, &d.h0_shape())).transpose()?;
-    let g = backward(
-        s.op_backward,
-        d,
-        &as_shape(a, &d.a_shape())?,
-        h0.as_ref(),
-        &as_shape(h, &d.h_shape())?,
-        &as_shape(grad_h, &d.h_shape())?,
-        opts,
-    )?;
+    let adj = Adjoint {
+        a: &as_shape(a, &d.a_shape())?,
+        h0: h0.as_ref(),
+        h: &as_shape(h, &d.h_shape())?,
+        grad: &as_shape(grad_h, &d.h_shape())?,
+    };
+    let g = backward(s.op_backward, d, adj, opts)?;
     Ok(ScanGrads {
         da: as_shape(&g.da, a.shape())?,
         db: as_shape(&g.db, h.shape())?,
@@ -147,20 +198,18 @@ pub(crate) fn forward(
                 return narrowed(padded::unpad(&h, d.k, d.v)?, a.dtype());
             }
             envelope::gpu_block_sizes(op, &d)?;
+            let s = Scan {
+                gpu,
+                op,
+                d: &d,
+                a,
+                x: b,
+                h0,
+                reverse: false,
+            };
             match (d.k, d.v) {
-                (1, 1) => linear_gpu::forward(gpu, op, &d, a, b, h0, opts),
-                _ => {
-                    let s = Scan {
-                        gpu,
-                        op,
-                        d: &d,
-                        a,
-                        x: b,
-                        h0,
-                        reverse: false,
-                    };
-                    narrowed(scan_gpu(s, opts)?.0, a.dtype())
-                }
+                (1, 1) => linear_gpu::forward(s, opts),
+                _ => narrowed(scan_gpu(s, opts)?.0, a.dtype()),
             }
         },
         || {
@@ -172,16 +221,19 @@ pub(crate) fn forward(
     )
 }
 
-/// Backward through the seam, from the forward's A, h0, output H and dL/dH.
-pub(crate) fn backward(
-    op: &'static str,
-    d: AffineDims,
-    a: &Tensor,
-    h0: Option<&Tensor>,
-    h: &Tensor,
-    grad: &Tensor,
-    opts: &ScanOptions,
-) -> Result<ScanGrads> {
+/// A backward's operands on the 5-d core: the forward's A (B, T, N, k, k), its h0
+/// (B, N, k, v) or zeros, its output H (B, T, N, k, v), and dL/dH `grad` (the shape of H).
+#[derive(Clone, Copy)]
+pub(crate) struct Adjoint<'t> {
+    pub a: &'t Tensor,
+    pub h0: Option<&'t Tensor>,
+    pub h: &'t Tensor,
+    pub grad: &'t Tensor,
+}
+
+/// Backward through the seam.
+pub(crate) fn backward(op: &'static str, d: AffineDims, adj: Adjoint<'_>, opts: &ScanOptions) -> Result<ScanGrads> {
+    let Adjoint { a, h0, h, grad } = adj;
     let ctx = a.context();
     route::run(
         op,
@@ -189,11 +241,11 @@ pub(crate) fn backward(
         opts,
         |gpu| {
             if let Some(p) = padded::padded_dims(&d) {
-                return padded::backward(gpu, op, &d, &p, a, h0, h, grad, opts);
+                return padded::backward(gpu, op, &d, &p, adj, opts);
             }
             envelope::gpu_block_sizes(op, &d)?;
             match (d.k, d.v) {
-                (1, 1) => linear_gpu::backward(gpu, op, &d, a, h0, h, grad, opts),
+                (1, 1) => linear_gpu::backward(gpu, op, &d, adj, opts),
                 _ => {
                     let s = Scan {
                         gpu,

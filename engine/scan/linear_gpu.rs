@@ -20,6 +20,8 @@
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
+use super::affine::Adjoint;
+use super::affine_gpu::Scan;
 use super::channel::{ChannelBindings, ChannelCall, ChannelKernels};
 use super::envelope::AffineDims;
 use super::grads::ScanGrads;
@@ -46,32 +48,21 @@ const KERNELS: ChannelKernels = ChannelKernels {
     outputs: &["out", "da", "dh0"],
 };
 
-/// H (B, T, N, 1, 1) from A, B (B, T, N, 1, 1) and h0 (B, N, 1, 1) or zeros.
-pub(crate) fn forward(
-    gpu: &Gpu,
-    op: &'static str,
-    d: &AffineDims,
-    a: &Tensor,
-    b: &Tensor,
-    h0: Option<&Tensor>,
-    opts: &ScanOptions,
-) -> Result<Tensor> {
-    Ok(launch(gpu, op, d, a, b, h0, None, opts, None)?.0)
+/// H (B, T, N, 1, 1) from the forward scan `s`: A, B = `s.x` (B, T, N, 1, 1) and h0
+/// (B, N, 1, 1) or zeros.
+pub(crate) fn forward(s: Scan<'_>, opts: &ScanOptions) -> Result<Tensor> {
+    Ok(launch(s.gpu, s.op, s.d, s.a, s.x, s.h0, None, opts, None)?.0)
 }
 
 /// dA, dB and dH0 from the forward's A, h0, output H and dL/dH.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
     gpu: &Gpu,
     op: &'static str,
     d: &AffineDims,
-    a: &Tensor,
-    h0: Option<&Tensor>,
-    h: &Tensor,
-    grad: &Tensor,
+    adj: Adjoint<'_>,
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
-    let (db, da, dh0) = launch(gpu, op, d, a, grad, h0, Some(h), opts, None)?;
+    let (db, da, dh0) = launch(gpu, op, d, adj.a, adj.grad, adj.h0, Some(adj.h), opts, None)?;
     Ok(ScanGrads { da, db, dh0 })
 }
 

@@ -19,6 +19,7 @@
 //! Half operands widen to F32 first (exact); the kernel then runs in F32 and the call's
 //! outputs are rounded to its dtype once, as the unpadded half path does.
 
+use super::affine::Adjoint;
 use super::affine_gpu::{backward_da_gpu, narrowed, scan_gpu, Scan};
 use super::envelope::{self, AffineDims, BLOCK_SIZES};
 use super::grads::ScanGrads;
@@ -66,18 +67,15 @@ pub(crate) fn widened(t: &Tensor) -> Result<Tensor> {
 /// The backward of a scan of dimensions `d` run padded to `p` ([`padded_dims`]): the reverse
 /// scan over the zero-padded dL/dH `grad`, then dA from the real columns of its G and of the
 /// forward's H (`h`, `h0` as the caller has them, unpadded). Gradients in `a`'s dtype.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
     gpu: &Gpu,
     op: &'static str,
     d: &AffineDims,
     p: &AffineDims,
-    a: &Tensor,
-    h0: Option<&Tensor>,
-    h: &Tensor,
-    grad: &Tensor,
+    adj: Adjoint<'_>,
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
+    let Adjoint { a, h0, h, grad } = adj;
     envelope::gpu_block_sizes(op, p)?;
     let (a_f32, grad_p) = (widened(a)?, pad(grad, p.k, p.v)?);
     let s = Scan {

@@ -1,16 +1,11 @@
 // prelude: recurrence/launch.wgsl
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
+// prelude: mixer/gate_params.wgsl
 // The materialising path of the rotation-family mixers: each step's A = lambda G (K x K) and
 // B = (1 - lambda) v (K, 1), as inputs of matrix_affine_scan (or matrix_scan when K = 2).
-// Column c of G is G e_c. One invocation per (b, t, n).
+// Column c of G is G e_c. One invocation per (b, t, n); the uniform: mixer/gate_params.wgsl.
 
-struct Params {
-    total: u32, // B * T * N
-    n: u32,     // N
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
 // binding 1: pre (B, T, 2D), declared in givens.wgsl
 @group(0) @binding(2) var<storage, read_write> am: array<f32>;  // (B, T, N, K, K)
 @group(0) @binding(3) var<storage, read_write> bm: array<f32>;  // (B, T, N, K, 1)
@@ -22,9 +17,7 @@ fn givens_gates(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if i >= p.total {
         return;
     }
-    let row = i / p.n;
-    let n = i % p.n;
-    var st = load_step(row, n, p.n);
+    var st = load_step(i / p.n, i % p.n, p.n);
     for (var c = 0u; c < K; c++) {
         var u = givens_column(&st, c);
         for (var r = 0u; r < K; r++) {

@@ -2,17 +2,12 @@
 // prelude: mixer/math.wgsl
 // prelude: mixer/givens.wgsl
 // prelude: mixer/givens_backward.wgsl
+// prelude: mixer/gate_params.wgsl
 // Backward of givens_gates.wgsl: dA (B, T, N, K, K), dB (B, T, N, K, 1) -> d pre (B, T, 2D).
 //   dlambda = sum(dA * G) - dB . v,  dv = (1 - lambda) dB,
 //   dtheta = sum over columns c of givens_vjp(G e_c, lambda dA[:, c]).
-// One invocation per (b, t, n).
+// One invocation per (b, t, n); the uniform: mixer/gate_params.wgsl.
 
-struct Params {
-    total: u32, // B * T * N
-    n: u32,     // N
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
 // binding 1: pre (B, T, 2D), declared in givens.wgsl
 @group(0) @binding(2) var<storage, read> da: array<f32>;         // (B, T, N, K, K)
 @group(0) @binding(3) var<storage, read> db: array<f32>;         // (B, T, N, K, 1)
@@ -25,9 +20,7 @@ fn givens_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     if i >= p.total {
         return;
     }
-    let row = i / p.n;
-    let n = i % p.n;
-    var st = load_step(row, n, p.n);
+    var st = load_step(i / p.n, i % p.n, p.n);
     var dlambda = 0.0;
     var dtheta: array<f32, KMAX>;
     zero(&dtheta);
@@ -46,5 +39,5 @@ fn givens_gates_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         dlambda -= db[i * K + r] * st.v[r];
         dv[r] = (1.0 - st.lambda) * db[i * K + r];
     }
-    store_step_backward(row, n, p.n, &st, &dv, dlambda, &dtheta);
+    store_step_backward(i / p.n, i % p.n, p.n, &st, &dv, dlambda, &dtheta);
 }

@@ -1,5 +1,6 @@
 
 // prelude: ops/reduce/tree.wgsl
+// prelude: ops/row_norm.wgsl
 // dtype: gamma scalar
 // dtype: beta scalar
 // Layer norm over each row, one workgroup per row (biased variance, two passes over the row
@@ -7,15 +8,8 @@
 // it cannot overflow on finite inputs up to f32::MAX):
 //   out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c].
 // gamma and beta are F32, F16 or BF16 (dtype slots, widened to f32); x and out are F32.
+// The uniform and x: ops/row_norm.wgsl.
 
-struct Params {
-    rows: u32,
-    cols: u32,
-    eps: f32,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
 @group(0) @binding(2) var<storage, read> gamma: array<gamma_word>; // (cols,)
 @group(0) @binding(3) var<storage, read> beta: array<beta_word>;   // (cols,)
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // (rows, cols)
@@ -32,11 +26,7 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     // Scale by a power of two that brings the largest magnitude below 2^21 (`row_scale`): the
     // variance of a row like [1e30, -1e30] would overflow f32 unscaled. The result is unchanged:
     // (x - mean) * rstd = (xs - mean_s) * rstd_s with xs = x * scale, eps_s = eps * scale^2.
-    var a = 0.0;
-    for (var c = lid; c < p.cols; c += 256u) {
-        a = max(a, abs(x[base + c]));
-    }
-    let scale = row_scale(tree_max(lid, a));
+    let scale = row_max_scale(lid, base);
     var s = 0.0;
     for (var c = lid; c < p.cols; c += 256u) {
         s += x[base + c] * scale;

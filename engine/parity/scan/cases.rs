@@ -13,19 +13,7 @@ pub fn scan_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut seed = 1000;
     let mut push = |op, b, t, n, k, v, h0, strategy, out: &mut Vec<ScanCase>| {
-        let case = ScanCase {
-            op,
-            backward: false,
-            b,
-            t,
-            n,
-            k,
-            v,
-            h0,
-            strategy,
-            seed: 0,
-            dtype: DType::F32,
-        };
+        let case = forward_case(op, (b, t, n), (k, v), h0, strategy, DType::F32);
         both_directions(out, &mut seed, case);
     };
     let channel_ts: &[usize] = if full { &T_VALUES } else { &[1, 7, 65] };
@@ -177,19 +165,7 @@ pub fn half_cases(full: bool) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut seed = 9000;
     let mut push = |op, b, t, n, (k, v), h0, strategy, dtype| {
-        let case = ScanCase {
-            op,
-            backward: false,
-            b,
-            t,
-            n,
-            k,
-            v,
-            h0,
-            strategy,
-            seed: 0,
-            dtype,
-        };
+        let case = forward_case(op, (b, t, n), (k, v), h0, strategy, dtype);
         both_directions(&mut out, &mut seed, case);
     };
     let both = [Strategy::Lanes, Strategy::Chunked { chunk: Some(9) }];
@@ -247,19 +223,7 @@ pub fn specialised_cases(seed: &mut u64) -> Vec<ScanCase> {
     let mut out = vec![];
     let mut push = |op, b, t, n, k, v, out: &mut Vec<ScanCase>| {
         for strategy in strategies(t) {
-            let case = ScanCase {
-                op,
-                backward: false,
-                b,
-                t,
-                n,
-                k,
-                v,
-                h0: t % 2 == 1,
-                strategy,
-                seed: 0,
-                dtype: DType::F32,
-            };
+            let case = forward_case(op, (b, t, n), (k, v), t % 2 == 1, strategy, DType::F32);
             both_directions(out, seed, case);
         }
     };
@@ -272,4 +236,29 @@ pub fn specialised_cases(seed: &mut u64) -> Vec<ScanCase> {
         }
     }
     out
+}
+
+/// A forward case of (B, T, N) `dims` and (k, v) `block`; seed 0, as `both_directions` gives
+/// each direction its own.
+fn forward_case(
+    op: ScanOp,
+    (b, t, n): (usize, usize, usize),
+    (k, v): (usize, usize),
+    h0: bool,
+    strategy: Strategy,
+    dtype: DType,
+) -> ScanCase {
+    ScanCase {
+        op,
+        backward: false,
+        b,
+        t,
+        n,
+        k,
+        v,
+        h0,
+        strategy,
+        seed: 0,
+        dtype,
+    }
 }
