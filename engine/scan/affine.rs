@@ -33,59 +33,6 @@ pub(crate) struct AffineOp {
     pub h_layout: &'static str,
 }
 
-/// The four public functions of an affine scan over its [`AffineOp`] `$scan`: the forward
-/// `$fwd(a, b, h0)`, its `_with` form taking [`ScanOptions`], the backward
-/// `$bwd(a, h0, h, grad_h)` and its `_with` form. The caller documents the forward and the
-/// backward (their layouts); the `_with` forms name their plain form.
-macro_rules! public_scan {
-    (
-        $scan:ident;
-        $(#[$fwd_doc:meta])* $fwd:ident, $fwd_with:ident;
-        $(#[$bwd_doc:meta])* $bwd:ident, $bwd_with:ident;
-    ) => {
-        $(#[$fwd_doc])*
-        pub fn $fwd(
-            a: &$crate::tensor::Tensor,
-            b: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-        ) -> $crate::error::Result<$crate::tensor::Tensor> {
-            $fwd_with(a, b, h0, &$crate::scan::ScanOptions::default())
-        }
-
-        #[doc = concat!("[`", stringify!($fwd), "`] with an explicit route and strategy.")]
-        pub fn $fwd_with(
-            a: &$crate::tensor::Tensor,
-            b: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-            opts: &$crate::scan::ScanOptions,
-        ) -> $crate::error::Result<$crate::tensor::Tensor> {
-            $crate::scan::affine::forward_op(&$scan, a, b, h0, opts)
-        }
-
-        $(#[$bwd_doc])*
-        pub fn $bwd(
-            a: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-            h: &$crate::tensor::Tensor,
-            grad_h: &$crate::tensor::Tensor,
-        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
-            $bwd_with(a, h0, h, grad_h, &$crate::scan::ScanOptions::default())
-        }
-
-        #[doc = concat!("[`", stringify!($bwd), "`] with an explicit route and strategy.")]
-        pub fn $bwd_with(
-            a: &$crate::tensor::Tensor,
-            h0: Option<&$crate::tensor::Tensor>,
-            h: &$crate::tensor::Tensor,
-            grad_h: &$crate::tensor::Tensor,
-            opts: &$crate::scan::ScanOptions,
-        ) -> $crate::error::Result<$crate::scan::ScanGrads> {
-            $crate::scan::affine::backward_op(&$scan, a, h0, h, grad_h, opts)
-        }
-    };
-}
-pub(super) use public_scan;
-
 /// `t` in `shape`: itself when it already has it (a view stays a view), else reshaped.
 fn as_shape(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if t.shape() == shape {

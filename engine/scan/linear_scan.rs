@@ -2,8 +2,10 @@
 //! channels as lanes (`linear_gpu`: one channel per invocation, four adjacent ones when D % 4 == 0
 //! and B x D is large enough that a quarter of the walks still fill a GPU).
 
-use super::affine::{public_scan, AffineOp};
+use super::affine::{self, AffineOp};
 use super::envelope::{self, AffineDims};
+use super::grads::ScanGrads;
+use super::route::ScanOptions;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -35,13 +37,31 @@ fn dims(op: &'static str, a: &Tensor, other: &'static str, b: &Tensor) -> Result
     })
 }
 
-public_scan! {
-    SCAN;
-    /// a, b (B, T, D), h0 (B, D) or zeros -> h (B, T, D).
-    linear_scan, linear_scan_with;
-    /// Gradients of [`linear_scan`] from its a, h0, its output h (B, T, D) and dL/dh (B, T, D):
-    /// da, db (B, T, D), dh0 (B, D).
-    linear_scan_backward, linear_scan_backward_with;
+/// a, b (B, T, D), h0 (B, D) or zeros -> h (B, T, D).
+pub fn linear_scan(a: &Tensor, b: &Tensor, h0: Option<&Tensor>) -> Result<Tensor> {
+    linear_scan_with(a, b, h0, &ScanOptions::default())
+}
+
+/// [`linear_scan`] with an explicit route and strategy.
+pub fn linear_scan_with(a: &Tensor, b: &Tensor, h0: Option<&Tensor>, opts: &ScanOptions) -> Result<Tensor> {
+    affine::forward_op(&SCAN, a, b, h0, opts)
+}
+
+/// Gradients of [`linear_scan`] from its a, h0, its output h (B, T, D) and dL/dh (B, T, D):
+/// da, db (B, T, D), dh0 (B, D).
+pub fn linear_scan_backward(a: &Tensor, h0: Option<&Tensor>, h: &Tensor, grad_h: &Tensor) -> Result<ScanGrads> {
+    linear_scan_backward_with(a, h0, h, grad_h, &ScanOptions::default())
+}
+
+/// [`linear_scan_backward`] with an explicit route and strategy.
+pub fn linear_scan_backward_with(
+    a: &Tensor,
+    h0: Option<&Tensor>,
+    h: &Tensor,
+    grad_h: &Tensor,
+    opts: &ScanOptions,
+) -> Result<ScanGrads> {
+    affine::backward_op(&SCAN, a, h0, h, grad_h, opts)
 }
 
 /// An item for [`crate::Context::tune`]: [`linear_scan`] forward on a, b (B, T, D) `shape`

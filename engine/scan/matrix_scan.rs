@@ -1,8 +1,10 @@
 //! `matrix_scan`: h_t = A_t h_{t-1} + b_t with 2 x 2 transitions and 2-vector states, the
 //! affine scan with k = 2, v = 1 (the rotation mixers' recurrence).
 
-use super::affine::{public_scan, AffineOp};
+use super::affine::{self, AffineOp};
 use super::envelope::{self, AffineDims};
+use super::grads::ScanGrads;
+use super::route::ScanOptions;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -37,11 +39,29 @@ fn dims(op: &'static str, a: &Tensor, other: &'static str, b: &Tensor) -> Result
     })
 }
 
-public_scan! {
-    SCAN;
-    /// A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) or zeros -> h (B, T, N, 2).
-    matrix_scan, matrix_scan_with;
-    /// Gradients of [`matrix_scan`] from its A, h0, its output h (B, T, N, 2) and dL/dh (same
-    /// shape): dA (B, T, N, 2, 2), db (B, T, N, 2), dh0 (B, N, 2).
-    matrix_scan_backward, matrix_scan_backward_with;
+/// A (B, T, N, 2, 2), b (B, T, N, 2), h0 (B, N, 2) or zeros -> h (B, T, N, 2).
+pub fn matrix_scan(a: &Tensor, b: &Tensor, h0: Option<&Tensor>) -> Result<Tensor> {
+    matrix_scan_with(a, b, h0, &ScanOptions::default())
+}
+
+/// [`matrix_scan`] with an explicit route and strategy.
+pub fn matrix_scan_with(a: &Tensor, b: &Tensor, h0: Option<&Tensor>, opts: &ScanOptions) -> Result<Tensor> {
+    affine::forward_op(&SCAN, a, b, h0, opts)
+}
+
+/// Gradients of [`matrix_scan`] from its A, h0, its output h (B, T, N, 2) and dL/dh (same
+/// shape): dA (B, T, N, 2, 2), db (B, T, N, 2), dh0 (B, N, 2).
+pub fn matrix_scan_backward(a: &Tensor, h0: Option<&Tensor>, h: &Tensor, grad_h: &Tensor) -> Result<ScanGrads> {
+    matrix_scan_backward_with(a, h0, h, grad_h, &ScanOptions::default())
+}
+
+/// [`matrix_scan_backward`] with an explicit route and strategy.
+pub fn matrix_scan_backward_with(
+    a: &Tensor,
+    h0: Option<&Tensor>,
+    h: &Tensor,
+    grad_h: &Tensor,
+    opts: &ScanOptions,
+) -> Result<ScanGrads> {
+    affine::backward_op(&SCAN, a, h0, h, grad_h, opts)
 }
