@@ -7,7 +7,7 @@
 
 use super::affine_gpu::{backward_da_gpu, narrowed, scan_gpu, Scan};
 use super::envelope::{self, AffineDims};
-use super::grads::ScanGrads;
+use super::grads::{Adjoint, ScanGrads};
 use super::linear_gpu;
 use super::padded;
 use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
@@ -166,16 +166,6 @@ pub(crate) fn forward(
             from_host_as(ctx, h, dtype)
         },
     )
-}
-
-/// A backward's operands on the 5-d core: the forward's A (B, T, N, k, k), its h0
-/// (B, N, k, v) or zeros, its output H (B, T, N, k, v), and dL/dH `grad` (the shape of H).
-#[derive(Clone, Copy)]
-pub(crate) struct Adjoint<'t> {
-    pub a: &'t Tensor,
-    pub h0: Option<&'t Tensor>,
-    pub h: &'t Tensor,
-    pub grad: &'t Tensor,
 }
 
 /// Backward through the seam.

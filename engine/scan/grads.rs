@@ -1,6 +1,6 @@
-//! The gradients an affine scan returns (`linear_scan_backward`, `matrix_scan_backward`,
-//! `matrix_affine_scan_backward`), shared by the seam (`affine`) and both GPU paths
-//! (`linear_gpu`, `affine_gpu`).
+//! What an affine scan's backward takes ([`Adjoint`]) and returns ([`ScanGrads`]:
+//! `linear_scan_backward`, `matrix_scan_backward`, `matrix_affine_scan_backward`), shared by
+//! the seam (`affine`) and both GPU paths (`linear_gpu`, `affine_gpu`).
 
 use crate::tensor::Tensor;
 
@@ -13,4 +13,14 @@ pub struct ScanGrads {
     pub db: Tensor,
     /// dL/dh0, the shape of the initial state (also when h0 was left as zeros).
     pub dh0: Tensor,
+}
+
+/// A backward's operands on the 5-d core: the forward's A (B, T, N, k, k), its h0
+/// (B, N, k, v) or zeros, its output H (B, T, N, k, v), and dL/dH `grad` (the shape of H).
+#[derive(Clone, Copy)]
+pub(crate) struct Adjoint<'t> {
+    pub a: &'t Tensor,
+    pub h0: Option<&'t Tensor>,
+    pub h: &'t Tensor,
+    pub grad: &'t Tensor,
 }

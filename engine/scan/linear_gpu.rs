@@ -20,10 +20,10 @@
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
-use super::affine::Adjoint;
 use super::affine_gpu::Scan;
 use super::channel::{ChannelBindings, ChannelCall, ChannelKernels};
 use super::envelope::AffineDims;
+use super::grads::Adjoint;
 use super::grads::ScanGrads;
 use super::route::ScanOptions;
 use crate::context::Gpu;

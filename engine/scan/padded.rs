@@ -19,9 +19,9 @@
 //! Half operands widen to F32 first (exact); the kernel then runs in F32 and the call's
 //! outputs are rounded to its dtype once, as the unpadded half path does.
 
-use super::affine::Adjoint;
 use super::affine_gpu::{backward_da_gpu, narrowed, scan_gpu, Scan};
 use super::envelope::{self, AffineDims, BLOCK_SIZES};
+use super::grads::Adjoint;
 use super::grads::ScanGrads;
 use super::route::ScanOptions;
 use crate::context::Gpu;
