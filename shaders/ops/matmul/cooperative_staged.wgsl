@@ -15,7 +15,9 @@
 // rows of a fragment sit in the same memory banks (4096^3 on an H100: 64.6 TFLOP/s unpadded
 // against 116.4 padded, 120.7 for this 256 x 128 form; dev/src/bin/coop_probe.rs).
 // The host (engine/ops/matmul/launch.rs) takes this kernel for M a multiple of 256, N of 128,
-// K of 16, subgroups exactly 32 wide and enough tiles to fill the GPU, with cooperative.wgsl's
+// K of 16, subgroups exactly 32 wide, enough tiles to fill the GPU and
+// ENGINE_EXPERIMENTAL naming cooperative-staged (its own opt-in until its test has run on
+// hardware), with cooperative.wgsl's
 // alignment rules (offsets, row and batch strides multiples of 8 elements: every vec4 load
 // below is aligned). The epilogue is cooperative.wgsl's.
 // Grid: (N / 128, M / 256, batch).
