@@ -535,7 +535,7 @@ fn model_specific_code_lives_in_the_models_folder() {
     let mut files = vec![];
     rust_files(&root.join("engine"), &mut files);
     let mut shaders = vec![];
-    wgsl_files(&root.join("shaders"), &mut shaders);
+    crate::shaders::wgsl_files(&root.join("shaders"), &mut shaders);
     let mut outside = vec![];
     for f in files.iter().chain(&shaders) {
         let rel = f.strip_prefix(root).unwrap().to_str().unwrap().to_string();
@@ -561,17 +561,6 @@ fn model_specific_code_lives_in_the_models_folder() {
         "model-specific code outside engine/models/<name>/ (move it into the model's folder, or make it any model's):\n  {}",
         outside.join("\n  ")
     );
-}
-
-fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            wgsl_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "wgsl") {
-            out.push(path);
-        }
-    }
 }
 
 #[test]

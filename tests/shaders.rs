@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use wgsl_compute::kernel::{dtype_prelude, has_dtype_slots, Shader, SHADERS};
 use wgsl_compute::DType;
 
-fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.wgsl` file below `dir` (the shader tests and the layering test's model check).
+pub(crate) fn wgsl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
