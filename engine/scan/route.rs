@@ -1,6 +1,6 @@
 //! The route of a scan: the GPU kernel or the CPU reference, which one runs it.
 //!
-//! `ENGINE_SCAN=auto|cpu|gpu` (`eager` is accepted for `cpu`), or a per-call
+//! `ENGINE_SCAN=auto|cpu|gpu`, or a per-call
 //! [`ScanOptions::route`] that wins over the environment:
 //! - `cpu` runs the f64 CPU reference (reading device inputs back, uploading the result);
 //! - `auto` runs the GPU kernel and, when the input is outside the kernel's envelope
@@ -31,16 +31,16 @@ pub enum Route {
 }
 
 impl Route {
-    /// Parses `auto`, `cpu` (or `eager`), `gpu`, case-insensitively.
+    /// Parses `auto`, `cpu`, `gpu`, case-insensitively.
     pub fn parse(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "" | "auto" => Ok(Route::Auto),
-            "cpu" | "eager" => Ok(Route::Cpu),
+            "cpu" => Ok(Route::Cpu),
             "gpu" => Ok(Route::Gpu),
             other => Err(Error::value(
                 "ENGINE_SCAN",
                 "ENGINE_SCAN",
-                "auto, cpu (or eager) or gpu",
+                "auto, cpu or gpu",
                 other,
             )),
         }
@@ -54,7 +54,7 @@ impl Route {
             Err(std::env::VarError::NotUnicode(v)) => Err(Error::value(
                 "ENGINE_SCAN",
                 "ENGINE_SCAN",
-                "auto, cpu (or eager) or gpu",
+                "auto, cpu or gpu",
                 format!("{v:?} (not UTF-8)"),
             )),
         }
