@@ -13,7 +13,7 @@
 //! the output projection (D -> Dm) and returns every parameter's gradient. The f64 oracle is
 //! [`reference`](mod@reference).
 
-mod fused;
+mod angle_fused;
 mod gates;
 mod kind;
 mod layer;
