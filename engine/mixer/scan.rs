@@ -78,7 +78,10 @@ pub fn mixer_scan_with(kind: MixerKind, path: MixerPath, pre: &Tensor, opts: &Sc
         |gpu| {
             let pre = pre.contiguous()?;
             let (h, saved) = match kind {
-                _ if fused => (super::angle_fused::forward(gpu, op, &pre, k, opts.strategy)?, Saved::AngleFused),
+                _ if fused => (
+                    super::angle_fused::forward(gpu, op, &pre, k, opts.strategy)?,
+                    Saved::AngleFused,
+                ),
                 MixerKind::MinGru => {
                     let (lc, lv) = gates::log_gates(gpu, op, &pre)?;
                     (scans::parallel_scan_log_with(&lc, &lv, opts)?, Saved::Log { lc, lv })
@@ -130,7 +133,9 @@ pub fn mixer_scan_backward_with(pre: &Tensor, fwd: &MixerScan, grad_h: &Tensor, 
     let (pre, dh) = (pre.contiguous()?, grad_h.contiguous()?);
     let h = &fwd.h;
     match (&fwd.saved, pre.context().gpu()) {
-        (Saved::AngleFused, Some(gpu)) => super::angle_fused::backward(gpu, op, &pre, k, &h.contiguous()?, &dh, opts.strategy),
+        (Saved::AngleFused, Some(gpu)) => {
+            super::angle_fused::backward(gpu, op, &pre, k, &h.contiguous()?, &dh, opts.strategy)
+        }
         (Saved::Log { lc, lv }, Some(gpu)) => {
             let g = scans::parallel_scan_log_backward_with(lc, lv, h, &dh, opts)?;
             gates::log_gates_backward(gpu, op, &pre, &g.d_log_coeffs, &g.d_log_values)

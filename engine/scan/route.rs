@@ -37,12 +37,7 @@ impl Route {
             "" | "auto" => Ok(Route::Auto),
             "cpu" => Ok(Route::Cpu),
             "gpu" => Ok(Route::Gpu),
-            other => Err(Error::value(
-                "ENGINE_SCAN",
-                "ENGINE_SCAN",
-                "auto, cpu or gpu",
-                other,
-            )),
+            other => Err(Error::value("ENGINE_SCAN", "ENGINE_SCAN", "auto, cpu or gpu", other)),
         }
     }
 
