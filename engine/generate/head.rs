@@ -12,7 +12,7 @@ use crate::tensor::Tensor;
 const HEAD: KernelDef = KernelDef::new("generate/head", shader!("generate/head.wgsl"), "head");
 
 /// Widest C the head kernel holds (`MAX_C` in `head.wgsl`: GPT-2 XL's 1600).
-const HEAD_MAX_C: usize = 1600;
+pub(crate) const HEAD_MAX_C: usize = 1600;
 
 /// The final norm (`Prologue::Layer` or `Prologue::Rms`) and the head: x (1, C), w (V, C)
 /// dense, F32, F16 or BF16 -> logits (1, V).
@@ -20,8 +20,10 @@ pub(crate) fn head(x: &Tensor, norm: Prologue, w: &Tensor) -> Result<Tensor> {
     let op = "generate::head";
     let ctx = x.context();
     let gpu = ctx.require_gpu(op)?;
-    let (v, c) = (w.shape()[0], w.shape()[1]);
-    if w.rank() != 2 || !w.is_contiguous() || c % 4 != 0 || c > HEAD_MAX_C {
+    let &[v, c] = w.shape() else {
+        return Err(Error::shape(op, "w", "(V, C)", w.shape()));
+    };
+    if !w.is_contiguous() || c % 4 != 0 || c > HEAD_MAX_C {
         return Err(Error::Unsupported {
             op,
             message: format!(
@@ -34,9 +36,8 @@ pub(crate) fn head(x: &Tensor, norm: Prologue, w: &Tensor) -> Result<Tensor> {
     let (g, b, eps, rms) = match norm {
         Prologue::Layer((g, b, eps)) => (g, b, eps, false),
         Prologue::Rms(g, eps) => (g, x, eps, true),
-        Prologue::None | Prologue::SwiGlu => {
-            return Err(Error::value(op, "norm", "a layer or RMS norm", "none"));
-        }
+        Prologue::None => return Err(Error::value(op, "norm", "a layer or RMS norm", "none")),
+        Prologue::SwiGlu => return Err(Error::value(op, "norm", "a layer or RMS norm", "SwiGLU")),
     };
     for (arg, t) in [("x", x), ("norm weight", g), ("norm bias", b)] {
         check_row(op, arg, t, c)?;

@@ -32,6 +32,6 @@ pub(crate) use at_state::{attention_decode, rope_at_state, row_at_state, Pick};
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
 pub use generator::{Decoder, Generator, Streaming};
-pub(crate) use head::head;
+pub(crate) use head::{head, HEAD_MAX_C};
 pub(crate) use project::{ln_matvec, Project, Prologue};
 pub use sampling::{argmax, choose, Sampler, Sampling};

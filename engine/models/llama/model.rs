@@ -288,7 +288,8 @@ impl Llama {
                     let q = ops::rope(&part(0, hd, h)?, &cos, &sin)?; // (T, H, D)
                     let k = ops::rope(&part(hd, hd + kvd, kvh)?, &cos, &sin)?; // (T, KVH, D)
                     let v = part(hd + kvd, hd + 2 * kvd, kvh)?; // (T, KVH, D)
-                                                                // This step's keys and values into positions past..past + T of the layer.
+
+                    // This step's keys and values into positions past..past + T of the layer.
                     let slot = |c: &Tensor| c.narrow(0, i, i + 1)?.narrow(2, past, past + t); // (1, KVH, T, D)
                     let heads_first = |x: &Tensor| x.transpose(0, 1)?.reshape(&[1, kvh, t, d]);
                     crate::tensor::copy_into(&slot(&cache.k)?, &heads_first(&k)?)?;
@@ -454,8 +455,14 @@ impl Decoder for Llama {
     fn decode_on_device(&self, cache: &Cache, st: &DecodeState) -> Result<Tensor> {
         let x = generate::row_at_state(&self.embed, Pick::Token, st)?; // (1, C)
         let x = self.layers_forward(x, cache, At::Device(st))?;
-        let norm = Prologue::Rms(&self.norm, self.config.rms_norm_eps);
-        let logits = generate::head(&x, norm, &self.head)?; // (1, V)
+        // The head kernel where its workgroup holds the row (C <= HEAD_MAX_C), the ops otherwise.
+        let c = self.config.hidden_size;
+        let logits = if c.is_multiple_of(4) && c <= generate::HEAD_MAX_C {
+            let norm = Prologue::Rms(&self.norm, self.config.rms_norm_eps);
+            generate::head(&x, norm, &self.head)?
+        } else {
+            self.logits(&x)?
+        }; // (1, V)
         generate::sample(&logits, st, None)?;
         Ok(logits)
     }
