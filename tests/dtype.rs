@@ -279,7 +279,7 @@ fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {
         // Products large enough for the staged kernel (256 x 128 tiles, 128 of them): a batch
         // of views narrowed along K (offset 8, row stride 56) against a broadcast b, and the
         // fused epilogue with a residual.
-        let a = half(&mut rng, &[128, 256, 56]).narrow(2, 8, 48).unwrap();
+        let a = half(&mut rng, &[128, 256, 56]).narrow(2, 8, 56).unwrap();
         let b = half(&mut rng, &[48, 128]);
         let got = ops::matmul_with(&a, &b, MatmulPath::Cooperative).unwrap();
         assert_close(ctx, "staged", &got.to_vec().unwrap(), &reference_matmul(&a, &b), GATE);

@@ -167,6 +167,21 @@ fn llama_plans_generate_the_eager_ids_and_logits() {
             .unwrap();
         assert_eq!(ids, g.greedy, "{}: greedy ids through the plans", ctx.info().name);
         assert_eq!(streamed, ids);
+        // Six launches a layer (q, k, v; rope and the cache write; attention; the output
+        // projection; gate and up; the gated down projection), none fallen back to the ops.
+        let dump = plans.decode_plan().dump();
+        for name in ["ln_matvec", "rope_at_state", "attention_decode", "generate/head"] {
+            assert!(
+                dump.contains(name),
+                "{}: no {name} in the decode plan:\n{dump}",
+                ctx.info().name
+            );
+        }
+        assert!(
+            !dump.contains("ops/matmul") && !dump.contains("ops/rms_norm"),
+            "{}: a decode projection fell back to the ops:\n{dump}",
+            ctx.info().name
+        );
         // The decode plan's last logits are those of the prompt + ids[..n - 1].
         let mut seen = g.prompt.clone();
         seen.extend(&ids[..ids.len() - 1]);

@@ -69,7 +69,7 @@ pub struct Llama {
     pub(super) rope_cos: Tensor, // (P, D)
     pub(super) rope_sin: Tensor, // (P, D)
     pub(super) tied: bool,       // the head is the embedding itself
-    zeros: Tensor,               // (max(C, H D, I),): the decode projections' bias (Llama has none)
+    zeros: Tensor,               // (max(C, H D + 2 KVH D, 2 I),): the decode projections' bias (Llama has none)
 }
 
 /// The keys and values of one sequence's positions: one preallocated buffer, keys then
@@ -159,7 +159,9 @@ impl Llama {
             .collect::<Result<Vec<_>>>()?;
         let embed = get("model.embed_tokens.weight", &[cfg.vocab_size, c], false)?;
         let (rope_cos, rope_sin) = rope_tables(ctx, cfg)?;
-        let zeros = Tensor::zeros(ctx, &[c.max(hd).max(inter)])?;
+        // As wide as the widest decode projection (fused q, k, v and fused gate, up): a
+        // projection wider than this falls back to the tensor ops (`project`).
+        let zeros = Tensor::zeros(ctx, &[c.max(hd + 2 * kvd).max(2 * inter)])?;
         // (V, C) as stored: each logit one contiguous row (`generate::head`); a tied head is
         // the embedding itself.
         let tied = cfg.tie_word_embeddings && !tensors.contains_key("lm_head.weight");
@@ -333,7 +335,7 @@ impl Llama {
     /// the kernel (N not a multiple of 4), the tensor ops.
     fn project(&self, x: &Tensor, norm: Prologue, w: &Tensor, to: Project, st: &DecodeState) -> Result<Tensor> {
         let n = w.shape()[1];
-        if !n.is_multiple_of(4) || n > self.zeros.len() {
+        if !n.is_multiple_of(4) {
             let xn = match norm {
                 Prologue::Rms(g, eps) => ops::rms_norm(x, g, eps)?,
                 Prologue::SwiGlu => swiglu(x)?,
