@@ -28,11 +28,11 @@ struct Entry {
     own: PathBuf,
 }
 
-/// The widths a description generates: the slot width (`// dtype: NAME quad`, and the
+/// The widths a description generates: the slot width (`// dtype: NAME vec4`, and the
 /// `{w}` of its prelude paths), the suffix of its passes' file and the value type `F`.
 const WIDTHS: [(&str, &str, &str); 3] = [
-    ("quad", "", "vec4<f32>"),
-    ("pair", "_pair", "vec2<f32>"),
+    ("vec4", "", "vec4<f32>"),
+    ("vec2", "_vec2", "vec2<f32>"),
     ("scalar", "_scalar", "f32"),
 ];
 
@@ -41,13 +41,13 @@ const WIDTHS: [(&str, &str, &str); 3] = [
 /// - `shared:` the preludes of every kernel, first;
 /// - `scalar:` the preludes the one-channel width adds next (its f32 outputs);
 /// - `passes:` the preludes of the chunked walks' kernels, `dir/NAME.wgsl`,
-///   `dir/NAME_pair.wgsl` and `dir/NAME_scalar.wgsl`, which declare `alias F`;
-/// - `lookback:` the preludes of the one-pass kernels, `dir/NAME_lookback_quad.wgsl`,
-///   `_pair.wgsl` and `_scalar.wgsl` (one of them, `recurrence/width_{w}.wgsl`, brings `F`);
+///   `dir/NAME_vec2.wgsl` and `dir/NAME_scalar.wgsl`, which declare `alias F`;
+/// - `lookback:` the preludes of the one-pass kernels, `dir/NAME_lookback_vec4.wgsl`,
+///   `_vec2.wgsl` and `_scalar.wgsl` (one of them, `recurrence/width_{w}.wgsl`, brings `F`);
 /// - `inputs:` and `outputs:` the dtype slots: inputs at every width, outputs (stores) at
-///   quad and pair only: an invocation of those owns whole packed words.
+///   vec4 and vec2 only: an invocation of those owns whole packed words.
 ///
-/// `{w}` in a path is the width: `quad`, `pair` or `scalar`.
+/// `{w}` in a path is the width: `vec4`, `vec2` or `scalar`.
 fn widths(root: &Path, rel: &str, desc: &str, gen: &Path) -> Vec<Entry> {
     let mut lists: [(&str, Vec<&str>); 6] = [
         ("shared", vec![]),

@@ -67,7 +67,7 @@
 //! | element_scan: from_body, from_body_tensors, grad, grad_program, Bindings::* | checked when built or run (shapes, seed = output's shape, numbers checked at use) |
 //! | check/rng.rs:Rng::range, below, vec_range, vec_normal; check/compare.rs:compare, Gate::new | left: test-input generators (below(0) gives 0; huge n allocates) / compare reports a length mismatch or NaN as a failure |
 //! | parity/cuda.rs:cuda_cases; parity/mod.rs:tally, markdown | checked (parse) / total |
-//! | context/tuning.rs:Context::tune; context/mod.rs:set_poison | checked when run / any poison value (NaN is the usual one) |
+//! | context/tune.rs:Context::tune; context/mod.rs:set_poison | checked when run / any poison value (NaN is the usual one) |
 
 use ndarray::{Array1, Array2, Array3, ArrayD, IxDyn};
 use wgsl_compute::check::Rng;

@@ -188,7 +188,7 @@ fn dtype_half_matmul_every_path_matches_the_reference() {
                 let bt = bt.transpose(0, 1).unwrap();
                 let mut paths = vec![MatmulPath::Auto, MatmulPath::Tiled16, MatmulPath::RegisterTiled];
                 if m == 1 {
-                    paths.push(MatmulPath::Vector);
+                    paths.push(MatmulPath::Matvec);
                 }
                 for (which, a, b) in [
                     ("f32 a", &a_f32, &b),

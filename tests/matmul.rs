@@ -28,7 +28,7 @@ fn check(ctx: &Context, case: &str, a: &Tensor, b: &Tensor, path: MatmulPath) {
 fn paths(m: usize) -> Vec<MatmulPath> {
     let mut p = vec![MatmulPath::Auto, MatmulPath::Tiled16, MatmulPath::RegisterTiled];
     if m == 1 {
-        p.push(MatmulPath::Vector);
+        p.push(MatmulPath::Matvec);
     }
     p
 }
@@ -168,12 +168,12 @@ fn matmul_reads_transposed_and_narrowed_views_in_place() {
             .narrow(0, 1, 2)
             .unwrap();
         let w = Tensor::from_array(ctx, &random(&mut rng, &[257, 300])).unwrap();
-        check(ctx, "row @ w", &x, &w, MatmulPath::Vector);
+        check(ctx, "row @ w", &x, &w, MatmulPath::Matvec);
         let wt = Tensor::from_array(ctx, &random(&mut rng, &[1001, 257]))
             .unwrap()
             .transpose(0, 1)
             .unwrap();
-        check(ctx, "row @ wte^T", &x, &wt, MatmulPath::Vector);
+        check(ctx, "row @ wte^T", &x, &wt, MatmulPath::Matvec);
     });
 }
 
@@ -233,7 +233,7 @@ fn matmul_batches_broadcast() {
             check(ctx, "q @ k^T over views", &q, &kt, path);
         }
         let q1 = q.narrow(1, 16, 17).unwrap();
-        check(ctx, "decode q @ k^T", &q1, &kt, MatmulPath::Vector);
+        check(ctx, "decode q @ k^T", &q1, &kt, MatmulPath::Matvec);
     });
 }
 
@@ -317,7 +317,7 @@ fn matmul_bad_input_names_op_and_shapes() {
         );
         let e = ops::matmul(&t(&[3]), &t(&[3, 5])).unwrap_err().to_string();
         assert!(e.contains("matmul") && e.contains("rank >= 2"), "{e}");
-        let e = ops::matmul_with(&t(&[2, 3]), &t(&[3, 5]), MatmulPath::Vector)
+        let e = ops::matmul_with(&t(&[2, 3]), &t(&[3, 5]), MatmulPath::Matvec)
             .unwrap_err()
             .to_string();
         assert!(e.contains("M = 1"), "{e}");

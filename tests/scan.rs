@@ -200,13 +200,13 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
         let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
         let expected = if offered { 2 } else { 0 };
         assert_eq!(
-            calls("scan/linear_lookback_quad.wgsl::scan_lookback"),
+            calls("scan/linear_lookback_vec4.wgsl::scan_lookback"),
             expected,
             "on {}: {p}",
             ctx.info().name
         );
         assert_eq!(
-            calls("scan/linear_lookback_quad.wgsl::scan_lookback_clear"),
+            calls("scan/linear_lookback_vec4.wgsl::scan_lookback_clear"),
             expected,
             "{p}"
         );
@@ -234,7 +234,7 @@ fn scan_lookback_is_one_pass_where_offered_and_matches_the_reference() {
         ctx.reset_profile().unwrap();
         let calls = |name: &str| p.kernel(name).map_or(0, |k| k.calls);
         assert_eq!(
-            calls("scan/parallel_scan_log_lookback_quad.wgsl::scan_lookback"),
+            calls("scan/parallel_scan_log_lookback_vec4.wgsl::scan_lookback"),
             expected,
             "{p}"
         );

@@ -1,4 +1,4 @@
-//! The tuner (`engine/tune`, `engine/context/tuning.rs`): every candidate it may pick gives
+//! The tuner (`engine/tune`, `engine/context/tune.rs`): every candidate it may pick gives
 //! the hand rule's bits, the cache round trip, the three bad cache files, `ENGINE_TUNE=off`,
 //! plans that record the chosen path, and no allocation left behind.
 //!
@@ -180,7 +180,7 @@ fn tune_matmul_every_candidate_gives_the_hand_rules_bits() {
 fn tune_channel_scan_every_width_gives_the_hand_rules_bits() {
     each_fresh(|ctx| {
         let mut rng = Rng::new(2929);
-        // (B, T, D): D % 4 = 0 with few walks (hand rule: one channel, candidates quad, pair),
+        // (B, T, D): D % 4 = 0 with few walks (hand rule: one channel, candidates vec4, vec2),
         // D even, D odd (no choice, no key); the lane walks, the chunked passes (long T, few
         // lanes) and both strategies forced.
         let strategies = [Strategy::Auto, Strategy::Lanes, Strategy::Chunked { chunk: None }];
@@ -208,7 +208,7 @@ fn tune_channel_scan_every_width_gives_the_hand_rules_bits() {
                 assert_eq!(entries.len(), want, "{case}: {entries:?}");
             }
         }
-        // Halves: the quad and pair widths.
+        // Halves: the vec4 and vec2 widths.
         let (b, t, d) = (2, 50, 8);
         let half = |rng: &mut Rng, lo, hi| {
             Tensor::from_slice_as(ctx, &[b, t, d], &rng.vec_range(b * t * d, lo, hi), DType::F16).unwrap()
@@ -218,7 +218,7 @@ fn tune_channel_scan_every_width_gives_the_hand_rules_bits() {
             vec![bits(&scan::linear_scan(&a, &x, None).unwrap())]
         });
         assert_eq!(entries.len(), 1);
-        assert_eq!(entries[0].hand, "pair");
+        assert_eq!(entries[0].hand, "vec2");
     });
 }
 

@@ -136,7 +136,7 @@ impl Gpu {
             eprintln!("engine: {e}; tuning as `cached`");
             crate::tune::TuneMode::Cached
         });
-        let tuner = crate::tune::Tuner::new(crate::context::tuning::identity(&device), mode);
+        let tuner = crate::tune::Tuner::new(crate::context::tune::identity(&device), mode);
         // Background builds pay on a GPU, whose compiles take host cores the device does not
         // need. On a software adapter a compile takes the cores the candidates are timed on,
         // and GL builds on its one context.

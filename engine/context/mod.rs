@@ -18,7 +18,7 @@ pub(crate) mod pool;
 mod profile;
 pub(crate) mod readback;
 mod timing;
-pub(crate) mod tuning;
+pub(crate) mod tune;
 
 use std::sync::{Arc, Once};
 
@@ -34,7 +34,7 @@ pub use info::{Backend, DeviceInfo, DeviceKind};
 pub use pool::PoolStats;
 pub use profile::{Event, KernelTime, Profile};
 pub use timing::{Clock, Timed};
-pub use tuning::TuneItem;
+pub use tune::TuneItem;
 
 use crate::error::{Error, Result};
 

@@ -35,7 +35,7 @@ pub(crate) enum MatvecSplit {
 
 impl MatvecSplit {
     /// The shape for a projection on `info`'s adapter (`ln`: the layer norm is fused in):
-    /// `ENGINE_GEMV` when set
+    /// `ENGINE_MATVEC` when set
     /// (`whole`, or C4 then `s` for subgroups or `t` for the shared-memory tree: `1s`, `4t`;
     /// read once per process, for benchmarks), else the rule.
     ///
@@ -45,14 +45,14 @@ impl MatvecSplit {
     /// chooses between paths that give the same bits.
     fn pick(info: &crate::context::DeviceInfo, ln: bool) -> MatvecSplit {
         static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-        let forced = FORCED.get_or_init(|| std::env::var("ENGINE_GEMV").ok());
+        let forced = FORCED.get_or_init(|| std::env::var("ENGINE_MATVEC").ok());
         if let Some(shape) = forced.as_deref().and_then(|s| MatvecSplit::parse(s, info)) {
             return shape;
         }
         if info.is_software() {
             return MatvecSplit::WholeColumns;
         }
-        // Measured on the H200 (bench --only gemv, each ENGINE_GEMV shape, GPT-2 124M's and
+        // Measured on the H200 (bench --only gemv, each ENGINE_MATVEC shape, GPT-2 124M's and
         // XL's projections; see benches/results/h200.md): subgroup sums at every shape; two
         // vec4 columns a workgroup for the products without a layer norm (XL's fc_proj 22.7
         // us against 26.1 at C4 = 4 and 38.0 at 8), four for those with one, where every
@@ -65,7 +65,7 @@ impl MatvecSplit {
         }
     }
 
-    /// `ENGINE_GEMV`'s spelling; a subgroup shape the adapter cannot run falls back to the tree.
+    /// `ENGINE_MATVEC`'s spelling; a subgroup shape the adapter cannot run falls back to the tree.
     fn parse(s: &str, info: &crate::context::DeviceInfo) -> Option<MatvecSplit> {
         if s == "whole" {
             return Some(MatvecSplit::WholeColumns);

@@ -1,14 +1,14 @@
 //! Dtype slots: how one kernel source reads an operand stored as F32, F16 or BF16.
 //!
-//! A kernel names each such binding once in a `// dtype: NAME scalar`, `// dtype: NAME pair`
-//! or `// dtype: NAME quad` line and declares it `array<NAME_t>` (or, for the older spelling,
-//! `array<NAME_word>` (scalar) / `array<NAME_quad>` (quad)): one, two or four elements per
+//! A kernel names each such binding once in a `// dtype: NAME scalar`, `// dtype: NAME vec2`
+//! or `// dtype: NAME vec4` line and declares it `array<NAME_t>` (or, for the older spelling,
+//! `array<NAME_word>` (scalar) / `array<NAME_vec4>` (vec4)): one, two or four elements per
 //! array element. The engine prepends a generated prelude, per dtype of each slot, defining
 //! that element type and the accessors the kernel reads and writes through:
-//! - `NAME_at(i) -> f32`: element i (scalar and quad slots);
-//! - `NAME_at4(q) -> vec4<f32>`: elements 4q .. 4q + 3 (quad slots);
+//! - `NAME_at(i) -> f32`: element i (scalar and vec4 slots);
+//! - `NAME_at4(q) -> vec4<f32>`: elements 4q .. 4q + 3 (vec4 slots);
 //! - `NAME_ld(u) -> W`: array element u as W = f32, `vec2<f32>` or `vec4<f32>` (scalar,
-//!   pair, quad), and for a slot declared `// dtype: NAME pair store` (a read_write binding)
+//!   vec2, vec4), and for a slot declared `// dtype: NAME vec2 store` (a read_write binding)
 //!   `NAME_st(u, v: W)`: a kernel written over a width alias reads and writes every width and
 //!   dtype with the same calls.
 //!
@@ -16,7 +16,7 @@
 //! (WGSL leaves the rounding of `pack2x16float` to the implementation). A half is half of a
 //! packed word, so a store of one half would be a read-modify-write that races with the
 //! invocation writing the word's other half: a half **scalar** store slot is refused (the
-//! prelude is an error naming the slot). Pair and quad stores write whole words,
+//! prelude is an error naming the slot). Vec2 and vec4 stores write whole words,
 //! so a kernel whose invocations own distinct array elements never shares a word.
 //!
 //! F32 slots read `array<f32>` / `array<vec4<f32>>` exactly as a kernel written for f32
@@ -30,8 +30,8 @@ use crate::shape::DType;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Access {
     Scalar,
-    Pair,
-    Quad,
+    Vec2,
+    Vec4,
 }
 
 /// One `// dtype:` line: the binding's name, its access and whether the kernel stores to it.
@@ -49,11 +49,11 @@ fn slots(wgsl: &str) -> Result<Vec<Slot<'_>>, String> {
             let mut words = rest.split_whitespace();
             let (name, access) = match (words.next(), words.next()) {
                 (Some(name), Some("scalar")) => (name, Access::Scalar),
-                (Some(name), Some("pair")) => (name, Access::Pair),
-                (Some(name), Some("quad")) => (name, Access::Quad),
+                (Some(name), Some("vec2")) => (name, Access::Vec2),
+                (Some(name), Some("vec4")) => (name, Access::Vec4),
                 _ => {
                     return Err(format!(
-                        "`// dtype: {rest}`: expected `// dtype: NAME scalar|pair|quad [store]`"
+                        "`// dtype: {rest}`: expected `// dtype: NAME scalar|vec2|vec4 [store]`"
                     ))
                 }
             };
@@ -90,7 +90,7 @@ pub fn dtype_prelude(wgsl: &str, dtypes: &[(&str, DType)]) -> Result<String, Str
         if s.store && dtype.is_half() && s.access == Access::Scalar {
             return Err(format!(
                 "`// dtype: {} scalar store` as {dtype}: a half is half a word, and a store of one races \
-                 with the invocation storing the other half; store {dtype} through pair or quad slots",
+                 with the invocation storing the other half; store {dtype} through vec2 or vec4 slots",
                 s.name
             ));
         }
@@ -112,8 +112,8 @@ const ROUNDING: &str = include_str!("../../shaders/tensor/dtype.wgsl");
 fn width(access: Access) -> &'static str {
     match access {
         Access::Scalar => "f32",
-        Access::Pair => "vec2<f32>",
-        Access::Quad => "vec4<f32>",
+        Access::Vec2 => "vec2<f32>",
+        Access::Vec4 => "vec4<f32>",
     }
 }
 
@@ -125,11 +125,11 @@ fn unit_accessors(x: &str, access: Access, store: bool, dtype: DType) -> String 
         out.push_str(&match (dtype, access) {
             (DType::F32, _) => format!("fn {x}_st(u: u32, v: {w}) {{ {x}[u] = v; }}\n"),
             (_, Access::Scalar) => String::new(), // refused by dtype_prelude
-            (_, Access::Pair) => format!(
+            (_, Access::Vec2) => format!(
                 "fn {x}_st(u: u32, v: vec2<f32>) {{ {x}[u] = {}; }}\n",
                 word(dtype, "v.x", "v.y")
             ),
-            (_, Access::Quad) => format!(
+            (_, Access::Vec4) => format!(
                 "fn {x}_st(u: u32, v: vec4<f32>) {{ {x}[u] = vec2<u32>({}, {}); }}\n",
                 word(dtype, "v.x", "v.y"),
                 word(dtype, "v.z", "v.w")
@@ -157,11 +157,11 @@ fn unit_loads(x: &str, access: Access, dtype: DType) -> String {
     }
     match access {
         Access::Scalar => format!("alias {x}_t = u32;\nfn {x}_ld(u: u32) -> f32 {{ return {x}_at(u); }}\n"),
-        Access::Pair => format!(
+        Access::Vec2 => format!(
             "alias {x}_t = u32;\nfn {x}_ld(u: u32) -> vec2<f32> {{ let w = {x}[u]; return {}; }}\n",
             pair(dtype, "w")
         ),
-        Access::Quad => format!("alias {x}_t = vec2<u32>;\nfn {x}_ld(u: u32) -> vec4<f32> {{ return {x}_at4(u); }}\n"),
+        Access::Vec4 => format!("alias {x}_t = vec2<u32>;\nfn {x}_ld(u: u32) -> vec4<f32> {{ return {x}_at4(u); }}\n"),
     }
 }
 
@@ -177,7 +177,7 @@ fn pair(dtype: DType, w: &str) -> String {
 fn slot(x: &str, access: Access, dtype: DType) -> String {
     let pair = |w: &str| pair(dtype, w);
     match (access, dtype) {
-        (Access::Pair, _) => String::new(),
+        (Access::Vec2, _) => String::new(),
         (Access::Scalar, DType::F32) => {
             format!("alias {x}_word = f32;\nfn {x}_at(i: u32) -> f32 {{ return {x}[i]; }}\n")
         }
@@ -185,13 +185,13 @@ fn slot(x: &str, access: Access, dtype: DType) -> String {
             "alias {x}_word = u32;\nfn {x}_at(i: u32) -> f32 {{ return {}[i & 1u]; }}\n",
             pair(&format!("{x}[i >> 1u]"))
         ),
-        (Access::Quad, DType::F32) => format!(
-            "alias {x}_quad = vec4<f32>;\n\
+        (Access::Vec4, DType::F32) => format!(
+            "alias {x}_vec4 = vec4<f32>;\n\
              fn {x}_at4(q: u32) -> vec4<f32> {{ return {x}[q]; }}\n\
              fn {x}_at(i: u32) -> f32 {{ return {x}[i >> 2u][i & 3u]; }}\n"
         ),
-        (Access::Quad, _) => format!(
-            "alias {x}_quad = vec2<u32>;\n\
+        (Access::Vec4, _) => format!(
+            "alias {x}_vec4 = vec2<u32>;\n\
              fn {x}_at4(q: u32) -> vec4<f32> {{ let v = {x}[q]; return vec4<f32>({}, {}); }}\n\
              fn {x}_at(i: u32) -> f32 {{ return {}[i & 1u]; }}\n",
             pair("v.x"),
@@ -222,15 +222,15 @@ mod tests {
 
     #[test]
     fn slots_generate_accessors_and_errors_name_the_problem() {
-        let src = "// dtype: w quad\n// dtype: g scalar\n";
+        let src = "// dtype: w vec4\n// dtype: g scalar\n";
         let p = dtype_prelude(src, &[("w", DType::F16)]).unwrap();
-        assert!(p.contains("alias w_quad = vec2<u32>;"));
+        assert!(p.contains("alias w_vec4 = vec2<u32>;"));
         assert!(p.contains("alias g_word = f32;"));
         assert!(dtype_prelude(src, &[("v", DType::F16)]).unwrap_err().contains("v"));
         assert!(dtype_prelude("// dtype: w\n", &[]).is_err());
         assert_eq!(typed_name("k", &[("w", DType::F32)]), "k");
         // Width-generic accessors; stores only for `store` slots, rounding helpers only then.
-        let src = "// dtype: a pair\n// dtype: o pair store\n// dtype: q quad store\n";
+        let src = "// dtype: a vec2\n// dtype: o vec2 store\n// dtype: q vec4 store\n";
         let p = dtype_prelude(src, &[("a", DType::BF16), ("o", DType::F16), ("q", DType::BF16)]).unwrap();
         assert!(p.contains("alias a_t = u32;") && p.contains("fn a_ld(u: u32) -> vec2<f32>"));
         assert!(!p.contains("fn a_st("));
@@ -247,7 +247,7 @@ mod tests {
         assert!(dtype_prelude(racy, &[]).is_ok());
         let e = dtype_prelude(racy, &[("out", DType::F16)]).unwrap_err();
         assert!(e.contains("out") && e.contains("race"), "{e}");
-        assert!(dtype_prelude("// dtype: w pair stored\n", &[]).is_err());
+        assert!(dtype_prelude("// dtype: w vec2 stored\n", &[]).is_err());
         assert_eq!(typed_name("k", &[("w", DType::BF16)]), "k[w=BF16]");
     }
 }

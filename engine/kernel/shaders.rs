@@ -9,7 +9,7 @@
 #[derive(Clone, Copy, Debug)]
 pub struct Shader {
     /// Its path under `shaders/`, e.g. `ops/matmul/tiled16.wgsl` (for a generated width
-    /// kernel, the path it would have as a file: `scan/linear_pair.wgsl`).
+    /// kernel, the path it would have as a file: `scan/linear_vec2.wgsl`).
     pub path: &'static str,
     /// The files prepended to it, in order (paths under `shaders/`).
     pub preludes: &'static [&'static str],

@@ -57,7 +57,7 @@ pub fn matmul_cases(full: bool) -> Vec<MatmulCase> {
             for &(m, k, n) in &sizes {
                 let mut paths = vec![MatmulPath::Auto, MatmulPath::Tiled16, MatmulPath::RegisterTiled];
                 if m == 1 {
-                    paths.push(MatmulPath::Vector);
+                    paths.push(MatmulPath::Matvec);
                 }
                 // The large tile reads whole vec4s of both operands.
                 if k % 4 == 0 && n % 4 == 0 {

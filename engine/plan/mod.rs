@@ -62,7 +62,7 @@ pub struct Plan {
     peak_bytes: u64,
     /// Dispatches the captured ops made, before the fusion pass.
     traced: usize,
-    /// The tuner's choices the captured ops made (`crate::context::tuning`): the paths every
+    /// The tuner's choices the captured ops made (`crate::context::tune`): the paths every
     /// replay runs, since a replay never tunes.
     choices: Vec<String>,
     /// Set by the first replay; until then reading a captured result is an error.

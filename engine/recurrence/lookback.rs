@@ -106,14 +106,14 @@ pub(crate) fn lookback(strategy: Strategy, lanes: usize, width: usize, t: usize,
 /// channel an invocation.
 pub(crate) type LookBacks = [[crate::kernel::KernelDef; 2]; 3];
 
-/// The [`LookBacks`] of the look-back kernels `$quad`, `$pair` and `$scalar` (shader table
-/// paths, as a `.widths` description generates them: `scan/linear_lookback_quad.wgsl`; entry
+/// The [`LookBacks`] of the look-back kernels `$vec4`, `$vec2` and `$scalar` (shader table
+/// paths, as a `.widths` description generates them: `scan/linear_lookback_vec4.wgsl`; entry
 /// points `scan_lookback_clear` and `scan_lookback`).
 macro_rules! lookbacks {
-    ($quad:tt, $pair:tt, $scalar:tt) => {
+    ($vec4:tt, $vec2:tt, $scalar:tt) => {
         [
-            $crate::recurrence::lookback::lookbacks!(@one $quad),
-            $crate::recurrence::lookback::lookbacks!(@one $pair),
+            $crate::recurrence::lookback::lookbacks!(@one $vec4),
+            $crate::recurrence::lookback::lookbacks!(@one $vec2),
             $crate::recurrence::lookback::lookbacks!(@one $scalar),
         ]
     };

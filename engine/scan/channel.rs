@@ -46,7 +46,7 @@ pub(crate) fn vector_width(channels: usize, walks: usize) -> usize {
 /// `inputs:` and `outputs:` lines name the same slots.
 pub(crate) struct ChannelKernels {
     pub vec4: Passes,
-    pub pair: Passes,
+    pub vec2: Passes,
     pub scalar: Passes,
     pub lookback: LookBacks,
     pub inputs: &'static [&'static str],
@@ -194,7 +194,7 @@ impl ChannelKernels {
     ) -> Result<()> {
         let (passes, lookback) = match plan.w {
             4 => (&self.vec4, &self.lookback[0]),
-            2 => (&self.pair, &self.lookback[1]),
+            2 => (&self.vec2, &self.lookback[1]),
             _ => (&self.scalar, &self.lookback[2]),
         };
         let outputs = if plan.w == 1 { &[][..] } else { self.outputs };
@@ -257,7 +257,7 @@ impl ChannelKernels {
             .collect::<Result<Vec<_>>>()?;
         let plan = self.plan(call, opts.strategy, width);
         let w = plan.w;
-        // The kernel's output dtype: the inputs' at the pair and quad widths, else f32.
+        // The kernel's output dtype: the inputs' at the vec2 and vec4 widths, else f32.
         let out_dtype = if w == 1 { crate::DType::F32 } else { call.dtype };
         let outputs = bind
             .outputs
@@ -312,8 +312,8 @@ impl ChannelPlan {
 /// A width's name in the tune cache and the plan dump (the WGSL's `width_*.wgsl` names).
 fn width_name(width: usize) -> &'static str {
     match width {
-        4 => "quad",
-        2 => "pair",
+        4 => "vec4",
+        2 => "vec2",
         _ => "scalar",
     }
 }

@@ -16,7 +16,7 @@
 //!
 //! F16 and BF16 (every tensor of a call in one dtype): the same kernels read through dtype
 //! slots and keep the state in f32. An invocation writes whole packed words: four channels,
-//! or two (`linear_pair.wgsl`) when N is even (`channel::dtype_width`). At odd N the
+//! or two (`linear_vec2.wgsl`) when N is even (`channel::dtype_width`). At odd N the
 //! one-channel kernel writes f32 and the outputs are narrowed after (`Tensor::to_dtype`, one
 //! invocation per output word), so each output is rounded once either way.
 
@@ -37,11 +37,11 @@ use crate::tensor::Tensor;
 /// the width kernels `shaders/scan/linear.widths` generates.
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/linear", "scan/linear.wgsl"),
-    pair: passes!("scan/linear_pair", "scan/linear_pair.wgsl"),
+    vec2: passes!("scan/linear_vec2", "scan/linear_vec2.wgsl"),
     scalar: passes!("scan/linear_scalar", "scan/linear_scalar.wgsl"),
     lookback: lookbacks!(
-        "scan/linear_lookback_quad.wgsl",
-        "scan/linear_lookback_pair.wgsl",
+        "scan/linear_lookback_vec4.wgsl",
+        "scan/linear_lookback_vec2.wgsl",
         "scan/linear_lookback_scalar.wgsl"
     ),
     inputs: &["a", "x", "h0", "h"],

@@ -23,11 +23,11 @@ use crate::tensor::Tensor;
 /// description, `shaders/scan/parallel_scan_log.widths`.
 const KERNELS: ChannelKernels = ChannelKernels {
     vec4: passes!("scan/parallel_scan_log", "scan/parallel_scan_log.wgsl"),
-    pair: passes!("scan/parallel_scan_log_pair", "scan/parallel_scan_log_pair.wgsl"),
+    vec2: passes!("scan/parallel_scan_log_vec2", "scan/parallel_scan_log_vec2.wgsl"),
     scalar: passes!("scan/parallel_scan_log_scalar", "scan/parallel_scan_log_scalar.wgsl"),
     lookback: lookbacks!(
-        "scan/parallel_scan_log_lookback_quad.wgsl",
-        "scan/parallel_scan_log_lookback_pair.wgsl",
+        "scan/parallel_scan_log_lookback_vec4.wgsl",
+        "scan/parallel_scan_log_lookback_vec2.wgsl",
         "scan/parallel_scan_log_lookback_scalar.wgsl"
     ),
     inputs: &["lc", "lv", "g", "h"],

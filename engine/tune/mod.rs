@@ -47,7 +47,7 @@ pub enum Family {
     /// one of them. All walk K in order with one fused multiply-add per step per output.
     Matmul,
     /// The channel-wise scans (`linear_scan`, `parallel_scan_log`, forward and backward):
-    /// how many adjacent channels one invocation carries (`scalar`, `pair`, `quad`) under the
+    /// how many adjacent channels one invocation carries (`scalar`, `vec2`, `vec4`) under the
     /// strategy plan the hand rule made. Every channel walks the same steps either way.
     ChannelScan,
     /// The elementwise kernels (`ops::unary`, `ops::binary`, `fused::run`, GELU) where every

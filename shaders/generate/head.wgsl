@@ -1,5 +1,5 @@
 // prelude: ops/reduce/tree.wgsl
-// dtype: w quad
+// dtype: w vec4
 // The decode step's head, for any model: the final norm of x (1, C) and an output matrix
 // stored (V, C) row-major (GPT-2's tied token embedding, a Hugging Face `lm_head.weight`),
 //   logits[v] = sum_c xn[c] w[v, c],   xn = (x - mean(x)) / sqrt(var(x) + eps) * g + b
@@ -34,7 +34,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read> x: array<f32>;          // (C,)
 @group(0) @binding(2) var<storage, read> ln_w: array<f32>;       // (C,)
 @group(0) @binding(3) var<storage, read> ln_b: array<f32>;       // (C,), unread with RMS
-@group(0) @binding(4) var<storage, read> w: array<w_quad>;       // (V, C / 4)
+@group(0) @binding(4) var<storage, read> w: array<w_vec4>;       // (V, C / 4)
 @group(0) @binding(5) var<storage, read_write> logits: array<f32>; // (V,)
 
 // Scalars, not vec4s: llvmpipe reads a vec4 workgroup element at a dynamic index about 100x

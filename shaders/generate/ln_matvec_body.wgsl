@@ -1,4 +1,4 @@
-// dtype: w quad
+// dtype: w vec4
 // The decode step's projections (prelude of generate/ln_matvec.wgsl and
 // generate/ln_matvec_subgroup.wgsl, which bring the workgroup sums): one row x (K,) times a
 // row-major weight w (K, N) (HF Conv1D layout), with the block's layer norm applied to x
@@ -62,7 +62,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> x: array<f32>;              // (K,), or (2K,) with SWIGLU
 @group(0) @binding(3) var<storage, read> ln_w: array<f32>;           // (K,), unread unless LN
 @group(0) @binding(4) var<storage, read> ln_b: array<f32>;           // (K,), unread unless LN
-@group(0) @binding(5) var<storage, read> w: array<w_quad>;           // (K, N / 4)
+@group(0) @binding(5) var<storage, read> w: array<w_vec4>;           // (K, N / 4)
 @group(0) @binding(6) var<storage, read> bias: array<f32>;           // (N,)
 @group(0) @binding(7) var<storage, read_write> out: array<f32>;      // (N,), or (C,) for EPILOGUE 3
 @group(0) @binding(8) var<storage, read_write> kv: array<f32>;       // (2, L, H, P, D), EPILOGUE 3

@@ -1,6 +1,6 @@
 // The four entry points of a channel scan (prelude of the chunked-walk width kernels that
 // build.rs generates from scan/linear.widths and scan/parallel_scan_log.widths: scan/linear.wgsl,
-// linear_pair.wgsl, linear_scalar.wgsl and parallel_scan_log.wgsl, _pair.wgsl, _scalar.wgsl):
+// linear_vec2.wgsl, linear_scalar.wgsl and parallel_scan_log.wgsl, _vec2.wgsl, _scalar.wgsl):
 // each hands its invocation index (recurrence/launch.wgsl) to the skeleton's lanes /
 // chunk_reduce / carries / chunk_fixup (recurrence/chunk_walk.wgsl). The walk
 // (scan/linear_walk.wgsl or scan/log_walk.wgsl) and the width alias F come from the including

@@ -22,7 +22,7 @@
 // running: the pass finishes on adapters that promise no forward progress (WebGPU, Metal,
 // OpenGL), and where running workgroups do progress the fallback almost never runs.
 //
-// A width prelude (recurrence/width_quad.wgsl, _pair, _scalar) brings F (vec4<f32>, vec2<f32> or
+// A width prelude (recurrence/width_vec4.wgsl, _vec2, _scalar) brings F (vec4<f32>, vec2<f32> or
 // f32), W (its channels) and wide / narrow (F to and from vec4<f32>); the including file the
 // bindings (`side: array<atomic<u32>>` among them) and the recurrence:
 //   struct Rows, rows(lane)          a lane's row indices

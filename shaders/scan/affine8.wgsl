@@ -1,5 +1,5 @@
 // prelude: recurrence/launch.wgsl
-// dtype: a quad
+// dtype: a vec4
 // dtype: x scalar
 // dtype: h0 scalar
 // The inputs a, x, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;
@@ -243,7 +243,7 @@ fn write_dh0(lane: u32, j: u32, s: Col) {
 }
 
 // Four consecutive steps of one column: their x columns and their element offsets.
-struct Quad {
+struct Steps4 {
     x0: Col,
     x1: Col,
     x2: Col,
@@ -255,13 +255,13 @@ struct Quad {
 }
 
 // Steps q .. q + 3 (in scan order, clamped to the item's last step) of column j of item `it`.
-fn load_quad(it: Item, q: u32, j: u32) -> Quad {
+fn load_steps4(it: Item, q: u32, j: u32) -> Steps4 {
     let last = it.end - it.start - 1u;
     let o0 = step_index(it.lane, time_at(it.start, it.end, min(q, last), REVERSE)) * K * V;
     let o1 = step_index(it.lane, time_at(it.start, it.end, min(q + 1u, last), REVERSE)) * K * V;
     let o2 = step_index(it.lane, time_at(it.start, it.end, min(q + 2u, last), REVERSE)) * K * V;
     let o3 = step_index(it.lane, time_at(it.start, it.end, min(q + 3u, last), REVERSE)) * K * V;
-    return Quad(load_x(o0, j), load_x(o1, j), load_x(o2, j), load_x(o3, j), o0, o1, o2, o3);
+    return Steps4(load_x(o0, j), load_x(o1, j), load_x(o2, j), load_x(o3, j), o0, o1, o2, o3);
 }
 
 // The walk every staged pass shares: the workgroup's items (`items` of them in the pass, SLOT
@@ -271,7 +271,7 @@ fn load_quad(it: Item, q: u32, j: u32) -> Quad {
 // (`busy` false) without touching memory. Returns the last state.
 //
 // Loads in flight: a block's transitions are staged with 16 independent loads an
-// invocation, and x is software-pipelined 4 steps ahead of the updates (the first quad
+// invocation, and x is software-pipelined 4 steps ahead of the updates (the first four steps
 // before the first staging, each next one before the updates of the current), so the
 // dependent chain never waits on a load issued just before it.
 fn walk_staged(lid: u32, wg: u32, items: u32, slot: u32, chunked: bool, s0: Col, busy: bool, inject: f32,
@@ -286,9 +286,9 @@ fn walk_staged(lid: u32, wg: u32, items: u32, slot: u32, chunked: bool, s0: Col,
     let mbase = k * slot * 16u;
     // Every item's length is at most this, uniform across the workgroup.
     let longest = select(p.launch.t_end - p.launch.t_begin, p.launch.chunk, chunked);
-    var cur = Quad(zero(), zero(), zero(), zero(), 0u, 0u, 0u, 0u);
+    var cur = Steps4(zero(), zero(), zero(), zero(), 0u, 0u, 0u, 0u);
     if busy {
-        cur = load_quad(it, 0u, j);
+        cur = load_steps4(it, 0u, j);
     }
     for (var q0 = 0u; q0 < longest; q0 += slot) {
         stage(lid, first, items, q0, slot, chunked);
@@ -296,7 +296,7 @@ fn walk_staged(lid: u32, wg: u32, items: u32, slot: u32, chunked: bool, s0: Col,
         if busy {
             for (var u = 0u; u < slot; u += 4u) {
                 let q = q0 + u;
-                let next = load_quad(it, q + 4u, j);
+                let next = load_steps4(it, q + 4u, j);
                 let m = mbase + u * 16u;
                 if q < len {
                     s = add(apply_staged(m, s), cur.x0, inject);

@@ -3,13 +3,13 @@
 // The K = V = 1 affine scan (linear_scan; matrix_affine_scan at k = v = 1): the recurrence of
 // recurrence/chunk_walk.wgsl's walks and passes (its hooks, below), shared by the width
 // kernels that build.rs generates from scan/linear.widths, scan/linear.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation, N % 4 == 0),
-// scan/linear_pair.wgsl (`alias F = vec2<f32>`, N % 2 == 0) and scan/linear_scalar.wgsl
+// scan/linear_vec2.wgsl (`alias F = vec2<f32>`, N % 2 == 0) and scan/linear_scalar.wgsl
 // (`alias F = f32`), which declare F, the dtype slots (engine/kernel/dtype.rs) of the bindings
 // and the entry points. Every index below counts F values: a time step's row holds
 // p.n = N / 4 (N / 2, N) of them. Inputs and outputs go through the slots' NAME_ld / NAME_st
 // (F32, F16 or BF16 storage, f32 values): the state is f32 whatever the storage, and a half
 // output is rounded once, when it is stored. An invocation owns whole words of every output
-// (a pair or quad of halves), so no two invocations share a packed word; the scalar width
+// (a vec2 or vec4 of halves), so no two invocations share a packed word; the scalar width
 // keeps f32 outputs (scan/linear_scalar.wgsl).
 //
 // Forward: h_t = a_t h_{t-1} + b_t, h_{-1} = h0 (or zero).

@@ -3,7 +3,7 @@
 // parallel_scan_log, the minGRU scan in log space: the recurrence of recurrence/chunk_walk.wgsl's
 // walks and passes (its hooks, below), shared by the width kernels that build.rs generates
 // from scan/parallel_scan_log.widths, scan/parallel_scan_log.wgsl (`alias F = vec4<f32>`: four adjacent channels per invocation,
-// D % 4 == 0), scan/parallel_scan_log_pair.wgsl (`alias F = vec2<f32>`, D % 2 == 0) and
+// D % 4 == 0), scan/parallel_scan_log_vec2.wgsl (`alias F = vec2<f32>`, D % 2 == 0) and
 // scan/parallel_scan_log_scalar.wgsl (`alias F = f32`), which declare F, the bindings' dtype
 // slots (engine/kernel/dtype.rs) and the entry points. Every index counts F values: a time
 // step's row holds p.d = D / 4 (D / 2, D). Reads and writes go through the slots' NAME_ld /

@@ -1,9 +1,9 @@
 // prelude: recurrence/launch.wgsl
-// dtype: a quad
-// dtype: x pair
-// dtype: h0 pair
-// dtype: out pair store
-// dtype: dh0 pair store
+// dtype: a vec4
+// dtype: x vec2
+// dtype: h0 vec2
+// dtype: out vec2 store
+// dtype: dh0 vec2 store
 // Every input and output is a dtype slot (engine/kernel/dtype.rs): F32, F16 or BF16 storage,
 // f32 values and state. A step's output is one vec2, so in a half it is one whole packed word
 // that only its lane's invocation writes, rounded once when stored; a segmented lane walk

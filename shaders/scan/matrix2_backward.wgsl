@@ -1,10 +1,10 @@
 // prelude: recurrence/launch.wgsl
-// dtype: g pair
-// dtype: h pair
-// dtype: h0 pair
-// dtype: da quad store
+// dtype: g vec2
+// dtype: h vec2
+// dtype: h0 vec2
+// dtype: da vec4 store
 // Every binding is a dtype slot (engine/kernel/dtype.rs): F32, F16 or BF16, f32 values; a
-// step's dA is one quad, two whole packed words in a half, rounded once when stored.
+// step's dA is one vec4, two whole packed words in a half, rounded once when stored.
 // matrix2 gradient of the transitions (the (K, V) = (2, 1) case of
 // matrix_affine_scan_backward.wgsl), after the reverse scan has produced g = db:
 // dA_t = g_t h_{t-1}^T with h_{-1} = h0 (zero when absent). One invocation per step: two

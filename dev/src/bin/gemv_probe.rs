@@ -72,7 +72,7 @@ impl Kind {
     }
 }
 
-/// The quad loader: four weights from quad index i, as f32.
+/// The vec4 loader: four weights from vec4 index i, as f32.
 fn loader(f16: bool) -> &'static str {
     if f16 {
         "@group(0) @binding(2) var<storage, read> w: array<vec2<u32>>;
@@ -110,7 +110,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             (s, 1)
         }
         Kind::Read => {
-            let quads = k * n / 4;
+            let vec4s = k * n / 4;
             writeln!(
                 s,
                 "@group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -118,13 +118,13 @@ fn main(@builtin(local_invocation_index) lid: u32) {
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {{
     let i = gid.x + gid.y * nwg.x * 256u;
-    if i >= {quads}u {{ return; }}
+    if i >= {vec4s}u {{ return; }}
     let v = ld(p.w_off4 + i);
     if dot(v, v) < -1.0 - abs(x[0]) {{ y[0] = v; }}
 }}"
             )
             .unwrap();
-            (s, quads.div_ceil(256) as u32)
+            (s, vec4s.div_ceil(256) as u32)
         }
         Kind::Kn { c4, u } => {
             let slices = 256 / c4;
@@ -266,7 +266,7 @@ fn engine_source(f16: bool) -> peer::Result<String> {
     ))
 }
 
-/// The engine kernel's uniform words for weights (K, N) at quad offset `w_off4`.
+/// The engine kernel's uniform words for weights (K, N) at vec4 offset `w_off4`.
 fn engine_params(n: usize, w_off4: u32) -> Vec<u32> {
     // n, x_off, w_off4, bias_off, out_off, ln_w_off, ln_b_off, eps, c, d, positions, k_off, v_off
     vec![
@@ -365,8 +365,8 @@ fn main() -> peer::Result<()> {
             let ln_b = peer.buffer("probe ln_b", (k * 4) as u64);
             let bias = peer.buffer("probe bias", (n * 4) as u64);
             let kv = peer.buffer("probe kv", 256);
-            let quads = k * n / 4;
-            let params: Vec<Vec<u32>> = (0..CHAIN).map(|i| vec![((i % slices) * quads) as u32]).collect();
+            let vec4s = k * n / 4;
+            let params: Vec<Vec<u32>> = (0..CHAIN).map(|i| vec![((i % slices) * vec4s) as u32]).collect();
             let last = (CHAIN - 1) % slices;
             let wl = &host_w[last * k * n..(last + 1) * k * n];
             println!(

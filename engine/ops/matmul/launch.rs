@@ -250,7 +250,7 @@ pub(super) fn record(
             gpu.kernel(&COOPERATIVE, &[epilogue])?,
             [(s.n / 64) as u32, (s.m / 64) as u32, batch as u32],
         ),
-        MatmulPath::Vector | MatmulPath::Auto => {
+        MatmulPath::Matvec | MatmulPath::Auto => {
             // A dense K axis in b turns each column into one coalesced dot product.
             let dot = b_rs == 1 && b_cs != 1;
             let cols_per_group = if dot { 8 } else { 32 };

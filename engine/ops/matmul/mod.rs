@@ -81,7 +81,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     matmul_with(a, b, MatmulPath::Auto)
 }
 
-/// [`matmul`] on a forced kernel (tests and benchmarks). `Vector` needs M = 1.
+/// [`matmul`] on a forced kernel (tests and benchmarks). `Matvec` needs M = 1.
 pub fn matmul_with(a: &Tensor, b: &Tensor, path: MatmulPath) -> Result<Tensor> {
     gemm("matmul", a, b, 1.0, Ep::NONE, path)
 }
@@ -228,8 +228,8 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     }
     check_dtypes(op, a, b, ep)?;
     let s = matmul_shapes(op, a.shape(), b.shape())?;
-    if path == MatmulPath::Vector && s.m != 1 {
-        return Err(Error::shape(op, "a", "M = 1 for MatmulPath::Vector", a.shape()));
+    if path == MatmulPath::Matvec && s.m != 1 {
+        return Err(Error::shape(op, "a", "M = 1 for MatmulPath::Matvec", a.shape()));
     }
     let Some(gpu) = ctx.gpu() else {
         return host_gemm(op, a, b, alpha, ep);

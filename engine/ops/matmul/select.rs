@@ -20,7 +20,7 @@ const LARGE_TILE_MIN_TILES: usize = 256;
 /// Which matmul kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MatmulPath {
-    /// Picked by shape: `Vector` for one row, `LargeTile` for large products with both
+    /// Picked by shape: `Matvec` for one row, `LargeTile` for large products with both
     /// operands vec4-aligned, `RegisterTiled` when both M and N fill a 64 tile, `Tiled16`
     /// otherwise (the hand rule); then the tuner (`crate::tune`, `ENGINE_TUNE`) may give a
     /// tile kernel's product to another of [`MatmulPath::TILES`] measured faster here.
@@ -33,7 +33,7 @@ pub enum MatmulPath {
     /// and vec4-aligned (forced on other operands: `Error::Fallback`).
     LargeTile,
     /// Row times matrix; only for M = 1.
-    Vector,
+    Matvec,
     /// F16 `a` and `b` on the adapter's matrix units through wgpu's experimental cooperative
     /// matrices (16 x 16 x 16 tiles, f32 accumulation: `shaders/ops/matmul/cooperative.wgsl`,
     /// and, on request (`ENGINE_EXPERIMENTAL=...,cooperative-staged`), `cooperative_staged.wgsl`
@@ -48,13 +48,13 @@ pub enum MatmulPath {
 
 impl MatmulPath {
     /// The paths that can be forced (every one but `Auto`), for tests and benchmarks.
-    pub const FORCED: [MatmulPath; 4] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile, Self::Vector];
+    pub const FORCED: [MatmulPath; 4] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile, Self::Matvec];
 
     /// The tile kernels the tuner chooses between (`crate::tune::Family::Matmul`). Each
     /// output element is one f32 accumulator walking K from 0 up with one `fma` per step
     /// (zero-padded past K: `fma(0, 0, acc)` is `acc`), then the one epilogue of
     /// `common.wgsl`: the same bits whichever runs. Not interchangeable with them, so never
-    /// candidates: `Vector` (K split across a workgroup, then a tree sum), split-K (partial
+    /// candidates: `Matvec` (K split across a workgroup, then a tree sum), split-K (partial
     /// sums over K-slices) and `Cooperative` (the matrix units' own order).
     pub const TILES: [MatmulPath; 3] = [Self::Tiled16, Self::RegisterTiled, Self::LargeTile];
 
@@ -65,7 +65,7 @@ impl MatmulPath {
             Self::Tiled16 => "tiled16",
             Self::RegisterTiled => "register_tiled",
             Self::LargeTile => "large_tile",
-            Self::Vector => "matvec",
+            Self::Matvec => "matvec",
             Self::Cooperative => "cooperative",
         }
     }
@@ -218,7 +218,7 @@ pub(super) fn choose(
         )
     };
     let path = match requested {
-        MatmulPath::Auto if s.m == 1 => MatmulPath::Vector,
+        MatmulPath::Auto if s.m == 1 => MatmulPath::Matvec,
         MatmulPath::Auto if gpu.info.cooperative_matrix && coop_refusal().is_none() => MatmulPath::Cooperative,
         MatmulPath::Cooperative => {
             if let Some(reason) = coop_refusal() {

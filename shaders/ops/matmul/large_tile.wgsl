@@ -1,7 +1,7 @@
 // prelude: ops/gelu.wgsl
 // prelude: ops/matmul/common.wgsl
-// dtype: a quad
-// dtype: b quad
+// dtype: a vec4
+// dtype: b vec4
 // The large-product path: a 128x128 block tile per workgroup of 256 invocations, each
 // accumulating an 8x8 register tile, walking K in steps of 16. Per k step an invocation reads
 // two vec4s of A and two of B from the shared tiles and does 64 FMAs (the 64x64 kernel: two
@@ -25,8 +25,8 @@
 
 // a and b are F32, F16 or BF16 (dtype slots: a_at4(q) reads elements 4q .. 4q + 3 widened to
 // f32), four elements per array element either way.
-@group(0) @binding(1) var<storage, read> a: array<a_quad>; // (..., M, K) view, K dense
-@group(0) @binding(2) var<storage, read> b: array<b_quad>; // (..., K, N) view, N dense
+@group(0) @binding(1) var<storage, read> a: array<a_vec4>; // (..., M, K) view, K dense
+@group(0) @binding(2) var<storage, read> b: array<b_vec4>; // (..., K, N) view, N dense
 
 const BM: u32 = 128u;
 const BN: u32 = 128u;
@@ -37,7 +37,7 @@ var<workgroup> sa: array<vec4<f32>, 512>; // BK x BM
 var<workgroup> sb: array<vec4<f32>, 512>; // BK x BN
 
 // Invocation lid's vec4 number `half` (0, 1) of the A tile at k0: row lid / 4 + 64 half,
-// K quad lid % 4; zero past the edges.
+// K vec4 lid % 4; zero past the edges.
 fn fetch_a(base: u32, row0: u32, k0: u32, lid: u32, half: u32) -> vec4<f32> {
     let r = lid / 4u + 64u * half;
     let kq = (lid % 4u) * 4u;
@@ -59,7 +59,7 @@ fn put_a(lid: u32, half: u32, v: vec4<f32>) {
 }
 
 // Invocation lid's vec4 number `half` of the B tile at k0: K row lid / 32 + 8 half, column
-// quad lid % 32, which is also its slot in sb.
+// vec4 lid % 32, which is also its slot in sb.
 fn fetch_b(base: u32, col0: u32, k0: u32, lid: u32, half: u32) -> vec4<f32> {
     let kk = lid / 32u + 8u * half;
     let cq = (lid % 32u) * 4u;

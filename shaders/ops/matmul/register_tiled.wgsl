@@ -1,8 +1,8 @@
 
 // prelude: ops/gelu.wgsl
 // prelude: ops/matmul/common.wgsl
-// dtype: a quad
-// dtype: b quad
+// dtype: a vec4
+// dtype: b vec4
 // The fast path: a 64x64 block tile per workgroup of 256 invocations, each accumulating a 4x4
 // register tile, walking K in steps of 16. The shared tiles are loaded once per step (four
 // elements or one vec4 per invocation) and each shared value loaded into a register feeds
@@ -18,8 +18,8 @@ override VEC_B: bool = false;
 
 // a and b are F32, F16 or BF16 (dtype slots: a_at(i) reads element i, a_at4(q) elements
 // 4q .. 4q + 3, widened to f32), four elements per array element either way.
-@group(0) @binding(1) var<storage, read> a: array<a_quad>; // (..., M, K) view
-@group(0) @binding(2) var<storage, read> b: array<b_quad>; // (..., K, N) view
+@group(0) @binding(1) var<storage, read> a: array<a_vec4>; // (..., M, K) view
+@group(0) @binding(2) var<storage, read> b: array<b_vec4>; // (..., K, N) view
 
 const BM: u32 = 64u;
 const BN: u32 = 64u;

@@ -1,4 +1,4 @@
-// Four adjacent channels an invocation (prelude of the look-back width kernels that build.rs generates from scan/*.widths, scan/*_lookback_quad.wgsl): the
+// Four adjacent channels an invocation (prelude of the look-back width kernels that build.rs generates from scan/*.widths, scan/*_lookback_vec4.wgsl): the
 // value type F, its channel count W, and F to and from vec4<f32> (recurrence/lookback.wgsl
 // publishes and polls a value's W channels as flag words through vec4<f32>).
 
