@@ -6,7 +6,7 @@
 //! `0..=pos` (`attention_decode`, grouped-query heads included). Because the token and the
 //! position reach these kernels through the state buffer, one captured plan serves every step.
 
-use super::device::DecodeState;
+use super::device::{DecodeState, ATTENTION_COUNTERS};
 use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
 use crate::tensor::Tensor;
@@ -29,6 +29,8 @@ const ATTENTION_DECODE: KernelDef = KernelDef::new(
 
 /// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
 pub(crate) const ATTENTION_MAX_P: usize = 2048;
+/// Keys a workgroup of the decode attention takes (`CHUNK` in `attention_decode.wgsl`).
+const ATTENTION_CHUNK: usize = 128;
 
 /// Which word of the state picks the row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,24 +191,95 @@ pub(crate) fn attention_decode(
     }
     let per_layer = kvh * p * d;
     let out = Tensor::uninit(ctx, &[1, h * d], op)?;
+    // Chunks of the cache a head (the grid's y); one where this layer's counters do not fit.
+    let splits = if (layer + 1) * h <= ATTENTION_COUNTERS {
+        p.div_ceil(ATTENTION_CHUNK)
+    } else {
+        1
+    };
+    let parts = Tensor::uninit(ctx, &[h * splits * (d + 2)], op)?; // (H, S, D + 2)
     let params = Params::new()
         .usize(p)
         .usize(k_cache.layout().offset + layer * per_layer)
         .usize(v_cache.layout().offset + layer * per_layer)
         .f32(1.0 / (d as f32).sqrt())
-        .usize(h / kvh);
+        .usize(h / kvh)
+        .usize(splits)
+        .usize(st.counts.layout().offset + layer * h);
     let buffers = [
         st.state.gpu_buffer(op)?,
         q.gpu_buffer(op)?,
         k_cache.gpu_buffer(op)?,
         v_cache.gpu_buffer(op)?,
         out.gpu_buffer(op)?,
+        parts.gpu_buffer(op)?,
+        st.counts.gpu_buffer(op)?,
     ];
     gpu.dispatch(
         &gpu.kernel(&ATTENTION_DECODE, &[("D", d as f64)])?,
         &params,
         &buffers,
-        [h as u32, 1, 1],
+        [h as u32, splits as u32, 1],
     )?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Rng;
+    use crate::context::Context;
+    use crate::generate::device::DeviceSampling;
+
+    /// The decode attention at positions that use one chunk, a chunk and one key, and many
+    /// chunks (the last workgroup's combine), grouped-query heads, a later layer of the cache,
+    /// and the same dispatch twice (its counters back at zero), against an f64 softmax.
+    #[test]
+    fn chunked_decode_attention_matches_the_reference() {
+        let ctx = Context::new().expect("a context");
+        if ctx.require_gpu("test").is_err() {
+            return;
+        }
+        let (l, kvh, p, d, h) = (2, 2, 300, 16, 6); // three query heads a key/value head
+        let mut rng = Rng::new(7);
+        let kv = rng.vec_range(l * kvh * p * d, -2.0, 2.0);
+        let vv = rng.vec_range(l * kvh * p * d, -1.0, 1.0);
+        let qv = rng.vec_range(h * d, -1.0, 1.0);
+        let k = Tensor::from_slice(&ctx, &[l, kvh, p, d], &kv).unwrap();
+        let v = Tensor::from_slice(&ctx, &[l, kvh, p, d], &vv).unwrap();
+        let q = Tensor::from_slice(&ctx, &[h * d], &qv).unwrap();
+        let st = DecodeState::new(&ctx, 4).unwrap();
+        let sampling = DeviceSampling {
+            top_k: 1,
+            temperature: 1.0,
+            seed: 0,
+        };
+        for pos in [5, 128, 299] {
+            st.reset(pos as u32, 0, sampling).unwrap();
+            for _ in 0..2 {
+                let got = attention_decode(&q, &k, &v, 1, &st).unwrap().to_vec().unwrap();
+                for hh in 0..h {
+                    let base = ((kvh + hh / (h / kvh)) * p) * d; // layer 1, key/value head
+                    let score = |j: usize| {
+                        (0..d)
+                            .map(|e| f64::from(qv[hh * d + e]) * f64::from(kv[base + j * d + e]))
+                            .sum::<f64>()
+                            / (d as f64).sqrt()
+                    };
+                    let s: Vec<f64> = (0..=pos).map(score).collect();
+                    let top = s.iter().cloned().fold(f64::MIN, f64::max);
+                    let w: Vec<f64> = s.iter().map(|x| (x - top).exp()).collect();
+                    let sum: f64 = w.iter().sum();
+                    for e in 0..d {
+                        let want = (0..=pos).map(|j| w[j] * f64::from(vv[base + j * d + e])).sum::<f64>() / sum;
+                        let g = f64::from(got[hh * d + e]);
+                        assert!(
+                            (g - want).abs() <= 1e-5,
+                            "pos {pos} head {hh} dim {e}: {g} against {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

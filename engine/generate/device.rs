@@ -16,6 +16,9 @@ use crate::tensor::Tensor;
 
 /// Words of the decode state (`shaders/generate/state.wgsl`).
 pub(crate) const STATE_WORDS: usize = 8;
+/// Arrival counters of the chunked decode attention (`count` in `attention_decode.wgsl`),
+/// H a layer: enough for 4096 heads over all layers (GPT-2 1.5B has 48 x 25).
+pub(crate) const ATTENTION_COUNTERS: usize = 4096;
 /// Largest top-k the device sampler takes (`KMAX` in `shaders/generate/sample.wgsl`).
 pub const DEVICE_TOP_K_MAX: usize = 128;
 
@@ -29,8 +32,9 @@ const SAMPLE_BLOCK_SOFTWARE: usize = 16384;
 /// The device side of one generated sequence: the decode state and the ring of chosen ids.
 #[derive(Clone, Debug)]
 pub struct DecodeState {
-    pub(crate) state: Tensor, // (STATE_WORDS,) u32 words (`State` in state.wgsl)
-    pub(crate) ids: Tensor,   // (capacity,) u32 ids, ids[i] = the token chosen at step i
+    pub(crate) state: Tensor,  // (STATE_WORDS,) u32 words (`State` in state.wgsl)
+    pub(crate) ids: Tensor,    // (capacity,) u32 ids, ids[i] = the token chosen at step i
+    pub(crate) counts: Tensor, // (ATTENTION_COUNTERS,) u32, zero between dispatches: `attention_decode`'s arrivals
 }
 
 /// The sampler's settings as the device reads them.
@@ -75,6 +79,7 @@ impl DecodeState {
         Ok(DecodeState {
             state: Tensor::uninit(ctx, &[STATE_WORDS], "DecodeState::new")?,
             ids: Tensor::uninit(ctx, &[capacity.max(1)], "DecodeState::new")?,
+            counts: Tensor::zeros(ctx, &[ATTENTION_COUNTERS])?,
         })
     }
 
@@ -107,6 +112,13 @@ impl DecodeState {
             self.state.gpu_buffer("DecodeState::reset")?,
             0,
             bytemuck::cast_slice(&words),
+        );
+        // The attention counters are zero after every dispatch; written again in case one
+        // was cut short (a lost device, an aborted submission).
+        gpu.write(
+            self.counts.gpu_buffer("DecodeState::reset")?,
+            (self.counts.layout().offset * 4) as u64,
+            bytemuck::cast_slice(&[0u32; ATTENTION_COUNTERS]),
         );
         Ok(())
     }

@@ -129,7 +129,7 @@ impl<M: Decoder> Generator<M> {
 
     fn hold<'a>(model: &'a M, cache: &'a M::Cache, st: &'a DecodeState, ids_in: &'a Tensor) -> Vec<&'a Tensor> {
         let mut hold = model.tensors(cache);
-        hold.extend([&st.state, &st.ids, ids_in]);
+        hold.extend([&st.state, &st.ids, &st.counts, ids_in]);
         hold
     }
 
