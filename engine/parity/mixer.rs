@@ -154,7 +154,7 @@ async fn output(ctx: &Context, c: &MixerCase) -> Result<(Vec<f32>, Vec<f32>)> {
         }
     }
     let dh = rng.vec_range(b * t * d, -1.0, 1.0);
-    let sizes = |e: ndarray::ShapeError| crate::Error::value("parity::mixer", "case", "sizes that agree", e);
+    let sizes = |e: ndarray::ShapeError| crate::error::Error::value("parity::mixer", "case", "sizes that agree", e);
     let pre_host =
         ndarray::Array3::from_shape_vec((b, t, 2 * d), pre.iter().map(|&v| v as f64).collect()).map_err(sizes)?;
     let pre_t = Tensor::from_slice(ctx, &[b, t, 2 * d], &pre)?;

@@ -139,7 +139,7 @@ mod tests {
         // Within the margin the earlier candidate stays.
         assert_eq!(measure(2, |i| Ok([1e-3, 0.99e-3][i])).chosen, 0);
         // Every run failing leaves the hand rule.
-        let fail = |_| -> crate::Result<f64> { Err(Error::Map("x".into())) };
+        let fail = |_| -> crate::error::Result<f64> { Err(Error::Map("x".into())) };
         assert_eq!(measure(2, fail).chosen, 0);
     }
 

@@ -87,7 +87,7 @@ impl Profile {
 
     /// Writes [`Profile::chrome_trace`] to `path`.
     pub fn write_chrome_trace(&self, path: &std::path::Path) -> Result<()> {
-        std::fs::write(path, self.chrome_trace()).map_err(|e| crate::Error::Io {
+        std::fs::write(path, self.chrome_trace()).map_err(|e| crate::error::Error::Io {
             what: path.display().to_string(),
             message: e.to_string(),
         })

@@ -227,7 +227,7 @@ pub async fn run_case(ctx: &Context, c: &GradCase) -> Row {
     let cpu = Context::cpu();
     let pair = async {
         let (xs, w) = c.draws(&cpu)?;
-        Ok::<_, crate::Error>(match c.against {
+        Ok::<_, crate::error::Error>(match c.against {
             Against::FiniteDifferences => (
                 tape_grads(c, &cpu, &xs, &w).await?,
                 finite_differences(c, &cpu, &xs, &w).await?,
