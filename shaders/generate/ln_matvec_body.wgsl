@@ -86,16 +86,33 @@ fn store(j: u32, y: f32) {
     }
 }
 
-// x[k], layer-normed when LN (moments of the row scaled by `scale`), gated when SWIGLU.
-fn input(k: u32, scale: f32, mean: f32, rstd: f32) -> f32 {
+// What the prologue reads of row k, zero past K (so its xn is zero there): (x[k], ln_w[k],
+// ln_b[k]), or with SWIGLU (gate, up, 0). Read apart from the moments so that the first
+// trip's reads go out with its weights, before the moments' barriers.
+fn raw(k: u32) -> vec3<f32> {
+    if k >= K {
+        return vec3<f32>(0.0);
+    }
     let v = x[p.x_off + k];
     if SWIGLU {
-        return v / (1.0 + exp(-v)) * x[p.x_off + K + k];
+        return vec3<f32>(v, x[p.x_off + K + k], 0.0);
     }
     if LN {
-        return (v * scale - mean) * rstd * ln_w[p.ln_w_off + k] + select(ln_b[p.ln_b_off + k], 0.0, RMS);
+        return vec3<f32>(v, ln_w[p.ln_w_off + k], select(ln_b[p.ln_b_off + k], 0.0, RMS));
     }
-    return v;
+    return vec3<f32>(v, 0.0, 0.0);
+}
+
+// xn of a row read by `raw`: layer-normed when LN (moments of the row scaled by `scale`),
+// gated when SWIGLU.
+fn prologue(r: vec3<f32>, scale: f32, mean: f32, rstd: f32) -> f32 {
+    if SWIGLU {
+        return r.x / (1.0 + exp(-r.x)) * r.y;
+    }
+    if LN {
+        return (r.x * scale - mean) * rstd * r.y + r.z;
+    }
+    return r.x;
 }
 
 // The weights of row k of vec4 column col4 (zero past K or past the columns).
@@ -106,11 +123,6 @@ fn row(k: u32, col4: u32, live: bool) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
-// x[k] layer-normed, zero past K.
-fn input_or_zero(k: u32, scale: f32, mean: f32, rstd: f32) -> f32 {
-    return select(0.0, input(min(k, K - 1u), scale, mean, rstd), k < K);
-}
-
 // Invocation lid's share of the projection in workgroup `group`: the moments, then its
 // slices' partial sums, folded and stored by the invocations lid < C4.
 fn project(group: u32, lid: u32) {
@@ -119,12 +131,17 @@ fn project(group: u32, lid: u32) {
     let slice = lid / C4;
     let live = !WHOLE_COLUMNS && col4 < n4;
     // Four rows a trip, in four registers (an array indexed in a loop went to local memory
-    // on NVIDIA and ran 1.6x slower); the first trip's loads are issued before the moments.
+    // on NVIDIA and ran 1.6x slower); the first trip's loads, weights and prologue reads,
+    // are issued before the moments.
     let s = 256u / C4;
     var w0 = row(slice, col4, live);
     var w1 = row(slice + s, col4, live);
     var w2 = row(slice + 2u * s, col4, live);
     var w3 = row(slice + 3u * s, col4, live);
+    var r0 = raw(slice);
+    var r1 = raw(slice + s);
+    var r2 = raw(slice + 2u * s);
+    var r3 = raw(slice + 3u * s);
     var scale = 1.0;
     var mean = 0.0;
     var rstd = 1.0;
@@ -154,7 +171,7 @@ fn project(group: u32, lid: u32) {
         if c4 < n4 {
             var acc = vec4<f32>(0.0);
             for (var k = 0u; k < K; k++) {
-                acc = fma(vec4<f32>(input(k, scale, mean, rstd)), w_at4(p.w_off4 + k * n4 + c4), acc);
+                acc = fma(vec4<f32>(prologue(raw(k), scale, mean, rstd)), w_at4(p.w_off4 + k * n4 + c4), acc);
             }
             for (var e = 0u; e < 4u; e++) {
                 let j = c4 * 4u + e;
@@ -173,11 +190,15 @@ fn project(group: u32, lid: u32) {
             w1 = row(k + s, col4, live);
             w2 = row(k + 2u * s, col4, live);
             w3 = row(k + 3u * s, col4, live);
+            r0 = raw(k);
+            r1 = raw(k + s);
+            r2 = raw(k + 2u * s);
+            r3 = raw(k + 3u * s);
         }
-        acc0 = fma(vec4<f32>(input_or_zero(k, scale, mean, rstd)), w0, acc0);
-        acc1 = fma(vec4<f32>(input_or_zero(k + s, scale, mean, rstd)), w1, acc1);
-        acc2 = fma(vec4<f32>(input_or_zero(k + 2u * s, scale, mean, rstd)), w2, acc2);
-        acc3 = fma(vec4<f32>(input_or_zero(k + 3u * s, scale, mean, rstd)), w3, acc3);
+        acc0 = fma(vec4<f32>(prologue(r0, scale, mean, rstd)), w0, acc0);
+        acc1 = fma(vec4<f32>(prologue(r1, scale, mean, rstd)), w1, acc1);
+        acc2 = fma(vec4<f32>(prologue(r2, scale, mean, rstd)), w2, acc2);
+        acc3 = fma(vec4<f32>(prologue(r3, scale, mean, rstd)), w3, acc3);
     }
     let y = fold_slices(lid, (acc0 + acc1) + (acc2 + acc3));
     if lid < C4 && live {
