@@ -6,7 +6,6 @@
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::generate::sampling::check_length;
 use crate::generate::{choose, Sampler, Sampling};
 use crate::tensor::Tensor;
 
@@ -42,11 +41,7 @@ pub async fn generate_eager_async<M: Stepper>(
     sampling: Sampling,
     mut on_token: impl FnMut(u32),
 ) -> Result<Vec<u32>> {
-    let vocab_size = model.vocab_size();
-    check_length(op, prompt, n, model.positions())?;
-    if let Some(&bad) = prompt.iter().find(|&&id| id as usize >= vocab_size) {
-        return Err(Error::value(op, "prompt", format!("token ids below {vocab_size}"), bad));
-    }
+    check_prompt(op, model, prompt, n)?;
     let mut sampler = Sampler::new(sampling)?;
     let mut cache = model.new_cache()?;
     let mut out = Vec::with_capacity(n);
@@ -59,4 +54,24 @@ pub async fn generate_eager_async<M: Stepper>(
         input = vec![id];
     }
     Ok(out)
+}
+
+/// A generation of `n` tokens after `prompt` suits `model`: the prompt holds at least one
+/// token, prompt and new tokens fit its positions (checked, no overflow), and every id is
+/// below its vocabulary size. Both loops (this one and [`crate::generate::Generator`]'s)
+/// check through here; `op` names the caller in errors.
+pub(crate) fn check_prompt<M: Stepper>(op: &'static str, model: &M, prompt: &[u32], n: usize) -> Result<()> {
+    let (limit, vocab_size) = (model.positions(), model.vocab_size());
+    if prompt.is_empty() || n > limit || prompt.len() > limit - n {
+        return Err(Error::value(
+            op,
+            "prompt + tokens",
+            format!("1..={limit} positions (n_positions)"),
+            format!("{} + {n}", prompt.len()),
+        ));
+    }
+    if let Some(&bad) = prompt.iter().find(|&&id| id as usize >= vocab_size) {
+        return Err(Error::value(op, "prompt", format!("token ids below {vocab_size}"), bad));
+    }
+    Ok(())
 }

@@ -10,14 +10,14 @@
 //! the GPU runs the next one ([`Streaming`]: chunks of 8 steps by default, or a step a
 //! submission so that each token is delivered on its own). Greedy and top-k sampling
 //! (k <= 128) run on the device with a counter-based generator and give the same ids as the
-//! eager path's [`Sampler`](super::Sampler); other settings and the CPU context take a model's
-//! eager path (GPT-2's: `Gpt2::generate_compiled_async`).
+//! eager path's [`Sampler`](super::Sampler); other settings and the CPU context take the
+//! op-by-op loop ([`generate_async`] chooses).
 
 use std::collections::{HashMap, VecDeque};
 
 use super::device::{DecodeState, DeviceSampling};
-use super::eager::Stepper;
-use super::sampling::{check_length, Sampling};
+use super::eager::{check_prompt, generate_eager_async, Stepper};
+use super::sampling::Sampling;
 use crate::context::readback::PendingRead;
 use crate::error::{Error, Result};
 use crate::plan::Plan;
@@ -194,11 +194,8 @@ impl<M: Decoder> Generator<M> {
         mut on_token: impl FnMut(u32),
     ) -> Result<Vec<u32>> {
         let op = "Generator::generate";
-        let (limit, vocab_size) = (self.model.positions(), self.model.vocab_size());
-        check_length(op, prompt, n, limit)?;
-        if let Some(&bad) = prompt.iter().find(|&&id| id as usize >= vocab_size) {
-            return Err(Error::value(op, "prompt", format!("token ids below {vocab_size}"), bad));
-        }
+        check_prompt(op, &self.model, prompt, n)?;
+        let vocab_size = self.model.vocab_size();
         let mut sampler = DeviceSampling::new(sampling)?;
         // As the host sampler does: never more candidates than the vocabulary has.
         sampler.top_k = sampler.top_k.min(vocab_size as u32);
@@ -255,4 +252,29 @@ impl<M: Decoder> Generator<M> {
     ) -> Result<Vec<u32>> {
         pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
     }
+}
+
+/// Generates `n` tokens after `prompt` (>= 1 token) through compiled plans ([`Generator`])
+/// where they can be built, op by op ([`generate_eager_async`]) otherwise: the CPU context,
+/// a sampler the device does not run ([`DeviceSampling`]), or a model whose decode step a
+/// plan cannot capture (`Generator::new` fails with `Error::Unsupported`, logged). Both
+/// paths give the same ids. `op` names the caller in the op-by-op path's errors.
+pub async fn generate_async<M: Decoder>(
+    op: &'static str,
+    model: &M,
+    prompt: &[u32],
+    n: usize,
+    sampling: Sampling,
+    on_token: impl FnMut(u32),
+) -> Result<Vec<u32>> {
+    if model.context().is_gpu() && DeviceSampling::new(sampling).is_ok() {
+        match Generator::new(model) {
+            Ok(mut g) => return g.generate_async(prompt, n, sampling, on_token).await,
+            Err(Error::Unsupported { op, message }) => {
+                log::info!("{op}: {message}; generating op by op");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    generate_eager_async(op, model, prompt, n, sampling, on_token).await
 }

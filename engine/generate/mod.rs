@@ -3,7 +3,8 @@
 //! ([`device`]: [`DecodeState`], the device sampler, `shaders/generate/`), the op-by-op loop
 //! every model shares ([`eager`]: [`generate_eager_async`] over a model that implements
 //! [`Stepper`]), and the decode loop over compiled plans ([`generator`]: [`Generator`] over a
-//! model that implements [`Decoder`]).
+//! model that implements [`Decoder`]; [`generate_async`] takes it where a plan can be built
+//! and the op-by-op loop otherwise).
 //!
 //! Above [`crate::ops`] and [`crate::plan`], below [`crate::models`]: a model implements
 //! [`Stepper`] (GPT-2 and the Llama-style decoder do) and, for compiled plans, [`Decoder`]
@@ -31,7 +32,7 @@ pub mod sampling;
 pub(crate) use at_state::{attention_decode, rope_at_state, row_at_state, Pick};
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
-pub use generator::{Decoder, Generator, Streaming};
+pub use generator::{generate_async, Decoder, Generator, Streaming};
 pub(crate) use head::{head, HEAD_MAX_C};
 pub(crate) use project::{ln_matvec, Project, Prologue};
 pub use sampling::{argmax, choose, Sampler, Sampling};

@@ -104,19 +104,6 @@ impl Sampler {
     }
 }
 
-/// A generation of `n` tokens after `prompt` fits `limit` positions (checked, no overflow).
-pub(crate) fn check_length(op: &'static str, prompt: &[u32], n: usize, limit: usize) -> Result<()> {
-    if prompt.is_empty() || n > limit || prompt.len() > limit - n {
-        return Err(Error::value(
-            op,
-            "prompt + tokens",
-            format!("1..={limit} positions (n_positions)"),
-            format!("{} + {n}", prompt.len()),
-        ));
-    }
-    Ok(())
-}
-
 /// Index of the largest value under the engine's argmax rule
 /// ([`crate::reference::nn::argmax_index`]: NaN wins, the first one on a tie).
 pub fn argmax(xs: &[f32]) -> u32 {

@@ -1,26 +1,25 @@
-//! GPT-2's generation entry points: through compiled plans ([`Generator`], from
+//! GPT-2's generation entry points: through compiled plans ([`Generator`](crate::generate::Generator), from
 //! [`crate::generate`]) on GPU adapters, or op by op through the loop every model shares
 //! ([`generate_eager_async`]) over GPT-2's [`Stepper`]: its KV cache and one step's logits.
+//! [`generate_async`] chooses between them.
 
-use super::compiled::Generator;
 use super::kv_cache::KvCache;
 use super::model::{Gpt2, StepOptions};
 use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::generate::device::DeviceSampling;
-use crate::generate::{generate_eager_async, Sampling, Stepper};
+use crate::error::Result;
+use crate::generate::{generate_async, generate_eager_async, Sampling, Stepper};
 use crate::tensor::Tensor;
 
 impl Gpt2 {
     /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id in
     /// order (for streaming). Returns the new ids. Through compiled plans a token is delivered
     /// once the submission holding its decode step has finished on the device and its ids
-    /// are read back: in bursts of 8 ([`crate::generate::Streaming`]'s default; a [`Generator`] with
+    /// are read back: in bursts of 8 ([`crate::generate::Streaming`]'s default; a [`Generator`](crate::generate::Generator) with
     /// `Streaming::PerToken` delivers each on its own); op by op, as soon as it is chosen.
     /// The prompt runs as one step, then every token costs one position of the KV cache.
-    /// Through compiled plans
-    /// ([`Gpt2::generate_compiled_async`]) on every GPU adapter, software ones included (where
-    /// they measured 1.5x to 5.6x faster than op by op), op by op on the CPU context; both give
+    /// Through compiled plans on every GPU adapter, software ones included (where they
+    /// measured 1.5x to 5.6x faster than op by op), op by op on the CPU context, for a wte
+    /// split into blocks or a sampler the device does not run ([`generate_async`]); both give
     /// the same ids.
     pub async fn generate_async(
         &self,
@@ -29,32 +28,7 @@ impl Gpt2 {
         sampling: Sampling,
         on_token: impl FnMut(u32),
     ) -> Result<Vec<u32>> {
-        if self.context().is_gpu() {
-            return self.generate_compiled_async(prompt, n, sampling, on_token).await;
-        }
-        self.generate_eager_async(prompt, n, sampling, on_token).await
-    }
-
-    /// [`Gpt2::generate_async`] through compiled plans on any GPU adapter, op by op only where
-    /// a plan cannot be built (the CPU context, a wte split into blocks, a sampler the device
-    /// does not run: see [`Generator`]).
-    pub async fn generate_compiled_async(
-        &self,
-        prompt: &[u32],
-        n: usize,
-        sampling: Sampling,
-        on_token: impl FnMut(u32),
-    ) -> Result<Vec<u32>> {
-        if self.context().is_gpu() && DeviceSampling::new(sampling).is_ok() {
-            match Generator::new(self) {
-                Ok(mut g) => return g.generate_async(prompt, n, sampling, on_token).await,
-                Err(Error::Unsupported { op, message }) => {
-                    log::info!("{op}: {message}; generating op by op");
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        self.generate_eager_async(prompt, n, sampling, on_token).await
+        generate_async("Gpt2::generate", self, prompt, n, sampling, on_token).await
     }
 
     /// [`Gpt2::generate_async`] op by op: every step is recorded eagerly and its token is
