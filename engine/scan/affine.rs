@@ -74,16 +74,10 @@ pub(crate) fn forward_op(
     as_shape(&h, b.shape())
 }
 
-/// `s`'s backward from its own arguments: checks them and returns the gradients in the
-/// shapes of a, b (= h) and h0.
-pub(crate) fn backward_op(
-    s: &AffineOp,
-    a: &Tensor,
-    h0: Option<&Tensor>,
-    h: &Tensor,
-    grad_h: &Tensor,
-    opts: &ScanOptions,
-) -> Result<ScanGrads> {
+/// `s`'s backward from its own arguments (`args` in the op's shapes, not yet the core's):
+/// checks them and returns the gradients in the shapes of a, b (= h) and h0.
+pub(crate) fn backward_op(s: &AffineOp, args: Adjoint<'_>, opts: &ScanOptions) -> Result<ScanGrads> {
+    let Adjoint { a, h0, h, grad: grad_h } = args;
     let a_name = if s.b_name == "b" { "a" } else { "A" };
     envelope::one_dtype(
         s.op_backward,

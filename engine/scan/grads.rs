@@ -17,6 +17,8 @@ pub struct ScanGrads {
 
 /// A backward's operands on the 5-d core: the forward's A (B, T, N, k, k), its h0
 /// (B, N, k, v) or zeros, its output H (B, T, N, k, v), and dL/dH `grad` (the shape of H).
+/// The public ops hand the seam (`affine::backward_op`) the same four in their own shapes,
+/// which it checks and reshapes onto the core.
 #[derive(Clone, Copy)]
 pub(crate) struct Adjoint<'t> {
     pub a: &'t Tensor,

@@ -4,7 +4,7 @@
 
 use super::affine::{self, AffineOp};
 use super::envelope::{self, AffineDims};
-use super::grads::ScanGrads;
+use super::grads::{Adjoint, ScanGrads};
 use super::route::ScanOptions;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -61,7 +61,7 @@ pub fn linear_scan_backward_with(
     grad_h: &Tensor,
     opts: &ScanOptions,
 ) -> Result<ScanGrads> {
-    affine::backward_op(&SCAN, a, h0, h, grad_h, opts)
+    affine::backward_op(&SCAN, Adjoint { a, h0, h, grad: grad_h }, opts)
 }
 
 /// An item for [`crate::Context::tune`]: [`linear_scan`] forward on a, b (B, T, D) `shape`
