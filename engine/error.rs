@@ -233,6 +233,14 @@ impl Error {
         }
     }
 
+    /// Shorthand for [`Error::Io`]: `what` (the file or tensor) and what went wrong.
+    pub fn io(what: impl ToString, message: impl Into<String>) -> Self {
+        Error::Io {
+            what: what.to_string(),
+            message: message.into(),
+        }
+    }
+
     /// Shorthand for [`Error::ShapeMismatch`].
     pub fn mismatch(
         op: &'static str,

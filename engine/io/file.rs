@@ -13,10 +13,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// bytes whatever the file does while it is read.
 pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
     use std::io::Read;
-    let io = |message: String| Error::Io {
-        what: path.display().to_string(),
-        message,
-    };
+    let io = |message: String| Error::io(path.display(), message);
     let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
     let meta = file.metadata().map_err(|e| io(e.to_string()))?;
     if !meta.is_file() {

@@ -59,10 +59,7 @@ impl Config {
 
     /// Parses `config.json` text; `what` names the file in errors.
     pub fn from_json(text: &str, what: &str) -> Result<Config> {
-        let io = |message: String| Error::Io {
-            what: what.to_string(),
-            message,
-        };
+        let io = |message: String| Error::io(what, message);
         let obj = &crate::io::json_object(text, what)?;
         let d = Config::default();
         let size = |keys: &[&str], default: usize| -> Result<usize> {

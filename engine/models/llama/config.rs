@@ -45,10 +45,7 @@ impl Config {
     /// base either as `rope_theta` or inside `rope_parameters` (transformers 5). Only the
     /// default RoPE (no scaling) and SiLU are supported.
     pub fn from_json(text: &str, what: &str) -> Result<Config> {
-        let io = |message: String| Error::Io {
-            what: what.to_string(),
-            message,
-        };
+        let io = |message: String| Error::io(what, message);
         let obj = &crate::io::json_object(text, what)?;
         let size = |key: &str| -> Result<Option<usize>> {
             obj.get(key)
