@@ -67,6 +67,8 @@ fn llama_matches_transformers_logits_and_greedy_ids() {
             .unwrap();
         assert_eq!(ids, g.greedy, "{}: greedy ids", ctx.info().name);
         assert_eq!(streamed, ids, "every id handed to the callback, in order");
+        let eager = model.generate_eager(&g.prompt, g.greedy.len(), Sampling::Greedy, |_| {});
+        assert_eq!(eager.unwrap(), g.greedy, "{}: greedy ids op by op", ctx.info().name);
         // Seeded top-k sampling repeats itself; its ids are ids of the vocabulary.
         let sampled = |seed| {
             model
@@ -203,7 +205,7 @@ fn llama_plans_generate_the_eager_ids_and_logits() {
         // length captures a second prefill plan.
         for prompt in [&g.prompt[..], &[5u32, 9][..]] {
             let sampling = Sampling::recommended(11);
-            let want = model.generate(prompt, 12, sampling, |_| {}).unwrap();
+            let want = model.generate_eager(prompt, 12, sampling, |_| {}).unwrap();
             let got = plans.generate(prompt, 12, sampling, |_| {}).unwrap();
             assert_eq!(got, want, "{}: top-k through the plans", ctx.info().name);
         }

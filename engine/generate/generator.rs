@@ -258,7 +258,7 @@ impl<M: Decoder> Generator<M> {
 /// where they can be built, op by op ([`generate_eager_async`]) otherwise: the CPU context,
 /// a sampler the device does not run ([`DeviceSampling`]), or a model whose decode step a
 /// plan cannot capture (`Generator::new` fails with `Error::Unsupported`, logged). Both
-/// paths give the same ids. `op` names the caller in the op-by-op path's errors.
+/// paths give the same ids. `op` names the caller in the errors of bad input.
 pub async fn generate_async<M: Decoder>(
     op: &'static str,
     model: &M,
@@ -267,6 +267,8 @@ pub async fn generate_async<M: Decoder>(
     sampling: Sampling,
     on_token: impl FnMut(u32),
 ) -> Result<Vec<u32>> {
+    // Bad input is named after the caller on either path, before a plan is captured.
+    check_prompt(op, model, prompt, n)?;
     if model.context().is_gpu() && DeviceSampling::new(sampling).is_ok() {
         match Generator::new(model) {
             Ok(mut g) => return g.generate_async(prompt, n, sampling, on_token).await,
