@@ -42,7 +42,7 @@ fn matmul_paths(c: &mut Criterion) {
         let row = a.narrow(0, 0, 1).expect("one row");
         for path in MatmulPath::FORCED {
             let (lhs, flops) = match path {
-                MatmulPath::Vector => (&row, 2 * n * n),
+                MatmulPath::Matvec => (&row, 2 * n * n),
                 _ => (&a, 2 * n * n * n),
             };
             group.throughput(Throughput::Elements(flops as u64));
