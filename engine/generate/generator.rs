@@ -256,7 +256,7 @@ impl<M: Decoder> Generator<M> {
 
 /// Generates `n` tokens after `prompt` (>= 1 token) through compiled plans ([`Generator`])
 /// where they can be built, op by op ([`generate_eager_async`]) otherwise: the CPU context,
-/// a sampler the device does not run ([`DeviceSampling`]), or a model whose decode step a
+/// a sampler the device does not run (top-k of 0 or above 128), or a model whose decode step a
 /// plan cannot capture (`Generator::new` fails with `Error::Unsupported`, logged). Both
 /// paths give the same ids. `op` names the caller in the errors of bad input.
 pub async fn generate_async<M: Decoder>(
