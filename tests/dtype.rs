@@ -212,8 +212,8 @@ fn dtype_half_matmul_every_path_matches_the_reference() {
 
 /// `MatmulPath::Cooperative` (f16 operands on the matrix units) against the f64 reference
 /// where the context has cooperative matrices (run with ENGINE_EXPERIMENTAL=cooperative-matrix
-/// on an adapter that offers them: the H200; add `cooperative-staged` for the large shapes to
-/// take the staged kernel): block and step edges, a batch, a narrowed view,
+/// on an adapter that offers them: an H100 or H200; the large shapes take the staged kernel):
+/// block and step edges, a batch, a narrowed view,
 /// the fused epilogues, and `Auto` picking it. Everywhere: the refusals name their reason.
 #[test]
 fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {

@@ -135,12 +135,6 @@ pub(crate) fn filter_by_name(list: Vec<wgpu::Adapter>) -> Result<Vec<wgpu::Adapt
 /// The value of `ENGINE_EXPERIMENTAL` that opts into wgpu's experimental cooperative matrices.
 pub const COOPERATIVE_MATRIX: &str = "cooperative-matrix";
 
-/// The value of `ENGINE_EXPERIMENTAL` that lets large cooperative products take the staged
-/// kernel (`shaders/ops/matmul/cooperative_staged.wgsl`), with `cooperative-matrix`. Its own
-/// opt-in until the kernel's test has run on hardware with cooperative matrices: its probe
-/// twin was checked on an H100, the engine kernel not yet.
-pub const COOPERATIVE_STAGED: &str = "cooperative-staged";
-
 #[cfg(not(target_arch = "wasm32"))]
 /// Whether `ENGINE_EXPERIMENTAL` (a comma-separated list) names `feature`. Unset is none; an
 /// unknown name is an error, never ignored.
@@ -155,14 +149,11 @@ pub(crate) fn experimental(feature: &str) -> Result<bool> {
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 fn experimental_names(v: &str) -> Result<Vec<&str>> {
     let names: Vec<&str> = v.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
-    match names
-        .iter()
-        .find(|n| ![COOPERATIVE_MATRIX, COOPERATIVE_STAGED].contains(n))
-    {
+    match names.iter().find(|&&n| n != COOPERATIVE_MATRIX) {
         Some(bad) => Err(Error::value(
             "Context::new",
             "ENGINE_EXPERIMENTAL",
-            format!("a comma-separated list of {COOPERATIVE_MATRIX}, {COOPERATIVE_STAGED}"),
+            format!("a comma-separated list of {COOPERATIVE_MATRIX}"),
             bad,
         )),
         None => Ok(names),
@@ -234,10 +225,6 @@ mod tests {
         assert_eq!(
             experimental_names(" cooperative-matrix ,").unwrap(),
             vec![COOPERATIVE_MATRIX]
-        );
-        assert_eq!(
-            experimental_names("cooperative-matrix,cooperative-staged").unwrap(),
-            vec![COOPERATIVE_MATRIX, COOPERATIVE_STAGED]
         );
         let e = experimental_names("cooperative-matrix,warp-drive")
             .unwrap_err()

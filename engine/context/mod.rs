@@ -23,10 +23,8 @@ pub(crate) mod tune;
 use std::sync::{Arc, Once};
 
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use adapter::experimental;
-#[cfg(not(target_arch = "wasm32"))]
 pub use adapter::skip_device_select_layer;
-pub use adapter::{BackendChoice, COOPERATIVE_MATRIX, COOPERATIVE_STAGED};
+pub use adapter::{BackendChoice, COOPERATIVE_MATRIX};
 pub use dispatch::check_wgsl;
 pub use fastest::Picked;
 pub(crate) use gpu::Gpu;

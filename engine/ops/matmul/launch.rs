@@ -46,17 +46,6 @@ const STAGED_WORKGROUP_BYTES: u32 = (2 * 256 * 6 + 2 * 16 * 34) * 8;
 /// as many per output (an H200 has 132 multiprocessors).
 const STAGED_MIN_TILES: usize = 128;
 
-/// Whether `ENGINE_EXPERIMENTAL` names `cooperative-staged` (read once per process).
-fn staged_requested() -> bool {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        static ASKED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ASKED.get_or_init(|| crate::context::experimental(crate::context::COOPERATIVE_STAGED).unwrap_or(false))
-    }
-    #[cfg(target_arch = "wasm32")]
-    false
-}
-
 const MATVEC: KernelDef = KernelDef::new("ops/matmul/matvec", shader!("ops/matmul/matvec.wgsl"), "matvec");
 
 const SPLIT_K_SUM: KernelDef = KernelDef::new(
@@ -238,8 +227,7 @@ pub(super) fn record(
                 && s.n.is_multiple_of(128)
                 && (s.m / 256) * (s.n / 128) * batch >= STAGED_MIN_TILES
                 && gpu.info.subgroup_size == (32, 32)
-                && gpu.info.max_workgroup_memory >= STAGED_WORKGROUP_BYTES
-                && staged_requested() =>
+                && gpu.info.max_workgroup_memory >= STAGED_WORKGROUP_BYTES =>
         {
             (
                 gpu.kernel(&COOPERATIVE_STAGED, &[epilogue])?,

@@ -36,9 +36,8 @@ pub enum MatmulPath {
     Matvec,
     /// F16 `a` and `b` on the adapter's matrix units through wgpu's experimental cooperative
     /// matrices (16 x 16 x 16 tiles, f32 accumulation: `shaders/ops/matmul/cooperative.wgsl`,
-    /// and, on request (`ENGINE_EXPERIMENTAL=...,cooperative-staged`), `cooperative_staged.wgsl`
-    /// with its tiles staged in workgroup memory for products of many 256 x 128 blocks where
-    /// subgroups are 32 wide),
+    /// and `cooperative_staged.wgsl`, its tiles staged in workgroup memory, for products of
+    /// many 256 x 128 blocks where subgroups are 32 wide),
     /// where the context has them ([`crate::context::DeviceInfo::cooperative_matrix`], on
     /// request: `ENGINE_EXPERIMENTAL=cooperative-matrix`). M and N multiples of 64, K of 16;
     /// both inner axes dense; offsets, row and batch strides multiples of 8 elements. `Auto`
