@@ -191,12 +191,17 @@ pub(crate) fn attention_decode(
     }
     let per_layer = kvh * p * d;
     let out = Tensor::uninit(ctx, &[1, h * d], op)?;
-    // Chunks of the cache a head (the grid's y); one where this layer's counters do not fit.
-    let splits = if (layer + 1) * h <= ATTENTION_COUNTERS {
-        p.div_ceil(ATTENTION_CHUNK)
-    } else {
-        1
-    };
+    // Chunks of the cache a head (the grid's y), each counting its arrival in this layer's
+    // H counters of the state (a cache of one chunk needs none).
+    let splits = p.div_ceil(ATTENTION_CHUNK);
+    if splits > 1 && (layer + 1) * h > ATTENTION_COUNTERS {
+        return Err(Error::Unsupported {
+            op,
+            message: format!(
+                "layer {layer} of {h} heads: the decode attention counts arrivals for {ATTENTION_COUNTERS} heads over all layers"
+            ),
+        });
+    }
     let parts = Tensor::uninit(ctx, &[h * splits * (d + 2)], op)?; // (H, S, D + 2)
     let params = Params::new()
         .usize(p)
