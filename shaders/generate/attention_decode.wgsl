@@ -37,7 +37,7 @@ struct Params {
     v_off: u32,      // offset of this layer's values
     scale: f32,      // 1 / sqrt(D)
     group: u32,      // G, query heads per key/value head
-    splits: u32,     // S = the grid's y: ceil(P / CHUNK), or 1
+    splits: u32,     // S = the grid's y: ceil(P / CHUNK)
     count_off: u32,  // this dispatch's H counters in `count`
 }
 
