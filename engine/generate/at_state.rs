@@ -286,5 +286,17 @@ mod tests {
                 }
             }
         }
+        // A NaN value in a later chunk reaches its head's output through the combine (its
+        // weight is positive), and the heads of the other key/value head stay finite.
+        let mut vn = vv.clone();
+        vn[((kvh + 1) * p + 200) * d + 3] = f32::NAN; // layer 1, key/value head 1, key 200, dim 3
+        let v = Tensor::from_slice(&ctx, &[l, kvh, p, d], &vn).unwrap();
+        st.reset(299, 0, sampling).unwrap();
+        let got = attention_decode(&q, &k, &v, 1, &st).unwrap().to_vec().unwrap();
+        for hh in 0..h {
+            let nan = hh / (h / kvh) == 1;
+            assert_eq!(got[hh * d + 3].is_nan(), nan, "head {hh}: {}", got[hh * d + 3]);
+            assert!(got[hh * d..hh * d + 3].iter().all(|x| x.is_finite()), "head {hh}");
+        }
     }
 }
