@@ -155,7 +155,7 @@ fn llama_refuses_bad_input_naming_it() {
 /// and one decode plan replayed at every position give the eager path's ids, greedy (= the
 /// transformers goldens) and seeded top-k, streamed in order; the decode plan's last logits
 /// are the whole forward's last row. The plan reads the token and position from the device
-/// (`row_at_state`, `rope_at_state`, `attention_decode` with two query heads a key/value head).
+/// (`row_at_state`, `attention_decode_rope` with two query heads a key/value head).
 #[test]
 fn llama_plans_generate_the_eager_ids_and_logits() {
     use wgsl_compute::generate::Generator;
@@ -169,10 +169,10 @@ fn llama_plans_generate_the_eager_ids_and_logits() {
             .unwrap();
         assert_eq!(ids, g.greedy, "{}: greedy ids through the plans", ctx.info().name);
         assert_eq!(streamed, ids);
-        // Six launches a layer (q, k, v; rope and the cache write; attention; the output
+        // Five launches a layer (q, k, v; rope, the cache write and attention; the output
         // projection; gate and up; the gated down projection), none fallen back to the ops.
         let dump = plans.decode_plan().dump();
-        for name in ["ln_matvec", "rope_at_state", "attention_decode", "generate/head"] {
+        for name in ["ln_matvec", "attention_decode_rope", "generate/head"] {
             assert!(
                 dump.contains(name),
                 "{}: no {name} in the decode plan:\n{dump}",

@@ -1,10 +1,11 @@
 //! The kernels of a compiled decode step that read the `DecodeState`, for any model: a
 //! table's row at the state's token or position (`row_at_state`: an embedding, a row of
-//! rotary angles), a Llama-style layer's rotary embedding of the step's queries and keys with
-//! the keys and values written into the cache at the state's position (`rope_at_state`;
-//! GPT-2's projection writes its cache itself), and attention of the step's queries over the cached positions
-//! `0..=pos` (`attention_decode`, grouped-query heads included). Because the token and the
-//! position reach these kernels through the state buffer, one captured plan serves every step.
+//! rotary angles), and attention of the step's queries over the cached positions `0..=pos`
+//! (`attention_decode`, grouped-query heads included), which for a Llama-style layer also
+//! applies the rotary embedding of the state's position to the queries and the current key and
+//! writes that key and value into the cache (GPT-2's projection writes its cache itself).
+//! Because the token and the position reach these kernels through the state buffer, one
+//! captured plan serves every step.
 
 use super::device::{DecodeState, ATTENTION_COUNTERS};
 use crate::error::{Error, Result};
@@ -16,15 +17,15 @@ const ROW_AT_STATE: KernelDef = KernelDef::new(
     shader!("generate/row_at_state.wgsl"),
     "row_at_state",
 );
-const ROPE_AT_STATE: KernelDef = KernelDef::new(
-    "generate/rope_at_state",
-    shader!("generate/rope_at_state.wgsl"),
-    "rope_at_state",
-);
 const ATTENTION_DECODE: KernelDef = KernelDef::new(
     "generate/attention_decode",
     shader!("generate/attention_decode.wgsl"),
     "attention_decode",
+);
+const ATTENTION_DECODE_ROPE: KernelDef = KernelDef::new(
+    "generate/attention_decode_rope",
+    shader!("generate/attention_decode_rope.wgsl"),
+    "attention_decode_rope",
 );
 
 /// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
@@ -69,90 +70,36 @@ pub(crate) fn row_at_state(table: &Tensor, pick: Pick, st: &DecodeState) -> Resu
     Ok(out)
 }
 
-/// A Llama-style layer's step after its fused q, k, v projection, in one launch: `qkv`
-/// (H D + 2 KVH D, dense from any offset; q, then k, then v) gets the rotary embedding of the
-/// state's position (rows of `cos` and `sin`, (P', D) dense from offset 0 with P' at least
-/// the cache's P) on q and k (`ops::rope`'s arithmetic); k and v go into block `layer` of the
-/// caches (L, KVH, P, D), views of one buffer, at that position (clamped below P); returns q
-/// (1, H D).
-pub(crate) fn rope_at_state(
-    qkv: &Tensor,
-    (cos, sin): (&Tensor, &Tensor),
-    (k_cache, v_cache): (&Tensor, &Tensor),
-    layer: usize,
-    st: &DecodeState,
-) -> Result<Tensor> {
-    let op = "generate::rope_at_state";
-    let ctx = qkv.context();
-    let gpu = ctx.require_gpu(op)?;
-    let s = k_cache.shape();
-    let [l, kvh, p, d] = *s else {
-        return Err(Error::shape(op, "k_cache", "(L, KVH, P, D)", s));
-    };
-    let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s;
-    if !dense(k_cache) || !dense(v_cache) || k_cache.buffer() != v_cache.buffer() || layer >= l || d % 2 != 0 {
-        return Err(Error::mismatch(
-            op,
-            "k_cache (L > layer, KVH, P, even D)",
-            s,
-            "v_cache, a view of the same buffer",
-            v_cache.shape(),
-        ));
-    }
-    for (name, t) in [("cos", cos), ("sin", sin)] {
-        if t.rank() != 2 || t.shape()[0] < p || t.shape()[1] != d || !t.is_contiguous() || t.layout().offset != 0 {
-            return Err(Error::shape(
-                op,
-                name,
-                format!("a dense (P' >= {p}, {d}) table from offset 0"),
-                t.shape(),
-            ));
-        }
-    }
-    let width = qkv.len();
-    let h = width.checked_sub(2 * kvh * d).map_or(0, |q| q / d);
-    if h == 0 || width != (h + 2 * kvh) * d || !h.is_multiple_of(kvh) || !qkv.layout().is_dense() {
-        return Err(Error::shape(
-            op,
-            "qkv",
-            format!("a dense row of (H + 2 x {kvh}) x {d} values, H a multiple of {kvh}"),
-            qkv.shape(),
-        ));
-    }
-    let per_layer = kvh * p * d;
-    let out = Tensor::uninit(ctx, &[1, h * d], op)?;
-    let params = Params::new()
-        .usize(h)
-        .usize(kvh)
-        .usize(d)
-        .usize(p)
-        .usize(qkv.layout().offset)
-        .usize(k_cache.layout().offset + layer * per_layer)
-        .usize(v_cache.layout().offset + layer * per_layer);
-    let buffers = [
-        st.state.gpu_buffer(op)?,
-        qkv.gpu_buffer(op)?,
-        cos.gpu_buffer(op)?,
-        sin.gpu_buffer(op)?,
-        k_cache.gpu_buffer(op)?,
-        out.gpu_buffer(op)?,
-    ];
-    gpu.dispatch_items(&gpu.kernel(&ROPE_AT_STATE, &[])?, &params, &buffers, width)?;
-    Ok(out)
+/// The queries of a decode attention.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Queries<'a> {
+    /// The step's queries (H D,), the current key and value already in the cache (GPT-2's
+    /// projection writes them).
+    Ready(&'a Tensor),
+    /// A Llama-style layer's fused projection `qkv` (H D + 2 KVH D, dense from any offset; q,
+    /// then k, then v) before the rotary embedding of the state's position (rows of `cos` and
+    /// `sin`, (P', D) dense from offset 0 with P' at least the cache's P, `ops::rope`'s
+    /// arithmetic). The kernel rotates q and k and writes k and v into the cache at that
+    /// position itself, so the caches must be views of one buffer.
+    Rotate {
+        qkv: &'a Tensor,
+        cos: &'a Tensor,
+        sin: &'a Tensor,
+    },
 }
 
-/// Attention of the step's queries q (H * D,) over positions `0..=state.pos` of block `layer`
-/// of the caches (L, KVH, P, D) -> (1, H * D), heads side by side; query head h reads
-/// key/value head h / (H / KVH) (grouped-query attention where KVH < H).
+/// Attention of the step's queries over positions `0..=state.pos` of block `layer` of the
+/// caches (L, KVH, P, D) -> (1, H D), heads side by side; query head h reads key/value head
+/// h / (H / KVH) (grouped-query attention where KVH < H).
 pub(crate) fn attention_decode(
-    q: &Tensor,
+    queries: Queries,
     k_cache: &Tensor,
     v_cache: &Tensor,
     layer: usize,
     st: &DecodeState,
 ) -> Result<Tensor> {
     let op = "generate::attention_decode";
-    let ctx = q.context();
+    let ctx = k_cache.context();
     let gpu = ctx.require_gpu(op)?;
     let s = k_cache.shape();
     let [l, kvh, p, d] = *s else {
@@ -170,15 +117,6 @@ pub(crate) fn attention_decode(
             message: format!("{p} positions: the decode kernel keeps at most {ATTENTION_MAX_P} scores"),
         });
     }
-    let h = q.len() / d;
-    if q.len() != h * d || h == 0 || !h.is_multiple_of(kvh) || !q.is_contiguous() {
-        return Err(Error::shape(
-            op,
-            "q",
-            format!("a dense row of H * {d} values, H a multiple of the cache's {kvh} heads"),
-            q.shape(),
-        ));
-    }
     let dense = |t: &Tensor| t.layout().is_dense() && t.shape() == s && t.layout().offset.is_multiple_of(4);
     if !dense(k_cache) || !dense(v_cache) || layer >= l {
         return Err(Error::mismatch(
@@ -187,6 +125,20 @@ pub(crate) fn attention_decode(
             s,
             "v_cache",
             v_cache.shape(),
+        ));
+    }
+    // The row holds H query heads, then (for a projection) 2 KVH key and value heads.
+    let (row, name, extra) = match queries {
+        Queries::Ready(q) => (q, "q", 0),
+        Queries::Rotate { qkv, .. } => (qkv, "qkv", 2 * kvh),
+    };
+    let h = (row.len() / d).saturating_sub(extra);
+    if row.len() != (h + extra) * d || h == 0 || !h.is_multiple_of(kvh) || !row.layout().is_dense() {
+        return Err(Error::shape(
+            op,
+            name,
+            format!("a dense row of (H + {extra}) x {d} values, H a multiple of the cache's {kvh} heads"),
+            row.shape(),
         ));
     }
     let per_layer = kvh * p * d;
@@ -210,18 +162,56 @@ pub(crate) fn attention_decode(
         .f32(1.0 / (d as f32).sqrt())
         .usize(h / kvh)
         .usize(splits)
-        .usize(st.counts.layout().offset + layer * h);
-    let buffers = [
+        .usize(st.counts.layout().offset + layer * h)
+        .usize(h)
+        .usize(row.layout().offset);
+    let mut buffers = vec![
         st.state.gpu_buffer(op)?,
-        q.gpu_buffer(op)?,
-        k_cache.gpu_buffer(op)?,
-        v_cache.gpu_buffer(op)?,
         out.gpu_buffer(op)?,
         parts.gpu_buffer(op)?,
         st.counts.gpu_buffer(op)?,
     ];
+    let def = match queries {
+        Queries::Ready(q) => {
+            buffers.extend([q.gpu_buffer(op)?, k_cache.gpu_buffer(op)?, v_cache.gpu_buffer(op)?]);
+            &ATTENTION_DECODE
+        }
+        Queries::Rotate { qkv, cos, sin } => {
+            if k_cache.buffer() != v_cache.buffer() || d % 2 != 0 {
+                return Err(Error::mismatch(
+                    op,
+                    "k_cache (even D)",
+                    s,
+                    "v_cache, a view of the same buffer",
+                    v_cache.shape(),
+                ));
+            }
+            for (name, t) in [("cos", cos), ("sin", sin)] {
+                if t.rank() != 2
+                    || t.shape()[0] < p
+                    || t.shape()[1] != d
+                    || !t.is_contiguous()
+                    || t.layout().offset != 0
+                {
+                    return Err(Error::shape(
+                        op,
+                        name,
+                        format!("a dense (P' >= {p}, {d}) table from offset 0"),
+                        t.shape(),
+                    ));
+                }
+            }
+            buffers.extend([
+                qkv.gpu_buffer(op)?,
+                cos.gpu_buffer(op)?,
+                sin.gpu_buffer(op)?,
+                k_cache.gpu_buffer(op)?,
+            ]);
+            &ATTENTION_DECODE_ROPE
+        }
+    };
     gpu.dispatch(
-        &gpu.kernel(&ATTENTION_DECODE, &[("D", d as f64)])?,
+        &gpu.kernel(def, &[("D", d as f64)])?,
         &params,
         &buffers,
         [h as u32, splits as u32, 1],
@@ -235,6 +225,45 @@ mod tests {
     use crate::check::Rng;
     use crate::context::Context;
     use crate::generate::device::DeviceSampling;
+
+    const SAMPLING: DeviceSampling = DeviceSampling {
+        top_k: 1,
+        temperature: 1.0,
+        seed: 0,
+    };
+
+    /// The f64 attention of queries `qv` (H, D) over positions 0..=pos of layer 1 of the caches
+    /// `kv`, `vv` (2, KVH, P, D) -> (H, D).
+    fn reference(qv: &[f32], kv: &[f32], vv: &[f32], (kvh, p, d): (usize, usize, usize), pos: usize) -> Vec<f64> {
+        let h = qv.len() / d;
+        let mut out = vec![0.0; h * d];
+        for hh in 0..h {
+            let base = ((kvh + hh / (h / kvh)) * p) * d; // layer 1, key/value head
+            let score = |j: usize| {
+                (0..d)
+                    .map(|e| f64::from(qv[hh * d + e]) * f64::from(kv[base + j * d + e]))
+                    .sum::<f64>()
+                    / (d as f64).sqrt()
+            };
+            let s: Vec<f64> = (0..=pos).map(score).collect();
+            let top = s.iter().cloned().fold(f64::MIN, f64::max);
+            let w: Vec<f64> = s.iter().map(|x| (x - top).exp()).collect();
+            let sum: f64 = w.iter().sum();
+            for e in 0..d {
+                out[hh * d + e] = (0..=pos).map(|j| w[j] * f64::from(vv[base + j * d + e])).sum::<f64>() / sum;
+            }
+        }
+        out
+    }
+
+    fn assert_close(got: &[f32], want: &[f64], what: &str) {
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (f64::from(*g) - w).abs() <= 1e-5,
+                "{what}, element {i}: {g} against {w}"
+            );
+        }
+    }
 
     /// The decode attention at positions that use one chunk, a chunk and one key, and many
     /// chunks (the last workgroup's combine), grouped-query heads, a later layer of the cache,
@@ -254,36 +283,14 @@ mod tests {
         let v = Tensor::from_slice(&ctx, &[l, kvh, p, d], &vv).unwrap();
         let q = Tensor::from_slice(&ctx, &[h * d], &qv).unwrap();
         let st = DecodeState::new(&ctx, 4).unwrap();
-        let sampling = DeviceSampling {
-            top_k: 1,
-            temperature: 1.0,
-            seed: 0,
-        };
         for pos in [5, 128, 299] {
-            st.reset(pos as u32, 0, sampling).unwrap();
+            st.reset(pos as u32, 0, SAMPLING).unwrap();
             for _ in 0..2 {
-                let got = attention_decode(&q, &k, &v, 1, &st).unwrap().to_vec().unwrap();
-                for hh in 0..h {
-                    let base = ((kvh + hh / (h / kvh)) * p) * d; // layer 1, key/value head
-                    let score = |j: usize| {
-                        (0..d)
-                            .map(|e| f64::from(qv[hh * d + e]) * f64::from(kv[base + j * d + e]))
-                            .sum::<f64>()
-                            / (d as f64).sqrt()
-                    };
-                    let s: Vec<f64> = (0..=pos).map(score).collect();
-                    let top = s.iter().cloned().fold(f64::MIN, f64::max);
-                    let w: Vec<f64> = s.iter().map(|x| (x - top).exp()).collect();
-                    let sum: f64 = w.iter().sum();
-                    for e in 0..d {
-                        let want = (0..=pos).map(|j| w[j] * f64::from(vv[base + j * d + e])).sum::<f64>() / sum;
-                        let g = f64::from(got[hh * d + e]);
-                        assert!(
-                            (g - want).abs() <= 1e-5,
-                            "pos {pos} head {hh} dim {e}: {g} against {want}"
-                        );
-                    }
-                }
+                let got = attention_decode(Queries::Ready(&q), &k, &v, 1, &st)
+                    .unwrap()
+                    .to_vec()
+                    .unwrap();
+                assert_close(&got, &reference(&qv, &kv, &vv, (kvh, p, d), pos), &format!("pos {pos}"));
             }
         }
         // A NaN value in a later chunk reaches its head's output through the combine (its
@@ -291,12 +298,82 @@ mod tests {
         let mut vn = vv.clone();
         vn[((kvh + 1) * p + 200) * d + 3] = f32::NAN; // layer 1, key/value head 1, key 200, dim 3
         let v = Tensor::from_slice(&ctx, &[l, kvh, p, d], &vn).unwrap();
-        st.reset(299, 0, sampling).unwrap();
-        let got = attention_decode(&q, &k, &v, 1, &st).unwrap().to_vec().unwrap();
+        st.reset(299, 0, SAMPLING).unwrap();
+        let got = attention_decode(Queries::Ready(&q), &k, &v, 1, &st)
+            .unwrap()
+            .to_vec()
+            .unwrap();
         for hh in 0..h {
             let nan = hh / (h / kvh) == 1;
             assert_eq!(got[hh * d + 3].is_nan(), nan, "head {hh}: {}", got[hh * d + 3]);
             assert!(got[hh * d..hh * d + 3].iter().all(|x| x.is_finite()), "head {hh}");
+        }
+    }
+
+    /// `Queries::Rotate`: the rotary embedding of the state's position on the queries and the
+    /// current key (rotate-half), that key and value written into layer 1 of the one-buffer
+    /// cache at that position (and nothing else written), and the attention over it, at
+    /// positions in the first chunk and in a later one, against the f64 reference.
+    #[test]
+    fn rotating_decode_attention_writes_the_cache_and_matches_the_reference() {
+        let ctx = Context::new().expect("a context");
+        if ctx.require_gpu("test").is_err() {
+            return;
+        }
+        let (l, kvh, p, d, h) = (2, 2, 300, 16, 4); // two query heads a key/value head
+        let mut rng = Rng::new(11);
+        let both = rng.vec_range(2 * l * kvh * p * d, -1.0, 1.0); // (2, L, KVH, P, D): keys, values
+        let qkv = rng.vec_range((h + 2 * kvh) * d, -1.0, 1.0);
+        let angle = |pos: usize, j: usize| pos as f64 / 10000f64.powf((2 * (j % (d / 2))) as f64 / d as f64);
+        let table = |f: fn(f64) -> f64| -> Vec<f32> { (0..p * d).map(|i| f(angle(i / d, i % d)) as f32).collect() };
+        let (cos, sin) = (
+            Tensor::from_slice(&ctx, &[p, d], &table(f64::cos)).unwrap(),
+            Tensor::from_slice(&ctx, &[p, d], &table(f64::sin)).unwrap(),
+        );
+        // Head `x` (D values) rotated at `pos`, as `ops::rope` does.
+        let rotate = |x: &[f32], pos: usize| -> Vec<f32> {
+            (0..d)
+                .map(|j| {
+                    let (partner, sign) = if j < d / 2 {
+                        (x[j + d / 2], -1.0)
+                    } else {
+                        (x[j - d / 2], 1.0)
+                    };
+                    let a = angle(pos, j);
+                    (f64::from(x[j]) * a.cos() + sign * f64::from(partner) * a.sin()) as f32
+                })
+                .collect()
+        };
+        let st = DecodeState::new(&ctx, 4).unwrap();
+        for pos in [7, 250] {
+            let cache = Tensor::from_slice(&ctx, &[2, l, kvh, p, d], &both).unwrap();
+            let view = |i: usize| cache.narrow(0, i, i + 1).unwrap().reshape(&[l, kvh, p, d]).unwrap();
+            let (k, v) = (view(0), view(1));
+            let row = Tensor::from_slice(&ctx, &[1, (h + 2 * kvh) * d], &qkv).unwrap();
+            st.reset(pos as u32, 0, SAMPLING).unwrap();
+            let queries = Queries::Rotate {
+                qkv: &row,
+                cos: &cos,
+                sin: &sin,
+            };
+            let got = attention_decode(queries, &k, &v, 1, &st).unwrap().to_vec().unwrap();
+            // What the kernel should have written, and the reference over it.
+            let mut want = both.clone();
+            let (keys, values) = want.split_at_mut(l * kvh * p * d);
+            for g in 0..kvh {
+                let at = ((kvh + g) * p + pos) * d; // layer 1
+                let k_row = rotate(&qkv[(h + g) * d..(h + g + 1) * d], pos);
+                keys[at..at + d].copy_from_slice(&k_row);
+                values[at..at + d].copy_from_slice(&qkv[(h + kvh + g) * d..(h + kvh + g + 1) * d]);
+            }
+            let q_rot: Vec<f32> = (0..h).flat_map(|hh| rotate(&qkv[hh * d..(hh + 1) * d], pos)).collect();
+            let written = cache.to_vec().unwrap();
+            for (i, (a, b)) in written.iter().zip(&want).enumerate() {
+                assert!((a - b).abs() <= 1e-5, "pos {pos}: cache element {i} is {a}, want {b}");
+            }
+            let (keys, values) = want.split_at(l * kvh * p * d);
+            let wanted = reference(&q_rot, keys, values, (kvh, p, d), pos);
+            assert_close(&got, &wanted, &format!("pos {pos}"));
         }
     }
 }

@@ -29,7 +29,7 @@ pub(crate) mod head;
 pub(crate) mod project;
 pub mod sampling;
 
-pub(crate) use at_state::{attention_decode, rope_at_state, row_at_state, Pick};
+pub(crate) use at_state::{attention_decode, row_at_state, Pick, Queries};
 pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
 pub use generator::{generate_async, Decoder, Generator, Streaming};

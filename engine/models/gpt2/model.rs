@@ -33,8 +33,7 @@ use super::config::Config;
 use super::decode;
 use super::kv_cache::KvCache;
 use super::weights::{Block, Weights};
-use crate::generate::{self, DecodeState};
-use crate::generate::{Project, Prologue};
+use crate::generate::{self, DecodeState, Project, Prologue, Queries};
 
 /// One block's parameters on a context.
 #[derive(Clone)]
@@ -334,7 +333,7 @@ impl Gpt2 {
                 st,
             )?;
             let q = q.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (C,)
-            let a = generate::attention_decode(&q, k_cache, v_cache, layer, st)?; // (1, C)
+            let a = generate::attention_decode(Queries::Ready(&q), k_cache, v_cache, layer, st)?; // (1, C)
 
             // x += a @ W + b, in place
             let x_res = Project::Residual(&x);

@@ -10,9 +10,9 @@
 //! cache is preallocated (2, L, KVH, P, D), so a step only writes positions `past..past + T`
 //! and reads views: the same forward runs op by op ([`Llama::forward`]) and, with the token
 //! and position read from the device ([`crate::generate::DecodeState`]), inside the compiled
-//! plans of [`crate::generate::Generator`] (`Llama: Decoder`). A compiled decode step is six
-//! launches a layer: the RMS norm fused into the q k v projection, the rotary embedding with
-//! the cache write (`generate::rope_at_state`), attention, the o projection adding into the
+//! plans of [`crate::generate::Generator`] (`Llama: Decoder`). A compiled decode step is five
+//! launches a layer, as GPT-2's is: the RMS norm fused into the q k v projection, attention
+//! with the rotary embedding and the cache write in front (`generate::attention_decode`), the o projection adding into the
 //! residual, the RMS norm fused into the gate-and-up projection, and the down projection with
 //! the SwiGLU gate as its prologue, adding into the residual; then the norm and the head in
 //! one launch (`generate::head`).
@@ -21,7 +21,9 @@ use std::path::Path;
 
 use super::config::Config;
 use crate::error::{Error, Result};
-use crate::generate::{self, generate_eager_async, DecodeState, Decoder, Pick, Project, Prologue, Sampling, Stepper};
+use crate::generate::{
+    self, generate_eager_async, DecodeState, Decoder, Pick, Project, Prologue, Queries, Sampling, Stepper,
+};
 use crate::io::safetensors;
 use crate::ops;
 use crate::tensor::Tensor;
@@ -309,10 +311,14 @@ impl Llama {
                     y.transpose(0, 1)?.contiguous()?.reshape(&[t, h * d])? // (T, H D)
                 }
                 At::Device(st) => {
-                    // Rotary embedding and cache write in one launch.
-                    let tables = (&self.rope_cos, &self.rope_sin);
-                    let q = generate::rope_at_state(&qkv, tables, (&cache.k, &cache.v), i, st)?;
-                    generate::attention_decode(&q, &cache.k, &cache.v, i, st)? // (1, H D)
+                    // Rotary embedding, cache write and attention in one launch.
+                    let queries = Queries::Rotate {
+                        qkv: &qkv,
+                        cos: &self.rope_cos,
+                        sin: &self.rope_sin,
+                    };
+                    generate::attention_decode(queries, &cache.k, &cache.v, i, st)?
+                    // (1, H D)
                 }
             };
             x = residual(x, &y, &layer.o)?;
