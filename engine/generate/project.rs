@@ -150,8 +150,9 @@ pub(crate) enum Project<'a> {
 }
 
 /// `x (K) @ w (K, N) + bias (N)` (w F32, F16 or BF16; everything else F32), x normalised
-/// first as `norm` says, the result stored as `to` says. Returns the new row (N,) or (C,) for
-/// `New` and `Qkv`.
+/// first as `norm` says, the result stored as `to` says, by the kernel of shape `shape` (None:
+/// the one [`MatvecSplit::pick`] picks for the device; the tests name each). Returns the new
+/// row (N,) or (C,) for `New` and `Qkv`.
 pub(crate) fn ln_matvec(
     x: &Tensor,
     norm: Prologue,
@@ -159,25 +160,13 @@ pub(crate) fn ln_matvec(
     bias: &Tensor,
     to: Project,
     st: &DecodeState,
-) -> Result<Option<Tensor>> {
-    let gpu = x.context().require_gpu("generate::ln_matvec")?;
-    let shape = MatvecSplit::pick(&gpu.info, matches!(norm, Prologue::Layer(..) | Prologue::Rms(..)));
-    ln_matvec_shaped(x, norm, w, bias, to, st, shape)
-}
-
-/// [`ln_matvec`] with the kernel's shape given.
-fn ln_matvec_shaped(
-    x: &Tensor,
-    norm: Prologue,
-    w: &Tensor,
-    bias: &Tensor,
-    to: Project,
-    st: &DecodeState,
-    shape: MatvecSplit,
+    shape: Option<MatvecSplit>,
 ) -> Result<Option<Tensor>> {
     let op = "generate::ln_matvec";
     let ctx = x.context();
     let gpu = ctx.require_gpu(op)?;
+    let shape =
+        shape.unwrap_or_else(|| MatvecSplit::pick(&gpu.info, matches!(norm, Prologue::Layer(..) | Prologue::Rms(..))));
     let l = w.layout();
     if w.rank() != 2 || l.strides[1] != 1 || l.strides[0] != w.shape()[1] {
         return Err(Error::shape(op, "w", "a dense (K, N) matrix", w.shape()));
@@ -309,7 +298,7 @@ fn ln_matvec_shaped(
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{ln_matvec_shaped, MatvecSplit, Project, Prologue};
+    use super::{ln_matvec, MatvecSplit, Project, Prologue};
     use crate::check::Rng;
     use crate::generate::device::{DecodeState, DeviceSampling};
     use crate::{Context, DType, Tensor};
@@ -395,7 +384,7 @@ pub(crate) mod tests {
                 let rstd = 1.0 / (ms + 1e-5).sqrt();
                 for &shape in &shapes[..shapes.len().min(2)] {
                     let to = Project::New { gelu: false };
-                    let y = ln_matvec_shaped(&xt, Prologue::Rms(&gt, 1e-5), &wt, &biast, to, &st, shape);
+                    let y = ln_matvec(&xt, Prologue::Rms(&gt, 1e-5), &wt, &biast, to, &st, Some(shape));
                     let y = y.unwrap().unwrap().to_vec().unwrap();
                     for j in 0..n {
                         let dot = (0..k).map(|i| f64::from(x[i]) * rstd * f64::from(g[i]) * f64::from(wv[i * n + j]));
@@ -420,7 +409,7 @@ pub(crate) mod tests {
                     .collect();
                 for &shape in &shapes[..shapes.len().min(2)] {
                     let to = Project::New { gelu: false };
-                    let y = ln_matvec_shaped(&gate_up, Prologue::SwiGlu, &wt, &biast, to, &st, shape);
+                    let y = ln_matvec(&gate_up, Prologue::SwiGlu, &wt, &biast, to, &st, Some(shape));
                     let y = y.unwrap().unwrap().to_vec().unwrap();
                     for j in 0..n {
                         let dot = (0..k).map(|i| gated[i] * f64::from(wv[i * n + j])).sum::<f64>();
@@ -436,7 +425,7 @@ pub(crate) mod tests {
             // The epilogues run in the first case, on the CPU shape and the first GPU one.
             for &shape in &shapes {
                 let what = format!("K {k} N {n} {dtype:?} {shape:?} ln {ln}");
-                let project = |to| ln_matvec_shaped(&xt, norm, &wt, &biast, to, &st, shape).unwrap();
+                let project = |to| ln_matvec(&xt, norm, &wt, &biast, to, &st, Some(shape)).unwrap();
                 let y = project(Project::New { gelu: false }).unwrap().to_vec().unwrap();
                 for j in 0..n {
                     assert!(close(y[j], want[j]), "{what}: y[{j}] = {} against {}", y[j], want[j]);

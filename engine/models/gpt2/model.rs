@@ -331,13 +331,22 @@ impl Gpt2 {
                 &b.attn_bias,
                 qkv,
                 st,
+                None,
             )?;
             let q = q.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (C,)
             let a = generate::attention_decode(Queries::Ready(&q), k_cache, v_cache, layer, st)?; // (1, C)
 
             // x += a @ W + b, in place
             let x_res = Project::Residual(&x);
-            generate::ln_matvec(&a, Prologue::None, &b.attn_proj_weight, &b.attn_proj_bias, x_res, st)?;
+            generate::ln_matvec(
+                &a,
+                Prologue::None,
+                &b.attn_proj_weight,
+                &b.attn_proj_bias,
+                x_res,
+                st,
+                None,
+            )?;
             // f = gelu(ln_2(x) @ c_fc + b)
             let gelu = Project::New { gelu: true };
             let f = generate::ln_matvec(
@@ -347,6 +356,7 @@ impl Gpt2 {
                 &b.fc_bias,
                 gelu,
                 st,
+                None,
             )?;
             let f = f.ok_or_else(|| self.blocked_wte("Gpt2::decode_on_device"))?; // (4C,)
 
@@ -358,6 +368,7 @@ impl Gpt2 {
                 &b.mlp_proj_bias,
                 Project::Residual(&x),
                 st,
+                None,
             )?;
         }
         let norm = Prologue::Layer((&self.ln_f_weight, &self.ln_f_bias, eps));

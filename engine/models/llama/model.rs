@@ -360,7 +360,7 @@ impl Llama {
             Project::Residual(r) => Some(r.clone()),
             _ => None,
         };
-        let y = generate::ln_matvec(&x.contiguous()?, norm, w, &self.zeros.narrow(0, 0, n)?, to, st)?;
+        let y = generate::ln_matvec(&x.contiguous()?, norm, w, &self.zeros.narrow(0, 0, n)?, to, st, None)?;
         match (y, residual) {
             (Some(y), _) => y.reshape(&[1, n]),
             (None, Some(r)) => Ok(r),
