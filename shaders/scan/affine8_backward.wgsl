@@ -1,4 +1,5 @@
 // prelude: recurrence/launch.wgsl
+// prelude: scan/backward_da.wgsl
 // dtype: h scalar
 // dtype: h0 scalar
 // The inputs h, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;
@@ -13,26 +14,14 @@ override V: u32 = 8u;
 
 const K: u32 = 8u;
 
-struct Params {
-    total: u32,  // B * T * N * 8: (step, row) pairs
-    n: u32,      // N
-    t_len: u32,  // T
-    has_h0: u32, // 1 when h0 is bound
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
+// binding 0: the uniform p, declared in scan/backward_da.wgsl
 @group(0) @binding(1) var<storage, read> g: array<f32>;              // (B, T, N, 8, V): G = dB
 @group(0) @binding(2) var<storage, read> h: array<h_t>;              // (B, T, N, 8, V): forward output H
 @group(0) @binding(3) var<storage, read> h0: array<h0_t>;            // (B, N, 8, V), read when has_h0
 @group(0) @binding(4) var<storage, read_write> da: array<vec4<f32>>; // (B, T, N, 8, 8) as 16 vec4s a step
 
-@compute @workgroup_size(WG)
-fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                    @builtin(local_invocation_index) lid: u32) {
-    let e = invocation(wid, nwg, lid);
-    if e >= p.total {
-        return;
-    }
+// Invocation e of the B * T * N * 8 invocations, one a (step, row) pair (scan/backward_da.wgsl).
+fn backward_da(e: u32) {
     let i = e % K;
     let step = e / K;
     let t = (step / p.n) % p.t_len;

@@ -1,4 +1,5 @@
 // prelude: recurrence/launch.wgsl
+// prelude: scan/backward_da.wgsl
 // dtype: g vec2
 // dtype: h vec2
 // dtype: h0 vec2
@@ -10,26 +11,14 @@
 // dA_t = g_t h_{t-1}^T with h_{-1} = h0 (zero when absent). One invocation per step: two
 // vec2 loads and one vec4 store, every access dense.
 
-struct Params {
-    total: u32,  // B * T * N steps
-    n: u32,      // N
-    t_len: u32,  // T
-    has_h0: u32, // 1 when h0 is bound
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
+// binding 0: the uniform p, declared in scan/backward_da.wgsl
 @group(0) @binding(1) var<storage, read> g: array<g_t>;          // (B, T, N) x 2: g = db
 @group(0) @binding(2) var<storage, read> h: array<h_t>;          // (B, T, N) x 2: the forward's h
 @group(0) @binding(3) var<storage, read> h0: array<h0_t>;        // (B, N) x 2, read when has_h0
 @group(0) @binding(4) var<storage, read_write> da: array<da_t>;  // (B, T, N) x (da00, da01, da10, da11)
 
-@compute @workgroup_size(WG)
-fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                    @builtin(local_invocation_index) lid: u32) {
-    let e = invocation(wid, nwg, lid);
-    if e >= p.total {
-        return;
-    }
+// Invocation e of the B * T * N invocations, one a step (scan/backward_da.wgsl).
+fn backward_da(e: u32) {
     let t = (e / p.n) % p.t_len;
     var prev = vec2<f32>(0.0);
     if t > 0u {

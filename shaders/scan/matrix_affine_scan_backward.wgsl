@@ -1,4 +1,5 @@
 // prelude: recurrence/launch.wgsl
+// prelude: scan/backward_da.wgsl
 // dtype: h scalar
 // dtype: h0 scalar
 // The inputs h, h0 are dtype slots (engine/kernel/dtype.rs): F32, F16 or BF16, read as f32;
@@ -10,26 +11,14 @@
 override K: u32 = 2u;
 override V: u32 = 1u;
 
-struct Params {
-    total: u32,  // B * T * N * K * K
-    n: u32,      // N
-    t_len: u32,  // T
-    has_h0: u32, // 1 when h0 is bound
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
+// binding 0: the uniform p, declared in scan/backward_da.wgsl
 @group(0) @binding(1) var<storage, read> g: array<f32>;        // (B, T, N, K, V): G = dB
 @group(0) @binding(2) var<storage, read> h: array<h_t>;        // (B, T, N, K, V): forward output H
 @group(0) @binding(3) var<storage, read> h0: array<h0_t>;      // (B, N, K, V), read when has_h0
 @group(0) @binding(4) var<storage, read_write> da: array<f32>; // (B, T, N, K, K)
 
-@compute @workgroup_size(WG)
-fn scan_backward_da(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                    @builtin(local_invocation_index) lid: u32) {
-    let e = invocation(wid, nwg, lid);
-    if e >= p.total {
-        return;
-    }
+// Invocation e of the B * T * N * K * K invocations, one an element of dA (scan/backward_da.wgsl).
+fn backward_da(e: u32) {
     let l = e % K;
     let i = (e / K) % K;
     let step = e / (K * K);
