@@ -1,7 +1,7 @@
 //! The affine scan seam shared by `linear_scan` (k = v = 1), `matrix_scan` (k = 2, v = 1)
 //! and `matrix_affine_scan`: each public op's argument checks and layouts ([`AffineOp`]),
 //! mapped onto the 5-d core A (B, T, N, k, k), B / H (B, T, N, k, v), h0 (B, N, k, v), and
-//! the route to the GPU kernels or the f64 reference, forward and backward. On the GPU
+//! the one route (`seam`) to the GPU kernels or the f64 reference, forward and backward. On the GPU
 //! k = v = 1 runs the channel-wise kernels (`linear_gpu`), the rest the k x v kernels
 //! (`affine_gpu`).
 
@@ -11,6 +11,7 @@ use super::grads::{Adjoint, ScanGrads};
 use super::linear_gpu;
 use super::padded;
 use super::route::{self, from_host_as, host_widened, host_widened_opt, ScanOptions};
+use crate::context::Gpu;
 use crate::error::Result;
 use crate::reference;
 use crate::tensor::Tensor;
@@ -117,6 +118,29 @@ pub(crate) fn backward_op(s: &AffineOp, args: Adjoint<'_>, opts: &ScanOptions) -
     })
 }
 
+/// The seam's one route for a call of dims `d` on A's context, forward or backward: on the
+/// GPU, a v the kernels are not specialised for runs zero-padded to the next (`on_padded`,
+/// handed the padded dims; exact, `scan::padded`), any other checks its block sizes and runs
+/// `on_kernels`; on the CPU context (or as the route says), `on_host`, the f64 reference.
+fn seam<R>(
+    op: &'static str,
+    d: &AffineDims,
+    a: &Tensor,
+    opts: &ScanOptions,
+    on_padded: impl FnOnce(&Gpu, AffineDims) -> Result<R>,
+    on_kernels: impl FnOnce(&Gpu) -> Result<R>,
+    on_host: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    let gpu = |gpu: &Gpu| match padded::padded_dims(d) {
+        Some(p) => on_padded(gpu, p),
+        None => {
+            envelope::gpu_block_sizes(op, d)?;
+            on_kernels(gpu)
+        }
+    };
+    route::run(op, a.context(), opts, gpu, on_host)
+}
+
 /// Forward through the seam: H (B, T, N, k, v).
 pub(crate) fn forward(
     op: &'static str,
@@ -126,19 +150,18 @@ pub(crate) fn forward(
     h0: Option<&Tensor>,
     opts: &ScanOptions,
 ) -> Result<Tensor> {
-    let ctx = a.context();
-    route::run(
+    seam(
         op,
-        ctx,
+        &d,
+        a,
         opts,
+        |_, p| {
+            let h0 = h0.map(|h| padded::pad(h, p.k, p.v)).transpose()?;
+            let (a_f32, b_p) = (padded::widened(a)?, padded::pad(b, p.k, p.v)?);
+            let h = forward(op, p, &a_f32, &b_p, h0.as_ref(), opts)?;
+            narrowed(padded::unpad(&h, d.k, d.v)?, a.dtype())
+        },
         |gpu| {
-            if let Some(p) = padded::padded_dims(&d) {
-                let h0 = h0.map(|h| padded::pad(h, p.k, p.v)).transpose()?;
-                let (a_f32, b_p) = (padded::widened(a)?, padded::pad(b, p.k, p.v)?);
-                let h = forward(op, p, &a_f32, &b_p, h0.as_ref(), opts)?;
-                return narrowed(padded::unpad(&h, d.k, d.v)?, a.dtype());
-            }
-            envelope::gpu_block_sizes(op, &d)?;
             let s = Scan {
                 gpu,
                 op,
@@ -154,7 +177,7 @@ pub(crate) fn forward(
             }
         },
         || {
-            let dtype = a.dtype();
+            let (ctx, dtype) = (a.context(), a.dtype());
             let (a, b, h0) = (host_widened(a, op)?, host_widened(b, op)?, host_widened_opt(h0, op)?);
             let h = reference::scan::matrix_affine_scan(&a.view(), &b.view(), h0.as_ref().map(|x| x.view()).as_ref())?;
             from_host_as(ctx, h, dtype)
@@ -165,41 +188,36 @@ pub(crate) fn forward(
 /// Backward through the seam.
 pub(crate) fn backward(op: &'static str, d: AffineDims, adj: Adjoint<'_>, opts: &ScanOptions) -> Result<ScanGrads> {
     let Adjoint { a, h0, h, grad } = adj;
-    let ctx = a.context();
-    route::run(
+    seam(
         op,
-        ctx,
+        &d,
+        a,
         opts,
-        |gpu| {
-            if let Some(p) = padded::padded_dims(&d) {
-                return padded::backward(gpu, op, &d, &p, adj, opts);
-            }
-            envelope::gpu_block_sizes(op, &d)?;
-            match (d.k, d.v) {
-                (1, 1) => linear_gpu::backward(gpu, op, &d, adj, opts),
-                _ => {
-                    let s = Scan {
-                        gpu,
-                        op,
-                        d: &d,
-                        a,
-                        x: grad,
-                        h0: None,
-                        reverse: true,
-                    };
-                    let (db, dh0) = scan_gpu(s, opts)?;
-                    let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
-                    let dtype = a.dtype();
-                    Ok(ScanGrads {
-                        da: narrowed(da, dtype)?,
-                        db: narrowed(db, dtype)?,
-                        dh0: narrowed(dh0, dtype)?,
-                    })
-                }
+        |gpu, p| padded::backward(gpu, op, &d, &p, adj, opts),
+        |gpu| match (d.k, d.v) {
+            (1, 1) => linear_gpu::backward(gpu, op, &d, adj, opts),
+            _ => {
+                let s = Scan {
+                    gpu,
+                    op,
+                    d: &d,
+                    a,
+                    x: grad,
+                    h0: None,
+                    reverse: true,
+                };
+                let (db, dh0) = scan_gpu(s, opts)?;
+                let da = backward_da_gpu(gpu, op, &d, &db, h, h0)?;
+                let dtype = a.dtype();
+                Ok(ScanGrads {
+                    da: narrowed(da, dtype)?,
+                    db: narrowed(db, dtype)?,
+                    dh0: narrowed(dh0, dtype)?,
+                })
             }
         },
         || {
-            let dtype = a.dtype();
+            let (ctx, dtype) = (a.context(), a.dtype());
             let (a, h0, h, g) = (
                 host_widened(a, op)?,
                 host_widened_opt(h0, op)?,
