@@ -50,7 +50,7 @@
 //!
 //! ```no_run
 //! use wgsl_compute::models::gpt2::{Gpt2, TextStream, Tokenizer};
-//! use wgsl_compute::generate::Sampling;
+//! use wgsl_compute::generate::{Generate, Sampling};
 //! use wgsl_compute::models::Shipped;
 //! let ctx = wgsl_compute::Context::new()?;
 //! let model = Gpt2::new(&ctx, &Shipped::Shakespeare.weights()?)?;

@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use wgsl_compute::generate::{choose, Sampler, Sampling};
+use wgsl_compute::generate::{choose, Generate, Sampler, Sampling};
 use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::{Generator, Gpt2, StepOptions, TextStream, Tokenizer, Weights};
 use wgsl_compute::{Context, DType, Tensor};

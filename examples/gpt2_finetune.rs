@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use wgsl_compute::autograd::Tape;
+use wgsl_compute::generate::Generate;
 use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::gpt2::{train::windows, Gpt2, Tokenizer, Trainable, Weights};
 use wgsl_compute::models::Shipped;

@@ -35,7 +35,7 @@
 //! | models/gpt2/tiny.rs:tiny_random_checkpoint, write_tiny_random | total (a fixed config) |
 //! | models/gpt2/reference.rs:forward | checked: 1..=n_positions ids below V; changed: the weights against their config (`Weights::validate`; public fields) |
 //! | models/gpt2/model.rs:Gpt2::step, forward, with_vocab_block | checked: 1..=remaining ids; rows >= 1 (0 was taken as 1), clamped to V |
-//! | generate/sampling.rs:Sampler::pick; models/gpt2/generate.rs:Gpt2::generate* ; generate/generator.rs:Generator::generate*, prefill_plan | checked: non-empty logits; prompt + n within n_positions; 1..=n_positions |
+//! | generate/sampling.rs:Sampler::pick; generate/methods.rs:Generate::generate* ; generate/generator.rs:Generator::generate*, prefill_plan | checked: non-empty logits; prompt + n within n_positions; 1..=n_positions |
 //! | generate/sampling.rs:argmax | total (0 for an empty slice, NaN wins) |
 //! | models/gpt2/kv_cache.rs:KvCache::new | earlier: n_embd % n_head, zero or oversized dimensions |
 //! | models/gpt2/tokenizer.rs:decode, decode_bytes; text_stream.rs:TextStream::push | checked: ids below the vocabulary |

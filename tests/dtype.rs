@@ -6,6 +6,7 @@
 use half::{bf16, f16};
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::check::{Gate, Rng};
+use wgsl_compute::generate::Generate;
 use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::gpt2::{self, Config, Gpt2, StepOptions, Weights};
 use wgsl_compute::ops::{self, MatmulPath};

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use wgsl_compute::check::{gates, Gate, Rng};
-use wgsl_compute::generate::{Sampler, Sampling};
+use wgsl_compute::generate::{Generate, Sampler, Sampling};
 use wgsl_compute::io::safetensors::{parse, serialize};
 use wgsl_compute::models::gpt2::reference;
 use wgsl_compute::models::gpt2::{

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use wgsl_compute::check::Rng;
 use wgsl_compute::context::Backend;
+use wgsl_compute::generate::Generate;
 use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::gpt2::{Gpt2, TextStream, Tokenizer, Weights};
 use wgsl_compute::Context;

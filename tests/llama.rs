@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use wgsl_compute::generate::Generate;
 use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::llama::{Config, Llama};
 use wgsl_compute::Context;

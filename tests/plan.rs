@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::generate::{Sampling, Streaming};
+use wgsl_compute::generate::{Generate, Sampling, Streaming};
 use wgsl_compute::models::gpt2::{random_checkpoint, Config, Generator, Gpt2, Weights};
 use wgsl_compute::plan::Plan;
 use wgsl_compute::{ops, Context, DType, Error, Tensor};

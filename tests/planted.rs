@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use wgsl_compute::check::{Gate, Rng};
-use wgsl_compute::generate::{Sampler, Sampling};
+use wgsl_compute::generate::{Generate, Sampler, Sampling};
 use wgsl_compute::mixer::MixerKind;
 use wgsl_compute::models::gpt2::{self, Weights};
 use wgsl_compute::ops::{self, AttentionPath};

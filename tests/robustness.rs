@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use ndarray::{ArrayD, IxDyn};
 use wgsl_compute::element_scan::{Bindings, Body, ElementScan, ElementScanOptions, Ty};
 use wgsl_compute::fused::Graph;
+use wgsl_compute::generate::Generate;
 use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::gpt2::{self, Config, Gpt2, Tokenizer, Weights};
 use wgsl_compute::Unary;

@@ -14,6 +14,9 @@ pub trait Stepper {
     /// The model's per-sequence cache (keys and values, recurrent state, ...).
     type Cache;
 
+    /// How errors of bad input to the model's generation name it, e.g. `"Gpt2::generate"`.
+    const OP: &'static str;
+
     /// The context the model's tensors live on.
     fn context(&self) -> &Context;
 

@@ -26,6 +26,7 @@ pub mod device;
 pub mod eager;
 pub mod generator;
 pub(crate) mod head;
+pub(crate) mod methods;
 pub(crate) mod project;
 pub mod sampling;
 
@@ -34,5 +35,6 @@ pub use device::{sample, DecodeState, DEVICE_TOP_K_MAX};
 pub use eager::{generate_eager_async, Stepper};
 pub use generator::{generate_async, Decoder, Generator, Streaming};
 pub(crate) use head::{head, HEAD_MAX_C};
+pub use methods::Generate;
 pub(crate) use project::{ln_matvec, Project, Prologue};
 pub use sampling::{argmax, choose, Sampler, Sampling};

@@ -24,6 +24,7 @@ use crate::context::Context;
 use crate::element_scan::spec_programs::{MAX_PLUS_REVERSE_SCAN, NORM_CAPPED_SCAN, TANH_SCAN};
 use crate::element_scan::{Bindings, ElementScan};
 use crate::error::{Error, Result};
+use crate::generate::Generate;
 use crate::generate::Sampling;
 use crate::io::safetensors;
 use crate::models::gpt2::{Config, Gpt2, Weights};

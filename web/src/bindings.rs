@@ -431,7 +431,7 @@ impl Gpt2 {
 #[wasm_bindgen]
 impl Gpt2 {
     /// `nTokens` greedy tokens after the prompt's token ids (`Promise<Uint32Array>`), through
-    /// the same kept plans as [`Gpt2::generate`]: what the Dawn runner times.
+    /// the same kept plans as `Gpt2::generate` (`generate::Generate`): what the Dawn runner times.
     #[wasm_bindgen(js_name = generateIds)]
     pub fn generate_ids(&self, prompt: Vec<u32>, #[wasm_bindgen(js_name = nTokens)] n_tokens: u32) -> js_sys::Promise {
         use wgsl_compute::generate::Sampling;

@@ -38,7 +38,7 @@ use std::time::Instant;
 
 use wgsl_compute::check::Rng;
 use wgsl_compute::context::Clock;
-use wgsl_compute::generate;
+use wgsl_compute::generate::{self, Generate};
 use wgsl_compute::mixer::{mixer_scan_backward_with, mixer_scan_with, MixerKind, MixerLayer, MixerPath};
 use wgsl_compute::models::gpt2;
 use wgsl_compute::ops::{self, MatmulPath};

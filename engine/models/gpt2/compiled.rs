@@ -2,7 +2,7 @@
 //! prefill is the eager ops of [`Gpt2::step`] from an empty cache with the ids read from a
 //! device buffer; the decode step is the fused one-token kernels of `decode.rs` (about five
 //! dispatches a block). Models whose wte is split into blocks cannot be captured (`new` of
-//! the generator fails with `Error::Unsupported` and [`Gpt2::generate_async`] runs op by
+//! the generator fails with `Error::Unsupported` and [`crate::generate::Generate::generate_async`] runs op by
 //! op).
 
 use super::kv_cache::KvCache;

@@ -4,7 +4,7 @@
 //! [`compiled`]).
 //!
 //! ```no_run
-//! use wgsl_compute::generate::Sampling;
+//! use wgsl_compute::generate::{Generate, Sampling};
 //! use wgsl_compute::models::gpt2::{Gpt2, Tokenizer, Weights};
 //! let ctx = wgsl_compute::Context::new()?;
 //! let weights = Weights::load(std::path::Path::new("assets/models/tiny-random"))?;

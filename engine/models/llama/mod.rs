@@ -8,7 +8,7 @@
 //! Everything specific to the model is in this folder.
 //!
 //! ```
-//! use wgsl_compute::generate::Sampling;
+//! use wgsl_compute::generate::{Generate, Sampling};
 //! use wgsl_compute::models::llama::Llama;
 //! let ctx = wgsl_compute::Context::cpu();
 //! let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/models/llama-tiny-random"); // a test fixture

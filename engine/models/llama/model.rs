@@ -21,9 +21,7 @@ use std::path::Path;
 
 use super::config::Config;
 use crate::error::{Error, Result};
-use crate::generate::{
-    self, generate_eager_async, DecodeState, Decoder, Pick, Project, Prologue, Queries, Sampling, Stepper,
-};
+use crate::generate::{self, DecodeState, Decoder, Pick, Project, Prologue, Queries, Stepper};
 use crate::io::safetensors;
 use crate::ops;
 use crate::tensor::Tensor;
@@ -372,60 +370,11 @@ impl Llama {
     fn logits(&self, x: &Tensor) -> Result<Tensor> {
         ops::rms_norm(x, &self.norm, self.config.rms_norm_eps)?.matmul(&self.head.transpose(0, 1)?)
     }
-
-    /// Generates `n` tokens after `prompt` (>= 1 token), calling `on_token` with each id in
-    /// order (streaming), through compiled plans on GPU adapters and op by op elsewhere, as
-    /// GPT-2 does ([`generate::generate_async`]; both give the same ids). Returns the new ids.
-    pub async fn generate_async(
-        &self,
-        prompt: &[u32],
-        n: usize,
-        sampling: Sampling,
-        on_token: impl FnMut(u32),
-    ) -> Result<Vec<u32>> {
-        generate::generate_async("Llama::generate", self, prompt, n, sampling, on_token).await
-    }
-
-    /// [`Llama::generate_async`] op by op through the loop every model shares
-    /// ([`generate_eager_async`]): the prompt as one step, then one cached step a token, each
-    /// chosen on the host and handed to `on_token` at once. The path plans are checked against.
-    pub async fn generate_eager_async(
-        &self,
-        prompt: &[u32],
-        n: usize,
-        sampling: Sampling,
-        on_token: impl FnMut(u32),
-    ) -> Result<Vec<u32>> {
-        generate_eager_async("Llama::generate", self, prompt, n, sampling, on_token).await
-    }
-
-    /// [`Llama::generate_eager_async`], blocking (native only).
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn generate_eager(
-        &self,
-        prompt: &[u32],
-        n: usize,
-        sampling: Sampling,
-        on_token: impl FnMut(u32),
-    ) -> Result<Vec<u32>> {
-        pollster::block_on(self.generate_eager_async(prompt, n, sampling, on_token))
-    }
-
-    /// [`Llama::generate_async`], blocking (native only).
-    #[cfg(not(target_arch = "wasm32"))]
-    pub fn generate(
-        &self,
-        prompt: &[u32],
-        n: usize,
-        sampling: Sampling,
-        on_token: impl FnMut(u32),
-    ) -> Result<Vec<u32>> {
-        pollster::block_on(self.generate_async(prompt, n, sampling, on_token))
-    }
 }
 
 impl Stepper for Llama {
     type Cache = Cache;
+    const OP: &'static str = "Llama::generate";
 
     fn context(&self) -> &Context {
         self.embed.context()
