@@ -89,6 +89,7 @@ fn vec4_binary_ops_same_shape_and_broadcast() {
     // (the scalar form) between them.
     let cases: &[(&[usize], &[usize], usize, usize)] = &[
         (&[1], &[1], 0, 0),
+        (&[1], &[1], 3, 2), // one element: rank 0 once collapsed, read at the offsets
         (&[3], &[3], 0, 0),
         (&[4], &[4], 0, 0),
         (&[5], &[5], 0, 0),

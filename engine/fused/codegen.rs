@@ -81,6 +81,7 @@ fn header(s: &mut String, body: &Body, ni: usize, form: &str, ty: impl Fn(usize)
 pub(crate) fn wgsl(body: &Body, ni: usize) -> String {
     let mut s = String::new();
     header(&mut s, body, ni, "scalar", |_| ("f32", ""));
+    index_walk(&mut s, ni);
     let _ = writeln!(
         s,
         "\n@compute @workgroup_size(WG)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,\n        @builtin(local_invocation_index) lid: u32) {{"
@@ -89,23 +90,48 @@ pub(crate) fn wgsl(body: &Body, ni: usize) -> String {
         s,
         "    let i = (wid.x + wid.y * nwg.x) * WG + lid;\n    if i >= p.n {{\n        return;\n    }}"
     );
-    let _ = writeln!(s, "    var rem = i;");
-    for k in 0..ni {
-        let _ = writeln!(s, "    var idx_{k} = p.offsets[{}][{}];", k / 4, k % 4);
+    if ni > 0 {
+        let _ = writeln!(s, "    let a = at(i);");
     }
-    let _ = writeln!(s, "    for (var d = i32(p.rank) - 1; d >= 0; d--) {{");
-    let _ = writeln!(
-        s,
-        "        let q = u32(d) / 4u;\n        let r = u32(d) % 4u;\n        let size = p.shape[q][r];"
-    );
-    let _ = writeln!(s, "        let c = rem % size;\n        rem = rem / size;");
-    for k in 0..ni {
-        let _ = writeln!(s, "        idx_{k} += c * p.strides[{k}][q][r];");
-    }
-    let _ = writeln!(s, "    }}");
-    emit(&mut s, body, "    ", Width::Scalar, |k, _| format!("in_{k}[idx_{k}]"));
+    emit(&mut s, body, "    ", Width::Scalar, |k, _| format!("in_{k}[a.i{k}]"));
     let _ = writeln!(s, "    out[i] = {};\n}}", comp(body, body.result, 0));
     s
+}
+
+/// The WGSL of `at(e)`, the element index of output element e in each of the `ni` inputs
+/// (`struct At`, field `ik` for input k): one walk over the axes, shared by both forms.
+fn index_walk(s: &mut String, ni: usize) {
+    if ni == 0 {
+        return; // WGSL has no empty struct, and a body without inputs indexes nothing
+    }
+    let _ = writeln!(s, "struct At {{");
+    for k in 0..ni {
+        let _ = writeln!(s, "    i{k}: u32,");
+    }
+    let _ = writeln!(s, "}}\n");
+    let _ = writeln!(
+        s,
+        "// The element of each input that output element e reads. The outermost axis needs no\n// division: what remains of e is its coordinate there."
+    );
+    let _ = writeln!(s, "fn at(e: u32) -> At {{\n    var a: At;");
+    for k in 0..ni {
+        let _ = writeln!(s, "    a.i{k} = p.offsets[{}][{}];", k / 4, k % 4);
+    }
+    // A one-element output collapses to rank 0: its inputs' offsets are the indices.
+    let _ = writeln!(s, "    if p.rank == 0u {{\n        return a;\n    }}");
+    let _ = writeln!(s, "    var rem = e;\n    for (var d = p.rank - 1u; d > 0u; d--) {{");
+    let _ = writeln!(
+        s,
+        "        let q = d / 4u;\n        let r = d % 4u;\n        let size = p.shape[q][r];\n        let c = rem % size;\n        rem = rem / size;"
+    );
+    for k in 0..ni {
+        let _ = writeln!(s, "        a.i{k} += c * p.strides[{k}][q][r];");
+    }
+    let _ = writeln!(s, "    }}");
+    for k in 0..ni {
+        let _ = writeln!(s, "    a.i{k} += rem * p.strides[{k}][0][0];");
+    }
+    let _ = writeln!(s, "    return a;\n}}\n");
 }
 
 /// The number of invocations the vec4 form runs for `n` outputs.
@@ -129,33 +155,7 @@ pub(crate) fn wgsl_vec4(body: &Body, reads: &[Vec4Read]) -> String {
         s,
         "// vec4s per invocation, WG apart: {PER_INVOCATION} independent 16-byte loads per input in flight.\nconst PER: u32 = {PER_INVOCATION}u;\n"
     );
-    // Element indices of output element e in every input: one walk over the axes.
-    let _ = writeln!(s, "struct At {{");
-    for k in 0..ni {
-        let _ = writeln!(s, "    i{k}: u32,");
-    }
-    let _ = writeln!(s, "}}\n");
-    let _ = writeln!(
-        s,
-        "// The element of each input that output element e reads. The outermost axis needs no\n// division: what remains of e is its coordinate there."
-    );
-    let _ = writeln!(s, "fn at(e: u32) -> At {{\n    var a: At;");
-    for k in 0..ni {
-        let _ = writeln!(s, "    a.i{k} = p.offsets[{}][{}];", k / 4, k % 4);
-    }
-    let _ = writeln!(s, "    var rem = e;\n    for (var d = p.rank - 1u; d > 0u; d--) {{");
-    let _ = writeln!(
-        s,
-        "        let q = d / 4u;\n        let r = d % 4u;\n        let size = p.shape[q][r];\n        let c = rem % size;\n        rem = rem / size;"
-    );
-    for k in 0..ni {
-        let _ = writeln!(s, "        a.i{k} += c * p.strides[{k}][q][r];");
-    }
-    let _ = writeln!(s, "    }}");
-    for k in 0..ni {
-        let _ = writeln!(s, "    a.i{k} += rem * p.strides[{k}][0][0];");
-    }
-    let _ = writeln!(s, "    return a;\n}}\n");
+    index_walk(&mut s, ni);
     // The body at both widths, as functions of the inputs' values.
     for (name, w) in [("f4", Width::Vec4), ("f1", Width::Scalar)] {
         let args: Vec<String> = (0..ni).map(|k| format!("x{k}: {}", w.f32_ty())).collect();
