@@ -141,8 +141,27 @@ pub(crate) fn attention_decode(
             row.shape(),
         ));
     }
-    let per_layer = kvh * p * d;
-    let out = Tensor::uninit(ctx, &[1, h * d], op)?;
+    if let Queries::Rotate { cos, sin, .. } = queries {
+        if k_cache.buffer() != v_cache.buffer() || d % 2 != 0 {
+            return Err(Error::mismatch(
+                op,
+                "k_cache (even D)",
+                s,
+                "v_cache, a view of the same buffer",
+                v_cache.shape(),
+            ));
+        }
+        for (name, t) in [("cos", cos), ("sin", sin)] {
+            if t.rank() != 2 || t.shape()[0] < p || t.shape()[1] != d || !t.is_contiguous() || t.layout().offset != 0 {
+                return Err(Error::shape(
+                    op,
+                    name,
+                    format!("a dense (P' >= {p}, {d}) table from offset 0"),
+                    t.shape(),
+                ));
+            }
+        }
+    }
     // Chunks of the cache a head (the grid's y), each counting its arrival in this layer's
     // H counters of the state (a cache of one chunk needs none).
     let splits = p.div_ceil(ATTENTION_CHUNK);
@@ -154,6 +173,8 @@ pub(crate) fn attention_decode(
             ),
         });
     }
+    let per_layer = kvh * p * d;
+    let out = Tensor::uninit(ctx, &[1, h * d], op)?;
     let parts = Tensor::uninit(ctx, &[h * splits * (d + 2)], op)?; // (H, S, D + 2)
     let params = Params::new()
         .usize(p)
@@ -171,36 +192,13 @@ pub(crate) fn attention_decode(
         parts.gpu_buffer(op)?,
         st.counts.gpu_buffer(op)?,
     ];
+    // The query row, then the caches: two read bindings, or the one buffer the kernel writes.
     let def = match queries {
         Queries::Ready(q) => {
             buffers.extend([q.gpu_buffer(op)?, k_cache.gpu_buffer(op)?, v_cache.gpu_buffer(op)?]);
             &ATTENTION_DECODE
         }
         Queries::Rotate { qkv, cos, sin } => {
-            if k_cache.buffer() != v_cache.buffer() || d % 2 != 0 {
-                return Err(Error::mismatch(
-                    op,
-                    "k_cache (even D)",
-                    s,
-                    "v_cache, a view of the same buffer",
-                    v_cache.shape(),
-                ));
-            }
-            for (name, t) in [("cos", cos), ("sin", sin)] {
-                if t.rank() != 2
-                    || t.shape()[0] < p
-                    || t.shape()[1] != d
-                    || !t.is_contiguous()
-                    || t.layout().offset != 0
-                {
-                    return Err(Error::shape(
-                        op,
-                        name,
-                        format!("a dense (P' >= {p}, {d}) table from offset 0"),
-                        t.shape(),
-                    ));
-                }
-            }
             buffers.extend([
                 qkv.gpu_buffer(op)?,
                 cos.gpu_buffer(op)?,
