@@ -49,8 +49,9 @@ const WIDTHS: [(&str, &str, &str); 3] = [
 ///   output is f32, its slot's `NAME_t` and `NAME_st` written here ([`f32_outputs`]), and the
 ///   engine narrows it afterwards with the word-owning conversion (`tensor/convert.wgsl`).
 ///
-/// `{w}` in a path is the width: `vec4`, `vec2` or `scalar`.
-fn widths(root: &Path, rel: &str, desc: &str, gen: &Path) -> Vec<Entry> {
+/// `{w}` in a path is the width: `vec4`, `vec2` or `scalar`. Also returns the description's
+/// arm of `channel_kernels!` ([`channel_kernels_arm`]).
+fn widths(root: &Path, rel: &str, desc: &str, gen: &Path) -> (Vec<Entry>, String) {
     let mut lists: [(&str, Vec<&str>); 5] = [
         ("shared", vec![]),
         ("passes", vec![]),
@@ -113,7 +114,31 @@ fn widths(root: &Path, rel: &str, desc: &str, gen: &Path) -> Vec<Entry> {
             });
         }
     }
-    out
+    (out, channel_kernels_arm(rel, family, &inputs, &outputs))
+}
+
+/// The arm of `channel_kernels!` (written to `OUT_DIR/channel_kernels.rs`, included by
+/// `engine/scan/channel.rs`) for the description `rel`: its `ChannelKernels` value, the six
+/// kernels under the names `widths` gives their files and the dtype slots of its `inputs:`
+/// and `outputs:` lines, so a scan names its description and nothing else.
+fn channel_kernels_arm(rel: &str, family: &str, inputs: &[&str], outputs: &[&str]) -> String {
+    let pass = |suffix: &str| format!("$crate::recurrence::launch::passes!({:?}, {:?})", format!("{family}{suffix}"), format!("{family}{suffix}.wgsl"));
+    let look: Vec<String> = WIDTHS
+        .iter()
+        .map(|(w, _, _)| format!("{:?}", format!("{family}_lookback_{w}.wgsl")))
+        .collect();
+    let words = |list: &[&str]| list.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ");
+    format!(
+        "    ({rel:?}) => {{\n        $crate::scan::channel::ChannelKernels {{\n            vec4: {},\n            vec2: {},\n            \
+         scalar: {},\n            lookback: $crate::recurrence::lookback::lookbacks!({}),\n            inputs: &[{}],\n            \
+         outputs: &[{}],\n        }}\n    }};\n",
+        pass(WIDTHS[0].1),
+        pass(WIDTHS[1].1),
+        pass(WIDTHS[2].1),
+        look.join(", "),
+        words(inputs),
+        words(outputs)
+    )
 }
 
 /// The one-channel width's f32 `outputs`, standing in for the store slots of the wider
@@ -131,7 +156,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shaders");
     let mut files = vec![];
     shader_files(&root, &mut files);
-    let mut entries = vec![];
+    let (mut entries, mut channel_arms) = (vec![], String::new());
     for file in &files {
         let rel = file
             .strip_prefix(&root)
@@ -141,7 +166,9 @@ fn main() {
             .replace('\\', "/");
         let src = std::fs::read_to_string(file).expect("a readable shader");
         if rel.ends_with(".widths") {
-            entries.extend(widths(&root, &rel, &src, &out_dir.join("widths")));
+            let (kernels, arm) = widths(&root, &rel, &src, &out_dir.join("widths"));
+            entries.extend(kernels);
+            channel_arms.push_str(&arm);
             continue;
         }
         let preludes = src
@@ -196,4 +223,9 @@ fn main() {
          pub const SHADERS: &[Shader] = &[\n{table}];\n"
     );
     std::fs::write(out_dir.join("shaders.rs"), out).expect("OUT_DIR is writable");
+    let channel = format!(
+        "/// A channel scan's `ChannelKernels` from its `.widths` description's path under `shaders/`.\n\
+         macro_rules! channel_kernels {{\n{channel_arms}}}\n"
+    );
+    std::fs::write(out_dir.join("channel_kernels.rs"), channel).expect("OUT_DIR is writable");
 }

@@ -39,11 +39,16 @@ pub(crate) fn vector_width(channels: usize, walks: usize) -> usize {
     }
 }
 
+// `channel_kernels!("scan/NAME.widths")`: a scan's `ChannelKernels`, written by `build.rs`
+// from the description (its six kernels and its `inputs:` / `outputs:` slots).
+include!(concat!(env!("OUT_DIR"), "/channel_kernels.rs"));
+pub(crate) use channel_kernels;
+
 /// A channel scan's kernels by width (`dtype_width`: four, two or one channel an invocation),
 /// its look-back passes by width ([`LookBacks`]) and its dtype slots: the inputs (every
 /// width) and the outputs (the widths that write whole packed words; the one-channel kernels
-/// write f32). The kernels are those its `.widths` description generates (`build.rs`), whose
-/// `inputs:` and `outputs:` lines name the same slots.
+/// write f32): what its `.widths` description generates (`build.rs`), made by
+/// [`channel_kernels!`] from that description alone.
 pub(crate) struct ChannelKernels {
     pub vec4: Passes,
     pub vec2: Passes,

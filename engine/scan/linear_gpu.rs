@@ -21,7 +21,7 @@
 //! invocation per output word), so each output is rounded once either way.
 
 use super::affine_gpu::Scan;
-use super::channel::{ChannelBindings, ChannelCall, ChannelKernels};
+use super::channel::{channel_kernels, ChannelBindings, ChannelCall, ChannelKernels};
 use super::envelope::AffineDims;
 use super::grads::Adjoint;
 use super::grads::ScanGrads;
@@ -29,24 +29,11 @@ use super::route::ScanOptions;
 use crate::context::Gpu;
 use crate::error::Result;
 use crate::kernel::Params;
-use crate::recurrence::launch::passes;
-use crate::recurrence::lookback::lookbacks;
 use crate::tensor::Tensor;
 
 /// The kernels by width, the look-back passes and the dtype slots (`channel::ChannelKernels`):
 /// the width kernels `shaders/scan/linear.widths` generates.
-const KERNELS: ChannelKernels = ChannelKernels {
-    vec4: passes!("scan/linear", "scan/linear.wgsl"),
-    vec2: passes!("scan/linear_vec2", "scan/linear_vec2.wgsl"),
-    scalar: passes!("scan/linear_scalar", "scan/linear_scalar.wgsl"),
-    lookback: lookbacks!(
-        "scan/linear_lookback_vec4.wgsl",
-        "scan/linear_lookback_vec2.wgsl",
-        "scan/linear_lookback_scalar.wgsl"
-    ),
-    inputs: &["a", "x", "h0", "h"],
-    outputs: &["out", "da", "dh0"],
-};
+const KERNELS: ChannelKernels = channel_kernels!("scan/linear.widths");
 
 /// H (B, T, N, 1, 1) from the forward scan `s`: A, B = `s.x` (B, T, N, 1, 1) and h0
 /// (B, N, 1, 1) or zeros.

@@ -1,4 +1,5 @@
 // prelude: recurrence/launch.wgsl
+// prelude: scan/affine_bindings.wgsl
 // dtype: a vec4
 // dtype: x scalar
 // dtype: h0 scalar
@@ -34,19 +35,7 @@ const K: u32 = 8u;
 // Matrices a workgroup stages per block (items x steps), 16 vec4s each.
 const STAGED: u32 = 64u;
 
-struct Params {
-    launch: Launch, // lanes = B * N (recurrence/launch.wgsl)
-    n: u32,         // N
-    has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<a_t>;          // (B, T, N, 8, 8) as 16 vec4s a step (row i: 2i, 2i + 1)
-@group(0) @binding(2) var<storage, read> x: array<x_t>;          // (B, T, N, 8, V): B, or dH when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<h0_t>;        // (B, N, 8, V), read when has_h0 and not REVERSE
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (B, T, N, 8, V): H, or G = dB when REVERSE
-@group(0) @binding(5) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, 8, V + 8) scratch
-@group(0) @binding(6) var<storage, read_write> dh0: array<f32>;  // (B, N, 8, V), written when REVERSE
+// Params and the bindings: scan/affine_bindings.wgsl.
 
 // The staged transitions: [item in workgroup][step in block][16 vec4s].
 var<workgroup> staged: array<vec4<f32>, 1024>;

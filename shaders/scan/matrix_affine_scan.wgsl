@@ -1,4 +1,5 @@
 // prelude: recurrence/launch.wgsl
+// prelude: scan/affine_bindings.wgsl
 // dtype: a scalar
 // dtype: x scalar
 // dtype: h0 scalar
@@ -35,19 +36,7 @@ override REVERSE: bool = false;
 
 const KMAX: u32 = 16u;
 
-struct Params {
-    launch: Launch, // lanes = B * N (recurrence/launch.wgsl)
-    n: u32,         // N
-    has_h0: u32,    // 1 when h0 is bound, 0 for a zero initial state
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<a_t>;          // (B, T, N, K, K)
-@group(0) @binding(2) var<storage, read> x: array<x_t>;          // (B, T, N, K, V): B, or dH when REVERSE
-@group(0) @binding(3) var<storage, read> h0: array<h0_t>;        // (B, N, K, V), read when has_h0 and not REVERSE
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;  // (B, T, N, K, V): H, or G = dB when REVERSE
-@group(0) @binding(5) var<storage, read_write> side: array<f32>; // chunked: (lanes, chunks, K, V + K) scratch
-@group(0) @binding(6) var<storage, read_write> dh0: array<f32>;  // (B, N, K, V), written when REVERSE
+// Params and the bindings: scan/affine_bindings.wgsl.
 
 fn step_index(lane: u32, t: u32) -> u32 {
     let b = lane / p.n;

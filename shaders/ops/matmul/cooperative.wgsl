@@ -86,6 +86,8 @@ fn cooperative(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
         c33 = coopMultiplyAdd(x3, y3, c33);
     }
     let n = p.n;
+    // Each store's offset is a named `let`: naga 30's SPIR-V writer fails ("Expression is
+    // not cached") on an arithmetic index written inside coopStoreT's pointer argument.
     let o0 = (z * p.m + r) * n + q;
     let o1 = o0 + 16u * n;
     let o2 = o0 + 32u * n;

@@ -126,6 +126,7 @@ fn cooperative_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invo
         c33 = coopMultiplyAdd(x3, y3, c33);
     }
     let n = p.n;
+    // Offsets as named `let`s, as in cooperative.wgsl (naga 30's SPIR-V writer).
     let o = (z * p.m + r0 + sr) * n + q0 + sq;
     let o00 = o + 0u * n + 0u;
     coopStoreT(c00, &out[o00], n);
