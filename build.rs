@@ -122,7 +122,13 @@ fn widths(root: &Path, rel: &str, desc: &str, gen: &Path) -> (Vec<Entry>, String
 /// kernels under the names `widths` gives their files and the dtype slots of its `inputs:`
 /// and `outputs:` lines, so a scan names its description and nothing else.
 fn channel_kernels_arm(rel: &str, family: &str, inputs: &[&str], outputs: &[&str]) -> String {
-    let pass = |suffix: &str| format!("$crate::recurrence::launch::passes!({:?}, {:?})", format!("{family}{suffix}"), format!("{family}{suffix}.wgsl"));
+    let pass = |suffix: &str| {
+        format!(
+            "$crate::recurrence::launch::passes!({:?}, {:?})",
+            format!("{family}{suffix}"),
+            format!("{family}{suffix}.wgsl")
+        )
+    };
     let look: Vec<String> = WIDTHS
         .iter()
         .map(|(w, _, _)| format!("{:?}", format!("{family}_lookback_{w}.wgsl")))
