@@ -29,6 +29,7 @@ mod gpt2_train;
 mod layering;
 mod llama;
 mod matmul;
+mod mixed_precision;
 mod mixer;
 mod nn;
 mod nn_layers;

@@ -15,6 +15,10 @@
 //! `scans`). A new op is one [`Var::record`] call: its forward and a [`rule`] closure; an op
 //! made of other ops records under its own name with [`Var::composite`].
 //!
+//! Mixed precision: products recorded inside [`autocast`] run in F16 or BF16 with f32
+//! accumulation, the parameters and every other op staying f32 (`autocast`'s module says
+//! which ops; `train::LossScaler` scales an F16 step's loss).
+//!
 //! The tape reads like the math: scalar operands (`x.rsub_scalar(1.0)` is `1 - x`, no
 //! constant tensor needed), every unary op of the tensors (`softplus`, `sigmoid`, ...), and
 //! `std::ops` returning `Result` as candle's do (`operators`):
@@ -54,6 +58,7 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
+mod autocast;
 mod elementwise;
 mod linalg;
 mod nn;
@@ -65,6 +70,7 @@ mod tape;
 mod var;
 mod views;
 
+pub use autocast::autocast;
 pub use nn::HEAD_BLOCK_BYTES;
 pub use tape::{is_recording, no_grad, Grads, Rule, RuleFn, Tape};
 pub use var::{rule, when, Var};

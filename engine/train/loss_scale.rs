@@ -1,0 +1,189 @@
+//! Dynamic loss scaling for steps whose products run in F16 (`autograd::autocast`), as
+//! PyTorch's `GradScaler` does it: the loss is multiplied by a scale S before the backward,
+//! so small gradients stay above F16's smallest values, and the gradients are divided by S
+//! before the optimiser sees them. A step whose gradients hold an inf or NaN (the scale was
+//! too large) is skipped and S halves; after `growth_interval` finite steps in a row S
+//! doubles. BF16 has f32's range and needs none of this.
+//!
+//! ```
+//! use wgsl_compute::autograd::{autocast, Tape, Var};
+//! use wgsl_compute::train::{Adam, LossScaler, Optimizer};
+//! use wgsl_compute::{Context, DType, Tensor};
+//! let ctx = Context::cpu();
+//! let w0 = Tensor::from_slice(&ctx, &[2, 1], &[0.5, -0.25])?;   // (2, 1), f32 master weight
+//! let mut adam = Adam::new(&[&w0], 1e-2)?;
+//! let mut scaler = LossScaler::new();
+//! let x = Tensor::from_slice(&ctx, &[3, 2], &[1., 2., 3., 4., 5., 6.])?; // (3, 2)
+//! for _ in 0..3 {
+//!     let tape = Tape::new(&ctx);
+//!     let w = tape.var(&w0)?;                                  // shares w0's buffer
+//!     let y = autocast(DType::F16, || Var::constant(&x).matmul(&w))?; // (3, 1), f16 product
+//!     let loss = (&y * &y)?.mean_all()?;
+//!     let mut grads = scaler.scale_loss(&loss)?.backward()?;
+//!     scaler.step(&mut adam, &[w], &mut grads)?;              // skipped on an overflow
+//! }
+//! assert_eq!(adam.steps() + scaler.skipped(), 3);
+//! # Ok::<(), wgsl_compute::Error>(())
+//! ```
+
+use crate::autograd::{Grads, Var};
+use crate::error::{Error, Result};
+use crate::kernel::{shader, KernelDef, Params};
+use crate::shape::DType;
+use crate::tensor::Tensor;
+use crate::train::Optimizer;
+
+const UNSCALE: KernelDef = KernelDef::new("train/unscale", shader!("train/unscale.wgsl"), "unscale");
+
+/// The scale, its growth and the steps it skipped (see the module).
+#[derive(Clone, Debug)]
+pub struct LossScaler {
+    scale: f32,
+    growth_interval: u32,
+    finite_steps: u32,
+    skipped: u32,
+}
+
+impl Default for LossScaler {
+    fn default() -> Self {
+        LossScaler::new()
+    }
+}
+
+impl LossScaler {
+    /// PyTorch's defaults: S = 2^16, doubled after 2000 finite steps, halved at an overflow.
+    pub fn new() -> Self {
+        LossScaler {
+            scale: 65536.0,
+            growth_interval: 2000,
+            finite_steps: 0,
+            skipped: 0,
+        }
+    }
+
+    /// A first `scale` (finite, > 0) doubled after `growth_interval` (>= 1) finite steps.
+    pub fn with(scale: f32, growth_interval: u32) -> Result<Self> {
+        let op = "LossScaler::with";
+        if !(scale > 0.0 && scale.is_finite()) {
+            return Err(Error::value(op, "scale", "a finite value > 0", scale));
+        }
+        if growth_interval == 0 {
+            return Err(Error::value(op, "growth_interval", "at least 1 step", growth_interval));
+        }
+        Ok(LossScaler {
+            scale,
+            growth_interval,
+            ..LossScaler::new()
+        })
+    }
+
+    /// The scale the next loss is multiplied by.
+    pub fn scale(&self) -> f32 {
+        self.scale
+    }
+
+    /// The steps skipped so far for gradients that were not finite.
+    pub fn skipped(&self) -> u32 {
+        self.skipped
+    }
+
+    /// `loss * S`: the root to call `backward` on.
+    pub fn scale_loss(&self, loss: &Var) -> Result<Var> {
+        loss.mul_scalar(self.scale)
+    }
+
+    /// Divides the gradients of `vars` in `grads` by S and updates S; returns whether they
+    /// are all finite (one number read back). When they are not, the caller skips the step
+    /// (`LossScaler::step` does).
+    pub async fn unscale_async(&mut self, vars: &[Var], grads: &mut Grads) -> Result<bool> {
+        let op = "LossScaler::unscale";
+        let found = super::optim::gather(op, vars, grads)?;
+        let Some(ctx) = vars.first().map(|v| v.tensor().context().clone()) else {
+            return Ok(true);
+        };
+        let flag = Tensor::zeros(&ctx, &[1])?; // (1,) 1 once a gradient is not finite
+        let inv = 1.0 / self.scale;
+        let unscaled: Vec<Option<Tensor>> = found
+            .into_iter()
+            .map(|g| g.map(|g| unscale(op, g, inv, &flag)).transpose())
+            .collect::<Result<_>>()?;
+        for (v, g) in vars.iter().zip(unscaled) {
+            if let (Some(slot), Some(g)) = (grads.get_mut(v), g) {
+                *slot = g;
+            }
+        }
+        let finite = flag.to_vec_async().await?[0] == 0.0;
+        self.update(finite);
+        Ok(finite)
+    }
+
+    /// [`LossScaler::unscale_async`], blocking (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn unscale(&mut self, vars: &[Var], grads: &mut Grads) -> Result<bool> {
+        pollster::block_on(self.unscale_async(vars, grads))
+    }
+
+    /// Unscales, then steps `optimizer` over `vars` when the gradients are finite; returns
+    /// whether it stepped.
+    pub async fn step_async(
+        &mut self,
+        optimizer: &mut impl Optimizer,
+        vars: &[Var],
+        grads: &mut Grads,
+    ) -> Result<bool> {
+        let finite = self.unscale_async(vars, grads).await?;
+        if finite {
+            optimizer.step_vars(vars, grads)?;
+        }
+        Ok(finite)
+    }
+
+    /// [`LossScaler::step_async`], blocking (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn step(&mut self, optimizer: &mut impl Optimizer, vars: &[Var], grads: &mut Grads) -> Result<bool> {
+        pollster::block_on(self.step_async(optimizer, vars, grads))
+    }
+
+    /// S after a step whose gradients were `finite` or not.
+    fn update(&mut self, finite: bool) {
+        if finite {
+            self.finite_steps += 1;
+            if self.finite_steps >= self.growth_interval {
+                self.finite_steps = 0;
+                // Doubling stops short of inf: S stays a finite power of two times the first.
+                if (self.scale * 2.0).is_finite() {
+                    self.scale *= 2.0;
+                }
+            }
+        } else {
+            self.finite_steps = 0;
+            self.skipped += 1;
+            // Halving stops at the smallest normal f32, so S never reaches 0.
+            self.scale = (self.scale * 0.5).max(f32::MIN_POSITIVE);
+        }
+    }
+}
+
+/// `g / S` (any shape, f32) as a new dense tensor, `inv` = 1 / S, setting `flag` (1,) to 1
+/// when an element of g or of the result is not finite (`shaders/train/unscale.wgsl`).
+fn unscale(op: &'static str, g: &Tensor, inv: f32, flag: &Tensor) -> Result<Tensor> {
+    g.expect_dtype(op, "grads", &[DType::F32])?;
+    let g = g.contiguous()?;
+    let out = Tensor::zeros(g.context(), g.shape())?;
+    match g.context().gpu() {
+        Some(gpu) => {
+            let params = Params::new().usize(g.len()).f32(inv);
+            let buffers = [g.gpu_buffer(op)?, out.gpu_buffer(op)?, flag.gpu_buffer(op)?];
+            gpu.dispatch_items(&gpu.kernel(&UNSCALE, &[])?, &params, &buffers, g.len())?;
+        }
+        None => {
+            let host = g.host(op)?;
+            let scaled = host.mapv(|v| v * inv);
+            out.host_write(&scaled.view(), op)?;
+            if host.iter().chain(scaled.iter()).any(|v| !v.is_finite()) {
+                flag.host_write(&ndarray::arr1(&[1.0f32]).into_dyn().view(), op)?;
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,197 @@
+//! Mixed precision (issue 44): the products recorded inside `autograd::autocast` run in F16
+//! or BF16 against f32 parameters, forward and backward, within the half dtype's rounding of
+//! the f32 results, with f32 outputs and gradients; the scope nests and ends; and
+//! `train::LossScaler` skips a step whose gradients overflowed (halving its scale), grows
+//! after finite steps, and trains a small MLP in F16 as far as f32 does, on the CPU context
+//! and every adapter.
+
+use wgsl_compute::autograd::{autocast, Tape, Var};
+use wgsl_compute::check::Rng;
+use wgsl_compute::train::{Adam, LossScaler, Optimizer};
+use wgsl_compute::{Context, DType, Error, Tensor};
+
+use crate::common::each_adapter;
+
+fn each_context(mut f: impl FnMut(&Context)) {
+    f(&Context::cpu());
+    each_adapter(f);
+}
+
+fn tensor(ctx: &Context, shape: &[usize], seed: u64) -> Tensor {
+    let n = shape.iter().product();
+    Tensor::from_slice(ctx, shape, &Rng::new(seed).vec_range(n, -1.0, 1.0)).unwrap()
+}
+
+/// The four products of x (5, 7), w (7, 3), bias (3,), residual (5, 3) in `dtype` (None: no
+/// scope): each output and the gradients of sum(out * out) for x, w and bias.
+fn products(ctx: &Context, dtype: Option<DType>) -> Vec<(String, Vec<f32>)> {
+    let mut out = vec![];
+    for op in ["matmul", "linear", "linear_gelu", "linear_residual"] {
+        let tape = Tape::new(ctx);
+        let x = tape.var(&tensor(ctx, &[5, 7], 1)).unwrap();
+        let w = tape.var(&tensor(ctx, &[7, 3], 2)).unwrap();
+        let b = tape.var(&tensor(ctx, &[3], 3)).unwrap();
+        let r = tape.var(&tensor(ctx, &[5, 3], 4)).unwrap();
+        let run = || match op {
+            "matmul" => x.matmul(&w),
+            "linear" => x.linear(&w, Some(&b)),
+            "linear_gelu" => x.linear_gelu(&w, &b),
+            _ => x.linear_residual(&w, &b, &r),
+        };
+        let y = match dtype {
+            Some(d) => autocast(d, run),
+            None => run(),
+        }
+        .unwrap();
+        assert_eq!(y.tensor().dtype(), DType::F32, "{op}: the output stays f32");
+        let grads = (&y * &y).unwrap().sum_all().unwrap().backward().unwrap();
+        out.push((format!("{op} out"), y.tensor().to_vec().unwrap()));
+        for (name, v) in [("dx", &x), ("dw", &w)] {
+            let g = grads.get(v).unwrap();
+            assert_eq!(
+                g.dtype(),
+                DType::F32,
+                "{op} {name}: the gradient of an f32 variable is f32"
+            );
+            out.push((format!("{op} {name}"), g.to_vec().unwrap()));
+        }
+    }
+    out
+}
+
+#[test]
+fn autocast_products_match_f32_within_the_half_rounding_forward_and_backward() {
+    each_context(|ctx| {
+        let full = products(ctx, None);
+        // Rounding both operands to the half dtype, relative to the largest magnitude of each
+        // result: about 2^-11 (F16) or 2^-8 (BF16) per operand, summed over K = 7 products.
+        for (dtype, tol) in [(DType::F16, 4e-3), (DType::BF16, 3e-2)] {
+            let half = products(ctx, Some(dtype));
+            let mut largest_rel = 0f32;
+            for ((name, a), (_, b)) in full.iter().zip(&half) {
+                let scale = a.iter().fold(0f32, |m, v| m.max(v.abs())).max(1e-6);
+                let err = a.iter().zip(b).fold(0f32, |m, (p, q)| m.max((p - q).abs()));
+                assert!(
+                    err <= tol * scale,
+                    "{dtype} {name} on {}: {err} > {tol} x {scale}",
+                    ctx.info().name
+                );
+                largest_rel = largest_rel.max(err / scale);
+            }
+            // The scope took effect: the results are not the f32 ones.
+            assert!(
+                largest_rel > 0.0,
+                "{dtype} on {}: no product ran in half",
+                ctx.info().name
+            );
+        }
+        // Outside any scope, and inside an F32 scope nested in an F16 one: f32, bit for bit.
+        let nested = autocast(DType::F16, || products_f32_inside(ctx));
+        assert_eq!(full, nested, "an F32 scope inside an F16 one is f32");
+        assert_eq!(full, products(ctx, None), "the scope ended");
+    });
+}
+
+fn products_f32_inside(ctx: &Context) -> Vec<(String, Vec<f32>)> {
+    autocast(DType::F32, || products(ctx, None))
+}
+
+#[test]
+fn loss_scaler_skips_an_overflowed_step_and_grows_after_finite_ones() {
+    each_context(|ctx| {
+        let w0 = tensor(ctx, &[4, 2], 5);
+        let before = w0.to_vec().unwrap();
+        let x = tensor(ctx, &[3, 4], 6);
+        let mut adam = Adam::new(&[&w0], 1e-2).unwrap();
+        let step = |scaler: &mut LossScaler, adam: &mut Adam| {
+            let tape = Tape::new(ctx);
+            let w = tape.var(&w0).unwrap();
+            let y = autocast(DType::F16, || Var::constant(&x).matmul(&w)).unwrap();
+            let loss = (&y * &y).unwrap().mean_all().unwrap();
+            let mut grads = scaler.scale_loss(&loss).unwrap().backward().unwrap();
+            scaler.step(adam, &[w], &mut grads).unwrap()
+        };
+        // A scale that overflows the scaled loss: skipped, the weights untouched, S halved.
+        let mut scaler = LossScaler::with(f32::MAX, 2).unwrap();
+        assert!(
+            !step(&mut scaler, &mut adam),
+            "an inf gradient is not stepped on ({})",
+            ctx.info().name
+        );
+        assert_eq!(w0.to_vec().unwrap(), before);
+        assert_eq!((scaler.scale(), scaler.skipped(), adam.steps()), (f32::MAX * 0.5, 1, 0));
+        // Finite steps: taken, and S doubles after two of them.
+        let mut scaler = LossScaler::with(4.0, 2).unwrap();
+        assert!(step(&mut scaler, &mut adam));
+        assert_eq!(scaler.scale(), 4.0);
+        assert!(step(&mut scaler, &mut adam));
+        assert_eq!((scaler.scale(), scaler.skipped(), adam.steps()), (8.0, 0, 2));
+        assert_ne!(w0.to_vec().unwrap(), before);
+    });
+}
+
+#[test]
+fn loss_scaler_settings_are_checked() {
+    for (scale, interval, arg) in [
+        (0.0, 1, "scale"),
+        (f32::NAN, 1, "scale"),
+        (f32::INFINITY, 1, "scale"),
+        (1.0, 0, "growth_interval"),
+    ] {
+        match LossScaler::with(scale, interval) {
+            Err(Error::Value { op, arg: a, .. }) => assert_eq!((op, a), ("LossScaler::with", arg)),
+            other => panic!("LossScaler::with({scale}, {interval}): {other:?}"),
+        }
+    }
+    assert_eq!(LossScaler::new().scale(), 65536.0);
+}
+
+/// 60 Adam steps of a 2-layer MLP regression (x (32, 8) -> tanh (32, 16) -> (32, 4)) with
+/// the products in `dtype` (None: f32) and, for F16, a loss scaler; returns the last loss.
+fn train_mlp(ctx: &Context, dtype: Option<DType>) -> f32 {
+    let params: Vec<Tensor> = [(vec![8, 16], 11), (vec![16], 12), (vec![16, 4], 13), (vec![4], 14)]
+        .iter()
+        .map(|(s, seed)| tensor(ctx, s, *seed).mul_scalar(0.5).unwrap())
+        .collect();
+    let (x, y) = (tensor(ctx, &[32, 8], 15), tensor(ctx, &[32, 4], 16));
+    let mut adam = Adam::new(&params.iter().collect::<Vec<_>>(), 1e-2).unwrap();
+    let mut scaler = LossScaler::new();
+    let mut last = f32::NAN;
+    for _ in 0..60 {
+        let tape = Tape::new(ctx);
+        let v: Vec<Var> = params.iter().map(|p| tape.var(p).unwrap()).collect();
+        let forward = || -> wgsl_compute::Result<Var> {
+            let h = Var::constant(&x).linear(&v[0], Some(&v[1]))?.tanh()?;
+            let d = (h.linear(&v[2], Some(&v[3]))? - Var::constant(&y))?;
+            (&d * &d)?.mean_all()
+        };
+        let loss = match dtype {
+            Some(d) => autocast(d, forward),
+            None => forward(),
+        }
+        .unwrap();
+        last = loss.item().unwrap();
+        if dtype == Some(DType::F16) {
+            let mut grads = scaler.scale_loss(&loss).unwrap().backward().unwrap();
+            scaler.step(&mut adam, &v, &mut grads).unwrap();
+        } else {
+            adam.step_vars(&v, &loss.backward().unwrap()).unwrap();
+        }
+    }
+    last
+}
+
+#[test]
+fn mixed_precision_trains_a_small_mlp_as_far_as_f32() {
+    each_context(|ctx| {
+        let full = train_mlp(ctx, None);
+        for dtype in [DType::F16, DType::BF16] {
+            let half = train_mlp(ctx, Some(dtype));
+            assert!(
+                (half - full).abs() <= 0.05 * full.max(1e-3),
+                "{dtype} on {}: last loss {half} against f32's {full}",
+                ctx.info().name
+            );
+        }
+    });
+}
