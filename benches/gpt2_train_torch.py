@@ -1,5 +1,6 @@
 """PyTorch's peers of the bench's gpt2_train suite: one GPT-2 training step (forward,
-backward, Adam) in fp32 on the same shapes, eager and under torch.compile.
+backward, Adam) in fp32 on the same shapes, eager and under torch.compile, and eager with the
+forward under torch.autocast(bfloat16) (the mixed-precision peer, keys torch_autocast_*).
 
 The model is written out the way a PyTorch user writes GPT-2 (nanoGPT's layout): one fused
 q/k/v projection, causal attention through F.scaled_dot_product_attention, GELU (tanh form),
@@ -61,9 +62,16 @@ class Gpt2(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
 
 
-def measure(model, opt, x, y, warmup, repeat):
+def measure(model, opt, x, y, warmup, repeat, amp=None):
+    # amp: the dtype of torch.autocast around the forward (the mixed-precision row), or None.
+    def run(x, y):
+        if amp is None:
+            return model(x, y)
+        with torch.autocast("cuda", dtype=amp):
+            return model(x, y)
+
     def step():
-        loss = model(x, y)
+        loss = run(x, y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
@@ -71,10 +79,10 @@ def measure(model, opt, x, y, warmup, repeat):
 
     def forward():
         with torch.no_grad():
-            return model(x, y).item()
+            return run(x, y).item()
 
     def forward_backward():
-        loss = model(x, y)
+        loss = run(x, y)
         loss.backward()
         model.zero_grad(set_to_none=True)
         torch.cuda.synchronize()
@@ -150,8 +158,11 @@ def main():
     print(f"# PyTorch {torch.__version__} on {torch.cuda.get_device_name()}: GPT-2 training step, {shape}, fp32, Adam")
     print("| mode | step ms | forward ms | forward+backward ms | peak MB | resident MB | device ms per step | of which GEMM ms |")
     print("|---|---|---|---|---|---|---|---|")
-    modes = [("eager", False)] + ([] if a.no_compile else [("compile", True)])
-    for name, compiled in modes:
+    # The mixed-precision peer: eager with the forward under torch.autocast(bfloat16), the
+    # parameters and Adam in fp32 (no loss scaling: bf16 has fp32's range).
+    modes = [("eager", False, None)] + ([] if a.no_compile else [("compile", True, None)])
+    modes.append(("autocast_bf16", False, torch.bfloat16))
+    for name, compiled, amp in modes:
         torch.manual_seed(1)
         model = Gpt2(layers, c, h, vocab, positions).to(dev)
         for p in model.parameters():  # GPT-2's initialisation scale (the bench draws its own)
@@ -161,14 +172,14 @@ def main():
         run = torch.compile(model) if compiled else model
         torch.cuda.empty_cache()
         start = time.perf_counter()
-        r = measure(run, opt, x, y, warmup=3, repeat=10)
+        r = measure(run, opt, x, y, warmup=3, repeat=10, amp=amp)
         total = time.perf_counter() - start
         print(
             f"| {name} | {r['step_ms']:.2f} | {r['forward_ms']:.2f} | {r['forward_backward_ms']:.2f} "
             f"| {r['peak_mb']:.0f} | {r['resident_mb']:.0f} | {r['device_ms']:.2f} | {r['matmul_device_ms']:.2f} |"
         )
         print(f"  {name}: losses {[round(l, 4) for l in r['losses']]}, {total:.1f} s with warm-up and compile")
-        key = "torch_gpt2_train" if name == "eager" else "torch_compile_gpt2_train"
+        key = {"eager": "torch_gpt2_train", "compile": "torch_compile_gpt2_train"}.get(name, "torch_autocast_gpt2_train")
         for k in ("step_ms", "forward_ms", "forward_backward_ms", "peak_mb", "resident_mb", "device_ms", "matmul_device_ms"):
             figures[f"{key}_{k}"] = r[k]
         figures["torch_gpt2_train_params"] = sum(p.numel() for p in model.parameters())

@@ -62,7 +62,8 @@ if [ -x .h200/coop_probe ]; then
 fi
 python3 benches/torch_reference.py --only "${TORCH_ONLY:-copy,matmul,gpt2}" --out "$OUT/torch.json" > "$OUT/torch.md" 2>&1
 echo "torch rc $?"
-# The training step's peers (benches/gpt2_train_torch.py): PyTorch eager and torch.compile.
+# The training step's peers (benches/gpt2_train_torch.py): PyTorch eager, torch.compile and
+# eager under torch.autocast(bfloat16) (the mixed-precision row).
 case ",$ONLY," in *",gpt2_train,"*)
   PYTHONUNBUFFERED=1 timeout 300 python3 benches/gpt2_train_torch.py --out "$OUT/torch_train.json" > "$OUT/torch_train.md" 2>&1
   echo "torch train rc $?"

@@ -800,7 +800,9 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
         println!("| sum (without the head) | | | | {total:.2} |");
         figure("gpt2_train_products_ms", total);
     }
+    println!("\nmixed precision (forward inside autocast(BF16): bf16 products, f32 sums, parameters and Adam): {:.2} ms a step", f.mixed_step_ms);
     figure("gpt2_train_step_ms", f.step_ms);
+    figure("gpt2_train_mixed_step_ms", f.mixed_step_ms);
     figure("gpt2_train_forward_ms", f.forward_ms);
     figure("gpt2_train_forward_backward_ms", f.forward_backward_ms);
     figure("gpt2_train_peak_mb", mb(f.peak_bytes));

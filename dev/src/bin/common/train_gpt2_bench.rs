@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use wgsl_compute::autograd::Tape;
+use wgsl_compute::autograd::{autocast, Tape};
 use wgsl_compute::check::Rng;
 use wgsl_compute::models::gpt2::{self, Trainable};
 use wgsl_compute::train::{Adam, Optimizer};
@@ -33,6 +33,9 @@ pub struct TrainFigures {
     /// Device time of one step (ms) in all and in matmul kernels, from the profiler over
     /// a few steps (None where the bench's own `--profile` holds the profiler).
     pub device_ms: Option<(f64, f64)>,
+    /// Median wall ms of a mixed-precision step: the forward inside `autocast(BF16)` (the
+    /// products in bf16, f32 sums), parameters and Adam f32, no loss scaling.
+    pub mixed_step_ms: f64,
 }
 
 /// Runs the suite on `ctx`.
@@ -64,9 +67,12 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         drop(grads);
         ctx.synchronize()
     };
-    let mut step = || -> Result<f32> {
+    let mut train_step = |amp: Option<DType>| -> Result<f32> {
         let vars = model.vars(&Tape::new(ctx))?;
-        let loss = model.loss_var(&vars, &x, &y, batch)?;
+        let loss = match amp {
+            Some(d) => autocast(d, || model.loss_var(&vars, &x, &y, batch))?,
+            None => model.loss_var(&vars, &x, &y, batch)?,
+        };
         let grads = loss.backward()?;
         adam.step_vars(&vars, &grads)?;
         drop(grads);
@@ -88,12 +94,12 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
     let (warmup, repeat) = if quick { (2, 5) } else { (3, 10) };
 
     // Adam's moments exist after the first step: the resident bytes are read after it.
-    step()?;
+    train_step(None)?;
     ctx.synchronize()?;
     let resident_bytes = ctx.pool_stats().in_use;
     ctx.reset_pool_peak();
     let before = ctx.dispatch_count();
-    step()?;
+    train_step(None)?;
     let dispatches = ctx.dispatch_count() - before;
     let peak_bytes = ctx.pool_stats().peak_in_use;
     let forward_ms = median(Box::new(|| forward().map(drop)), warmup, repeat)?;
@@ -101,7 +107,7 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
     let mut losses = vec![];
     let step_ms = median(
         Box::new(|| {
-            losses.push(step()?);
+            losses.push(train_step(None)?);
             Ok(())
         }),
         warmup,
@@ -115,7 +121,7 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         ctx.set_profiling(true);
         ctx.reset_profile()?;
         for _ in 0..n {
-            step()?;
+            train_step(None)?;
         }
         let profile = ctx.profile()?;
         ctx.set_profiling(false);
@@ -127,7 +133,19 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
             .sum();
         Some((profile.total_seconds() * 1e3 / n as f64, matmul * 1e3 / n as f64))
     };
+    // The mixed-precision step (bf16 products, as torch.autocast(bfloat16) runs them).
+    let mut mixed_losses = vec![];
+    let mixed_step_ms = median(
+        Box::new(|| {
+            mixed_losses.push(train_step(Some(DType::BF16))?);
+            Ok(())
+        }),
+        warmup,
+        repeat,
+    )?;
+    eprintln!("gpt2_train mixed (bf16 products) losses of the timed steps: {mixed_losses:?}");
     Ok(TrainFigures {
+        mixed_step_ms,
         device_ms,
         shape: format!("{} layers, C {}, batch {batch}, T {t}", config.n_layer, config.n_embd),
         params: model.parameter_count(),
