@@ -3,7 +3,8 @@
 //! the f32 results, with f32 outputs and gradients; the scope nests and ends; and
 //! `train::LossScaler` skips a step whose gradients overflowed (halving its scale), grows
 //! after finite steps, and trains a small MLP in F16 as far as f32 does, on the CPU context
-//! and every adapter.
+//! and every adapter; a `CompiledStep` captures a BF16 forward and replays it as the eager
+//! steps run.
 
 use wgsl_compute::autograd::{autocast, Tape, Var};
 use wgsl_compute::check::Rng;
@@ -192,6 +193,70 @@ fn mixed_precision_trains_a_small_mlp_as_far_as_f32() {
                 "{dtype} on {}: last loss {half} against f32's {full}",
                 ctx.info().name
             );
+        }
+    });
+}
+
+/// A tanh MLP's mean squared error with its products in BF16: x (32, 8) -> (32, 4) against y.
+fn mse_bf16(v: &[Var], x: &Tensor, y: &Tensor) -> wgsl_compute::Result<Var> {
+    autocast(DType::BF16, || {
+        let h = Var::constant(x).linear(&v[0], Some(&v[1]))?.tanh()?; // (32, 16)
+        let d = (h.linear(&v[2], Some(&v[3]))? - Var::constant(y))?; // (32, 4)
+        (&d * &d)?.mean_all() // ()
+    })
+}
+
+#[test]
+fn a_compiled_step_captures_autocast_products_like_eager_steps() {
+    each_adapter(|ctx| {
+        let init = |ctx: &Context| -> Vec<Tensor> {
+            [(vec![8, 16], 21), (vec![16], 22), (vec![16, 4], 23), (vec![4], 24)]
+                .iter()
+                .map(|(s, seed)| tensor(ctx, s, *seed).mul_scalar(0.5).unwrap())
+                .collect()
+        };
+        let batches: Vec<(Tensor, Tensor)> = (0..4)
+            .map(|i| (tensor(ctx, &[32, 8], 30 + i), tensor(ctx, &[32, 4], 40 + i)))
+            .collect();
+        // Eager.
+        let params = init(ctx);
+        let mut adam = Adam::new(&params.iter().collect::<Vec<_>>(), 1e-2).unwrap();
+        let mut eager = vec![];
+        for (x, y) in &batches {
+            let tape = Tape::new(ctx);
+            let v: Vec<Var> = params.iter().map(|p| tape.var(p).unwrap()).collect();
+            let loss = mse_bf16(&v, x, y).unwrap();
+            eager.push(loss.item().unwrap());
+            adam.step_vars(&v, &loss.backward().unwrap()).unwrap();
+        }
+        // Captured once, replayed over the same batches.
+        let planned_params = init(ctx);
+        let refs: Vec<&Tensor> = planned_params.iter().collect();
+        let mut adam = Adam::new(&refs, 1e-2).unwrap();
+        let (x, y) = (
+            Tensor::zeros(ctx, &[32, 8]).unwrap(),
+            Tensor::zeros(ctx, &[32, 4]).unwrap(),
+        );
+        let step =
+            wgsl_compute::train::CompiledStep::capture(ctx, &refs, &[&x, &y], &mut adam, |v| mse_bf16(v, &x, &y))
+                .unwrap();
+        let mut planned = vec![];
+        for (xb, yb) in &batches {
+            x.write(&xb.to_vec().unwrap()).unwrap();
+            y.write(&yb.to_vec().unwrap()).unwrap();
+            planned.push(step.step().unwrap().to_vec().unwrap()[0]);
+        }
+        for (i, (p, e)) in planned.iter().zip(&eager).enumerate() {
+            assert!(
+                (p - e).abs() <= 1e-4 * e.abs().max(1.0),
+                "step {i} on {}: planned {p}, eager {e}",
+                ctx.info().name
+            );
+        }
+        for (k, (a, b)) in planned_params.iter().zip(&params).enumerate() {
+            let (a, b) = (a.to_vec().unwrap(), b.to_vec().unwrap());
+            let err = a.iter().zip(&b).fold(0f32, |m, (p, q)| m.max((p - q).abs()));
+            assert!(err <= 1e-4, "param {k} on {}: planned vs eager {err}", ctx.info().name);
         }
     });
 }

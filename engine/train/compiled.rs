@@ -10,6 +10,9 @@
 //! inside the capture is a fill kernel each replay runs, and the scalar ops such as
 //! `x.rsub_scalar(1.0)` carry their scalar in the kernel). Ops that take host ids
 //! (`Var::embedding`, `Var::cross_entropy`) upload them and so belong to eager steps.
+//! A forward inside `autograd::autocast` is captured like any other (its conversions are
+//! kernels); `LossScaler` reads a number back, so a loss-scaled F16 step stays eager, and a
+//! captured mixed-precision step uses BF16.
 //! A parameter that the loss does not use, or a frozen one, is skipped by the step. Plans need a GPU: on the CPU context
 //! [`CompiledStep::capture`] is an `Error::Unsupported`.
 //!
