@@ -81,19 +81,11 @@ impl Var {
                 y,
                 rule(move |g, need| {
                     let n = gamma.shape().to_vec();
-                    // The row statistics, recomputed: xc, xhat (..., n), rstd (..., 1).
-                    let xc = ops::sub(&x, &mean_rows(&x)?)?;
-                    let var = mean_rows(&ops::mul(&xc, &xc)?)?;
-                    let rstd = ops::div(&scalar(&x, 1.0)?, &ops::sqrt(&ops::add(&var, &scalar(&x, eps)?)?)?)?;
-                    let xhat = ops::mul(&xc, &rstd)?;
-                    let dx = when(need[0], || {
-                        let dxhat = ops::mul(g, &gamma)?;
-                        let m1 = mean_rows(&dxhat)?;
-                        let m2 = mean_rows(&ops::mul(&dxhat, &xhat)?)?;
-                        let inner = ops::sub(&ops::sub(&dxhat, &m1)?, &ops::mul(&xhat, &m2)?)?;
-                        ops::mul(&rstd, &inner)
-                    })?;
-                    let dgamma = when(need[1], || reduce_to(&ops::mul(g, &xhat)?, &n))?;
+                    // dx and g xhat in one launch (`ops::layer_norm_backward`), then the
+                    // column sums for gamma and beta.
+                    let (dx, gxhat) = ops::layer_norm_backward(&x, &gamma, &g.contiguous()?, eps)?;
+                    let dx = when(need[0], || Ok(dx))?;
+                    let dgamma = when(need[1], || reduce_to(&gxhat, &n))?;
                     let dbeta = when(need[2], || reduce_to(g, &n))?;
                     Ok(vec![dx, dgamma, dbeta])
                 }),

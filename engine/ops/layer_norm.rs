@@ -1,4 +1,5 @@
-//! Layer norm over the last axis, one workgroup per row (`shaders/ops/layer_norm.wgsl`).
+//! Layer norm over the last axis, one workgroup per row (`shaders/ops/layer_norm.wgsl`), and
+//! its backward in one launch (`shaders/ops/layer_norm_backward.wgsl`).
 
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
@@ -9,6 +10,12 @@ use crate::shape::DType;
 use crate::tensor::Tensor;
 
 const LAYER_NORM: KernelDef = KernelDef::new("ops/layer_norm", shader!("ops/layer_norm.wgsl"), "layer_norm");
+
+const LAYER_NORM_BACKWARD: KernelDef = KernelDef::new(
+    "ops/layer_norm_backward",
+    shader!("ops/layer_norm_backward.wgsl"),
+    "layer_norm_backward",
+);
 
 const RESIDUAL_LAYER_NORM: KernelDef = KernelDef::new(
     "ops/residual_layer_norm",
@@ -60,6 +67,61 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
     ];
     gpu.dispatch(&kernel, &params, &buffers, groups_1d(rows as u32))?;
     Ok(out)
+}
+
+/// The backward of [`layer_norm`] from dL/dy `g`: (dx, g xhat), where xhat = (x - mean) rstd
+/// is the normalised input, so dL/dgamma is the column sums of g xhat and dL/dbeta those of
+/// g. With dxhat = g gamma, dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)) per row.
+/// One launch on a GPU, the moments recomputed as the forward computes them; f64 rows on the
+/// CPU context. x, g (..., n) F32, gamma (n,) F32, F16 or BF16 -> two (..., n) F32.
+pub fn layer_norm_backward(x: &Tensor, gamma: &Tensor, g: &Tensor, eps: f32) -> Result<(Tensor, Tensor)> {
+    let op = "layer_norm_backward";
+    x.expect_dtype(op, "x", &[DType::F32])?;
+    g.expect_dtype(op, "g", &[DType::F32])?;
+    let (rows, cols) = rows_cols(op, x)?;
+    let ctx = x.context();
+    gamma.expect_context(ctx, op, "gamma")?;
+    g.expect_context(ctx, op, "g")?;
+    if gamma.shape() != [cols] {
+        return Err(Error::shape(
+            op,
+            "gamma",
+            format!("[{cols}] (the last axis of x {:?})", x.shape()),
+            gamma.shape(),
+        ));
+    }
+    if g.shape() != x.shape() {
+        return Err(Error::mismatch(op, "x", x.shape(), "g", g.shape()));
+    }
+    if !(eps >= 0.0 && eps.is_finite()) {
+        return Err(Error::value(op, "eps", "a finite value >= 0", eps));
+    }
+    let Some(gpu) = ctx.gpu() else {
+        let (dx, gxhat) = reference::nn::layer_norm_backward(
+            &x.host(op)?.view(),
+            &gamma.host_widened(op)?.view(),
+            &g.host(op)?.view(),
+            eps,
+        )?;
+        return Ok((Tensor::from_host(ctx, dx)?, Tensor::from_host(ctx, gxhat)?));
+    };
+    let (x, gamma, g) = (x.contiguous()?, gamma.contiguous()?, g.contiguous()?);
+    let dx = Tensor::uninit(ctx, x.shape(), op)?;
+    let gxhat = Tensor::uninit(ctx, x.shape(), op)?;
+    if rows == 0 {
+        return Ok((dx, gxhat));
+    }
+    let params = Params::new().usize(rows).usize(cols).f32(eps);
+    let kernel = gpu.typed_kernel(&LAYER_NORM_BACKWARD, &[("gamma", gamma.dtype())], &[])?;
+    let buffers = [
+        x.gpu_buffer(op)?,
+        gamma.typed_buffer(op)?,
+        g.gpu_buffer(op)?,
+        dx.gpu_buffer(op)?,
+        gxhat.gpu_buffer(op)?,
+    ];
+    gpu.dispatch(&kernel, &params, &buffers, groups_1d(rows as u32))?;
+    Ok((dx, gxhat))
 }
 
 /// A transformer block's projection, residual add and the next layer norm in two dispatches:

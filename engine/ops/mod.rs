@@ -45,7 +45,7 @@ pub use cross_entropy::{cross_entropy, CrossEntropy};
 pub use elementwise::*;
 pub use embedding::{embedding, embedding_backward};
 pub use gelu::gelu;
-pub use layer_norm::{layer_norm, linear_residual_layer_norm};
+pub use layer_norm::{layer_norm, layer_norm_backward, linear_residual_layer_norm};
 pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, tune_matmul, MatmulPath};
 pub use reduce::{mean_all, mean_last, sum_all, sum_last};
 pub use rms_norm::rms_norm;

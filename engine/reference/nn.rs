@@ -90,6 +90,64 @@ pub fn layer_norm(
     }))
 }
 
+/// The backward of [`layer_norm`] from dL/dy `g` (x's shape), in f64 per row: with
+/// xhat = (x - mean) rstd and dxhat = g gamma, dx = rstd (dxhat - mean(dxhat) - xhat
+/// mean(dxhat xhat)); also g xhat, whose column sums are dL/dgamma. x, g (..., n), gamma (n,)
+/// -> (dx, g xhat), both (..., n).
+pub fn layer_norm_backward(
+    x: &ArrayViewD<f32>,
+    gamma: &ArrayViewD<f32>,
+    g: &ArrayViewD<f32>,
+    eps: f32,
+) -> Result<(ArrayD<f32>, ArrayD<f32>)> {
+    const OP: &str = "reference::nn::layer_norm_backward";
+    let Some(&n) = x.shape().last() else {
+        return Err(Error::shape(OP, "x", "rank >= 1", x.shape()));
+    };
+    if gamma.shape() != [n] {
+        return Err(Error::shape(
+            OP,
+            "gamma",
+            format!("[{n}] (the last axis of x)"),
+            gamma.shape(),
+        ));
+    }
+    if g.shape() != x.shape() {
+        return Err(Error::mismatch(OP, "x", x.shape(), "g", g.shape()));
+    }
+    let gm: Vec<f64> = gamma.iter().map(|&v| v as f64).collect();
+    let grows: Vec<Vec<f64>> = g
+        .lanes(Axis(g.ndim() - 1))
+        .into_iter()
+        .map(|r| r.iter().map(|&v| v as f64).collect())
+        .collect();
+    let mut gxhat = ArrayD::zeros(x.raw_dim());
+    let mut lanes = gxhat.lanes_mut(Axis(x.ndim() - 1)).into_iter();
+    let mut row_index = 0;
+    let dx = map_rows(x, |_, row, out| {
+        let len = row.len() as f64;
+        let mean = row.iter().sum::<f64>() / len;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / len;
+        let rstd = 1.0 / (var + eps as f64).sqrt();
+        let gr = &grows[row_index];
+        row_index += 1;
+        let xhat: Vec<f64> = row.iter().map(|v| (v - mean) * rstd).collect();
+        let dxhat: Vec<f64> = gr.iter().zip(&gm).map(|(g, w)| g * w).collect();
+        let m1 = dxhat.iter().sum::<f64>() / len;
+        let m2 = dxhat.iter().zip(&xhat).map(|(d, h)| d * h).sum::<f64>() / len;
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = (rstd * (dxhat[c] - m1 - xhat[c] * m2)) as f32;
+        }
+        if let Some(mut lane) = lanes.next() {
+            for (c, o) in lane.iter_mut().enumerate() {
+                *o = (gr[c] * xhat[c]) as f32;
+            }
+        }
+    });
+    drop(lanes);
+    Ok((dx, gxhat))
+}
+
 /// `x / sqrt(mean(x^2) + eps) * weight` over the last axis, in f64. x (..., n), weight (n,).
 pub fn rms_norm(x: &ArrayViewD<f32>, weight: &ArrayViewD<f32>, eps: f32) -> Result<ArrayD<f32>> {
     const OP: &str = "reference::nn::rms_norm";
