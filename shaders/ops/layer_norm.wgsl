@@ -3,9 +3,9 @@
 // prelude: ops/row_norm.wgsl
 // dtype: gamma scalar
 // dtype: beta scalar
-// Layer norm over each row, one workgroup per row (biased variance, two passes over the row
-// so the variance never cancels catastrophically, the row scaled by a power of two first so
-// it cannot overflow on finite inputs up to f32::MAX):
+// Layer norm over each row, one workgroup per row (biased variance; the moments, two passes
+// over the row scaled by a power of two so finite inputs up to f32::MAX cannot overflow:
+// `row_moments` in ops/row_norm.wgsl):
 //   out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c].
 // gamma and beta are F32, F16 or BF16 (dtype slots, widened to f32); x and out are F32.
 // The uniform and x: ops/row_norm.wgsl.
@@ -22,23 +22,8 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         return;
     }
     let base = row * p.cols;
-    let n = f32(p.cols);
-    // Scale by a power of two that brings the largest magnitude below 2^21 (`row_scale`): the
-    // variance of a row like [1e30, -1e30] would overflow f32 unscaled. The result is unchanged:
-    // (x - mean) * rstd = (xs - mean_s) * rstd_s with xs = x * scale, eps_s = eps * scale^2.
-    let scale = row_max_scale(lid, base);
-    var s = 0.0;
+    let m = row_moments(lid, base); // (scale, mean, rstd): ops/row_norm.wgsl
     for (var c = lid; c < p.cols; c += 256u) {
-        s += x[base + c] * scale;
-    }
-    let mean = tree_sum(lid, s) / n;
-    var q = 0.0;
-    for (var c = lid; c < p.cols; c += 256u) {
-        let d = x[base + c] * scale - mean;
-        q += d * d;
-    }
-    let rstd = norm_rstd(tree_sum(lid, q), p.cols, p.eps, scale);
-    for (var c = lid; c < p.cols; c += 256u) {
-        out[base + c] = (x[base + c] * scale - mean) * rstd * gamma_at(c) + beta_at(c);
+        out[base + c] = (x[base + c] * m.x - m.y) * m.z * gamma_at(c) + beta_at(c);
     }
 }

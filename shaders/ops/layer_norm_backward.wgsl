@@ -26,18 +26,10 @@ fn layer_norm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     }
     let base = row * p.cols;
     let n = f32(p.cols);
-    let scale = row_max_scale(lid, base);
-    var s = 0.0;
-    for (var c = lid; c < p.cols; c += 256u) {
-        s += x[base + c] * scale;
-    }
-    let mean = tree_sum(lid, s) / n;
-    var q = 0.0;
-    for (var c = lid; c < p.cols; c += 256u) {
-        let d = x[base + c] * scale - mean;
-        q += d * d;
-    }
-    let rstd = norm_rstd(tree_sum(lid, q), p.cols, p.eps, scale);
+    let m = row_moments(lid, base); // as the forward: ops/row_norm.wgsl
+    let scale = m.x;
+    let mean = m.y;
+    let rstd = m.z;
     var s1 = 0.0;
     var s2 = 0.0;
     for (var c = lid; c < p.cols; c += 256u) {
