@@ -172,61 +172,85 @@ fn layer_norm_over_awkward_rows() {
     });
 }
 
-/// The layer norm's one-launch backward against the f64 reference at awkward rows, a half
-/// gamma, and rows near f32::MAX (scaled like the forward, so they stay finite); a g of
+/// The layer and RMS norms' one-launch backward against the f64 reference at awkward rows, a
+/// half gamma, and rows near f32::MAX (scaled like the forward, so they stay finite); a g of
 /// another shape is an error naming the op.
 #[test]
 fn layer_norm_backward_matches_the_reference() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(74);
-        for (shape, big, gamma_dtype) in [
-            (&[1usize][..], false, DType::F32),
-            (&[3, 17], false, DType::F32),
-            (&[2, 3, 300], false, DType::BF16),
-            (&[5, 769], false, DType::F16),
-            (&[2, 40], true, DType::F32),
-        ] {
-            let mut x = random(&mut rng, shape, 3.0, 5.0);
-            if big {
-                x.mapv_inplace(|v| v * 1e37);
+        for rms in [false, true] {
+            for (shape, big, gamma_dtype) in [
+                (&[1usize][..], false, DType::F32),
+                (&[3, 17], false, DType::F32),
+                (&[2, 3, 300], false, DType::BF16),
+                (&[5, 769], false, DType::F16),
+                (&[2, 40], true, DType::F32),
+            ] {
+                // One column: the RMS norm's dx is rstd gw (1 - xhat^2) = rstd gw eps / (x^2 + eps),
+            // all cancellation in f32 (the layer norm's is exactly 0).
+            if rms && shape == [1] {
+                continue;
             }
-            let c = shape[shape.len() - 1];
-            let g = random(&mut rng, shape, -1.0, 1.0);
-            let gamma = Tensor::from_array(ctx, &random(&mut rng, &[c], 0.5, 1.5))
-                .unwrap()
-                .to_dtype(gamma_dtype)
+            let mut x = random(&mut rng, shape, 3.0, 5.0);
+                if big {
+                    x.mapv_inplace(|v| v * 1e37);
+                }
+                let c = shape[shape.len() - 1];
+                let g = random(&mut rng, shape, -1.0, 1.0);
+                let gamma = Tensor::from_array(ctx, &random(&mut rng, &[c], 0.5, 1.5))
+                    .unwrap()
+                    .to_dtype(gamma_dtype)
+                    .unwrap();
+                let gamma_host = gamma.to_array().unwrap();
+                let (want_dx, want_gxhat) =
+                    reference::nn::norm_backward(&x.view(), &gamma_host.view(), &g.view(), 1e-5, rms).unwrap();
+                let backward = if rms {
+                    ops::rms_norm_backward
+                } else {
+                    ops::layer_norm_backward
+                };
+                let (dx, gxhat) = backward(
+                    &Tensor::from_array(ctx, &x).unwrap(),
+                    &gamma,
+                    &Tensor::from_array(ctx, &g).unwrap(),
+                    1e-5,
+                )
                 .unwrap();
-            let gamma_host = gamma.to_array().unwrap();
-            let (want_dx, want_gxhat) =
-                reference::nn::layer_norm_backward(&x.view(), &gamma_host.view(), &g.view(), 1e-5).unwrap();
-            let (dx, gxhat) = ops::layer_norm_backward(
-                &Tensor::from_array(ctx, &x).unwrap(),
-                &gamma,
-                &Tensor::from_array(ctx, &g).unwrap(),
-                1e-5,
-            )
-            .unwrap();
-            let name = format!(
-                "layer_norm_backward {shape:?} gamma {gamma_dtype}{}",
-                if big { " x1e37" } else { "" }
-            );
-            // dx's scale is rstd (1/std of the row, about 1e-37 for the big rows).
-            let dx_scale = flat(&want_dx)
-                .iter()
-                .fold(0f32, |m, v| m.max(v.abs()))
-                .max(f32::MIN_POSITIVE);
-            let dx_got: Vec<f32> = dx.to_vec().unwrap().iter().map(|v| v / dx_scale).collect();
-            let dx_want: Vec<f32> = flat(&want_dx).iter().map(|v| v / dx_scale).collect();
-            assert_close(ctx, &format!("{name} dx"), &dx_got, &dx_want, Gate::new(1e-4, 1e-4));
-            assert_close(
-                ctx,
-                &format!("{name} g xhat"),
-                &gxhat.to_vec().unwrap(),
-                &flat(&want_gxhat),
-                Gate::new(1e-4, 1e-4),
-            );
+                let name = format!(
+                    "{} {shape:?} gamma {gamma_dtype}{}",
+                    if rms {
+                        "rms_norm_backward"
+                    } else {
+                        "layer_norm_backward"
+                    },
+                    if big { " x1e37" } else { "" }
+                );
+                // dx's scale is rstd (1/std of the row, about 1e-37 for the big rows).
+                let dx_scale = flat(&want_dx)
+                    .iter()
+                    .fold(0f32, |m, v| m.max(v.abs()))
+                    .max(f32::MIN_POSITIVE);
+                let dx_got: Vec<f32> = dx.to_vec().unwrap().iter().map(|v| v / dx_scale).collect();
+                let dx_want: Vec<f32> = flat(&want_dx).iter().map(|v| v / dx_scale).collect();
+                assert_close(ctx, &format!("{name} dx"), &dx_got, &dx_want, Gate::new(1e-4, 1e-4));
+                assert_close(
+                    ctx,
+                    &format!("{name} g xhat"),
+                    &gxhat.to_vec().unwrap(),
+                    &flat(&want_gxhat),
+                    Gate::new(1e-4, 1e-4),
+                );
+            }
         }
         let x = Tensor::zeros(ctx, &[2, 5]).unwrap();
+        let e = ops::rms_norm_backward(&x, &Tensor::zeros(ctx, &[4]).unwrap(), &x, 1e-5)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rms_norm_backward") && e.contains("weight") && e.contains("[4]"),
+            "{e}"
+        );
         let e = ops::layer_norm_backward(
             &x,
             &Tensor::zeros(ctx, &[5]).unwrap(),

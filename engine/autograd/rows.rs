@@ -1,5 +1,7 @@
-//! Row ops on variables (the last axis): sum, softmax, layer norm, and the whole-tensor sum
-//! built from them. Each backward is composed of the engine's tensor ops.
+//! Row ops on variables (the last axis): sum, softmax, layer norm, RMS norm, and the
+//! whole-tensor sum built from them. Each backward is composed of the engine's tensor ops;
+//! the two norms' backward is one launch (`ops::layer_norm_backward`, `ops::rms_norm_backward`)
+//! and the column sums for their weights.
 
 use super::var::{rule, when, Var};
 use crate::element_scan::reduce_to::{broadcast_to, reduce_to};
@@ -14,18 +16,6 @@ fn keep_last(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
         *last = 1;
     }
     x.reshape(&s)
-}
-
-/// A rank-0 constant on x's context.
-fn scalar(x: &Tensor, v: f32) -> Result<Tensor> {
-    Tensor::full(x.context(), &[], v)
-}
-
-/// Row mean over the last axis, kept: x (..., n) -> (..., 1).
-fn mean_rows(x: &Tensor) -> Result<Tensor> {
-    let n = x.shape().last().copied().unwrap_or(1).max(1);
-    let s = keep_last(&ops::sum_last(x)?, x.shape())?;
-    ops::mul(&s, &scalar(x, 1.0 / n as f32)?)
 }
 
 impl Var {
@@ -106,16 +96,11 @@ impl Var {
                 y,
                 rule(move |g, need| {
                     let n = weight.shape().to_vec();
-                    // rstd (..., 1), recomputed.
-                    let ms = mean_rows(&ops::mul(&x, &x)?)?;
-                    let rstd = ops::div(&scalar(&x, 1.0)?, &ops::sqrt(&ops::add(&ms, &scalar(&x, eps)?)?)?)?;
-                    let dx = when(need[0], || {
-                        let gw = ops::mul(g, &weight)?;
-                        let m = mean_rows(&ops::mul(&gw, &x)?)?;
-                        let r2 = ops::mul(&rstd, &rstd)?;
-                        ops::mul(&rstd, &ops::sub(&gw, &ops::mul(&ops::mul(&x, &r2)?, &m)?)?)
-                    })?;
-                    let dweight = when(need[1], || reduce_to(&ops::mul(g, &ops::mul(&x, &rstd)?)?, &n))?;
+                    // dx and g x rstd in one launch (`ops::rms_norm_backward`), then the
+                    // column sums for the weight.
+                    let (dx, gxhat) = ops::rms_norm_backward(&x, &weight, &g.contiguous()?, eps)?;
+                    let dx = when(need[0], || Ok(dx))?;
+                    let dweight = when(need[1], || reduce_to(&gxhat, &n))?;
                     Ok(vec![dx, dweight])
                 }),
             ))

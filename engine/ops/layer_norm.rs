@@ -75,17 +75,30 @@ pub fn layer_norm(x: &Tensor, gamma: &Tensor, beta: &Tensor, eps: f32) -> Result
 /// One launch on a GPU, the moments recomputed as the forward computes them; f64 rows on the
 /// CPU context. x, g (..., n) F32, gamma (n,) F32, F16 or BF16 -> two (..., n) F32.
 pub fn layer_norm_backward(x: &Tensor, gamma: &Tensor, g: &Tensor, eps: f32) -> Result<(Tensor, Tensor)> {
-    let op = "layer_norm_backward";
+    norm_backward("layer_norm_backward", x, gamma, g, eps, false)
+}
+
+/// [`layer_norm_backward`], or with `rms` the RMS norm's (`ops::rms_norm_backward`): one
+/// kernel for both (`RMS`, an override constant), `op` naming the caller in errors.
+pub(crate) fn norm_backward(
+    op: &'static str,
+    x: &Tensor,
+    gamma: &Tensor,
+    g: &Tensor,
+    eps: f32,
+    rms: bool,
+) -> Result<(Tensor, Tensor)> {
+    let arg = if rms { "weight" } else { "gamma" };
     x.expect_dtype(op, "x", &[DType::F32])?;
     g.expect_dtype(op, "g", &[DType::F32])?;
     let (rows, cols) = rows_cols(op, x)?;
     let ctx = x.context();
-    gamma.expect_context(ctx, op, "gamma")?;
+    gamma.expect_context(ctx, op, arg)?;
     g.expect_context(ctx, op, "g")?;
     if gamma.shape() != [cols] {
         return Err(Error::shape(
             op,
-            "gamma",
+            arg,
             format!("[{cols}] (the last axis of x {:?})", x.shape()),
             gamma.shape(),
         ));
@@ -97,11 +110,12 @@ pub fn layer_norm_backward(x: &Tensor, gamma: &Tensor, g: &Tensor, eps: f32) -> 
         return Err(Error::value(op, "eps", "a finite value >= 0", eps));
     }
     let Some(gpu) = ctx.gpu() else {
-        let (dx, gxhat) = reference::nn::layer_norm_backward(
+        let (dx, gxhat) = reference::nn::norm_backward(
             &x.host(op)?.view(),
             &gamma.host_widened(op)?.view(),
             &g.host(op)?.view(),
             eps,
+            rms,
         )?;
         return Ok((Tensor::from_host(ctx, dx)?, Tensor::from_host(ctx, gxhat)?));
     };
@@ -112,7 +126,8 @@ pub fn layer_norm_backward(x: &Tensor, gamma: &Tensor, g: &Tensor, eps: f32) -> 
         return Ok((dx, gxhat));
     }
     let params = Params::new().usize(rows).usize(cols).f32(eps);
-    let kernel = gpu.typed_kernel(&LAYER_NORM_BACKWARD, &[("gamma", gamma.dtype())], &[])?;
+    let constants = [("RMS", if rms { 1.0 } else { 0.0 })];
+    let kernel = gpu.typed_kernel(&LAYER_NORM_BACKWARD, &[("gamma", gamma.dtype())], &constants)?;
     let buffers = [
         x.gpu_buffer(op)?,
         gamma.typed_buffer(op)?,

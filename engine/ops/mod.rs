@@ -48,6 +48,6 @@ pub use gelu::gelu;
 pub use layer_norm::{layer_norm, layer_norm_backward, linear_residual_layer_norm};
 pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, tune_matmul, MatmulPath};
 pub use reduce::{mean_all, mean_last, sum_all, sum_last};
-pub use rms_norm::rms_norm;
+pub use rms_norm::{rms_norm, rms_norm_backward};
 pub use rope::{rope, rope_adjoint, swiglu};
 pub use softmax::softmax_last;

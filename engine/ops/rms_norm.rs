@@ -1,5 +1,6 @@
 //! RMS norm over the last axis, one workgroup per row (`shaders/ops/rms_norm.wgsl`): the
-//! normalisation of Llama-style models.
+//! normalisation of Llama-style models; its backward is the layer norm's kernel with the
+//! mean left out (`shaders/ops/layer_norm_backward.wgsl` with `RMS`).
 
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
@@ -44,4 +45,13 @@ pub fn rms_norm(x: &Tensor, weight: &Tensor, eps: f32) -> Result<Tensor> {
     let buffers = [x.gpu_buffer(op)?, weight.typed_buffer(op)?, out.gpu_buffer(op)?];
     gpu.dispatch(&kernel, &params, &buffers, groups_1d(rows as u32))?;
     Ok(out)
+}
+
+/// The backward of [`rms_norm`] from dL/dy `g`: (dx, g xhat) with xhat = x rstd, so
+/// dL/dweight is the column sums of g xhat; with gw = g weight, dx = rstd (gw - xhat
+/// mean(gw xhat)) per row. One launch on a GPU (the layer norm backward's kernel with `RMS`),
+/// f64 rows on the CPU context. x, g (..., n) F32, weight (n,) F32, F16 or BF16 -> two
+/// (..., n) F32.
+pub fn rms_norm_backward(x: &Tensor, weight: &Tensor, g: &Tensor, eps: f32) -> Result<(Tensor, Tensor)> {
+    crate::ops::layer_norm::norm_backward("rms_norm_backward", x, weight, g, eps, true)
 }

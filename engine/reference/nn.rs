@@ -90,17 +90,19 @@ pub fn layer_norm(
     }))
 }
 
-/// The backward of [`layer_norm`] from dL/dy `g` (x's shape), in f64 per row: with
-/// xhat = (x - mean) rstd and dxhat = g gamma, dx = rstd (dxhat - mean(dxhat) - xhat
-/// mean(dxhat xhat)); also g xhat, whose column sums are dL/dgamma. x, g (..., n), gamma (n,)
-/// -> (dx, g xhat), both (..., n).
-pub fn layer_norm_backward(
+/// The backward of [`layer_norm`] (or with `rms` of [`rms_norm`], gamma its weight) from
+/// dL/dy `g` (x's shape), in f64 per row: with xhat = (x - mean) rstd and dxhat = g gamma,
+/// dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)); for `rms` mean = 0, rstd =
+/// 1 / sqrt(mean(x^2) + eps) and no mean(dxhat) term. Also g xhat, whose column sums are
+/// dL/dgamma. x, g (..., n), gamma (n,) -> (dx, g xhat), both (..., n).
+pub fn norm_backward(
     x: &ArrayViewD<f32>,
     gamma: &ArrayViewD<f32>,
     g: &ArrayViewD<f32>,
     eps: f32,
+    rms: bool,
 ) -> Result<(ArrayD<f32>, ArrayD<f32>)> {
-    const OP: &str = "reference::nn::layer_norm_backward";
+    const OP: &str = "reference::nn::norm_backward";
     let Some(&n) = x.shape().last() else {
         return Err(Error::shape(OP, "x", "rank >= 1", x.shape()));
     };
@@ -126,14 +128,14 @@ pub fn layer_norm_backward(
     let mut row_index = 0;
     let dx = map_rows(x, |_, row, out| {
         let len = row.len() as f64;
-        let mean = row.iter().sum::<f64>() / len;
+        let mean = if rms { 0.0 } else { row.iter().sum::<f64>() / len };
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / len;
         let rstd = 1.0 / (var + eps as f64).sqrt();
         let gr = &grows[row_index];
         row_index += 1;
         let xhat: Vec<f64> = row.iter().map(|v| (v - mean) * rstd).collect();
         let dxhat: Vec<f64> = gr.iter().zip(&gm).map(|(g, w)| g * w).collect();
-        let m1 = dxhat.iter().sum::<f64>() / len;
+        let m1 = if rms { 0.0 } else { dxhat.iter().sum::<f64>() / len };
         let m2 = dxhat.iter().zip(&xhat).map(|(d, h)| d * h).sum::<f64>() / len;
         for (c, o) in out.iter_mut().enumerate() {
             *o = (rstd * (dxhat[c] - m1 - xhat[c] * m2)) as f32;
