@@ -47,7 +47,14 @@ fn products(ctx: &Context, dtype: Option<DType>) -> Vec<(String, Vec<f32>)> {
         assert_eq!(y.tensor().dtype(), DType::F32, "{op}: the output stays f32");
         let grads = (&y * &y).unwrap().sum_all().unwrap().backward().unwrap();
         out.push((format!("{op} out"), y.tensor().to_vec().unwrap()));
-        for (name, v) in [("dx", &x), ("dw", &w)] {
+        let mut wanted = vec![("dx", &x), ("dw", &w)];
+        if op != "matmul" {
+            wanted.push(("dbias", &b));
+        }
+        if op == "linear_residual" {
+            wanted.push(("dresidual", &r));
+        }
+        for (name, v) in wanted {
             let g = grads.get(v).unwrap();
             assert_eq!(
                 g.dtype(),
@@ -93,6 +100,87 @@ fn autocast_products_match_f32_within_the_half_rounding_forward_and_backward() {
     });
 }
 
+/// `a` (m, k) @ `b` (k, n) in f64 on the host (the values as given: already rounded).
+fn host_matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = (0..k).map(|l| a[i * k + l] as f64 * b[l * n + j] as f64).sum::<f64>() as f32;
+        }
+    }
+    out
+}
+
+/// `t` (r, c) transposed on the host.
+fn host_t(t: &[f32], r: usize, c: usize) -> Vec<f32> {
+    (0..c * r).map(|i| t[(i % r) * c + i / r]).collect()
+}
+
+/// `t` rounded to `dtype` and widened back, as the products read it.
+fn rounded(ctx: &Context, t: &[f32], dtype: DType) -> Vec<f32> {
+    Tensor::from_slice(ctx, &[t.len()], t)
+        .unwrap()
+        .to_dtype(dtype)
+        .unwrap()
+        .to_vec()
+        .unwrap()
+}
+
+#[test]
+fn autocast_matmul_reads_every_operand_of_the_forward_and_backward_in_half() {
+    // y = x @ w and L = sum(y * c) for a fixed c, so dL/dy = c: the forward reads x and w
+    // rounded, the backward c rounded (dx = c w^T, dw = x^T c). Each is held to an f64
+    // product of exactly those rounded values, tightly enough that an operand left in f32
+    // (F16 rounds c by up to 2^-11) fails.
+    each_context(|ctx| {
+        let (m, k, n) = (6, 9, 5);
+        let (xv, wv, cv) = (
+            tensor(ctx, &[m, k], 51),
+            tensor(ctx, &[k, n], 52),
+            tensor(ctx, &[m, n], 53),
+        );
+        let (xs, ws, cs) = (xv.to_vec().unwrap(), wv.to_vec().unwrap(), cv.to_vec().unwrap());
+        for dtype in [DType::F16, DType::BF16] {
+            let tape = Tape::new(ctx);
+            let (x, w) = (tape.var(&xv).unwrap(), tape.var(&wv).unwrap());
+            let y = autocast(dtype, || x.matmul(&w)).unwrap();
+            let grads = (&y * &Var::constant(&cv))
+                .unwrap()
+                .sum_all()
+                .unwrap()
+                .backward()
+                .unwrap();
+            let (xh, wh, ch) = (
+                rounded(ctx, &xs, dtype),
+                rounded(ctx, &ws, dtype),
+                rounded(ctx, &cs, dtype),
+            );
+            let checks = [
+                ("y", y.tensor().to_vec().unwrap(), host_matmul(&xh, &wh, m, k, n)),
+                (
+                    "dx",
+                    grads.get(&x).unwrap().to_vec().unwrap(),
+                    host_matmul(&ch, &host_t(&wh, k, n), m, n, k),
+                ),
+                (
+                    "dw",
+                    grads.get(&w).unwrap().to_vec().unwrap(),
+                    host_matmul(&host_t(&xh, m, k), &ch, k, m, n),
+                ),
+            ];
+            for (name, got, want) in checks {
+                let scale = want.iter().fold(0f32, |a, v| a.max(v.abs()));
+                let err = got.iter().zip(&want).fold(0f32, |a, (p, q)| a.max((p - q).abs()));
+                assert!(
+                    err <= 1e-5 * scale,
+                    "{dtype} {name} on {}: {err} against {scale}",
+                    ctx.info().name
+                );
+            }
+        }
+    });
+}
+
 fn products_f32_inside(ctx: &Context) -> Vec<(String, Vec<f32>)> {
     autocast(DType::F32, || products(ctx, None))
 }
@@ -121,6 +209,23 @@ fn loss_scaler_skips_an_overflowed_step_and_grows_after_finite_ones() {
         );
         assert_eq!(w0.to_vec().unwrap(), before);
         assert_eq!((scaler.scale(), scaler.skipped(), adam.steps()), (f32::MAX * 0.5, 1, 0));
+        // Unscaled, the gradients are those of the unscaled loss (S a power of two scales the
+        // f16 gradient exactly).
+        let mut scaler = LossScaler::with(1024.0, 100).unwrap();
+        let tape = Tape::new(ctx);
+        let w = tape.var(&w0).unwrap();
+        let y = autocast(DType::F16, || Var::constant(&x).matmul(&w)).unwrap();
+        let loss = (&y * &y).unwrap().mean_all().unwrap();
+        let plain = loss.backward_retained(None).unwrap().get(&w).unwrap().to_vec().unwrap();
+        let mut grads = scaler.scale_loss(&loss).unwrap().backward().unwrap();
+        let scaled = grads.get(&w).unwrap().to_vec().unwrap();
+        assert!(scaler.unscale(&[w.clone()], &mut grads).unwrap());
+        assert_eq!(
+            grads.get(&w).unwrap().to_vec().unwrap(),
+            plain,
+            "unscaled = the plain gradient"
+        );
+        assert_ne!(scaled, plain, "the scaled gradient is S times larger");
         // Finite steps: taken, and S doubles after two of them.
         let mut scaler = LossScaler::with(4.0, 2).unwrap();
         assert!(step(&mut scaler, &mut adam));

@@ -173,28 +173,32 @@ fn layer_norm_over_awkward_rows() {
 }
 
 /// The layer and RMS norms' one-launch backward against the f64 reference at awkward rows, a
-/// half gamma, and rows near f32::MAX (scaled like the forward, so they stay finite); a g of
-/// another shape is an error naming the op.
+/// half gamma, rows near f32::MAX (scaled like the forward, so they stay finite) and constant
+/// rows of 1e30 (where the scaled eps underflows); a g of another shape is an error naming the
+/// op.
 #[test]
 fn layer_norm_backward_matches_the_reference() {
     each_adapter(|ctx| {
         let mut rng = Rng::new(74);
         for rms in [false, true] {
             for (shape, big, gamma_dtype) in [
-                (&[1usize][..], false, DType::F32),
-                (&[3, 17], false, DType::F32),
-                (&[2, 3, 300], false, DType::BF16),
-                (&[5, 769], false, DType::F16),
-                (&[2, 40], true, DType::F32),
+                (&[1usize][..], 0.0, DType::F32),
+                (&[3, 17], 0.0, DType::F32),
+                (&[2, 3, 300], 0.0, DType::BF16),
+                (&[5, 769], 0.0, DType::F16),
+                (&[2, 40], 1e37, DType::F32),
+                (&[3, 2], -1e30, DType::F32), // constant rows
             ] {
                 // One column: the RMS norm's dx is rstd gw (1 - xhat^2) = rstd gw eps / (x^2 + eps),
-            // all cancellation in f32 (the layer norm's is exactly 0).
-            if rms && shape == [1] {
-                continue;
-            }
-            let mut x = random(&mut rng, shape, 3.0, 5.0);
-                if big {
-                    x.mapv_inplace(|v| v * 1e37);
+                // all cancellation in f32 (the layer norm's is exactly 0).
+                if rms && shape == [1] {
+                    continue;
+                }
+                let mut x = random(&mut rng, shape, 3.0, 5.0);
+                if big > 0.0 {
+                    x.mapv_inplace(|v| v * big);
+                } else if big < 0.0 {
+                    x.fill(-big);
                 }
                 let c = shape[shape.len() - 1];
                 let g = random(&mut rng, shape, -1.0, 1.0);
@@ -224,7 +228,11 @@ fn layer_norm_backward_matches_the_reference() {
                     } else {
                         "layer_norm_backward"
                     },
-                    if big { " x1e37" } else { "" }
+                    if big != 0.0 {
+                        format!(" at {big:e}")
+                    } else {
+                        String::new()
+                    }
                 );
                 // dx's scale is rstd (1/std of the row, about 1e-37 for the big rows).
                 let dx_scale = flat(&want_dx)

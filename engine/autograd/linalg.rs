@@ -41,7 +41,12 @@ fn linear_grads(
     let (k, n) = (w.shape()[0], w.shape()[1]);
     let m = x.len() / k.max(1);
     let g2 = g.reshape(&[m, n])?; // (M, N)
-    let gp = operand(&g2, dtype)?; // (M, N), the products' operand
+                                  // (M, N), the products' operand: converted only when a product needs it.
+    let gp = if need[0] || need[1] {
+        operand(&g2, dtype)?
+    } else {
+        g2.clone()
+    };
     let dx = when(need[0], || ops::matmul(&gp, &w.transpose(0, 1)?)?.reshape(x.shape()))?;
     let dw = when(need[1], || ops::matmul(&x.reshape(&[m, k])?.transpose(0, 1)?, &gp))?;
     let db = when(need.get(2).copied().unwrap_or(false), || reduce_to(&g2, &[n]))?;
@@ -65,7 +70,11 @@ impl Var {
             Ok((
                 y,
                 rule(move |g, need| {
-                    let g = operand(g, dtype)?;
+                    let g = if need[0] || need[1] {
+                        operand(g, dtype)?
+                    } else {
+                        g.clone()
+                    };
                     let da = when(need[0], || reduce_to(&ops::matmul(&g, &t_last(&b)?)?, a.shape()))?;
                     let db = when(need[1], || reduce_to(&ops::matmul(&t_last(&a)?, &g)?, b.shape()))?;
                     Ok(vec![da, db])

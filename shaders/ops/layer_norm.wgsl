@@ -22,7 +22,7 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         return;
     }
     let base = row * p.cols;
-    let m = row_moments(lid, base); // (scale, mean, rstd): ops/row_norm.wgsl
+    let m = row_moments(lid, base); // (scale, mean, rstd, var): ops/row_norm.wgsl
     for (var c = lid; c < p.cols; c += 256u) {
         out[base + c] = (x[base + c] * m.x - m.y) * m.z * gamma_at(c) + beta_at(c);
     }

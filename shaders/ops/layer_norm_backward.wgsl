@@ -30,7 +30,7 @@ fn layer_norm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     }
     let base = row * p.cols;
     let n = f32(p.cols);
-    var m: vec3<f32>; // (scale, mean, rstd) as the forward computes them
+    var m: vec4<f32>; // (scale, mean, rstd, var) as the forward computes them
     if RMS {
         let scale = row_max_scale(lid, base);
         var q = 0.0;
@@ -38,7 +38,8 @@ fn layer_norm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
             let xs = x[base + c] * scale;
             q += xs * xs;
         }
-        m = vec3<f32>(scale, 0.0, norm_rstd(tree_sum(lid, q), p.cols, p.eps, scale));
+        let squares = tree_sum(lid, q);
+        m = vec4<f32>(scale, 0.0, norm_rstd(squares, p.cols, p.eps, scale), squares / n);
     } else {
         m = row_moments(lid, base); // ops/row_norm.wgsl
     }
@@ -55,7 +56,10 @@ fn layer_norm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     }
     let m1 = select(tree_sum(lid, s1) / n, 0.0, RMS);
     let m2 = tree_sum(lid, s2) / n;
-    let k = rstd * scale;
+    // d xhat / dx = rstd * scale, except for a constant row (var 0), where eps * scale^2 may
+    // have underflowed (a row of 1e30s) and norm_rstd's floor stands in: there it is
+    // 1 / sqrt(eps) exactly.
+    let k = select(rstd * scale, inverseSqrt(p.eps), m.w == 0.0 && p.eps > 0.0);
     for (var c = lid; c < p.cols; c += 256u) {
         let xhat = (x[base + c] * scale - mean) * rstd;
         let gc = g[base + c];

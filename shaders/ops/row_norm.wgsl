@@ -23,13 +23,15 @@ fn row_max_scale(lid: u32, base: u32) -> f32 {
     return row_scale(tree_max(lid, a));
 }
 
-// The layer norm moments of the row at `base`, as (scale, mean, rstd) in scaled units: the
+// The layer norm moments of the row at `base`, as (scale, mean, rstd, var) in scaled units: the
 // row is scaled by a power of two that brings its largest magnitude below 2^21 (`row_scale`;
 // the variance of a row like [1e30, -1e30] would overflow f32 unscaled), its mean taken, then
 // its variance in a second pass so that it never cancels catastrophically. The normalised
 // value is (x * scale - mean) * rstd, equal to (x - mean(x)) / sqrt(var(x) + eps) (see
-// `norm_rstd`). Call from uniform control flow (it holds the workgroup's barriers).
-fn row_moments(lid: u32, base: u32) -> vec3<f32> {
+// `norm_rstd`). var is the scaled variance (0 for a constant row, where eps * scale^2 may
+// have underflowed and rstd * scale no longer equals 1 / sqrt(eps): the backward needs it).
+// Call from uniform control flow (it holds the workgroup's barriers).
+fn row_moments(lid: u32, base: u32) -> vec4<f32> {
     let scale = row_max_scale(lid, base);
     var s = 0.0;
     for (var c = lid; c < p.cols; c += 256u) {
@@ -41,5 +43,6 @@ fn row_moments(lid: u32, base: u32) -> vec3<f32> {
         let d = x[base + c] * scale - mean;
         q += d * d;
     }
-    return vec3<f32>(scale, mean, norm_rstd(tree_sum(lid, q), p.cols, p.eps, scale));
+    let squares = tree_sum(lid, q);
+    return vec4<f32>(scale, mean, norm_rstd(squares, p.cols, p.eps, scale), squares / f32(p.cols));
 }
