@@ -219,7 +219,7 @@ fn loss_scaler_skips_an_overflowed_step_and_grows_after_finite_ones() {
         let plain = loss.backward_retained(None).unwrap().get(&w).unwrap().to_vec().unwrap();
         let mut grads = scaler.scale_loss(&loss).unwrap().backward().unwrap();
         let scaled = grads.get(&w).unwrap().to_vec().unwrap();
-        assert!(scaler.unscale(&[w.clone()], &mut grads).unwrap());
+        assert!(scaler.unscale(std::slice::from_ref(&w), &mut grads).unwrap());
         assert_eq!(
             grads.get(&w).unwrap().to_vec().unwrap(),
             plain,
