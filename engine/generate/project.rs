@@ -11,6 +11,7 @@ use super::device::DecodeState;
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::tensor::Tensor;
+use crate::DType;
 
 const LN_MATVEC: KernelDef = KernelDef::new("generate/ln_matvec", shader!("generate/ln_matvec.wgsl"), "ln_matvec");
 
@@ -98,6 +99,20 @@ impl MatvecSplit {
             }
         }
         v
+    }
+
+    /// Rows an invocation of a GPU shape loads a trip (`TRIP` in the kernel):
+    /// `ENGINE_MATVEC_TRIP` when set (4 or 8; read once per process, for benchmarks), else 8
+    /// for half weights, whose loads move half the bytes each, and 4 for f32.
+    fn trip(w: DType) -> u32 {
+        static FORCED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+        let forced = FORCED.get_or_init(|| {
+            std::env::var("ENGINE_MATVEC_TRIP")
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .filter(|t| [4, 8].contains(t))
+        });
+        forced.unwrap_or(if w.size() == 2 { 8 } else { 4 })
     }
 
     /// Columns one workgroup covers.
@@ -275,6 +290,7 @@ pub(crate) fn ln_matvec(
             ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecSplit::WholeColumns))),
             ("K", k as f64),
             ("C4", f64::from(c4)),
+            ("TRIP", f64::from(MatvecSplit::trip(w.dtype()))),
         ],
     )?;
     let buffers = [
@@ -355,6 +371,7 @@ pub(crate) mod tests {
         let cases = [
             (300, 36, true, DType::F32, 1.0),
             (515, 12, false, DType::F16, 1.0),
+            (300, 36, true, DType::F16, 1.0),
             (769, 1028, true, DType::F32, 1.0),
             (300, 36, true, DType::F32, 1e37),
         ];

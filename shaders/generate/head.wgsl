@@ -7,9 +7,12 @@
 // Each row of w is one contiguous dot product. Each workgroup
 // normalises x into workgroup memory (the moments recomputed per workgroup: 2C reads from
 // cache), then computes its ROWS logits, in one of two shapes:
-// - GPUs (WHOLE_ROWS false, ROWS 64): 8 groups of 32 lanes, each group 8 rows, each lane a
-//   vec4 stride of every row, with the 8 partial sums in registers and one shared-memory
-//   reduction at the end: V / 64 workgroups (786 for GPT-2) keep many loads in flight.
+// - GPUs (WHOLE_ROWS false): 8 groups of 32 lanes, each group GROUP_ROWS rows (ROWS = 8
+//   GROUP_ROWS), each lane a vec4 stride of every row. Why rows in pairs and loads in named
+//   registers: one lane's loads of a row, issued one dependent round trip at a time, kept too
+//   few bytes in flight (f16 weights took as long as f32), so each trip issues four vec4s of
+//   two rows, eight loads, before any is used, and the first trip's loads go out before the
+//   moments' barriers. The partial sums meet in one shared-memory reduction at the end.
 // - CPU adapters (WHOLE_ROWS true, ROWS 2048): each invocation owns whole rows and no
 //   reduction follows. llvmpipe pays for every workgroup and every barrier a pass over all
 //   256 invocations; the GPU shape made the head 48% of a lavapipe step.
@@ -18,7 +21,8 @@
 
 override RMS: bool = false;
 override WHOLE_ROWS: bool = false;
-override ROWS: u32 = 64u;
+override ROWS: u32 = 64u;        // rows a workgroup: 8 GROUP_ROWS on GPUs
+override GROUP_ROWS: u32 = 8u;   // rows a group of 32 lanes (1, 2, 4 or 8) on GPUs
 // The width C is an override constant so that the loops over it have constant bounds:
 // llvmpipe runs a loop with a runtime bound nested in a per-invocation loop many times slower.
 override C: u32 = 768u;
@@ -47,9 +51,41 @@ fn xn4(i: u32) -> vec4<f32> {
 }
 var<workgroup> part: array<f32, 2048>;    // [group][row][lane]
 
+// Vec4 i of row `row`, zero past the row's C / 4 vec4s.
+fn w_row4(row: u32, i: u32) -> vec4<f32> {
+    if i < C / 4u {
+        return w_at4(row * (C / 4u) + i);
+    }
+    return vec4<f32>(0.0);
+}
+
+// xn[4 i .. 4 i + 4], zero past C.
+fn xn4_or_0(i: u32) -> vec4<f32> {
+    if i < C / 4u {
+        return xn4(i);
+    }
+    return vec4<f32>(0.0);
+}
+
 @compute @workgroup_size(256)
 fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
+    let base = (wid.x + wid.y * nwg.x) * ROWS;
+    let group = lid / 32u;
+    let lane = lid % 32u;
+    let first = base + group * GROUP_ROWS;
+    // The first trip's loads (rows first and first + 1, vec4s lane + 32 t, t < 4), before the
+    // moments (unused with WHOLE_ROWS).
+    var r0 = min(first, p.vocab - 1u);
+    var r1 = min(first + 1u, p.vocab - 1u);
+    var a0 = w_row4(r0, lane);
+    var a1 = w_row4(r0, lane + 32u);
+    var a2 = w_row4(r0, lane + 64u);
+    var a3 = w_row4(r0, lane + 96u);
+    var b0 = w_row4(r1, lane);
+    var b1 = w_row4(r1, lane + 32u);
+    var b2 = w_row4(r1, lane + 64u);
+    var b3 = w_row4(r1, lane + 96u);
     // Moments of the row scaled by a power of two (ops/reduce/tree.wgsl: finite rows up to
     // f32::MAX do not overflow).
     let pre = norm_prescale(C);
@@ -80,7 +116,6 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         xn[c + 3u] = v.w;
     }
     workgroupBarrier();
-    let base = (wid.x + wid.y * nwg.x) * ROWS;
     if WHOLE_ROWS {
         for (var row = base + lid; row < min(base + ROWS, p.vocab); row += 256u) {
             var a = vec4<f32>(0.0);
@@ -91,23 +126,38 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         return;
     }
-    let group = lid / 32u;
-    let lane = lid % 32u;
-    let first = base + group * 8u;
-    var acc = array<f32, 8>();
-    for (var r = 0u; r < 8u; r++) {
-        let row = min(first + r, p.vocab - 1u);
-        var a = 0.0;
-        for (var i = lane; i < c4; i += 32u) {
-            a += dot(xn4(i), w_at4(row * c4 + i));
+    // Rows r, r + 1 of the group a pass (with GROUP_ROWS = 1 the second is the first again,
+    // its sum unwritten); four vec4s of each a trip.
+    for (var r = 0u; r < GROUP_ROWS; r += 2u) {
+        r0 = min(first + r, p.vocab - 1u);
+        r1 = min(first + r + 1u, p.vocab - 1u);
+        var s0 = 0.0;
+        var s1 = 0.0;
+        for (var i = lane; i < c4; i += 128u) {
+            if r != 0u || i != lane {
+                a0 = w_row4(r0, i);
+                a1 = w_row4(r0, i + 32u);
+                a2 = w_row4(r0, i + 64u);
+                a3 = w_row4(r0, i + 96u);
+                b0 = w_row4(r1, i);
+                b1 = w_row4(r1, i + 32u);
+                b2 = w_row4(r1, i + 64u);
+                b3 = w_row4(r1, i + 96u);
+            }
+            let x0 = xn4_or_0(i);
+            let x1 = xn4_or_0(i + 32u);
+            let x2 = xn4_or_0(i + 64u);
+            let x3 = xn4_or_0(i + 96u);
+            s0 += (dot(x0, a0) + dot(x1, a1)) + (dot(x2, a2) + dot(x3, a3));
+            s1 += (dot(x0, b0) + dot(x1, b1)) + (dot(x2, b2) + dot(x3, b3));
         }
-        acc[r] = a;
-    }
-    for (var r = 0u; r < 8u; r++) {
-        part[(group * 8u + r) * 32u + lane] = acc[r];
+        part[(group * GROUP_ROWS + r) * 32u + lane] = s0;
+        if r + 1u < GROUP_ROWS {
+            part[(group * GROUP_ROWS + r + 1u) * 32u + lane] = s1;
+        }
     }
     workgroupBarrier();
-    if lid < 64u {
+    if lid < ROWS {
         var t = 0.0;
         for (var l = 0u; l < 32u; l++) {
             t += part[lid * 32u + l];

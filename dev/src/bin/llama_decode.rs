@@ -26,6 +26,9 @@ fn decode_per_token<M: Decoder>(ctx: &Context, model: &M, vocab: usize) -> Resul
     let p = model.positions();
     let prompt: Vec<u32> = (0..16.min(p / 4)).map(|_| rng.below(vocab) as u32).collect();
     let n = 64.min(p - prompt.len() - 1);
+    // Both models are timed with the clocks up: the upload of their weights leaves the GPU
+    // idle long enough to lower them (common/clocks.rs).
+    clocks::sustain(ctx, 0.5)?;
     let mut time = |tokens: usize| -> Result<f64> {
         g.generate(&prompt, tokens, Sampling::Greedy, |_| {})?; // warm-up
         let mut t = vec![];

@@ -113,7 +113,7 @@ pub fn projections(
             if name.contains("ln_matvec") {
                 times[i % names.len()].push(*s);
                 i += 1;
-            } else if name.contains("lm_head") {
+            } else if name.starts_with("generate/head") {
                 times[names.len()].push(*s);
             }
         }
