@@ -11,7 +11,6 @@ use super::device::DecodeState;
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::tensor::Tensor;
-use crate::DType;
 
 const LN_MATVEC: KernelDef = KernelDef::new("generate/ln_matvec", shader!("generate/ln_matvec.wgsl"), "ln_matvec");
 
@@ -99,20 +98,6 @@ impl MatvecSplit {
             }
         }
         v
-    }
-
-    /// Rows an invocation of a GPU shape loads a trip (`TRIP` in the kernel):
-    /// `ENGINE_MATVEC_TRIP` when set (4 or 8; read once per process, for benchmarks), else 8
-    /// for half weights, whose loads move half the bytes each, and 4 for f32.
-    fn trip(w: DType) -> u32 {
-        static FORCED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
-        let forced = FORCED.get_or_init(|| {
-            std::env::var("ENGINE_MATVEC_TRIP")
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .filter(|t| [4, 8].contains(t))
-        });
-        forced.unwrap_or(if w.size() == 2 { 8 } else { 4 })
     }
 
     /// Columns one workgroup covers.
@@ -290,7 +275,6 @@ pub(crate) fn ln_matvec(
             ("WHOLE_COLUMNS", f64::from(u8::from(shape == MatvecSplit::WholeColumns))),
             ("K", k as f64),
             ("C4", f64::from(c4)),
-            ("TRIP", f64::from(MatvecSplit::trip(w.dtype()))),
         ],
     )?;
     let buffers = [

@@ -40,9 +40,6 @@ override WHOLE_COLUMNS: bool = false;
 override K: u32 = 768u;
 // Vec4 columns per workgroup on GPUs: 1, 2, 4 or 8.
 override C4: u32 = 2u;
-// Rows an invocation loads a trip on GPUs: 4, or 8 for half weights, whose vec4 loads move 8
-// bytes each: eight of them keep as many bytes in flight as four f32 loads.
-override TRIP: u32 = 4u;
 
 struct Params {
     n: u32,
@@ -133,27 +130,18 @@ fn project(group: u32, lid: u32) {
     let col4 = group * C4 + lid % C4;
     let slice = lid / C4;
     let live = !WHOLE_COLUMNS && col4 < n4;
-    // TRIP rows a trip, in named registers (an array indexed in a loop went to local memory
+    // Four rows a trip, in four registers (an array indexed in a loop went to local memory
     // on NVIDIA and ran 1.6x slower); the first trip's loads, weights and prologue reads,
-    // are issued before the moments. Rows 4..8 are only read with TRIP 8.
+    // are issued before the moments.
     let s = 256u / C4;
-    let wide = TRIP == 8u;
     var w0 = row(slice, col4, live);
     var w1 = row(slice + s, col4, live);
     var w2 = row(slice + 2u * s, col4, live);
     var w3 = row(slice + 3u * s, col4, live);
-    var w4 = row(slice + 4u * s, col4, live && wide);
-    var w5 = row(slice + 5u * s, col4, live && wide);
-    var w6 = row(slice + 6u * s, col4, live && wide);
-    var w7 = row(slice + 7u * s, col4, live && wide);
     var r0 = raw(slice);
     var r1 = raw(slice + s);
     var r2 = raw(slice + 2u * s);
     var r3 = raw(slice + 3u * s);
-    var r4 = raw(select(K, slice + 4u * s, wide));
-    var r5 = raw(select(K, slice + 5u * s, wide));
-    var r6 = raw(select(K, slice + 6u * s, wide));
-    var r7 = raw(select(K, slice + 7u * s, wide));
     var scale = 1.0;
     var mean = 0.0;
     var rstd = 1.0;
@@ -196,35 +184,21 @@ fn project(group: u32, lid: u32) {
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
-    for (var k = slice; k < K; k += TRIP * s) {
+    for (var k = slice; k < K; k += 4u * s) {
         if k != slice {
             w0 = row(k, col4, live);
             w1 = row(k + s, col4, live);
             w2 = row(k + 2u * s, col4, live);
             w3 = row(k + 3u * s, col4, live);
-            w4 = row(k + 4u * s, col4, live && wide);
-            w5 = row(k + 5u * s, col4, live && wide);
-            w6 = row(k + 6u * s, col4, live && wide);
-            w7 = row(k + 7u * s, col4, live && wide);
             r0 = raw(k);
             r1 = raw(k + s);
             r2 = raw(k + 2u * s);
             r3 = raw(k + 3u * s);
-            r4 = raw(select(K, k + 4u * s, wide));
-            r5 = raw(select(K, k + 5u * s, wide));
-            r6 = raw(select(K, k + 6u * s, wide));
-            r7 = raw(select(K, k + 7u * s, wide));
         }
         acc0 = fma(vec4<f32>(prologue(r0, scale, mean, rstd)), w0, acc0);
         acc1 = fma(vec4<f32>(prologue(r1, scale, mean, rstd)), w1, acc1);
         acc2 = fma(vec4<f32>(prologue(r2, scale, mean, rstd)), w2, acc2);
         acc3 = fma(vec4<f32>(prologue(r3, scale, mean, rstd)), w3, acc3);
-        if wide {
-            acc0 = fma(vec4<f32>(prologue(r4, scale, mean, rstd)), w4, acc0);
-            acc1 = fma(vec4<f32>(prologue(r5, scale, mean, rstd)), w5, acc1);
-            acc2 = fma(vec4<f32>(prologue(r6, scale, mean, rstd)), w6, acc2);
-            acc3 = fma(vec4<f32>(prologue(r7, scale, mean, rstd)), w7, acc3);
-        }
     }
     let y = fold_slices(lid, (acc0 + acc1) + (acc2 + acc3));
     if lid < C4 && live {
