@@ -1,7 +1,8 @@
 //! Times the Llama-style decoder's compiled decode against GPT-2's, per weight byte (issue
 //! #46's target: within 1.2x of GPT-2's time per weight byte). Both run through
 //! `generate::Generator`, greedy, 64 tokens after a 16-token prompt: decode ms per token =
-//! (time of 1 + n tokens - time of 1 token) / n, medians of 5 after a warm-up. GPT-2 is the
+//! (time of 1 + n tokens - time of 1 token) / n, medians of 5 after a warm-up, in three rounds
+//! that alternate the models (the median round reported). GPT-2 is the
 //! 124M shape with random weights; the Llama model is read from `--llama DIR` (Hugging Face
 //! files; `benches/llama_random.py` writes a 124M-like one with random weights).
 //!
@@ -17,48 +18,82 @@ use wgsl_compute::generate::{Decoder, Generator, Sampling};
 use wgsl_compute::models::{gpt2, llama::Llama};
 use wgsl_compute::{Context, DType, Result};
 
-/// Decode seconds per token, the decode plan's dispatches, and the device time of each of its
-/// kernels in one replay (the engine's profiler: timestamps between dispatches).
-fn decode_per_token<M: Decoder>(ctx: &Context, model: &M, vocab: usize) -> Result<(f64, usize, String)> {
-    let mut g = Generator::new(model)?;
-    let mut rng = Rng::new(9);
-    // 16 prompt tokens and 64 new ones, fewer where the model holds fewer positions.
-    let p = model.positions();
-    let prompt: Vec<u32> = (0..16.min(p / 4)).map(|_| rng.below(vocab) as u32).collect();
-    let n = 64.min(p - prompt.len() - 1);
-    // Both models are timed with the clocks up: the upload of their weights leaves the GPU
-    // idle long enough to lower them (common/clocks.rs).
-    clocks::sustain(ctx, 0.5)?;
-    let mut time = |tokens: usize| -> Result<f64> {
-        g.generate(&prompt, tokens, Sampling::Greedy, |_| {})?; // warm-up
-        let mut t = vec![];
-        for _ in 0..5 {
-            let start = Instant::now();
-            g.generate(&prompt, tokens, Sampling::Greedy, |_| {})?;
-            ctx.synchronize()?;
-            t.push(start.elapsed().as_secs_f64());
-        }
-        t.sort_by(f64::total_cmp);
-        Ok(t[2])
-    };
-    let (one, long) = (time(1)?, time(1 + n)?);
-    clocks::sustain(ctx, 0.5)?;
-    ctx.set_profiling(true);
-    ctx.reset_profile()?;
-    g.decode_plan().replay(ctx)?;
-    let profile = ctx.profile()?;
-    ctx.set_profiling(false);
-    let total = profile.total_seconds();
-    let mut table = format!(
-        "kernel | dispatches per step | device ms per step | share ({:?})\n",
-        profile.clock
-    );
-    for k in &profile.kernels {
-        let share = 100.0 * k.seconds / total;
-        table += &format!("{} | {} | {:.4} | {share:.0}%\n", k.name, k.calls, k.seconds * 1e3);
-    }
-    Ok(((long - one) / n as f64, g.decode_plan().dispatches(), table))
+/// One model's decode, timed in rounds: its generator and prompt.
+struct Timed<M: Decoder> {
+    g: Generator<M>,
+    prompt: Vec<u32>,
+    /// New tokens a timed generation adds after its first.
+    n: usize,
+    rounds: Vec<f64>,
 }
+
+impl<M: Decoder> Timed<M> {
+    fn new(model: &M, vocab: usize) -> Result<Self> {
+        let mut rng = Rng::new(9);
+        // 16 prompt tokens and 64 new ones, fewer where the model holds fewer positions.
+        let p = model.positions();
+        let prompt: Vec<u32> = (0..16.min(p / 4)).map(|_| rng.below(vocab) as u32).collect();
+        let n = 64.min(p - prompt.len() - 1);
+        Ok(Timed {
+            g: Generator::new(model)?,
+            prompt,
+            n,
+            rounds: vec![],
+        })
+    }
+
+    /// One round: decode seconds per token = (time of 1 + n tokens - time of 1 token) / n,
+    /// medians of 5 after a warm-up, with the clocks up first (common/clocks.rs).
+    fn round(&mut self, ctx: &Context) -> Result<()> {
+        clocks::sustain(ctx, 0.5)?;
+        let mut time = |tokens: usize| -> Result<f64> {
+            self.g.generate(&self.prompt, tokens, Sampling::Greedy, |_| {})?; // warm-up
+            let mut t = vec![];
+            for _ in 0..5 {
+                let start = Instant::now();
+                self.g.generate(&self.prompt, tokens, Sampling::Greedy, |_| {})?;
+                ctx.synchronize()?;
+                t.push(start.elapsed().as_secs_f64());
+            }
+            t.sort_by(f64::total_cmp);
+            Ok(t[2])
+        };
+        let (one, long) = (time(1)?, time(1 + self.n)?);
+        self.rounds.push((long - one) / self.n as f64);
+        Ok(())
+    }
+
+    /// The median round's seconds per token.
+    fn seconds(&self) -> f64 {
+        let mut r = self.rounds.clone();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    }
+
+    /// The decode plan's dispatches, and the device time of each of its kernels in one
+    /// replay (the engine's profiler: timestamps between dispatches).
+    fn profile(&self, ctx: &Context) -> Result<(usize, String)> {
+        clocks::sustain(ctx, 0.5)?;
+        ctx.set_profiling(true);
+        ctx.reset_profile()?;
+        self.g.decode_plan().replay(ctx)?;
+        let profile = ctx.profile()?;
+        ctx.set_profiling(false);
+        let total = profile.total_seconds();
+        let mut table = format!(
+            "kernel | dispatches per step | device ms per step | share ({:?})\n",
+            profile.clock
+        );
+        for k in &profile.kernels {
+            let share = 100.0 * k.seconds / total;
+            table += &format!("{} | {} | {:.4} | {share:.0}%\n", k.name, k.calls, k.seconds * 1e3);
+        }
+        Ok((self.g.decode_plan().dispatches(), table))
+    }
+}
+
+/// Rounds of each model, alternating, so that a drift of the GPU's state over the run falls on both.
+const ROUNDS: usize = 3;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -70,21 +105,37 @@ fn main() -> Result<()> {
     let ctx = Context::new()?;
     println!("adapter: {}", ctx.info().name);
     let llama = Llama::load(&ctx, std::path::Path::new(&dir))?;
-    let (l_s, l_d, l_table) = decode_per_token(&ctx, &llama, llama.config().vocab_size)?;
     let l_bytes = llama.weight_bytes() as f64;
-    drop(llama);
-    println!("llama decode plan, one replay:\n{l_table}");
+    let mut l = Timed::new(&llama, llama.config().vocab_size)?;
     if args.iter().any(|a| a == "--no-gpt2") {
-        println!("llama: {:.3} ms/token, {l_d} dispatches a step", l_s * 1e3);
+        l.round(&ctx)?;
+        let (l_d, l_table) = l.profile(&ctx)?;
+        println!("llama decode plan, one replay:\n{l_table}");
+        println!("llama: {:.3} ms/token, {l_d} dispatches a step", l.seconds() * 1e3);
         return Ok(());
     }
     let config = gpt2::Config::default();
     let bytes = gpt2::random_checkpoint(&config, 1, DType::F32)?;
     let weights = gpt2::Weights::from_safetensors(config.clone(), &bytes, "random")?;
     let model = gpt2::Gpt2::new(&ctx, &weights)?;
-    let (g_s, g_d, g_table) = decode_per_token(&ctx, &model, config.vocab_size)?;
-    println!("gpt2 decode plan, one replay:\n{g_table}");
     let g_bytes = model.weight_bytes() as f64;
+    let mut g = Timed::new(&model, config.vocab_size)?;
+    for _ in 0..ROUNDS {
+        l.round(&ctx)?;
+        g.round(&ctx)?;
+    }
+    let ms = |t: &[f64]| {
+        t.iter()
+            .map(|s| format!("{:.3}", s * 1e3))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("rounds (ms/token), llama: {}; gpt2: {}", ms(&l.rounds), ms(&g.rounds));
+    let (l_d, l_table) = l.profile(&ctx)?;
+    println!("llama decode plan, one replay:\n{l_table}");
+    let (g_d, g_table) = g.profile(&ctx)?;
+    println!("gpt2 decode plan, one replay:\n{g_table}");
+    let (l_s, g_s) = (l.seconds(), g.seconds());
     let per = |s: f64, b: f64| s * 1e3 / (b / 1e9); // ms per GB of weights
     let ratio = per(l_s, l_bytes) / per(g_s, g_bytes);
     println!(
