@@ -12,7 +12,8 @@
 //   registers: one lane's loads of a row, issued one dependent round trip at a time, kept too
 //   few bytes in flight (f16 weights took as long as f32), so each trip issues four vec4s of
 //   two rows, eight loads, before any is used, and the first trip's loads go out before the
-//   moments' barriers. The partial sums meet in one shared-memory reduction at the end.
+//   moments' barriers (GPT-2's head on an H100: 86.7 -> 74.5 us in f32, 75.2 -> 55.5 us in
+//   f16). The partial sums meet in one shared-memory reduction at the end.
 // - CPU adapters (WHOLE_ROWS true, ROWS 2048): each invocation owns whole rows and no
 //   reduction follows. llvmpipe pays for every workgroup and every barrier a pass over all
 //   256 invocations; the GPU shape made the head 48% of a lavapipe step.
