@@ -325,6 +325,37 @@ fn tune_cache_round_trip_a_new_context_reads_it_and_does_not_retune() {
     });
 }
 
+/// A cached choice that names no candidate of this version (a cache written before a
+/// candidate was renamed) is tuned again and rewritten, with the same bits.
+#[test]
+fn tune_a_cached_choice_this_version_does_not_know_is_tuned_again() {
+    each_fresh(|ctx| {
+        let path = cache_file(ctx, "renamed");
+        ctx.set_tune_cache(Some(path.clone()));
+        let mut rng = Rng::new(8);
+        let a = random(ctx, &mut rng, &[96, 64]);
+        let b = random(ctx, &mut rng, &[64, 80]);
+        let want = settled(ctx, || bits(&ops::matmul(&a, &b).unwrap())).pop().unwrap();
+        let chosen = ctx.tune_entries()[0].chosen.clone();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let renamed = text.replace(&format!("\"{chosen}\""), "\"an_older_name\"");
+        assert_ne!(renamed, text);
+        std::fs::write(&path, renamed).unwrap();
+        let next = another(ctx, &path, TuneMode::Cached);
+        assert_eq!(next.tune_entries()[0].chosen, "an_older_name");
+        let (a2, b2) = (
+            Tensor::from_slice(&next, &[96, 64], &a.to_vec().unwrap()).unwrap(),
+            Tensor::from_slice(&next, &[64, 80], &b.to_vec().unwrap()).unwrap(),
+        );
+        for got in settled(&next, || bits(&ops::matmul(&a2, &b2).unwrap())) {
+            assert_eq!(got, want);
+        }
+        assert_eq!(next.tune_time()[0].keys, 1, "the key is tuned again");
+        assert_ne!(next.tune_entries()[0].chosen, "an_older_name");
+        let _ = std::fs::remove_file(&path);
+    });
+}
+
 #[test]
 fn tune_bad_cache_files_are_ignored_and_rewritten() {
     each_fresh(|ctx| {

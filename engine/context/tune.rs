@@ -318,6 +318,9 @@ impl Context {
         let inside = capturing || TIMING.with(Cell::get);
         // A provisional entry whose candidates' pipelines have all been built is timed again.
         let known = known.filter(|e| e.pending.is_empty() || inside || gpu.kernels.building() > 0);
+        // A choice no candidate of this version answers to (a cache written before a rename)
+        // is tuned again, not read as the hand rule for good.
+        let known = known.filter(|e| find(&e.chosen).is_some());
         let (chosen, how) = match known {
             None if off => (hand, "tuning off"),
             Some(e) => (find(&e.chosen).unwrap_or(hand), "known"),
@@ -354,8 +357,12 @@ impl Context {
         let gpu = self.gpu()?;
         let candidates: Vec<C> = std::iter::once(hand).chain(others.iter().copied()).collect();
         let _one = gpu.tuner.one_at_a_time();
-        // Another thread may have tuned this key while this one waited.
-        let earlier = gpu.tuner.lookup(family, key);
+        // Another thread may have tuned this key while this one waited. An entry whose choice
+        // no candidate answers to (written before a rename) is as good as none.
+        let earlier = gpu
+            .tuner
+            .lookup(family, key)
+            .filter(|e| candidates.iter().any(|&c| name(c) == e.chosen));
         if let Some(e) = earlier.as_ref().filter(|e| e.pending.is_empty()) {
             return candidates.iter().copied().find(|&c| name(c) == e.chosen);
         }

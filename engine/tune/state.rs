@@ -245,8 +245,12 @@ impl Tuner {
     /// run), and writes the file (natively).
     pub fn record(&self, entry: TuneEntry, first_run_ms: f64) {
         let mut st = self.lock();
-        // A key timed again once its candidates' pipelines were built counts once.
-        let new_key = !st.entries.contains_key(&(entry.family, entry.key.clone()));
+        // A key timed again once its candidates' pipelines were built counts once (a complete
+        // entry is only timed again when its choice names no candidate: a new key).
+        let new_key = st
+            .entries
+            .get(&(entry.family, entry.key.clone()))
+            .is_none_or(|e| e.pending.is_empty());
         let spent = st.spent.entry(entry.family).or_default();
         spent.0 += usize::from(new_key);
         spent.1 += entry.cost_ms;
