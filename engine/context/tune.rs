@@ -320,10 +320,10 @@ impl Context {
         let known = known.filter(|e| e.pending.is_empty() || inside || gpu.kernels.building() > 0);
         // A choice no candidate of this version answers to (a cache written before a rename)
         // is tuned again, not read as the hand rule for good.
-        let known = known.filter(|e| find(&e.chosen).is_some());
+        let known = known.and_then(|e| find(&e.chosen));
         let (chosen, how) = match known {
             None if off => (hand, "tuning off"),
-            Some(e) => (find(&e.chosen).unwrap_or(hand), "known"),
+            Some(c) => (c, "known"),
             None if inside || cfg!(target_arch = "wasm32") => (hand, "hand rule, not tuned"),
             None => (
                 self.tune_key(family, &key, hand, others, &name, &run).unwrap_or(hand),

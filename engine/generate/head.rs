@@ -102,15 +102,10 @@ fn head_in(x: &Tensor, norm: Prologue, w: &Tensor, shape: HeadShape) -> Result<T
         logits.gpu_buffer(op)?,
     ];
     let rows = shape.rows();
-    let group_rows = match shape {
-        HeadShape::WholeRows => 8,
-        HeadShape::Groups { rows } => rows,
-    };
     let consts = [
         ("RMS", f64::from(u8::from(rms))),
         ("WHOLE_ROWS", f64::from(u8::from(shape == HeadShape::WholeRows))),
         ("ROWS", f64::from(rows)),
-        ("GROUP_ROWS", f64::from(group_rows)),
         ("C", c as f64),
     ];
     gpu.dispatch(

@@ -7,8 +7,8 @@
 // Each row of w is one contiguous dot product. Each workgroup
 // normalises x into workgroup memory (the moments recomputed per workgroup: 2C reads from
 // cache), then computes its ROWS logits, in one of two shapes:
-// - GPUs (WHOLE_ROWS false): 8 groups of 32 lanes, each group GROUP_ROWS rows (ROWS = 8
-//   GROUP_ROWS), each lane a vec4 stride of every row. Why rows in pairs and loads in named
+// - GPUs (WHOLE_ROWS false): 8 groups of 32 lanes, each group ROWS / 8 rows (1, 2, 4 or 8),
+//   each lane a vec4 stride of every row. Why rows in pairs and loads in named
 //   registers: one lane's loads of a row, issued one dependent round trip at a time, kept too
 //   few bytes in flight (f16 weights took as long as f32), so each trip issues four vec4s of
 //   two rows, eight loads, before any is used, and the first trip's loads go out before the
@@ -22,8 +22,7 @@
 
 override RMS: bool = false;
 override WHOLE_ROWS: bool = false;
-override ROWS: u32 = 64u;        // rows a workgroup: 8 GROUP_ROWS on GPUs
-override GROUP_ROWS: u32 = 8u;   // rows a group of 32 lanes (1, 2, 4 or 8) on GPUs
+override ROWS: u32 = 64u;        // rows a workgroup: 8, 16, 32 or 64 on GPUs, 2048 with WHOLE_ROWS
 // The width C is an override constant so that the loops over it have constant bounds:
 // llvmpipe runs a loop with a runtime bound nested in a per-invocation loop many times slower.
 override C: u32 = 768u;
@@ -74,7 +73,8 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let base = (wid.x + wid.y * nwg.x) * ROWS;
     let group = lid / 32u;
     let lane = lid % 32u;
-    let first = base + group * GROUP_ROWS;
+    let group_rows = ROWS / 8u;
+    let first = base + group * group_rows;
     // The first trip's loads (rows first and first + 1, vec4s lane + 32 t, t < 4), before the
     // moments (unused with WHOLE_ROWS).
     var r0 = min(first, p.vocab - 1u);
@@ -127,9 +127,9 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         return;
     }
-    // Rows r, r + 1 of the group a pass (with GROUP_ROWS = 1 the second is the first again,
+    // Rows r, r + 1 of the group a pass (with one row a group the second is the first again,
     // its sum unwritten); four vec4s of each a trip.
-    for (var r = 0u; r < GROUP_ROWS; r += 2u) {
+    for (var r = 0u; r < group_rows; r += 2u) {
         r0 = min(first + r, p.vocab - 1u);
         r1 = min(first + r + 1u, p.vocab - 1u);
         var s0 = 0.0;
@@ -152,9 +152,9 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             s0 += (dot(x0, a0) + dot(x1, a1)) + (dot(x2, a2) + dot(x3, a3));
             s1 += (dot(x0, b0) + dot(x1, b1)) + (dot(x2, b2) + dot(x3, b3));
         }
-        part[(group * GROUP_ROWS + r) * 32u + lane] = s0;
-        if r + 1u < GROUP_ROWS {
-            part[(group * GROUP_ROWS + r + 1u) * 32u + lane] = s1;
+        part[(group * group_rows + r) * 32u + lane] = s0;
+        if r + 1u < group_rows {
+            part[(group * group_rows + r + 1u) * 32u + lane] = s1;
         }
     }
     workgroupBarrier();

@@ -15,6 +15,8 @@ use std::time::Instant;
 
 #[path = "common/clocks.rs"]
 mod clocks;
+#[path = "common/plan_profile.rs"]
+mod plan_profile;
 
 use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::gpt2::{self, Generator, Gpt2, StepOptions};
@@ -109,7 +111,7 @@ fn main() -> Result<()> {
         t.seconds / steps as f64 * 1e3,
         t.clock
     );
-    print!("{}", per_kernel(&ctx, plan)?);
+    print!("{}", plan_profile::per_kernel(&ctx, plan)?);
 
     // The same plan with f16 weights (activations and sums stay f32): where halving the weight
     // bytes shows, kernel by kernel.
@@ -125,7 +127,7 @@ fn main() -> Result<()> {
         t16.seconds / steps as f64 * 1e3,
         t16.seconds / t.seconds
     );
-    print!("{}", per_kernel(&ctx, plan16)?);
+    print!("{}", plan_profile::per_kernel(&ctx, plan16)?);
     drop(g16);
     drop(model16);
 
@@ -135,7 +137,7 @@ fn main() -> Result<()> {
     clocks::sustain(&ctx, 0.5)?;
     let (_, tp) = ctx.time(|| (0..8).try_for_each(|_| prefill.replay(&ctx)))?;
     println!("prefill plan: device time {:.4} ms per replay", tp.seconds / 8.0 * 1e3);
-    print!("{}", per_kernel(&ctx, prefill)?);
+    print!("{}", plan_profile::per_kernel(&ctx, prefill)?);
     // Where the prefill's wall clock goes beyond the device time: the whole call the bench
     // times (ids and state written, the plan replayed in parts, the id read back), the replay
     // alone to a full wait, and a round trip that carries no work (a 4-byte readback).
@@ -184,31 +186,4 @@ fn main() -> Result<()> {
         start.elapsed().as_secs_f64() / n as f64 * 1e3
     );
     Ok(())
-}
-
-/// Device time of each kernel of `plan` within one replay, from the engine's profiler
-/// (timestamps between the dispatches of the replay where the adapter has them).
-fn per_kernel(ctx: &Context, plan: &Plan) -> Result<String> {
-    clocks::sustain(ctx, 0.5)?;
-    let was = ctx.profiling();
-    ctx.set_profiling(true);
-    ctx.reset_profile()?;
-    plan.replay(ctx)?;
-    let profile = ctx.profile()?;
-    ctx.set_profiling(was);
-    let total = profile.total_seconds();
-    let mut out = format!(
-        "kernel | dispatches per step | device ms per step | share ({:?})\n",
-        profile.clock
-    );
-    for k in &profile.kernels {
-        out += &format!(
-            "{} | {} | {:.4} | {:.0}%\n",
-            k.name,
-            k.calls,
-            k.seconds * 1e3,
-            100.0 * k.seconds / total
-        );
-    }
-    Ok(out)
 }

@@ -12,6 +12,8 @@ use std::time::Instant;
 
 #[path = "common/clocks.rs"]
 mod clocks;
+#[path = "common/plan_profile.rs"]
+mod plan_profile;
 
 use wgsl_compute::check::Rng;
 use wgsl_compute::generate::{Decoder, Generator, Sampling};
@@ -71,24 +73,10 @@ impl<M: Decoder> Timed<M> {
     }
 
     /// The decode plan's dispatches, and the device time of each of its kernels in one
-    /// replay (the engine's profiler: timestamps between dispatches).
+    /// replay (common/plan_profile.rs).
     fn profile(&self, ctx: &Context) -> Result<(usize, String)> {
-        clocks::sustain(ctx, 0.5)?;
-        ctx.set_profiling(true);
-        ctx.reset_profile()?;
-        self.g.decode_plan().replay(ctx)?;
-        let profile = ctx.profile()?;
-        ctx.set_profiling(false);
-        let total = profile.total_seconds();
-        let mut table = format!(
-            "kernel | dispatches per step | device ms per step | share ({:?})\n",
-            profile.clock
-        );
-        for k in &profile.kernels {
-            let share = 100.0 * k.seconds / total;
-            table += &format!("{} | {} | {:.4} | {share:.0}%\n", k.name, k.calls, k.seconds * 1e3);
-        }
-        Ok((self.g.decode_plan().dispatches(), table))
+        let plan = self.g.decode_plan();
+        Ok((plan.dispatches(), plan_profile::per_kernel(ctx, plan)?))
     }
 }
 
