@@ -1,3 +1,4 @@
+// prelude: ops/matmul/slice_sum.wgsl
 // The QKV projection's epilogue for a step of T tokens at positions past..past+T: the
 // projection arrives as its S partial products over K-slices (S = 1 when it was not split);
 // each element is summed in slice order plus its bias (what the product's own epilogue
@@ -38,10 +39,7 @@ fn qkv_cache(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if i >= plane {
         return;
     }
-    var acc = 0.0;
-    for (var k = 0u; k < p.slices; k++) {
-        acc += parts[k * plane + i];
-    }
+    let acc = slice_sum(i, plane, p.slices);
     let col = i % width;
     let row = i / width;
     let v = acc + bias[p.bias_off + col];

@@ -1,5 +1,6 @@
 // prelude: ops/gelu.wgsl
 // prelude: ops/matmul/common.wgsl
+// prelude: ops/matmul/slice_sum.wgsl
 // The second half of a split-K product: the S partial products over K-slices, (S, M, N) dense,
 // summed per element in slice order and passed through the product's epilogue (scale, bias,
 // GELU), so a split product gives what the unsplit kernel's epilogue would:
@@ -21,9 +22,5 @@ fn split_k_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     if i >= mn {
         return;
     }
-    var acc = 0.0;
-    for (var s = 0u; s < p.k; s++) {
-        acc += parts[s * mn + i];
-    }
-    store(0u, i / p.n, i % p.n, acc);
+    store(0u, i / p.n, i % p.n, slice_sum(i, mn, p.k));
 }
