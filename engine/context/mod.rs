@@ -11,6 +11,7 @@
 mod adapter;
 mod dispatch;
 mod fastest;
+pub(crate) mod forced;
 pub(crate) mod gpu;
 mod info;
 pub(crate) mod op_scope;

@@ -25,16 +25,21 @@ impl HeadShape {
     /// The shape on `info`'s adapter: `ENGINE_HEAD` when set (`whole`, or the rows a group:
     /// `1`, `2`, `4`, `8`; read once per process, for benchmarks), else the rule.
     fn pick(info: &crate::context::DeviceInfo) -> HeadShape {
-        static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-        let forced = FORCED.get_or_init(|| std::env::var("ENGINE_HEAD").ok());
-        match forced.as_deref() {
-            Some("whole") => return HeadShape::WholeRows,
-            Some(r) => {
-                if let Some(rows) = r.parse().ok().filter(|r| [1, 2, 4, 8].contains(r)) {
-                    return HeadShape::Groups { rows };
-                }
-            }
-            None => {}
+        static FORCED: std::sync::OnceLock<Option<HeadShape>> = std::sync::OnceLock::new();
+        let forced = FORCED.get_or_init(|| {
+            let shape = |s: &str| match s {
+                "whole" => Some(HeadShape::WholeRows),
+                r => r
+                    .parse()
+                    .ok()
+                    .filter(|r| [1, 2, 4, 8].contains(r))
+                    .map(|rows| HeadShape::Groups { rows }),
+            };
+            crate::context::forced::forced("ENGINE_HEAD", "whole, 1, 2, 4 or 8", |s| shape(s).is_some())
+                .and_then(|s| shape(&s))
+        });
+        if let Some(shape) = *forced {
+            return shape;
         }
         if info.is_software() {
             HeadShape::WholeRows

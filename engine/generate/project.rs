@@ -45,8 +45,15 @@ impl MatvecSplit {
     /// chooses between paths that give the same bits.
     fn pick(info: &crate::context::DeviceInfo, ln: bool) -> MatvecSplit {
         static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-        let forced = FORCED.get_or_init(|| std::env::var("ENGINE_MATVEC").ok());
-        if let Some(shape) = forced.as_deref().and_then(|s| MatvecSplit::parse(s, info)) {
+        let forced = FORCED.get_or_init(|| {
+            crate::context::forced::forced("ENGINE_MATVEC", "whole, or 1, 2, 4 or 8 then s or t", |s| {
+                MatvecSplit::parse(s, |_| true).is_some()
+            })
+        });
+        if let Some(shape) = forced
+            .as_deref()
+            .and_then(|s| MatvecSplit::parse(s, |c4| MatvecSplit::subgroups_fit(info, c4)))
+        {
             return shape;
         }
         if info.is_software() {
@@ -65,15 +72,16 @@ impl MatvecSplit {
         }
     }
 
-    /// `ENGINE_MATVEC`'s spelling; a subgroup shape the adapter cannot run falls back to the tree.
-    fn parse(s: &str, info: &crate::context::DeviceInfo) -> Option<MatvecSplit> {
+    /// `ENGINE_MATVEC`'s spelling; a subgroup shape the adapter cannot run (`fits(c4)` false)
+    /// falls back to the tree.
+    fn parse(s: &str, fits: impl Fn(u32) -> bool) -> Option<MatvecSplit> {
         if s == "whole" {
             return Some(MatvecSplit::WholeColumns);
         }
         let (c4, kind) = s.split_at(s.len().checked_sub(1)?);
         let c4: u32 = c4.parse().ok().filter(|c| [1, 2, 4, 8].contains(c))?;
         let subgroups = match kind {
-            "s" => MatvecSplit::subgroups_fit(info, c4),
+            "s" => fits(c4),
             "t" => false,
             _ => return None,
         };

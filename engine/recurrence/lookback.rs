@@ -74,10 +74,15 @@ pub fn lookback_steps(lanes: usize, t: usize) -> usize {
     // Read once per process: plans are made on every scan call.
     static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let forced = FORCED.get_or_init(|| {
-        std::env::var("ENGINE_LOOKBACK_STEPS")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .filter(|v| v.is_power_of_two() && (8..=1024).contains(v))
+        let steps = |v: &str| {
+            v.parse::<usize>()
+                .ok()
+                .filter(|v| v.is_power_of_two() && (8..=1024).contains(v))
+        };
+        crate::context::forced::forced("ENGINE_LOOKBACK_STEPS", "a power of two from 8 to 1024", |v| {
+            steps(v).is_some()
+        })
+        .and_then(|v| steps(&v))
     });
     if let Some(len) = *forced {
         return len;
