@@ -134,10 +134,8 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         r1 = min(first + r + 1u, p.vocab - 1u);
         var s0 = 0.0;
         var s1 = 0.0;
-        // A constant trip count, as in ln_matvec_body.wgsl: the walk can unroll.
-        for (var t = 0u; t < (C / 4u + 127u) / 128u; t++) {
-            let i = lane + 128u * t;
-            if r != 0u || t != 0u {
+        for (var i = lane; i < c4; i += 128u) {
+            if r != 0u || i != lane {
                 a0 = w_row4(r0, i);
                 a1 = w_row4(r0, i + 32u);
                 a2 = w_row4(r0, i + 64u);

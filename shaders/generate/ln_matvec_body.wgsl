@@ -184,13 +184,8 @@ fn project(group: u32, lid: u32) {
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
-    // A trip count that is a constant of the pipeline (K and C4 are overrides), not a bound
-    // on k that depends on the invocation's slice, so that the driver's compiler can unroll
-    // the walk and issue every trip's loads up front (gemv_probe's unrolled walk: fc_proj 8.4
-    // us a dispatch on an H100 against 10.3 for this kernel with a runtime bound).
-    for (var t = 0u; t < (K + 4u * s - 1u) / (4u * s); t++) {
-        let k = slice + t * 4u * s;
-        if t != 0u {
+    for (var k = slice; k < K; k += 4u * s) {
+        if k != slice {
             w0 = row(k, col4, live);
             w1 = row(k + s, col4, live);
             w2 = row(k + 2u * s, col4, live);
