@@ -78,14 +78,17 @@ impl MatvecSplit {
         if s == "whole" {
             return Some(MatvecSplit::WholeColumns);
         }
-        let (c4, kind) = s.split_at(s.len().checked_sub(1)?);
-        let c4: u32 = c4.parse().ok().filter(|c| [1, 2, 4, 8].contains(c))?;
-        let subgroups = match kind {
-            "s" => fits(c4),
-            "t" => false,
+        // Suffixes, not a split at len - 1: that byte may fall inside a character (a panic).
+        let (c4, subgroups) = match (s.strip_suffix('s'), s.strip_suffix('t')) {
+            (Some(c4), _) => (c4, true),
+            (_, Some(c4)) => (c4, false),
             _ => return None,
         };
-        Some(MatvecSplit::Split { c4, subgroups })
+        let c4: u32 = c4.parse().ok().filter(|c| [1, 2, 4, 8].contains(c))?;
+        Some(MatvecSplit::Split {
+            c4,
+            subgroups: subgroups && fits(c4),
+        })
     }
 
     /// Whether the subgroup kernel runs correctly with `c4` columns: every subgroup holds at
@@ -331,6 +334,32 @@ pub(crate) mod tests {
         (0..n)
             .map(|j| (0..k).map(|i| xn[i] * f64::from(w[i * n + j])).sum::<f64>() + f64::from(bias[j]))
             .collect()
+    }
+
+    /// `ENGINE_MATVEC`'s spellings, and values it refuses without a panic (a character of
+    /// more than one byte at the end among them).
+    #[test]
+    fn the_forced_projection_shape_parses_or_refuses() {
+        let parse = |s| MatvecSplit::parse(s, |_| true);
+        assert_eq!(parse("whole"), Some(MatvecSplit::WholeColumns));
+        assert_eq!(parse("4s"), Some(MatvecSplit::Split { c4: 4, subgroups: true }));
+        assert_eq!(
+            parse("2t"),
+            Some(MatvecSplit::Split {
+                c4: 2,
+                subgroups: false
+            })
+        );
+        assert_eq!(
+            MatvecSplit::parse("8s", |_| false),
+            Some(MatvecSplit::Split {
+                c4: 8,
+                subgroups: false
+            })
+        );
+        for bad in ["", "s", "3s", "4x", "4é", "é", "16t"] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+        }
     }
 
     /// Every kernel shape the adapter runs (the GPU shapes too, on CPU adapters) at K that is
