@@ -3,20 +3,20 @@
 //! read is not silently dropped: it is said once on stderr, naming the variable and what it
 //! takes, and the op keeps its rule (a benchmark that meant to force a shape learns it did not).
 
-/// `name`'s value when it is set and `valid`; a set value that is not valid is reported
-/// (`expected` says what the variable takes) and gives `None`.
-pub(crate) fn forced(name: &str, expected: &str, valid: impl Fn(&str) -> bool) -> Option<String> {
-    checked(name, std::env::var(name).ok(), expected, valid)
+/// `name`'s value read by `parse` when it is set and `parse` takes it; a set value that
+/// `parse` refuses is reported (`expected` says what the variable takes) and gives `None`.
+pub(crate) fn forced<T>(name: &str, expected: &str, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
+    checked(name, std::env::var(name).ok(), expected, parse)
 }
 
-fn checked(name: &str, value: Option<String>, expected: &str, valid: impl Fn(&str) -> bool) -> Option<String> {
+fn checked<T>(name: &str, value: Option<String>, expected: &str, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
     let value = value?;
-    if valid(&value) {
-        return Some(value);
+    let read = parse(&value);
+    if read.is_none() {
+        log::warn!("{name}={value:?} is not {expected}; keeping the rule");
+        eprintln!("engine: {name}={value:?} is not {expected}; keeping the rule");
     }
-    log::warn!("{name}={value:?} is not {expected}; keeping the rule");
-    eprintln!("engine: {name}={value:?} is not {expected}; keeping the rule");
-    None
+    read
 }
 
 #[cfg(test)]
@@ -25,11 +25,8 @@ mod tests {
 
     #[test]
     fn a_forced_value_is_kept_when_valid_and_dropped_when_not() {
-        let one_digit = |s: &str| s.len() == 1 && s.chars().all(|c| c.is_ascii_digit());
-        assert_eq!(
-            checked("ENGINE_X", Some("4".into()), "a digit", one_digit),
-            Some("4".into())
-        );
+        let one_digit = |s: &str| (s.len() == 1).then(|| s.parse::<u32>().ok()).flatten();
+        assert_eq!(checked("ENGINE_X", Some("4".into()), "a digit", one_digit), Some(4));
         assert_eq!(checked("ENGINE_X", Some("16".into()), "a digit", one_digit), None);
         assert_eq!(checked("ENGINE_X", None, "a digit", one_digit), None);
     }

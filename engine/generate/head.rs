@@ -27,16 +27,14 @@ impl HeadShape {
     fn pick(info: &crate::context::DeviceInfo) -> HeadShape {
         static FORCED: std::sync::OnceLock<Option<HeadShape>> = std::sync::OnceLock::new();
         let forced = FORCED.get_or_init(|| {
-            let shape = |s: &str| match s {
+            crate::context::forced::forced("ENGINE_HEAD", "whole, 1, 2, 4 or 8", |s| match s {
                 "whole" => Some(HeadShape::WholeRows),
                 r => r
                     .parse()
                     .ok()
                     .filter(|r| [1, 2, 4, 8].contains(r))
                     .map(|rows| HeadShape::Groups { rows }),
-            };
-            crate::context::forced::forced("ENGINE_HEAD", "whole, 1, 2, 4 or 8", |s| shape(s).is_some())
-                .and_then(|s| shape(&s))
+            })
         });
         if let Some(shape) = *forced {
             return shape;

@@ -46,8 +46,9 @@ impl MatvecSplit {
     fn pick(info: &crate::context::DeviceInfo, ln: bool) -> MatvecSplit {
         static FORCED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
         let forced = FORCED.get_or_init(|| {
+            // Kept as spelled: whether a subgroup shape fits is the adapter's, at each pick.
             crate::context::forced::forced("ENGINE_MATVEC", "whole, or 1, 2, 4 or 8 then s or t", |s| {
-                MatvecSplit::parse(s, |_| true).is_some()
+                MatvecSplit::parse(s, |_| true).map(|_| s.to_owned())
             })
         });
         if let Some(shape) = forced

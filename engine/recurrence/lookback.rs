@@ -74,15 +74,11 @@ pub fn lookback_steps(lanes: usize, t: usize) -> usize {
     // Read once per process: plans are made on every scan call.
     static FORCED: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let forced = FORCED.get_or_init(|| {
-        let steps = |v: &str| {
+        crate::context::forced::forced("ENGINE_LOOKBACK_STEPS", "a power of two from 8 to 1024", |v| {
             v.parse::<usize>()
                 .ok()
                 .filter(|v| v.is_power_of_two() && (8..=1024).contains(v))
-        };
-        crate::context::forced::forced("ENGINE_LOOKBACK_STEPS", "a power of two from 8 to 1024", |v| {
-            steps(v).is_some()
         })
-        .and_then(|v| steps(&v))
     });
     if let Some(len) = *forced {
         return len;
