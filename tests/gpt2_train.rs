@@ -5,8 +5,8 @@
 use wgsl_compute::autograd::Tape;
 use wgsl_compute::check::{compare, Gate, Rng};
 use wgsl_compute::models::gpt2::{random_checkpoint, train::windows, Config, Gpt2, Trainable, Weights};
-use wgsl_compute::train::{Adam, Optimizer};
-use wgsl_compute::{Context, DType, Error};
+use wgsl_compute::train::{Adam, CompiledStep, Optimizer, Sgd};
+use wgsl_compute::{Context, DType, Error, Tensor};
 
 use crate::common::{assert_close, each_adapter};
 
@@ -139,6 +139,79 @@ fn gpt2_train_adam_lowers_the_loss_and_the_weights_read_back_exactly() {
     };
     run(&Context::cpu());
     each_adapter(run);
+}
+
+/// The planned step against the eager one (CompiledStep's own gate: the plan's fusion pass may
+/// round an elementwise chain differently from separate launches).
+const PLAN_VS_EAGER: Gate = Gate::new(1e-5, 1e-5);
+
+#[test]
+fn gpt2_train_ids_on_the_device_give_the_host_ids_gradients_and_a_compiled_step() {
+    let w = small();
+    let (rows, t) = (2, 8);
+    // Repeated tokens, so that the embedding's backward sums several rows per id.
+    let batches: Vec<(Vec<u32>, Vec<u32>)> = (0..4).map(|i| batch(10 + i, rows, t, 5)).collect();
+    let grads_agree = |ctx: &Context| {
+        let model = Trainable::new(ctx, &w).unwrap();
+        let (x, y) = &batches[0];
+        let (ids, tg) = (Tensor::zeros(ctx, &[rows * t]).unwrap(), Tensor::zeros(ctx, &[rows * t]).unwrap());
+        ids.write_ids(x, 37).unwrap();
+        tg.write_ids(y, 37).unwrap();
+        let host_vars = model.vars(&Tape::new(ctx)).unwrap();
+        let host = model.loss_var(&host_vars, x, y, rows).unwrap();
+        let dev_vars = model.vars(&Tape::new(ctx)).unwrap();
+        let dev = model.loss_var(&dev_vars, &ids, &tg, rows).unwrap();
+        assert_eq!(host.item().unwrap(), dev.item().unwrap(), "{}: loss", ctx.info().name);
+        let (gh, gd) = (host.backward().unwrap(), dev.backward().unwrap());
+        for (i, (a, b)) in host_vars.iter().zip(&dev_vars).enumerate() {
+            let (a, b) = (gh.get(a).unwrap().to_vec().unwrap(), gd.get(b).unwrap().to_vec().unwrap());
+            assert_eq!(a, b, "{}: gradient of parameter {i}, host ids vs device ids", ctx.info().name);
+        }
+    };
+    grads_agree(&Context::cpu());
+    each_adapter(|ctx| {
+        grads_agree(ctx);
+        // N eager steps (host ids) against N replays of one captured step (ids written each
+        // time). SGD, not Adam: the key bias's gradient is rounding noise (a bias on every key
+        // shifts each query's scores alike, which the softmax ignores), and Adam's update
+        // normalises it to a full step whose sign the rounding picks.
+        let eager = Trainable::new(ctx, &w).unwrap();
+        let mut opt = Sgd::new(&eager.params().tensors(), 5e-2, 0.9).unwrap();
+        let mut eager_losses = vec![];
+        for (x, y) in &batches {
+            let vars = eager.vars(&Tape::new(ctx)).unwrap();
+            let loss = eager.loss_var(&vars, x, y, rows).unwrap();
+            eager_losses.push(loss.item().unwrap());
+            opt.step_vars(&vars, &loss.backward().unwrap()).unwrap();
+        }
+        let planned = Trainable::new(ctx, &w).unwrap();
+        let refs = planned.params().tensors();
+        let mut opt = Sgd::new(&refs, 5e-2, 0.9).unwrap();
+        let (ids, tg) = (Tensor::zeros(ctx, &[rows * t]).unwrap(), Tensor::zeros(ctx, &[rows * t]).unwrap());
+        let step = CompiledStep::capture(ctx, &refs, &[&ids, &tg], &mut opt, |v| {
+            planned.loss_var(v, &ids, &tg, rows)
+        })
+        .unwrap();
+        let mut planned_losses = vec![];
+        for (x, y) in &batches {
+            ids.write_ids(x, 37).unwrap();
+            tg.write_ids(y, 37).unwrap();
+            planned_losses.push(step.step().unwrap().to_vec().unwrap()[0]);
+        }
+        assert_close(ctx, "GPT-2: planned vs eager losses", &planned_losses, &eager_losses, PLAN_VS_EAGER);
+        for (i, (a, b)) in refs.iter().zip(eager.params().tensors()).enumerate() {
+            assert_close(
+                ctx,
+                &format!("GPT-2: parameter {i} after the planned steps"),
+                &a.to_vec().unwrap(),
+                &b.to_vec().unwrap(),
+                PLAN_VS_EAGER,
+            );
+        }
+        // Ids the table cannot hold are refused where they are written.
+        let err = ids.write_ids(&[37; 16], 37).unwrap_err();
+        assert!(format!("{err}").contains("ids"), "{err}");
+    });
 }
 
 #[test]

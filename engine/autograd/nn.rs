@@ -7,13 +7,28 @@
 use super::var::{rule, when, Var};
 use crate::error::{Error, Result};
 use crate::expr::Binary;
-use crate::ops;
+use crate::ops::{self, Ids};
 use crate::shape::attention_shapes;
 use crate::tensor::Tensor;
 
 /// About the bytes of one block's logits in [`Var::head_cross_entropy`] (64 MiB: a few
 /// hundred rows of GPT-2's 50257-token vocabulary).
 pub const HEAD_BLOCK_BYTES: usize = 64 << 20;
+
+/// dL/d wpe (P, C) of `batch` rows of `t` positions each from g = dL/d out (batch t, C):
+/// position j's row sums g's rows j, t + j, 2 t + j, ... in that order (the order of
+/// `ops::embedding_backward` over the positions), rows past t zero. Device ops only (adds of
+/// views, a fill, a copy): no upload, so a compiled step can hold it.
+fn positions_backward(g: &Tensor, batch: usize, t: usize, p: usize) -> Result<Tensor> {
+    let c = g.shape()[1];
+    let mut acc = g.narrow(0, 0, t)?;
+    for b in 1..batch {
+        acc = ops::add(&acc, &g.narrow(0, b * t, (b + 1) * t)?)?;
+    }
+    let out = Tensor::zeros(g.context(), &[p, c])?;
+    ops::copy_into(&out.narrow(0, 0, t)?, &acc)?;
+    Ok(out)
+}
 
 impl Var {
     /// `softmax(q k^T / sqrt(D), causal) v` per head, as `ops::attention`, composed of
@@ -86,35 +101,53 @@ impl Var {
 
     /// [`Var::embedding`] over `batch` rows of `ids` (row after row, positions restarting
     /// at 0 in each): wte (V, C), wpe (P, C) -> (rows T, C). The backward sums every row's
-    /// gradient into dwte by token id and into dwpe by position.
-    pub fn embedding_rows(wte: &Var, wpe: &Var, ids: &[u32], batch: usize) -> Result<Var> {
+    /// gradient into dwte by token id and into dwpe by position. `ids` are a host slice or a
+    /// (B T,) tensor written by `Tensor::write_ids` ([`Ids`]): with ids on the device nothing
+    /// is uploaded, so a compiled step (`train::CompiledStep`) can hold the op, and the
+    /// gradients are the host path's bits.
+    pub fn embedding_rows<'i>(wte: &Var, wpe: &Var, ids: impl Into<Ids<'i>>, batch: usize) -> Result<Var> {
         let op = "embedding_rows";
-        if batch == 0 || !ids.len().is_multiple_of(batch) {
+        let ids: Ids = ids.into();
+        let n = ids.len();
+        if batch == 0 || !n.is_multiple_of(batch) {
             return Err(Error::value(
                 op,
                 "batch",
-                format!("a positive divisor of the {} ids", ids.len()),
+                format!("a positive divisor of the {n} ids"),
                 batch,
             ));
         }
-        let t = ids.len() / batch;
+        if let Ids::Device(t) = ids {
+            Ids::check_device(t, op, "ids")?;
+        }
+        let t = n / batch;
         Var::record(op, &[wte, wpe], |w| {
-            let rows = ids
-                .chunks(t.max(1))
-                .map(|row| ops::embedding(w[0], w[1], row, 0))
+            let rows = (0..n)
+                .step_by(t.max(1))
+                .map(|start| match ids {
+                    Ids::Host(v) => ops::embedding(w[0], w[1], &v[start..start + t], 0),
+                    Ids::Device(d) => {
+                        ops::embedding::embedding_of(w[0], w[1], &Ids::device_range(d, start, start + t)?, 0)
+                    }
+                })
                 .collect::<Result<Vec<_>>>()?;
             let y = match rows.as_slice() {
                 [one] => one.clone(),
                 _ => ops::cat(&rows.iter().collect::<Vec<_>>(), 0)?,
             };
             let (v, p) = (w[0].shape()[0], w[1].shape()[0]);
-            let ids = ids.to_vec();
-            let positions: Vec<u32> = (0..ids.len()).map(|i| (i % t.max(1)) as u32).collect();
+            let ids = match ids {
+                Ids::Host(h) => Ok(h.to_vec()),
+                Ids::Device(d) => Err(d.clone()),
+            };
             Ok((
                 y,
                 rule(move |g, need| {
-                    let dwte = when(need[0], || ops::embedding_backward(g, &ids, v))?;
-                    let dwpe = when(need[1], || ops::embedding_backward(g, &positions, p))?;
+                    let dwte = when(need[0], || match &ids {
+                        Ok(h) => ops::embedding_backward(g, h, v),
+                        Err(d) => ops::embedding::embedding_backward_of(g, d, v),
+                    })?;
+                    let dwpe = when(need[1], || positions_backward(g, batch, t, p))?;
                     Ok(vec![dwte, dwpe])
                 }),
             ))
@@ -129,9 +162,14 @@ impl Var {
     /// known once their softmax is), so the forward keeps dL/dx (R, C) and dL/dw (V, C) in
     /// place of two (R, V) tensors (the softmax and its gradient). The same products and sums
     /// as `x.matmul(&w.transpose(0, 1)?)?.cross_entropy(targets)`, blocked.
-    /// x (R, C), w (V, C), R targets below V -> ().
-    pub fn head_cross_entropy(x: &Var, w: &Var, targets: &[u32], block: Option<usize>) -> Result<Var> {
+    /// x (R, C), w (V, C), R targets below V -> (). The targets are a host slice or an (R,)
+    /// tensor written by `Tensor::write_ids` ([`Ids`]; on the device nothing is uploaded).
+    pub fn head_cross_entropy<'i>(x: &Var, w: &Var, targets: impl Into<Ids<'i>>, block: Option<usize>) -> Result<Var> {
         let op = "head_cross_entropy";
+        let targets: Ids = targets.into();
+        if let Ids::Device(t) = targets {
+            Ids::check_device(t, op, "targets")?;
+        }
         let (xs, ws) = (x.shape().to_vec(), w.shape().to_vec());
         if xs.len() != 2 || ws.len() != 2 || xs[1] != ws[1] {
             return Err(Error::value(
@@ -170,7 +208,13 @@ impl Var {
                 let end = (start + block).min(rows);
                 let xb = x.narrow(0, start, end)?; // (rb, C)
                 let logits = ops::matmul(&xb, &wt)?; // (rb, Vp), the padding's columns 0
-                let ce = ops::cross_entropy(&logits.narrow(1, 0, v)?, &targets[start..end])?;
+                let ce = match targets {
+                    Ids::Host(h) => ops::cross_entropy(&logits.narrow(1, 0, v)?, &h[start..end])?,
+                    Ids::Device(d) => ops::cross_entropy::cross_entropy_of(
+                        &logits.narrow(1, 0, v)?,
+                        &Ids::device_range(d, start, end)?,
+                    )?,
+                };
                 drop(logits);
                 let sum = ops::sum_last(&ce.loss)?; // ()
                 total = Some(match total {

@@ -30,8 +30,18 @@ const ATTENTION_DECODE_ROPE: KernelDef = KernelDef::new(
 
 /// Most cached positions the decode attention holds (`MAX_P` in `attention_decode.wgsl`).
 pub(crate) const ATTENTION_MAX_P: usize = 2048;
-/// Keys a workgroup of the decode attention takes (`CHUNK` in `attention_decode.wgsl`).
-const ATTENTION_CHUNK: usize = 128;
+/// Keys a workgroup of the decode attention takes (`CHUNK` in `attend.wgsl`): 128, or what
+/// `ENGINE_ATTENTION_CHUNK` forces (16, 32, 64 or 128; read once, for benchmarks). Fewer keys
+/// a workgroup put more workgroups on a short cache, and the combine reads more parts.
+fn attention_chunk() -> usize {
+    static CHUNK: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CHUNK.get_or_init(|| {
+        crate::context::forced::forced("ENGINE_ATTENTION_CHUNK", "16, 32, 64 or 128", |v| {
+            v.parse().ok().filter(|c| [16, 32, 64, 128].contains(c))
+        })
+        .unwrap_or(128)
+    })
+}
 
 /// Which word of the state picks the row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,7 +174,8 @@ pub(crate) fn attention_decode(
     }
     // Chunks of the cache a head (the grid's y), each counting its arrival in this layer's
     // H counters of the state (a cache of one chunk needs none).
-    let splits = p.div_ceil(ATTENTION_CHUNK);
+    let chunk = attention_chunk();
+    let splits = p.div_ceil(chunk);
     if splits > 1 && (layer + 1) * h > ATTENTION_COUNTERS {
         return Err(Error::Unsupported {
             op,
@@ -209,7 +220,7 @@ pub(crate) fn attention_decode(
         }
     };
     gpu.dispatch(
-        &gpu.kernel(def, &[("D", d as f64)])?,
+        &gpu.kernel(def, &[("D", d as f64), ("CHUNK", chunk as f64)])?,
         &params,
         &buffers,
         [h as u32, splits as u32, 1],

@@ -62,9 +62,41 @@ pub fn cross_entropy(logits: &Tensor, targets: &[u32]) -> Result<CrossEntropy> {
             grad: Tensor::from_host(ctx, grad.into_dyn())?,
         });
     };
-    let logits = logits.contiguous()?;
     let target: Vec<f32> = targets.iter().map(|&t| t as f32).collect();
     let target = Tensor::from_slice(ctx, &[rows], &target)?;
+    run(op, gpu, logits, &target)
+}
+
+/// [`cross_entropy`] with the targets on the device ((R,) F32 exact whole values, written by
+/// `Tensor::write_ids`, which checked them below V): no upload, so a compiled step can hold
+/// it. On the CPU context the targets are read back and the host path runs.
+pub(crate) fn cross_entropy_of(logits: &Tensor, targets: &Tensor) -> Result<CrossEntropy> {
+    let op = "cross_entropy";
+    super::Ids::check_device(targets, op, "targets")?;
+    let ctx = logits.context();
+    let Some(gpu) = ctx.gpu() else {
+        let host: Vec<u32> = targets.to_vec()?.iter().map(|&v| v as u32).collect();
+        return cross_entropy(logits, &host);
+    };
+    if logits.rank() != 2 || logits.shape()[1] == 0 || logits.shape()[1] >= 1 << 24 {
+        return Err(Error::shape(op, "logits", "(R, V) with 1 <= V < 2^24", logits.shape()));
+    }
+    if targets.len() != logits.shape()[0] {
+        return Err(Error::value(
+            op,
+            "targets",
+            format!("{} indices (one per logits row)", logits.shape()[0]),
+            targets.len(),
+        ));
+    }
+    run(op, gpu, logits, &targets.contiguous()?)
+}
+
+/// The kernel over logits (R, V) and dense targets (R,) on the device.
+fn run(op: &'static str, gpu: &crate::context::Gpu, logits: &Tensor, target: &Tensor) -> Result<CrossEntropy> {
+    let ctx = logits.context();
+    let (rows, cols) = (logits.shape()[0], logits.shape()[1]);
+    let logits = logits.contiguous()?;
     let loss = Tensor::uninit(ctx, &[rows], op)?;
     let grad = Tensor::uninit(ctx, &[rows, cols], op)?;
     if rows > 0 {

@@ -13,6 +13,16 @@ const EMBEDDING_BACKWARD: KernelDef = KernelDef::new(
     shader!("ops/embedding_backward.wgsl"),
     "embedding_backward",
 );
+const EMBEDDING_LINKS: KernelDef = KernelDef::new(
+    "ops/embedding_links",
+    shader!("ops/embedding_links.wgsl"),
+    "embedding_links",
+);
+const EMBEDDING_BACKWARD_LINKED: KernelDef = KernelDef::new(
+    "ops/embedding_backward_linked",
+    shader!("ops/embedding_backward_linked.wgsl"),
+    "embedding_backward_linked",
+);
 
 /// `wte[ids[t]] + wpe[pos_offset + t]` for every t. wte (V, C), wpe (P, C) -> (T, C) with
 /// T = ids.len(). Every id must be below V (and below 2^24) and `pos_offset + T <= P`.
@@ -50,11 +60,15 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
 }
 
 /// [`embedding`] with the ids already on the device as exact f32 values (T,), unchecked
-/// against V: a compiled plan writes them before each replay (the caller checks them).
+/// against V: a compiled plan writes them before each replay (the caller checks them, as
+/// `Tensor::write_ids` does). On the CPU context the ids are read back and checked.
 pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset: usize) -> Result<Tensor> {
     let op = "embedding";
     let ctx = wte.context();
-    let gpu = ctx.require_gpu(op)?;
+    let Some(gpu) = ctx.gpu() else {
+        let host: Vec<u32> = ids.to_vec()?.iter().map(|&v| v as u32).collect();
+        return embedding(wte, wpe, &host, pos_offset);
+    };
     let (t, c) = (ids.len(), wte.shape()[1]);
     let out = Tensor::uninit(ctx, &[t, c], op)?;
     if out.is_empty() {
@@ -139,5 +153,57 @@ pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Ten
     ];
     let params = Params::new().usize(rows * c).usize(c);
     gpu.dispatch_items(&kernel, &params, &buffers, rows * c)?;
+    Ok(out)
+}
+
+/// [`embedding_backward`] with the ids on the device ((T,) F32 exact whole values, written
+/// by `Tensor::write_ids`, which checked them below `rows`): no upload and no readback, so a
+/// compiled step can hold it. The rows' token lists are built on the device
+/// (`embedding_links.wgsl`), then each element sums its row's tokens in increasing t
+/// (`embedding_backward_linked.wgsl`): the bits of [`embedding_backward`]. On the CPU
+/// context the ids are read back and the host path runs. grad (T, C), ids (T,) -> (rows, C).
+pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) -> Result<Tensor> {
+    let op = "embedding_backward";
+    super::Ids::check_device(ids, op, "ids")?;
+    grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
+    let t = ids.len();
+    if grad.rank() != 2 || grad.shape()[0] != t {
+        return Err(Error::shape(op, "grad", format!("(T, C) with T = {t} ids"), grad.shape()));
+    }
+    let c = grad.shape()[1];
+    crate::shape::numel(op, "output (rows, C)", &[rows, c])?;
+    if t >= 1 << 24 {
+        return Err(Error::value(op, "ids", "fewer than 2^24 (they travel as f32)", t));
+    }
+    let ctx = grad.context();
+    let Some(gpu) = ctx.gpu() else {
+        let host: Vec<u32> = ids.to_vec()?.iter().map(|&v| v as u32).collect();
+        return embedding_backward(grad, &host, rows);
+    };
+    if t == 0 || rows * c == 0 {
+        return Tensor::zeros(ctx, &[rows, c]);
+    }
+    let ids = ids.contiguous()?;
+    let first = Tensor::zeros(ctx, &[rows])?; // (rows,) 0: no token
+    let next = Tensor::uninit(ctx, &[t], op)?; // (T,)
+    gpu.dispatch_items(
+        &gpu.kernel(&EMBEDDING_LINKS, &[])?,
+        &Params::new().usize(t).usize(rows),
+        &[ids.gpu_buffer(op)?, next.gpu_buffer(op)?, first.gpu_buffer(op)?],
+        t,
+    )?;
+    let grad = grad.contiguous()?;
+    let out = Tensor::uninit(ctx, &[rows, c], op)?;
+    gpu.dispatch_items(
+        &gpu.kernel(&EMBEDDING_BACKWARD_LINKED, &[])?,
+        &Params::new().usize(rows * c).usize(c).usize(t),
+        &[
+            first.gpu_buffer(op)?,
+            next.gpu_buffer(op)?,
+            grad.gpu_buffer(op)?,
+            out.gpu_buffer(op)?,
+        ],
+        rows * c,
+    )?;
     Ok(out)
 }

@@ -63,3 +63,40 @@ impl Tensor {
         }
     }
 }
+
+impl Tensor {
+    /// Overwrites this (T,) F32 tensor with the ids `ids` as exact f32 values, after checking
+    /// each: below `below` (a table's rows or the classes) and below 2^24 (exact in f32). The
+    /// way to hand a compiled step its batch (`autograd::Ids::Device`): the ops that read
+    /// device ids cannot check them. self (T,), ids (T) -> ().
+    ///
+    /// ```
+    /// use wgsl_compute::{Context, Tensor};
+    /// let ctx = Context::cpu();
+    /// let ids = Tensor::zeros(&ctx, &[3])?;
+    /// ids.write_ids(&[5, 0, 9], 10)?;
+    /// assert_eq!(ids.to_vec()?, vec![5., 0., 9.]);
+    /// assert!(ids.write_ids(&[5, 0, 10], 10).is_err()); // 10 is not below 10
+    /// # Ok::<(), wgsl_compute::Error>(())
+    /// ```
+    pub fn write_ids(&self, ids: &[u32], below: usize) -> Result<()> {
+        let op = "Tensor::write_ids";
+        if self.rank() != 1 {
+            return Err(Error::shape(op, "self", "(T,) ids", self.shape()));
+        }
+        if let Some((i, &bad)) = ids
+            .iter()
+            .enumerate()
+            .find(|(_, &id)| id as usize >= below || id >= 1 << 24)
+        {
+            return Err(Error::value(
+                op,
+                "ids",
+                format!("ids below {} (and below 2^24)", below.min(1 << 24)),
+                format!("{bad} at [{i}]"),
+            ));
+        }
+        let values: Vec<f32> = ids.iter().map(|&i| i as f32).collect();
+        in_op(op, || self.write(&values))
+    }
+}

@@ -27,7 +27,9 @@
 // slower (the score pass: 3.4 -> 0.09 ms a dispatch at D = 16).
 
 const MAX_P: u32 = 2048u;
-const CHUNK: u32 = 128u; // keys a workgroup (ATTENTION_CHUNK on the host)
+const MAX_CHUNK: u32 = 128u;
+// Keys a workgroup (the host's `attention_chunk`): 16, 32, 64 or 128.
+override CHUNK: u32 = 128u;
 override D: u32 = 64u;   // head dim
 
 struct Params {
@@ -48,7 +50,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> parts: array<atomic<u32>>; // (H, S, D + 2) f32 bits: max, sum, D values
 @group(0) @binding(4) var<storage, read_write> count: array<atomic<u32>>; // (count_off + H,) arrivals, zero between dispatches
 
-var<workgroup> scores: array<f32, CHUNK>; // the chunk's scores, then their exponentials
+var<workgroup> scores: array<f32, MAX_CHUNK>; // the chunk's scores (CHUNK used), then their exponentials
 var<workgroup> partial: array<f32, 1024>; // 256 vec4s, as scalars
 var<workgroup> arrived: u32;
 

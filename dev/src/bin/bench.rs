@@ -801,8 +801,15 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
         figure("gpt2_train_products_ms", total);
     }
     println!("\nmixed precision (forward inside autocast(BF16): bf16 products, f32 sums, parameters and Adam): {:.2} ms a step", f.mixed_step_ms);
+    println!(
+        "the fp32 step captured as a plan (train::CompiledStep, ids written to the device each step): {:.2} ms a step; {:.0} MB in use once captured",
+        f.planned_step_ms,
+        mb(f.planned_resident_bytes)
+    );
     figure("gpt2_train_step_ms", f.step_ms);
     figure("gpt2_train_mixed_step_ms", f.mixed_step_ms);
+    figure("gpt2_train_planned_step_ms", f.planned_step_ms);
+    figure("gpt2_train_planned_resident_mb", mb(f.planned_resident_bytes));
     figure("gpt2_train_forward_ms", f.forward_ms);
     figure("gpt2_train_forward_backward_ms", f.forward_backward_ms);
     figure("gpt2_train_peak_mb", mb(f.peak_bytes));

@@ -23,6 +23,7 @@
 
 use super::config::Config;
 use crate::autograd::Var;
+use crate::ops::Ids;
 use crate::error::{Error, Result};
 use crate::nn::{Activation, Embedding, Init, LayerNorm, Linear, Mlp, Module, Param, Pass, VarBuilder};
 
@@ -190,13 +191,14 @@ impl Layers {
     }
 
     /// The final layer norm's output (batch T, C) for `inputs` (`batch` rows of T ids, row
-    /// after row; T at most `n_positions`), and the tied head's table. `op` names the caller
+    /// after row; T at most `n_positions`; on the host or the device, [`Ids`]), and the tied
+    /// head's table. `op` names the caller
     /// in errors.
     pub(crate) fn hidden<'p>(
         &self,
         op: &'static str,
         pass: &'p Pass,
-        inputs: &[u32],
+        inputs: Ids<'_>,
         batch: usize,
     ) -> Result<(Var, &'p Var)> {
         let cfg = &self.config;
@@ -228,14 +230,20 @@ impl Layers {
     /// The mean next-token cross-entropy of `inputs` against `targets` (`batch` rows of T
     /// ids each): a () variable. The tied head and the loss run in row blocks, so the
     /// (B T, V) logits are never whole.
-    pub fn loss(&self, pass: &Pass, inputs: &[u32], targets: &[u32], batch: usize) -> Result<Var> {
-        let (h, wte) = self.hidden("gpt2::Layers::loss", pass, inputs, batch)?;
+    pub fn loss<'i>(
+        &self,
+        pass: &Pass,
+        inputs: impl Into<Ids<'i>>,
+        targets: impl Into<Ids<'i>>,
+        batch: usize,
+    ) -> Result<Var> {
+        let (h, wte) = self.hidden("gpt2::Layers::loss", pass, inputs.into(), batch)?;
         Var::head_cross_entropy(&h, wte, targets, None)
     }
 
     /// The logits (batch T, V) of every position of `inputs` (as [`Layers::loss`]).
-    pub fn logits(&self, pass: &Pass, inputs: &[u32], batch: usize) -> Result<Var> {
-        let (h, wte) = self.hidden("gpt2::Layers::logits", pass, inputs, batch)?;
+    pub fn logits<'i>(&self, pass: &Pass, inputs: impl Into<Ids<'i>>, batch: usize) -> Result<Var> {
+        let (h, wte) = self.hidden("gpt2::Layers::logits", pass, inputs.into(), batch)?;
         h.matmul(&wte.transpose(0, 1)?)
     }
 }

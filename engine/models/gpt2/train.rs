@@ -32,6 +32,7 @@ use super::config::Config;
 use super::layers::Layers;
 use super::weights::Weights;
 use crate::autograd::{Tape, Var};
+use crate::ops::Ids;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::nn::{Module, Pass, VarBuilder};
@@ -134,20 +135,30 @@ impl Trainable {
 
     /// The mean next-token cross-entropy of `inputs` against `targets` (`batch` rows of T
     /// token ids each, row after row; T at most `n_positions`), recorded on the tape of
-    /// `vars` (from [`Trainable::vars`]): a () variable.
-    pub fn loss_var(&self, vars: &[Var], inputs: &[u32], targets: &[u32], batch: usize) -> Result<Var> {
+    /// `vars` (from [`Trainable::vars`]): a () variable. The ids are host slices or (B T,)
+    /// tensors written by `Tensor::write_ids` ([`Ids`]): on the device nothing is uploaded,
+    /// so the step can be captured as a `train::CompiledStep`.
+    pub fn loss_var<'i>(
+        &self,
+        vars: &[Var],
+        inputs: impl Into<Ids<'i>>,
+        targets: impl Into<Ids<'i>>,
+        batch: usize,
+    ) -> Result<Var> {
         let pass = self.pass("gpt2::Trainable::loss_var", vars)?;
-        let (h, wte) = self.layers.hidden("gpt2::Trainable::loss_var", &pass, inputs, batch)?;
+        let (h, wte) = self
+            .layers
+            .hidden("gpt2::Trainable::loss_var", &pass, inputs.into(), batch)?;
         // The tied head and the loss in row blocks: the (B T, V) logits are never whole.
         Var::head_cross_entropy(&h, wte, targets, None)
     }
 
     /// The logits (batch T, V) of every position of `inputs` (as [`Trainable::loss_var`]).
-    pub fn logits_var(&self, vars: &[Var], inputs: &[u32], batch: usize) -> Result<Var> {
+    pub fn logits_var<'i>(&self, vars: &[Var], inputs: impl Into<Ids<'i>>, batch: usize) -> Result<Var> {
         let pass = self.pass("gpt2::Trainable::logits_var", vars)?;
         let (h, wte) = self
             .layers
-            .hidden("gpt2::Trainable::logits_var", &pass, inputs, batch)?;
+            .hidden("gpt2::Trainable::logits_var", &pass, inputs.into(), batch)?;
         h.matmul(&wte.transpose(0, 1)?) // (B T, V), tied head
     }
 

@@ -75,22 +75,46 @@ impl MatmulPath {
 /// @ (B T, N): a 64 x 64 output over K = 8192 was one workgroup walking all of K; GPT-2
 /// 124M's (768, 2048) @ (2048, 768), 144 tiles, ran unsplit at 6.8 TFLOP/s on the H200) and
 /// GPT-2's prefill projections (M = 64 rows: 12 to 48 tiles, the K = 3072 projection one
-/// walk of 3072 per tile). The
-/// slices divide K evenly, each at least `MIN_SLICE` long and a multiple of 4 (so vec4 loads
-/// stay aligned), and the tiles times the slices stay at most `TARGET` workgroups. `None`: no
-/// split.
+/// walk of 3072 per tile). The slices divide K evenly, each at least `MIN_SLICE` (64) long
+/// and a multiple of 4 (so vec4 loads stay aligned), and the tiles times the slices stay at
+/// most `TARGET` (512) workgroups. `None`: no split.
+///
+/// `ENGINE_SPLIT_K` (read once, for benchmarks) replaces the rule's `(TARGET, MIN_SLICE)`:
+/// `off`, `TARGET` or `TARGET/MIN_SLICE`.
 pub(super) fn split_k(s: &MatmulShape) -> Option<usize> {
-    const MIN_SLICE: usize = 64;
-    const TARGET: usize = 512;
+    let (target, min_slice) = split_k_rule();
+    split_k_by(s, target, min_slice)
+}
+
+/// The rule's (TARGET, MIN_SLICE), or what `ENGINE_SPLIT_K` forces (`off`: TARGET 0).
+fn split_k_rule() -> (usize, usize) {
+    static RULE: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+    *RULE.get_or_init(|| {
+        crate::context::forced::forced("ENGINE_SPLIT_K", "off, TARGET or TARGET/MIN_SLICE (whole numbers)", parse_split_k)
+            .unwrap_or((512, 64))
+    })
+}
+
+/// `ENGINE_SPLIT_K`'s spellings: `off` -> (0, 64), `T` -> (T, 64), `T/S` -> (T, S), S >= 4.
+fn parse_split_k(v: &str) -> Option<(usize, usize)> {
+    if v == "off" {
+        return Some((0, 64));
+    }
+    let (t, s) = v.split_once('/').unwrap_or((v, "64"));
+    let (t, s) = (t.parse().ok()?, s.parse::<usize>().ok()?);
+    (s >= 4).then_some((t, s))
+}
+
+fn split_k_by(s: &MatmulShape, target: usize, min_slice: usize) -> Option<usize> {
     let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
     // An empty output (m or n = 0) has no tiles and nothing to split.
-    if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= TARGET / 2 || s.k < 2 * MIN_SLICE {
+    if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= target / 2 || s.k < 2 * min_slice {
         return None;
     }
     let mut splits = 1;
-    while splits * 2 * tiles <= TARGET
+    while splits * 2 * tiles <= target
         && s.k.is_multiple_of(splits * 2)
-        && s.k / (splits * 2) >= MIN_SLICE
+        && s.k / (splits * 2) >= min_slice
         && (s.k / (splits * 2)).is_multiple_of(4)
     {
         splits *= 2;
@@ -264,4 +288,36 @@ pub(super) fn choose(
         }
         p => p,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_split_k, split_k_by};
+    use crate::shape::MatmulShape;
+
+    #[test]
+    fn the_forced_split_k_rule_parses_or_refuses() {
+        assert_eq!(parse_split_k("off"), Some((0, 64)));
+        assert_eq!(parse_split_k("256"), Some((256, 64)));
+        assert_eq!(parse_split_k("1024/32"), Some((1024, 32)));
+        for bad in ["", "on", "256/", "/64", "256/2", "-1", "1é"] {
+            assert_eq!(parse_split_k(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_split_k_rule_splits_few_tiles_into_even_slices() {
+        let shape = |m, n, k| MatmulShape {
+            batch: vec![],
+            m,
+            n,
+            k,
+        };
+        // GPT-2 124M's prefill: 36 tiles over K = 768 -> 8 slices of 96; 12 over 3072 -> 32.
+        assert_eq!(split_k_by(&shape(64, 2304, 768), 512, 64), Some(8));
+        assert_eq!(split_k_by(&shape(64, 768, 3072), 512, 64), Some(32));
+        assert_eq!(split_k_by(&shape(64, 768, 3072), 128, 64), Some(8));
+        assert_eq!(split_k_by(&shape(64, 768, 3072), 0, 64), None);
+        assert_eq!(split_k_by(&shape(1024, 1024, 1024), 512, 64), None);
+    }
 }

@@ -1,6 +1,6 @@
 //! The bench's `gpt2_train` suite: one training step of a GPT-2 on the autograd tape
 //! (`models::gpt2::Trainable`: forward, `backward`, Adam), eager, with the pool's peak bytes
-//! in use over the step. Full size: the 124M shape (12 layers, C 768, V 50257) at batch 8,
+//! in use over the step, then the same step captured as a plan (`train::CompiledStep`). Full size: the 124M shape (12 layers, C 768, V 50257) at batch 8,
 //! T 256, fp32, random weights; `--quick`: the tiny config at batch 2, T 32. Its peers,
 //! PyTorch eager and torch.compile on the same shapes, are `benches/gpt2_train_torch.py`.
 
@@ -9,8 +9,8 @@ use std::time::Instant;
 use wgsl_compute::autograd::{autocast, Tape};
 use wgsl_compute::check::Rng;
 use wgsl_compute::models::gpt2::{self, Trainable};
-use wgsl_compute::train::{Adam, Optimizer};
-use wgsl_compute::{Context, DType, Result};
+use wgsl_compute::train::{Adam, CompiledStep, Optimizer};
+use wgsl_compute::{Context, DType, Result, Tensor};
 
 /// What one run measured.
 pub struct TrainFigures {
@@ -36,6 +36,11 @@ pub struct TrainFigures {
     /// Median wall ms of a mixed-precision step: the forward inside `autocast(BF16)` (the
     /// products in bf16, f32 sums), parameters and Adam f32, no loss scaling.
     pub mixed_step_ms: f64,
+    /// Median wall ms of the same fp32 step captured once as a plan (`train::CompiledStep`,
+    /// the batch's ids written to device tensors before each replay), its loss read back;
+    /// and the bytes in use once it is captured (the plan holds its intermediates).
+    pub planned_step_ms: f64,
+    pub planned_resident_bytes: u64,
 }
 
 /// Runs the suite on `ctx`.
@@ -144,7 +149,30 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         repeat,
     )?;
     eprintln!("gpt2_train mixed (bf16 products) losses of the timed steps: {mixed_losses:?}");
+    // The fp32 step as a plan: the ids on the device, written each step as a loop would.
+    let n = batch * t;
+    let (ids, targets) = (Tensor::zeros(ctx, &[n])?, Tensor::zeros(ctx, &[n])?);
+    let params = model.params().tensors();
+    let step = CompiledStep::capture(ctx, &params, &[&ids, &targets], &mut adam, |v| {
+        model.loss_var(v, &ids, &targets, batch)
+    })?;
+    ctx.synchronize()?;
+    let planned_resident_bytes = ctx.pool_stats().in_use;
+    let mut planned_losses = vec![];
+    let planned_step_ms = median(
+        Box::new(|| {
+            ids.write_ids(&x, config.vocab_size)?;
+            targets.write_ids(&y, config.vocab_size)?;
+            planned_losses.push(step.step()?.to_vec()?[0]);
+            Ok(())
+        }),
+        warmup,
+        repeat,
+    )?;
+    eprintln!("gpt2_train planned losses of the timed steps: {planned_losses:?}");
     Ok(TrainFigures {
+        planned_step_ms,
+        planned_resident_bytes,
         mixed_step_ms,
         device_ms,
         shape: format!("{} layers, C {}, batch {batch}, T {t}", config.n_layer, config.n_embd),
