@@ -1,7 +1,8 @@
 //! The variables that force a kernel's shape for benchmarks (`ENGINE_HEAD`, `ENGINE_MATVEC`,
-//! `ENGINE_LOOKBACK_STEPS`). Each is read once per process by its op. A value the op cannot
-//! read is not silently dropped: it is said once on stderr, naming the variable and what it
-//! takes, and the op keeps its rule (a benchmark that meant to force a shape learns it did not).
+//! `ENGINE_LOOKBACK_STEPS`, `ENGINE_SPLIT_K`, `ENGINE_ATTENTION_CHUNK`). Each is read once per
+//! process by its op. A value the op cannot read is not silently dropped: it is said once on
+//! stderr, naming the variable and what it takes, and the op keeps its rule (a benchmark that
+//! meant to force a shape learns it did not).
 
 /// `name`'s value read by `parse` when it is set and `parse` takes it; a set value that
 /// `parse` refuses is reported (`expected` says what the variable takes) and gives `None`.
