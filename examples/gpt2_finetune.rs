@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release --example gpt2_finetune -- [--steps N] [--batch B] [--context T] [--lr LR]
 //!     [--corpus TOKENS] [--text FILE] [--model DIR] [--prompt TEXT] [--tokens N] [--save DIR] [--cpu]
+//!     [--plan]
 //! ```
 //! By default it takes the shipped Shakespeare model (`assets/models/shakespeare/`, 12M
 //! parameters, stored in f16 and trained here in f32) and the first 4096 tokens of the shipped
@@ -12,6 +13,8 @@
 //! what is left. Then it reads the parameters back as a checkpoint, continues `--prompt` with
 //! the tuned model (sampled, fixed seed) and, with `--save DIR`, writes `config.json` and
 //! `model.safetensors` there (load them with `--model DIR` in the `gpt2` example).
+//! `--plan` captures the step once as a `train::CompiledStep` and replays it, the batch's ids
+//! written to device tensors before each replay (`Tensor::write_ids`); GPU contexts only.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,8 +24,8 @@ use wgsl_compute::generate::Generate;
 use wgsl_compute::generate::Sampling;
 use wgsl_compute::models::gpt2::{train::windows, Gpt2, Tokenizer, Trainable, Weights};
 use wgsl_compute::models::Shipped;
-use wgsl_compute::train::{Adam, Optimizer};
-use wgsl_compute::{Context, Error, Result, Rng};
+use wgsl_compute::train::{Adam, CompiledStep, Optimizer};
+use wgsl_compute::{Context, Error, Result, Rng, Tensor};
 
 struct Args {
     steps: usize,
@@ -36,10 +39,11 @@ struct Args {
     tokens: usize,
     save: Option<PathBuf>,
     cpu: bool,
+    plan: bool,
 }
 
 const USAGE: &str = "usage: gpt2_finetune [--steps N] [--batch B] [--context T] [--lr LR] [--corpus TOKENS]
-            [--text FILE] [--model DIR] [--prompt TEXT] [--tokens N] [--save DIR] [--cpu]
+            [--text FILE] [--model DIR] [--prompt TEXT] [--tokens N] [--save DIR] [--cpu] [--plan]
 
   --steps N        Adam steps (default 200)
   --batch B        rows per step (default 4)
@@ -51,7 +55,8 @@ const USAGE: &str = "usage: gpt2_finetune [--steps N] [--batch B] [--context T] 
   --prompt TEXT    what the tuned model continues (default \"ROMEO:\")
   --tokens N       tokens to generate after training (default 40)
   --save DIR       write the tuned model there (config.json, model.safetensors)
-  --cpu            run on the CPU reference context";
+  --cpu            run on the CPU reference context
+  --plan           capture the step once as a plan (train::CompiledStep) and replay it (GPU)";
 
 fn args() -> Result<Args> {
     let mut a = Args {
@@ -66,6 +71,7 @@ fn args() -> Result<Args> {
         tokens: 40,
         save: None,
         cpu: false,
+        plan: false,
     };
     let mut it = std::env::args().skip(1);
     let bad = |flag: &str, v: Option<String>| {
@@ -93,6 +99,7 @@ fn args() -> Result<Args> {
             "--save" => a.save = it.next().map(PathBuf::from),
             "--prompt" => a.prompt = it.next().ok_or_else(|| bad("--prompt", None))?,
             "--cpu" => a.cpu = true,
+            "--plan" => a.plan = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -152,6 +159,19 @@ fn main() -> Result<()> {
         a.steps, a.lr, a.batch, a.context
     );
     let mut adam = Adam::new(&model.params().tensors(), a.lr)?;
+    // --plan: the ids live in device tensors the step reads; each step writes its batch there.
+    let n = a.batch * a.context;
+    let (ids, targets) = (Tensor::zeros(&ctx, &[n])?, Tensor::zeros(&ctx, &[n])?); // (B T,)
+    let planned = match a.plan {
+        true => Some(CompiledStep::capture(
+            &ctx,
+            &model.params().tensors(),
+            &[&ids, &targets],
+            &mut adam,
+            |v| model.loss_var(v, &ids, &targets, a.batch),
+        )?),
+        false => None,
+    };
     let mut rng = Rng::new(1);
     let last_start = tokens.len() - a.context - 1;
     let start = Instant::now();
@@ -159,11 +179,21 @@ fn main() -> Result<()> {
     for step in 1..=a.steps {
         let starts: Vec<usize> = (0..a.batch).map(|_| rng.below(last_start + 1)).collect();
         let (x, y) = windows(&tokens, &starts, a.context)?;
-        let tape = Tape::new(&ctx);
-        let vars = model.vars(&tape)?;
-        let loss = model.loss_var(&vars, &x, &y, a.batch)?; // ()
-        adam.step_vars(&vars, &loss.backward()?)?;
-        window_losses.push(loss.tensor().to_vec()?[0]);
+        let loss = match &planned {
+            Some(step) => {
+                ids.write_ids(&x, cfg.vocab_size)?;
+                targets.write_ids(&y, cfg.vocab_size)?;
+                step.step()?.clone() // forward, backward, Adam: one replay; the loss before the update
+            }
+            None => {
+                let tape = Tape::new(&ctx);
+                let vars = model.vars(&tape)?;
+                let loss = model.loss_var(&vars, &x, &y, a.batch)?; // ()
+                adam.step_vars(&vars, &loss.backward()?)?;
+                loss.tensor().clone()
+            }
+        };
+        window_losses.push(loss.to_vec()?[0]);
         if step % 10 == 0 || step == 1 || step == a.steps {
             let spent = start.elapsed().as_secs_f64();
             let mean = window_losses.iter().sum::<f32>() / window_losses.len() as f32;

@@ -154,7 +154,10 @@ fn gpt2_train_ids_on_the_device_give_the_host_ids_gradients_and_a_compiled_step(
     let grads_agree = |ctx: &Context| {
         let model = Trainable::new(ctx, &w).unwrap();
         let (x, y) = &batches[0];
-        let (ids, tg) = (Tensor::zeros(ctx, &[rows * t]).unwrap(), Tensor::zeros(ctx, &[rows * t]).unwrap());
+        let (ids, tg) = (
+            Tensor::zeros(ctx, &[rows * t]).unwrap(),
+            Tensor::zeros(ctx, &[rows * t]).unwrap(),
+        );
         ids.write_ids(x, 37).unwrap();
         tg.write_ids(y, 37).unwrap();
         let host_vars = model.vars(&Tape::new(ctx)).unwrap();
@@ -164,8 +167,16 @@ fn gpt2_train_ids_on_the_device_give_the_host_ids_gradients_and_a_compiled_step(
         assert_eq!(host.item().unwrap(), dev.item().unwrap(), "{}: loss", ctx.info().name);
         let (gh, gd) = (host.backward().unwrap(), dev.backward().unwrap());
         for (i, (a, b)) in host_vars.iter().zip(&dev_vars).enumerate() {
-            let (a, b) = (gh.get(a).unwrap().to_vec().unwrap(), gd.get(b).unwrap().to_vec().unwrap());
-            assert_eq!(a, b, "{}: gradient of parameter {i}, host ids vs device ids", ctx.info().name);
+            let (a, b) = (
+                gh.get(a).unwrap().to_vec().unwrap(),
+                gd.get(b).unwrap().to_vec().unwrap(),
+            );
+            assert_eq!(
+                a,
+                b,
+                "{}: gradient of parameter {i}, host ids vs device ids",
+                ctx.info().name
+            );
         }
     };
     grads_agree(&Context::cpu());
@@ -187,7 +198,10 @@ fn gpt2_train_ids_on_the_device_give_the_host_ids_gradients_and_a_compiled_step(
         let planned = Trainable::new(ctx, &w).unwrap();
         let refs = planned.params().tensors();
         let mut opt = Sgd::new(&refs, 5e-2, 0.9).unwrap();
-        let (ids, tg) = (Tensor::zeros(ctx, &[rows * t]).unwrap(), Tensor::zeros(ctx, &[rows * t]).unwrap());
+        let (ids, tg) = (
+            Tensor::zeros(ctx, &[rows * t]).unwrap(),
+            Tensor::zeros(ctx, &[rows * t]).unwrap(),
+        );
         let step = CompiledStep::capture(ctx, &refs, &[&ids, &tg], &mut opt, |v| {
             planned.loss_var(v, &ids, &tg, rows)
         })
@@ -198,7 +212,13 @@ fn gpt2_train_ids_on_the_device_give_the_host_ids_gradients_and_a_compiled_step(
             tg.write_ids(y, 37).unwrap();
             planned_losses.push(step.step().unwrap().to_vec().unwrap()[0]);
         }
-        assert_close(ctx, "GPT-2: planned vs eager losses", &planned_losses, &eager_losses, PLAN_VS_EAGER);
+        assert_close(
+            ctx,
+            "GPT-2: planned vs eager losses",
+            &planned_losses,
+            &eager_losses,
+            PLAN_VS_EAGER,
+        );
         for (i, (a, b)) in refs.iter().zip(eager.params().tensors()).enumerate() {
             assert_close(
                 ctx,

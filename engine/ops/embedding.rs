@@ -168,7 +168,12 @@ pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) ->
     grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
     let t = ids.len();
     if grad.rank() != 2 || grad.shape()[0] != t {
-        return Err(Error::shape(op, "grad", format!("(T, C) with T = {t} ids"), grad.shape()));
+        return Err(Error::shape(
+            op,
+            "grad",
+            format!("(T, C) with T = {t} ids"),
+            grad.shape(),
+        ));
     }
     let c = grad.shape()[1];
     crate::shape::numel(op, "output (rows, C)", &[rows, c])?;

@@ -23,9 +23,9 @@
 
 use super::config::Config;
 use crate::autograd::Var;
-use crate::ops::Ids;
 use crate::error::{Error, Result};
 use crate::nn::{Activation, Embedding, Init, LayerNorm, Linear, Mlp, Module, Param, Pass, VarBuilder};
+use crate::ops::Ids;
 
 /// GPT-2's init deviation for weights (Hugging Face's `initializer_range`).
 const INIT_STD: f32 = 0.02;

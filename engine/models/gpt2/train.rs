@@ -32,10 +32,10 @@ use super::config::Config;
 use super::layers::Layers;
 use super::weights::Weights;
 use crate::autograd::{Tape, Var};
-use crate::ops::Ids;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::nn::{Module, Pass, VarBuilder};
+use crate::ops::Ids;
 use crate::tensor::Tensor;
 use crate::train::ParamStore;
 

@@ -90,8 +90,12 @@ pub(super) fn split_k(s: &MatmulShape) -> Option<usize> {
 fn split_k_rule() -> (usize, usize) {
     static RULE: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
     *RULE.get_or_init(|| {
-        crate::context::forced::forced("ENGINE_SPLIT_K", "off, TARGET or TARGET/MIN_SLICE (whole numbers)", parse_split_k)
-            .unwrap_or((512, 64))
+        crate::context::forced::forced(
+            "ENGINE_SPLIT_K",
+            "off, TARGET or TARGET/MIN_SLICE (whole numbers)",
+            parse_split_k,
+        )
+        .unwrap_or((512, 64))
     })
 }
 
@@ -307,12 +311,7 @@ mod tests {
 
     #[test]
     fn the_split_k_rule_splits_few_tiles_into_even_slices() {
-        let shape = |m, n, k| MatmulShape {
-            batch: vec![],
-            m,
-            n,
-            k,
-        };
+        let shape = |m, n, k| MatmulShape { batch: vec![], m, n, k };
         // GPT-2 124M's prefill: 36 tiles over K = 768 -> 8 slices of 96; 12 over 3072 -> 32.
         assert_eq!(split_k_by(&shape(64, 2304, 768), 512, 64), Some(8));
         assert_eq!(split_k_by(&shape(64, 768, 3072), 512, 64), Some(32));
