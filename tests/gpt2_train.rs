@@ -180,6 +180,16 @@ fn gpt2_train_ids_on_the_device_give_the_host_ids_gradients_and_a_compiled_step(
         }
     };
     grads_agree(&Context::cpu());
+    // Device ids on the CPU context are read back and checked: values written by
+    // `Tensor::write` (not `write_ids`) that are not whole ids are refused, naming them.
+    let cpu = Context::cpu();
+    let model = Trainable::new(&cpu, &w).unwrap();
+    let bad = Tensor::from_slice(&cpu, &[rows * t], &vec![2.5; rows * t]).unwrap();
+    let vars = model.vars(&Tape::new(&cpu)).unwrap();
+    let err = model.loss_var(&vars, &bad, &bad, rows).unwrap_err();
+    assert!(format!("{err}").contains("ids"), "{err}");
+    let err = bad.write_ids(&[1, 2], 37).unwrap_err(); // 2 ids for 16
+    assert!(format!("{err}").contains("ids"), "{err}");
     each_adapter(|ctx| {
         grads_agree(ctx);
         // N eager steps (host ids) against N replays of one captured step (ids written each

@@ -1,6 +1,7 @@
 //! Network ops on variables: causal attention (composed of recorded ops), a table's rows by
 //! id (`gather_rows`) and the token + position embedding of one sequence or of a batch of
-//! rows (their backward a scatter-add, `ops::embedding_backward`), softmax cross-entropy
+//! rows (their backward a scatter-add, `ops::embedding_backward`, or over ids on the device
+//! the linked-list kernels of `ops::embedding`; a batch's positions by adds), softmax cross-entropy
 //! (its backward the gradient `ops::cross_entropy` computes with the loss), and a tied
 //! output head fused with the cross-entropy in row blocks (`head_cross_entropy`).
 
@@ -17,8 +18,9 @@ pub const HEAD_BLOCK_BYTES: usize = 64 << 20;
 
 /// dL/d wpe (P, C) of `batch` rows of `t` positions each from g = dL/d out (batch t, C):
 /// position j's row sums g's rows j, t + j, 2 t + j, ... in that order (the order of
-/// `ops::embedding_backward` over the positions), rows past t zero. Device ops only (adds of
-/// views, a fill, a copy): no upload, so a compiled step can hold it.
+/// `ops::embedding_backward` over the positions, whose sums start from +0: here the first row
+/// is taken as it is, so only the sign of a zero can differ), rows past t zero. Device ops
+/// only (adds of views, a fill, a copy): no upload, so a compiled step can hold it.
 fn positions_backward(g: &Tensor, batch: usize, t: usize, p: usize) -> Result<Tensor> {
     let c = g.shape()[1];
     let mut acc = g.narrow(0, 0, t)?;
@@ -109,6 +111,9 @@ impl Var {
         let op = "embedding_rows";
         let ids: Ids = ids.into();
         let n = ids.len();
+        if n == 0 {
+            return Err(Error::value(op, "ids", "at least one id", 0));
+        }
         if batch == 0 || !n.is_multiple_of(batch) {
             return Err(Error::value(
                 op,
@@ -118,7 +123,7 @@ impl Var {
             ));
         }
         if let Ids::Device(t) = ids {
-            Ids::check_device(t, op, "ids")?;
+            Ids::check_device(t, wte.tensor().context(), op, "ids")?;
         }
         let t = n / batch;
         Var::record(op, &[wte, wpe], |w| {
@@ -136,9 +141,15 @@ impl Var {
                 _ => ops::cat(&rows.iter().collect::<Vec<_>>(), 0)?,
             };
             let (v, p) = (w[0].shape()[0], w[1].shape()[0]);
+            // The ids as the forward read them: the caller may write the next batch's into
+            // the same tensor before this backward runs (a copy is a kernel: a plan holds it).
             let ids = match ids {
                 Ids::Host(h) => Ok(h.to_vec()),
-                Ids::Device(d) => Err(d.clone()),
+                Ids::Device(d) => {
+                    let snapshot = Tensor::uninit(d.context(), &[n], op)?;
+                    ops::copy_into(&snapshot, d)?;
+                    Err(snapshot)
+                }
             };
             Ok((
                 y,
@@ -168,7 +179,7 @@ impl Var {
         let op = "head_cross_entropy";
         let targets: Ids = targets.into();
         if let Ids::Device(t) = targets {
-            Ids::check_device(t, op, "targets")?;
+            Ids::check_device(t, x.tensor().context(), op, "targets")?;
         }
         let (xs, ws) = (x.shape().to_vec(), w.shape().to_vec());
         if xs.len() != 2 || ws.len() != 2 || xs[1] != ws[1] {

@@ -72,11 +72,10 @@ pub fn cross_entropy(logits: &Tensor, targets: &[u32]) -> Result<CrossEntropy> {
 /// it. On the CPU context the targets are read back and the host path runs.
 pub(crate) fn cross_entropy_of(logits: &Tensor, targets: &Tensor) -> Result<CrossEntropy> {
     let op = "cross_entropy";
-    super::Ids::check_device(targets, op, "targets")?;
     let ctx = logits.context();
+    super::Ids::check_device(targets, ctx, op, "targets")?;
     let Some(gpu) = ctx.gpu() else {
-        let host: Vec<u32> = targets.to_vec()?.iter().map(|&v| v as u32).collect();
-        return cross_entropy(logits, &host);
+        return cross_entropy(logits, &super::Ids::read_back(targets, op, "targets")?);
     };
     if logits.rank() != 2 || logits.shape()[1] == 0 || logits.shape()[1] >= 1 << 24 {
         return Err(Error::shape(op, "logits", "(R, V) with 1 <= V < 2^24", logits.shape()));

@@ -29,19 +29,7 @@ const EMBEDDING_BACKWARD_LINKED: KernelDef = KernelDef::new(
 pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> Result<Tensor> {
     let op = "embedding";
     let ctx = wte.context();
-    wpe.expect_context(ctx, op, "wpe")?;
-    let (v, c, _) = embedding_shapes(op, wte.shape(), wpe.shape())?;
-    let t = ids.len();
-    // (T, C): checked before either path allocates it.
-    crate::shape::numel(op, "output (T, C)", &[t, c])?;
-    if pos_offset.checked_add(t).is_none_or(|end| end > wpe.shape()[0]) {
-        return Err(Error::value(
-            op,
-            "pos_offset",
-            format!("pos_offset + {t} tokens <= {} positions of wpe", wpe.shape()[0]),
-            pos_offset,
-        ));
-    }
+    let (v, _) = check_tables(op, wte, wpe, ids.len(), pos_offset)?;
     if let Some(bad) = ids.iter().find(|&&id| id as usize >= v || id >= 1 << 24) {
         return Err(Error::value(
             op,
@@ -56,7 +44,30 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
     }
     // Ids travel as f32, exact below 2^24 (checked above); tensors are f32-only.
     let id_values: Vec<f32> = ids.iter().map(|&i| i as f32).collect();
-    embedding_of(wte, wpe, &Tensor::from_slice(ctx, &[t], &id_values)?, pos_offset)
+    gather(
+        op,
+        wte,
+        wpe,
+        &Tensor::from_slice(ctx, &[ids.len()], &id_values)?,
+        pos_offset,
+    )
+}
+
+/// The tables' shapes and context against T ids from `pos_offset`: (V, C).
+fn check_tables(op: &'static str, wte: &Tensor, wpe: &Tensor, t: usize, pos_offset: usize) -> Result<(usize, usize)> {
+    wpe.expect_context(wte.context(), op, "wpe")?;
+    let (v, c, _) = embedding_shapes(op, wte.shape(), wpe.shape())?;
+    // (T, C): checked before either path allocates it.
+    crate::shape::numel(op, "output (T, C)", &[t, c])?;
+    if pos_offset.checked_add(t).is_none_or(|end| end > wpe.shape()[0]) {
+        return Err(Error::value(
+            op,
+            "pos_offset",
+            format!("pos_offset + {t} tokens <= {} positions of wpe", wpe.shape()[0]),
+            pos_offset,
+        ));
+    }
+    Ok((v, c))
 }
 
 /// [`embedding`] with the ids already on the device as exact f32 values (T,), unchecked
@@ -64,11 +75,18 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
 /// `Tensor::write_ids` does). On the CPU context the ids are read back and checked.
 pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset: usize) -> Result<Tensor> {
     let op = "embedding";
+    super::Ids::check_device(ids, wte.context(), op, "ids")?;
+    check_tables(op, wte, wpe, ids.len(), pos_offset)?;
+    if !wte.context().is_gpu() {
+        return embedding(wte, wpe, &super::Ids::read_back(ids, op, "ids")?, pos_offset);
+    }
+    gather(op, wte, wpe, ids, pos_offset)
+}
+
+/// The gather kernel over checked tables and ids (T,) on the device.
+fn gather(op: &'static str, wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset: usize) -> Result<Tensor> {
     let ctx = wte.context();
-    let Some(gpu) = ctx.gpu() else {
-        let host: Vec<u32> = ids.to_vec()?.iter().map(|&v| v as u32).collect();
-        return embedding(wte, wpe, &host, pos_offset);
-    };
+    let gpu = ctx.require_gpu(op)?;
     let (t, c) = (ids.len(), wte.shape()[1]);
     let out = Tensor::uninit(ctx, &[t, c], op)?;
     if out.is_empty() {
@@ -164,7 +182,7 @@ pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Ten
 /// context the ids are read back and the host path runs. grad (T, C), ids (T,) -> (rows, C).
 pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) -> Result<Tensor> {
     let op = "embedding_backward";
-    super::Ids::check_device(ids, op, "ids")?;
+    super::Ids::check_device(ids, grad.context(), op, "ids")?;
     grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
     let t = ids.len();
     if grad.rank() != 2 || grad.shape()[0] != t {
@@ -182,8 +200,7 @@ pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) ->
     }
     let ctx = grad.context();
     let Some(gpu) = ctx.gpu() else {
-        let host: Vec<u32> = ids.to_vec()?.iter().map(|&v| v as u32).collect();
-        return embedding_backward(grad, &host, rows);
+        return embedding_backward(grad, &super::Ids::read_back(ids, op, "ids")?, rows);
     };
     if t == 0 || rows * c == 0 {
         return Tensor::zeros(ctx, &[rows, c]);

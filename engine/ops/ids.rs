@@ -6,6 +6,7 @@
 //! (`train::CompiledStep`) holding `autograd::Var::embedding_rows` or
 //! `Var::head_cross_entropy` can take a new batch each replay without an upload inside the plan.
 
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
@@ -38,13 +39,33 @@ impl Ids<'_> {
         t.narrow(0, start, end)?.contiguous()
     }
 
-    /// Device ids checked to be a (T,) F32 tensor on `ctx`'s context; `op` and `arg` name them.
-    pub(crate) fn check_device(t: &Tensor, op: &'static str, arg: &'static str) -> Result<()> {
+    /// Device ids checked to be a (T,) F32 tensor on `ctx`; `op` and `arg` name them.
+    pub(crate) fn check_device(t: &Tensor, ctx: &Context, op: &'static str, arg: &'static str) -> Result<()> {
+        t.expect_context(ctx, op, arg)?;
         t.expect_dtype(op, arg, &[crate::DType::F32])?;
         if t.rank() != 1 {
             return Err(Error::shape(op, arg, "(T,) ids", t.shape()));
         }
         Ok(())
+    }
+
+    /// Device ids read back for a host path (the CPU context's), each checked to be a whole
+    /// number in [0, 2^24): a tensor filled by `Tensor::write` rather than `write_ids` is
+    /// refused, not rounded.
+    pub(crate) fn read_back(t: &Tensor, op: &'static str, arg: &'static str) -> Result<Vec<u32>> {
+        t.to_vec()?
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| match v >= 0.0 && v < (1 << 24) as f32 && v.fract() == 0.0 {
+                true => Ok(v as u32),
+                false => Err(Error::value(
+                    op,
+                    arg,
+                    "whole ids in [0, 2^24) (Tensor::write_ids)",
+                    format!("{v} at [{i}]"),
+                )),
+            })
+            .collect()
     }
 }
 

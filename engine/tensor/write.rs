@@ -67,7 +67,7 @@ impl Tensor {
 impl Tensor {
     /// Overwrites this (T,) F32 tensor with the ids `ids` as exact f32 values, after checking
     /// each: below `below` (a table's rows or the classes) and below 2^24 (exact in f32). The
-    /// way to hand a compiled step its batch (`autograd::Ids::Device`): the ops that read
+    /// way to hand a compiled step its batch (`ops::Ids::Device`): the ops that read
     /// device ids cannot check them. self (T,), ids (T) -> ().
     ///
     /// ```
@@ -83,6 +83,14 @@ impl Tensor {
         let op = "Tensor::write_ids";
         if self.rank() != 1 {
             return Err(Error::shape(op, "self", "(T,) ids", self.shape()));
+        }
+        if ids.len() != self.len() {
+            return Err(Error::value(
+                op,
+                "ids",
+                format!("{} ids (the tensor's length)", self.len()),
+                ids.len(),
+            ));
         }
         if let Some((i, &bad)) = ids
             .iter()

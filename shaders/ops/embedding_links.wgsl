@@ -4,9 +4,9 @@
 // increasing t, one invocation per token t:
 //   next[t]  = the smallest t' > t with ids[t'] = ids[t], else T;
 //   first[r] = t + 1 for the smallest t with ids[t] = r (left 0, its fill, for rows no token has).
-// embedding_backward_linked.wgsl then walks each row's list. Each invocation scans the ids
-// (O(T^2) reads in all: 4M at T = 2048, from cache) and no two write one element, so no
-// atomics. Ids travel as exact f32 (Tensor::write_ids checked them below 2^24); one at or
+// embedding_backward_linked.wgsl then walks each row's list. Each invocation scans the ids,
+// O(T^2) reads in all over the whole batch's T = B x seq ids (4M at 2048, 67M at 8192, from
+// cache), and no two write one element, so no atomics. Ids travel as exact f32 (Tensor::write_ids checked them below 2^24); one at or
 // past `rows` (unchecked device data) starts no list.
 
 struct Params {

@@ -105,8 +105,9 @@ fn parse_split_k(v: &str) -> Option<(usize, usize)> {
         return Some((0, 64));
     }
     let (t, s) = v.split_once('/').unwrap_or((v, "64"));
-    let (t, s) = (t.parse().ok()?, s.parse::<usize>().ok()?);
-    (s >= 4).then_some((t, s))
+    let (t, s) = (t.parse::<usize>().ok()?, s.parse::<usize>().ok()?);
+    // Bounded so that the rule's arithmetic (2 MIN_SLICE, splits x tiles) cannot overflow.
+    (s >= 4 && s <= 1 << 20 && t <= 1 << 30).then_some((t, s))
 }
 
 fn split_k_by(s: &MatmulShape, target: usize, min_slice: usize) -> Option<usize> {
@@ -304,7 +305,7 @@ mod tests {
         assert_eq!(parse_split_k("off"), Some((0, 64)));
         assert_eq!(parse_split_k("256"), Some((256, 64)));
         assert_eq!(parse_split_k("1024/32"), Some((1024, 32)));
-        for bad in ["", "on", "256/", "/64", "256/2", "-1", "1é"] {
+        for bad in ["", "on", "256/", "/64", "256/2", "-1", "1é", "512/99999999999999999"] {
             assert_eq!(parse_split_k(bad), None, "{bad:?}");
         }
     }
