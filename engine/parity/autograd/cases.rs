@@ -221,8 +221,21 @@ pub fn row_cases() -> Vec<GradCase> {
     l.op("embedding", 800, &tables, |v| {
         Var::embedding(&v[0], &v[1], &[3, 1, 3, 0], 1)
     });
+    // Ids on the device (ops::Ids::Device): 2 rows of 3, token 3 three times across the rows.
+    l.op("embedding_rows, ids on the device", 801, &tables, |v| {
+        let ids = Tensor::zeros(v[0].tensor().context(), &[6])?; // (B T,)
+        ids.write_ids(&[3, 1, 3, 0, 3, 5], 7)?;
+        Var::embedding_rows(&v[0], &v[1], &ids, 2)
+    });
     l.op("cross_entropy", 900, &[input(&[3, 5], -2.0, 2.0)], |v| {
         v[0].cross_entropy(&[1, 4, 0])
+    });
+    // The tied head fused with the loss in blocks of 2 rows, its targets on the device.
+    let head = [input(&[4, 5], -1.0, 1.0), input(&[7, 5], -1.0, 1.0)];
+    l.op("head_cross_entropy, targets on the device", 901, &head, |v| {
+        let targets = Tensor::zeros(v[0].tensor().context(), &[4])?; // (R,)
+        targets.write_ids(&[1, 6, 0, 1], 7)?;
+        Var::head_cross_entropy(&v[0], &v[1], &targets, Some(2))
     });
     l.0
 }
