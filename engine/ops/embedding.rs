@@ -115,23 +115,10 @@ fn gather(op: &'static str, wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset
 /// T = ids.len() -> (rows, C); every id below `rows`.
 pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Tensor> {
     let op = "embedding_backward";
-    grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
     let t = ids.len();
-    if grad.rank() != 2 || grad.shape()[0] != t {
-        return Err(Error::shape(
-            op,
-            "grad",
-            format!("(T, C) with T = {t} ids"),
-            grad.shape(),
-        ));
-    }
-    let c = grad.shape()[1];
-    crate::shape::numel(op, "output (rows, C)", &[rows, c])?;
+    let c = check_grad(op, grad, t, rows)?;
     if let Some(bad) = ids.iter().find(|&&id| id as usize >= rows) {
         return Err(Error::value(op, "ids", format!("row indices below {rows}"), bad));
-    }
-    if t >= 1 << 24 {
-        return Err(Error::value(op, "ids", "fewer than 2^24 (they travel as f32)", t));
     }
     let ctx = grad.context();
     let Some(gpu) = ctx.gpu() else {
@@ -183,21 +170,8 @@ pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Ten
 pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) -> Result<Tensor> {
     let op = "embedding_backward";
     super::Ids::check_device(ids, grad.context(), op, "ids")?;
-    grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
     let t = ids.len();
-    if grad.rank() != 2 || grad.shape()[0] != t {
-        return Err(Error::shape(
-            op,
-            "grad",
-            format!("(T, C) with T = {t} ids"),
-            grad.shape(),
-        ));
-    }
-    let c = grad.shape()[1];
-    crate::shape::numel(op, "output (rows, C)", &[rows, c])?;
-    if t >= 1 << 24 {
-        return Err(Error::value(op, "ids", "fewer than 2^24 (they travel as f32)", t));
-    }
+    let c = check_grad(op, grad, t, rows)?;
     let ctx = grad.context();
     let Some(gpu) = ctx.gpu() else {
         return embedding_backward(grad, &super::Ids::read_back(ids, op, "ids")?, rows);
@@ -228,4 +202,24 @@ pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) ->
         rows * c,
     )?;
     Ok(out)
+}
+
+/// The backward's gradient (T, C) for T ids and its output (rows, C): C. T below 2^24 (ids
+/// and positions travel as exact f32).
+fn check_grad(op: &'static str, grad: &Tensor, t: usize, rows: usize) -> Result<usize> {
+    grad.expect_dtype(op, "grad", &[crate::DType::F32])?;
+    if grad.rank() != 2 || grad.shape()[0] != t {
+        return Err(Error::shape(
+            op,
+            "grad",
+            format!("(T, C) with T = {t} ids"),
+            grad.shape(),
+        ));
+    }
+    let c = grad.shape()[1];
+    crate::shape::numel(op, "output (rows, C)", &[rows, c])?;
+    if t >= 1 << 24 {
+        return Err(Error::value(op, "ids", "fewer than 2^24 (they travel as f32)", t));
+    }
+    Ok(c)
 }
