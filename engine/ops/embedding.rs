@@ -8,11 +8,6 @@ use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
 
 const EMBEDDING: KernelDef = KernelDef::new("ops/embedding", shader!("ops/embedding.wgsl"), "embedding");
-const EMBEDDING_BACKWARD: KernelDef = KernelDef::new(
-    "ops/embedding_backward",
-    shader!("ops/embedding_backward.wgsl"),
-    "embedding_backward",
-);
 const EMBEDDING_LINKS: KernelDef = KernelDef::new(
     "ops/embedding_links",
     shader!("ops/embedding_links.wgsl"),
@@ -110,9 +105,9 @@ fn gather(op: &'static str, wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset
 
 /// The backward of a gather by `ids`: row r of the result sums the rows t of `grad` with
 /// `ids[t] = r` (dL/d wte from dL/d out; with ids `pos_offset + t`, dL/d wpe). On the GPU a
-/// scatter-add without atomics (`shaders/ops/embedding_backward.wgsl`): the host sorts the ids
-/// into rows, each table element sums its tokens in increasing t. grad (T, C) with
-/// T = ids.len() -> (rows, C); every id below `rows`.
+/// scatter-add without atomics (`shaders/ops/embedding_backward_linked.wgsl`): the host links
+/// each row's tokens into a list, and each table element sums its row's in increasing t.
+/// grad (T, C) with T = ids.len() -> (rows, C); every id below `rows`.
 pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Tensor> {
     let op = "embedding_backward";
     let t = ids.len();
@@ -130,34 +125,45 @@ pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Ten
     if t == 0 || rows * c == 0 {
         return Tensor::zeros(ctx, &[rows, c]);
     }
-    let out = Tensor::uninit(ctx, &[rows, c], op)?;
-    // CSR by row: counts, their prefix sums, then the tokens of each row in increasing t.
-    let mut offsets = vec![0usize; rows + 1];
-    for &id in ids {
-        offsets[id as usize + 1] += 1;
+    // Each row's tokens as a list in increasing t, built here as embedding_links.wgsl builds
+    // it on the device: first[r] = t + 1 of the row's first token (0: none), next[t] = the
+    // row's next token (T: none). Walking t downwards prepends each token to its row's list.
+    let mut first = vec![0f32; rows];
+    let mut next = vec![0f32; t];
+    for (i, &id) in ids.iter().enumerate().rev() {
+        let head = first[id as usize];
+        next[i] = if head == 0.0 { t as f32 } else { head - 1.0 };
+        first[id as usize] = (i + 1) as f32;
     }
-    for r in 0..rows {
-        offsets[r + 1] += offsets[r];
-    }
-    let mut next = offsets.clone();
-    let mut order = vec![0f32; t];
-    for (i, &id) in ids.iter().enumerate() {
-        order[next[id as usize]] = i as f32;
-        next[id as usize] += 1;
-    }
-    let offsets: Vec<f32> = offsets.iter().map(|&o| o as f32).collect();
-    let offsets = Tensor::from_slice(ctx, &[rows + 1], &offsets)?;
-    let order = Tensor::from_slice(ctx, &[t], &order)?;
+    let first = Tensor::from_slice(ctx, &[rows], &first)?;
+    let next = Tensor::from_slice(ctx, &[t], &next)?;
+    sum_lists(op, gpu, &first, &next, grad, rows)
+}
+
+/// The backward's sums over each row's token list (first, next as `embedding_links.wgsl`
+/// writes them) of grad (T, C) -> (rows, C) (`embedding_backward_linked.wgsl`).
+fn sum_lists(
+    op: &'static str,
+    gpu: &crate::context::Gpu,
+    first: &Tensor,
+    next: &Tensor,
+    grad: &Tensor,
+    rows: usize,
+) -> Result<Tensor> {
+    let (t, c) = (grad.shape()[0], grad.shape()[1]);
     let grad = grad.contiguous()?;
-    let kernel = gpu.kernel(&EMBEDDING_BACKWARD, &[])?;
-    let buffers = [
-        offsets.gpu_buffer(op)?,
-        order.gpu_buffer(op)?,
-        grad.gpu_buffer(op)?,
-        out.gpu_buffer(op)?,
-    ];
-    let params = Params::new().usize(rows * c).usize(c);
-    gpu.dispatch_items(&kernel, &params, &buffers, rows * c)?;
+    let out = Tensor::uninit(grad.context(), &[rows, c], op)?;
+    gpu.dispatch_items(
+        &gpu.kernel(&EMBEDDING_BACKWARD_LINKED, &[])?,
+        &Params::new().usize(rows * c).usize(c).usize(t),
+        &[
+            first.gpu_buffer(op)?,
+            next.gpu_buffer(op)?,
+            grad.gpu_buffer(op)?,
+            out.gpu_buffer(op)?,
+        ],
+        rows * c,
+    )?;
     Ok(out)
 }
 
@@ -165,7 +171,7 @@ pub fn embedding_backward(grad: &Tensor, ids: &[u32], rows: usize) -> Result<Ten
 /// by `Tensor::write_ids`, which checked them below `rows`): no upload and no readback, so a
 /// compiled step can hold it. The rows' token lists are built on the device
 /// (`embedding_links.wgsl`), then each element sums its row's tokens in increasing t
-/// (`embedding_backward_linked.wgsl`): the bits of [`embedding_backward`]. On the CPU
+/// (`embedding_backward_linked.wgsl`, as [`embedding_backward`]'s): its bits. On the CPU
 /// context the ids are read back and the host path runs. grad (T, C), ids (T,) -> (rows, C).
 pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) -> Result<Tensor> {
     let op = "embedding_backward";
@@ -188,20 +194,7 @@ pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) ->
         &[ids.gpu_buffer(op)?, next.gpu_buffer(op)?, first.gpu_buffer(op)?],
         t,
     )?;
-    let grad = grad.contiguous()?;
-    let out = Tensor::uninit(ctx, &[rows, c], op)?;
-    gpu.dispatch_items(
-        &gpu.kernel(&EMBEDDING_BACKWARD_LINKED, &[])?,
-        &Params::new().usize(rows * c).usize(c).usize(t),
-        &[
-            first.gpu_buffer(op)?,
-            next.gpu_buffer(op)?,
-            grad.gpu_buffer(op)?,
-            out.gpu_buffer(op)?,
-        ],
-        rows * c,
-    )?;
-    Ok(out)
+    sum_lists(op, gpu, &first, &next, grad, rows)
 }
 
 /// The backward's gradient (T, C) for T ids and its output (rows, C): C. T below 2^24 (ids

@@ -1,8 +1,9 @@
 // prelude: kernel/grid.wgsl
-// The embedding's backward over ids on the device, one invocation per table element:
+// The embedding's backward, a scatter-add without atomics, one invocation per table element:
 //   out[r, c] = sum of grad[t, c] over the t with ids[t] = r,
-// walking row r's tokens in increasing t through the lists of embedding_links.wgsl (first,
-// next), from 0: the order and the bits of embedding_backward.wgsl's sums over host-sorted ids.
+// walking row r's tokens in increasing t through its list (first, next: built by
+// embedding_links.wgsl from ids on the device, or by the host from host ids), from 0, so each
+// sum runs in one fixed order (deterministic, the same bits whichever built the lists).
 
 struct Params {
     n: u32,  // rows * C

@@ -1,6 +1,6 @@
 // prelude: kernel/grid.wgsl
-// The first half of the embedding's backward over ids on the device (the host cannot sort
-// them into rows, as embedding_backward.wgsl's callers do): each row's tokens as a list in
+// The first half of the embedding's backward over ids on the device (with ids on the host,
+// the host builds the same lists, engine/ops/embedding.rs): each row's tokens as a list in
 // increasing t, one invocation per token t:
 //   next[t]  = the smallest t' > t with ids[t'] = ids[t], else T;
 //   first[r] = t + 1 for the smallest t with ids[t] = r (left 0, its fill, for rows no token has).
