@@ -783,6 +783,12 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
         );
         figure("gpt2_train_device_ms", busy);
         figure("gpt2_train_matmul_device_ms", matmul);
+        // Where the rest goes (the profile's kernels other than the products), the ten largest.
+        println!("\n| the step's other kernels (profiled) | dispatches per step | ms per step |");
+        println!("|---|---|---|");
+        for (name, calls, ms) in f.other_kernels.iter().take(10) {
+            println!("| {name} | {calls:.0} | {ms:.2} |");
+        }
     }
     eprintln!("gpt2_train losses of the timed steps: {:?}", f.losses);
     if !quick {

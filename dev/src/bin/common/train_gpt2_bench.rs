@@ -33,6 +33,8 @@ pub struct TrainFigures {
     /// Device time of one step (ms) in all and in matmul kernels, from the profiler over
     /// a few steps (None where the bench's own `--profile` holds the profiler).
     pub device_ms: Option<(f64, f64)>,
+    /// The other kernels of that profile, largest first: (name, dispatches a step, ms a step).
+    pub other_kernels: Vec<(String, f64, f64)>,
     /// Median wall ms of a mixed-precision step: the forward inside `autocast(BF16)` (the
     /// products in bf16, f32 sums), parameters and Adam f32, no loss scaling.
     pub mixed_step_ms: f64,
@@ -119,6 +121,7 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         repeat,
     )?;
     // Where the step's time goes on the device: every dispatch of a few steps timed.
+    let mut other_kernels = vec![];
     let device_ms = if ctx.profiling() {
         None
     } else {
@@ -136,6 +139,12 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
             .filter(|k| k.name.starts_with("ops/matmul/"))
             .map(|k| k.seconds)
             .sum();
+        other_kernels = profile
+            .kernels
+            .iter()
+            .filter(|k| !k.name.starts_with("ops/matmul/"))
+            .map(|k| (k.name.clone(), k.calls as f64 / n as f64, k.seconds * 1e3 / n as f64))
+            .collect();
         Some((profile.total_seconds() * 1e3 / n as f64, matmul * 1e3 / n as f64))
     };
     // The mixed-precision step (bf16 products, as torch.autocast(bfloat16) runs them).
@@ -175,6 +184,7 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         planned_resident_bytes,
         mixed_step_ms,
         device_ms,
+        other_kernels,
         shape: format!("{} layers, C {}, batch {batch}, T {t}", config.n_layer, config.n_embd),
         params: model.parameter_count(),
         step_ms,
