@@ -219,15 +219,20 @@ impl Var {
                 let end = (start + block).min(rows);
                 let xb = x.narrow(0, start, end)?; // (rb, C)
                 let logits = ops::matmul(&xb, &wt)?; // (rb, Vp), the padding's columns 0
-                let ce = match targets {
-                    Ids::Host(h) => ops::cross_entropy(&logits.narrow(1, 0, v)?, &h[start..end])?,
-                    Ids::Device(d) => ops::cross_entropy::cross_entropy_of(
-                        &logits.narrow(1, 0, v)?,
-                        &Ids::device_range(d, start, end)?,
-                    )?,
+                let block_ids;
+                let block_targets = match targets {
+                    Ids::Host(h) => Ids::Host(&h[start..end]),
+                    Ids::Device(d) => {
+                        block_ids = Ids::device_range(d, start, end)?;
+                        Ids::Device(&block_ids)
+                    }
                 };
+                // The losses (rb,) and d(mean over all rows)/d logits (rb, Vp), its padding
+                // columns 0 like wt's: one launch over the padded tile, no copy of either.
+                let (losses, g) =
+                    ops::cross_entropy::cross_entropy_padded(&logits, v, block_targets, 1.0 / rows as f32)?;
                 drop(logits);
-                let sum = ops::sum_last(&ce.loss)?; // ()
+                let sum = ops::sum_last(&losses)?; // ()
                 total = Some(match total {
                     Some(t) => ops::add(&t, &sum)?,
                     None => sum,
@@ -235,15 +240,6 @@ impl Var {
                 if !(wants.0 || wants.1) {
                     continue;
                 }
-                // ce.grad is d(mean over the block)/d logits: rescaled to the mean over all
-                // rows, and padded with zero columns like wt.
-                let share = (end - start) as f32 / rows as f32;
-                let g = Tensor::zeros(ctx, &[end - start, vp])?; // (rb, Vp)
-                match share == 1.0 {
-                    true => ops::copy_into(&g.narrow(1, 0, v)?, &ce.grad)?,
-                    false => ops::copy_into(&g.narrow(1, 0, v)?, &ops::binary_scalar(Binary::Mul, &ce.grad, share)?)?,
-                }
-                drop(ce);
                 if wants.0 {
                     dx_blocks.push(ops::matmul(&g, &wt.transpose(0, 1)?)?); // (rb, C)
                 }
