@@ -1,6 +1,6 @@
 //! Softmax cross-entropy with its gradient, one launch (`shaders/ops/cross_entropy.wgsl`),
 //! against targets on the host or on the device ([`super::Ids`]), and the tied head's form
-//! over logits padded to a multiple of 64 columns ([`cross_entropy_padded`]).
+//! over logits padded to a multiple of 64 columns (`cross_entropy_padded`).
 
 use ndarray::Ix2;
 

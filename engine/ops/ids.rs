@@ -53,7 +53,8 @@ impl Ids<'_> {
     /// number in [0, 2^24): a tensor filled by `Tensor::write` rather than `write_ids` is
     /// refused, not rounded.
     pub(crate) fn read_back(t: &Tensor, op: &'static str, arg: &'static str) -> Result<Vec<u32>> {
-        t.to_vec()?
+        // A CPU-context tensor's elements (its callers run on the CPU context only).
+        t.host(op)?
             .iter()
             .enumerate()
             .map(|(i, &v)| match v >= 0.0 && v < (1 << 24) as f32 && v.fract() == 0.0 {
