@@ -8,6 +8,8 @@ use crate::shape::embedding_shapes;
 use crate::tensor::Tensor;
 
 const EMBEDDING: KernelDef = KernelDef::new("ops/embedding", shader!("ops/embedding.wgsl"), "embedding");
+/// Most ids [`embedding_backward_of`] takes on the device (4.3e9 cached reads at the bound).
+const MAX_DEVICE_IDS: usize = 1 << 16;
 const EMBEDDING_LINKS: KernelDef = KernelDef::new(
     "ops/embedding_links",
     shader!("ops/embedding_links.wgsl"),
@@ -184,6 +186,18 @@ pub(crate) fn embedding_backward_of(grad: &Tensor, ids: &Tensor, rows: usize) ->
     };
     if t == 0 || rows * c == 0 {
         return Tensor::zeros(ctx, &[rows, c]);
+    }
+    // embedding_links.wgsl is O(T^2) in the batch's ids: past this a launch runs long enough
+    // to trip a driver's watchdog, so it is refused (host ids build the lists in O(T)).
+    if t > MAX_DEVICE_IDS {
+        return Err(Error::value(
+            op,
+            "ids",
+            format!(
+                "at most {MAX_DEVICE_IDS} ids on the device (their lists are built in O(T^2)); pass host ids for more"
+            ),
+            t,
+        ));
     }
     let ids = ids.contiguous()?;
     let first = Tensor::zeros(ctx, &[rows])?; // (rows,) 0: no token
