@@ -1,6 +1,7 @@
 """PyTorch's peers of the bench's gpt2_train suite: one GPT-2 training step (forward,
 backward, Adam) in fp32 on the same shapes, eager and under torch.compile, and eager with the
-forward under torch.autocast(bfloat16) (the mixed-precision peer, keys torch_autocast_*).
+forward under torch.autocast(bfloat16) (the mixed-precision peer, keys torch_autocast_*) and
+under torch.autocast(float16) with a GradScaler (keys torch_autocast_f16_*).
 
 The model is written out the way a PyTorch user writes GPT-2 (nanoGPT's layout): one fused
 q/k/v projection, causal attention through F.scaled_dot_product_attention, GELU (tanh form),
@@ -70,10 +71,18 @@ def measure(model, opt, x, y, warmup, repeat, amp=None):
         with torch.autocast("cuda", dtype=amp):
             return model(x, y)
 
+    # float16 needs a loss scale (its gradients underflow): torch.amp.GradScaler, as its docs use it.
+    scaler = torch.amp.GradScaler("cuda") if amp == torch.float16 else None
+
     def step():
         loss = run(x, y)
-        loss.backward()
-        opt.step()
+        if scaler is None:
+            loss.backward()
+            opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
         opt.zero_grad(set_to_none=True)
         return loss.item()
 
@@ -162,6 +171,9 @@ def main():
     # parameters and Adam in fp32 (no loss scaling: bf16 has fp32's range).
     modes = [("eager", False, None)] + ([] if a.no_compile else [("compile", True, None)])
     modes.append(("autocast_bf16", False, torch.bfloat16))
+    # And under torch.autocast(float16) with a GradScaler: the peer of the engine's F16 mixed
+    # step (gpt2_train_mixed_f16_step_ms), keys torch_autocast_f16_*.
+    modes.append(("autocast_f16", False, torch.float16))
     for name, compiled, amp in modes:
         torch.manual_seed(1)
         model = Gpt2(layers, c, h, vocab, positions).to(dev)
@@ -179,7 +191,12 @@ def main():
             f"| {r['peak_mb']:.0f} | {r['resident_mb']:.0f} | {r['device_ms']:.2f} | {r['matmul_device_ms']:.2f} |"
         )
         print(f"  {name}: losses {[round(l, 4) for l in r['losses']]}, {total:.1f} s with warm-up and compile")
-        key = {"eager": "torch_gpt2_train", "compile": "torch_compile_gpt2_train"}.get(name, "torch_autocast_gpt2_train")
+        key = {
+            "eager": "torch_gpt2_train",
+            "compile": "torch_compile_gpt2_train",
+            "autocast_bf16": "torch_autocast_gpt2_train",
+            "autocast_f16": "torch_autocast_f16_gpt2_train",
+        }[name]
         for k in ("step_ms", "forward_ms", "forward_backward_ms", "peak_mb", "resident_mb", "device_ms", "matmul_device_ms"):
             figures[f"{key}_{k}"] = r[k]
         figures["torch_gpt2_train_params"] = sum(p.numel() for p in model.parameters())

@@ -32,8 +32,8 @@ for suite in matmul gpt2 gpt2_train copy,gemv copy,gpt2_sizes copy,scans copy,el
   # A suite runs when ONLY names it (the copy that rides along is not asked for).
   case ",$ONLY," in *",${suite##*,},"*) ;; *) continue ;; esac
   # The matmul suite opts into cooperative matrices for its f16 rows (MatmulPath::Cooperative;
-  # the large products take the staged kernel).
-  ENGINE_EXPERIMENTAL=$([ "$suite" = matmul ] && echo cooperative-matrix) .h200/bench --only "$suite" --json "$OUT/engine_${suite/,/_}.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
+  # the large products take the staged kernel), and gpt2_train for its F16 mixed step.
+  ENGINE_EXPERIMENTAL=$(case $suite in matmul|gpt2_train) echo cooperative-matrix ;; esac) .h200/bench --only "$suite" --json "$OUT/engine_${suite/,/_}.json" >> "$OUT/engine_bench.md" 2>> "$OUT/engine_bench.err"
   echo "engine bench $suite rc $?"
 done
 # The scans and the mixers again with the one-pass look-back forced (Strategy::LookBack:

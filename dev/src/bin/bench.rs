@@ -808,12 +808,25 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
     }
     println!("\nmixed precision (forward inside autocast(BF16): bf16 products, f32 sums, parameters and Adam): {:.2} ms a step", f.mixed_step_ms);
     println!(
+        "mixed precision with F16 products and loss scaling (autocast(F16), train::LossScaler): {:.2} ms a step",
+        f.mixed_f16_step_ms
+    );
+    if !f.mixed_f16_kernels.is_empty() {
+        println!("\n| the F16 step's kernels (profiled) | dispatches per step | ms per step |");
+        println!("|---|---|---|");
+        for (name, calls, ms) in f.mixed_f16_kernels.iter().take(16) {
+            println!("| {name} | {calls:.0} | {ms:.2} |");
+        }
+        println!();
+    }
+    println!(
         "the fp32 step captured as a plan (train::CompiledStep, ids written to the device each step): {:.2} ms a step; {:.0} MB in use once captured",
         f.planned_step_ms,
         mb(f.planned_resident_bytes)
     );
     figure("gpt2_train_step_ms", f.step_ms);
     figure("gpt2_train_mixed_step_ms", f.mixed_step_ms);
+    figure("gpt2_train_mixed_f16_step_ms", f.mixed_f16_step_ms);
     figure("gpt2_train_planned_step_ms", f.planned_step_ms);
     figure("gpt2_train_planned_resident_mb", mb(f.planned_resident_bytes));
     figure("gpt2_train_forward_ms", f.forward_ms);

@@ -9,7 +9,7 @@ use std::time::Instant;
 use wgsl_compute::autograd::{autocast, Tape};
 use wgsl_compute::check::Rng;
 use wgsl_compute::models::gpt2::{self, Trainable};
-use wgsl_compute::train::{Adam, CompiledStep, Optimizer};
+use wgsl_compute::train::{Adam, CompiledStep, LossScaler, Optimizer};
 use wgsl_compute::{Context, DType, Result, Tensor};
 
 /// What one run measured.
@@ -38,6 +38,11 @@ pub struct TrainFigures {
     /// Median wall ms of a mixed-precision step: the forward inside `autocast(BF16)` (the
     /// products in bf16, f32 sums), parameters and Adam f32, no loss scaling.
     pub mixed_step_ms: f64,
+    /// Median wall ms of the mixed step with F16 products and dynamic loss scaling
+    /// (`train::LossScaler`, as `torch.autocast(float16)` with a `GradScaler` runs it), and
+    /// that step's profiled kernels, products included, largest first (empty under `--profile`).
+    pub mixed_f16_step_ms: f64,
+    pub mixed_f16_kernels: Vec<(String, f64, f64)>,
     /// Median wall ms of the same fp32 step captured once as a plan (`train::CompiledStep`,
     /// the batch's ids written to device tensors before each replay), its loss read back;
     /// and the bytes in use once it is captured (the plan holds its intermediates).
@@ -74,12 +79,19 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         drop(grads);
         ctx.synchronize()
     };
+    // F16 products need a loss scale (their gradients underflow); F32 and BF16 do not.
+    let mut scaler = LossScaler::new();
     let mut train_step = |amp: Option<DType>| -> Result<f32> {
         let vars = model.vars(&Tape::new(ctx))?;
         let loss = match amp {
             Some(d) => autocast(d, || model.loss_var(&vars, &x, &y, batch))?,
             None => model.loss_var(&vars, &x, &y, batch)?,
         };
+        if amp == Some(DType::F16) {
+            let mut grads = scaler.scale_loss(&loss)?.backward()?;
+            scaler.step(&mut adam, &vars, &mut grads)?;
+            return Ok(loss.tensor().to_vec()?[0]);
+        }
         let grads = loss.backward()?;
         adam.step_vars(&vars, &grads)?;
         drop(grads);
@@ -120,33 +132,42 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         warmup,
         repeat,
     )?;
-    // Where the step's time goes on the device: every dispatch of a few steps timed.
-    let mut other_kernels = vec![];
-    let device_ms = if ctx.profiling() {
-        None
-    } else {
+    // Where a step's time goes on the device: every dispatch of a few steps timed; (device
+    // ms a step, matmul ms a step, every kernel as (name, dispatches a step, ms a step)).
+    let mut profile_of = |amp: Option<DType>| -> Result<Option<(f64, f64, Vec<(String, f64, f64)>)>> {
+        if ctx.profiling() {
+            return Ok(None);
+        }
         let n = 3;
         ctx.set_profiling(true);
         ctx.reset_profile()?;
         for _ in 0..n {
-            train_step(None)?;
+            train_step(amp)?;
         }
         let profile = ctx.profile()?;
         ctx.set_profiling(false);
+        let per_step = |s: f64| s * 1e3 / n as f64;
         let matmul: f64 = profile
             .kernels
             .iter()
             .filter(|k| k.name.starts_with("ops/matmul/"))
             .map(|k| k.seconds)
             .sum();
-        other_kernels = profile
+        let kernels = profile
             .kernels
             .iter()
-            .filter(|k| !k.name.starts_with("ops/matmul/"))
-            .map(|k| (k.name.clone(), k.calls as f64 / n as f64, k.seconds * 1e3 / n as f64))
+            .map(|k| (k.name.clone(), k.calls as f64 / n as f64, per_step(k.seconds)))
             .collect();
-        Some((profile.total_seconds() * 1e3 / n as f64, matmul * 1e3 / n as f64))
+        Ok(Some((per_step(profile.total_seconds()), per_step(matmul), kernels)))
     };
+    let (device_ms, other_kernels) = match profile_of(None)? {
+        Some((busy, matmul, kernels)) => (
+            Some((busy, matmul)),
+            kernels.into_iter().filter(|k| !k.0.starts_with("ops/matmul/")).collect(),
+        ),
+        None => (None, vec![]),
+    };
+    let mixed_f16_kernels = profile_of(Some(DType::F16))?.map(|p| p.2).unwrap_or_default();
     // The mixed-precision step (bf16 products, as torch.autocast(bfloat16) runs them).
     let mut mixed_losses = vec![];
     let mixed_step_ms = median(
@@ -158,6 +179,16 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         repeat,
     )?;
     eprintln!("gpt2_train mixed (bf16 products) losses of the timed steps: {mixed_losses:?}");
+    let mut f16_losses = vec![];
+    let mixed_f16_step_ms = median(
+        Box::new(|| {
+            f16_losses.push(train_step(Some(DType::F16))?);
+            Ok(())
+        }),
+        warmup,
+        repeat,
+    )?;
+    eprintln!("gpt2_train mixed (f16 products, loss scaling) losses of the timed steps: {f16_losses:?}");
     // The fp32 step as a plan: the ids on the device, written each step as a loop would.
     let n = batch * t;
     let (ids, targets) = (Tensor::zeros(ctx, &[n])?, Tensor::zeros(ctx, &[n])?);
@@ -183,6 +214,8 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         planned_step_ms,
         planned_resident_bytes,
         mixed_step_ms,
+        mixed_f16_step_ms,
+        mixed_f16_kernels,
         device_ms,
         other_kernels,
         shape: format!("{} layers, C {}, batch {batch}, T {t}", config.n_layer, config.n_embd),
