@@ -296,6 +296,19 @@ fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {
             .collect();
         let got = ops::linear_residual(&x, &w, &bias, &res).unwrap().to_vec().unwrap();
         assert_close(ctx, "staged linear_residual", &got, &want, GATE);
+        // Transposed views read as they lie (column-major blocks): a^T, b^T and both, through
+        // the direct kernel and, for a batch of 128 blocks of 256 x 128, the staged one.
+        for (batch, m, k, n) in [(1, 128, 48, 192), (128, 256, 48, 128)] {
+            let at = half(&mut rng, &[batch, k, m]).transpose(1, 2).unwrap(); // (batch, M, K), M dense
+            let bt = half(&mut rng, &[batch, n, k]).transpose(1, 2).unwrap(); // (batch, K, N), K dense
+            let a = half(&mut rng, &[batch, m, k]);
+            let b = half(&mut rng, &[batch, k, n]);
+            for (name, x, y) in [("a^T @ b", &at, &b), ("a @ b^T", &a, &bt), ("a^T @ b^T", &at, &bt)] {
+                let case = format!("{name}, batch {batch}, {m}x{k}x{n}");
+                let got = ops::matmul_with(x, y, MatmulPath::Cooperative).unwrap_or_else(|e| panic!("{case}: {e}"));
+                assert_close(ctx, &case, &got.to_vec().unwrap(), &reference_matmul(x, y), GATE);
+            }
+        }
         // What it refuses, and why.
         refused(
             &half(&mut rng, &[65, 16]),
@@ -306,8 +319,9 @@ fn dtype_cooperative_matmul_matches_the_reference_or_refuses() {
         // An f32 a with f16 b is a product the other kernels take, not this one.
         let a32 = Tensor::from_slice(ctx, &[64, 16], &random(&mut rng, &[64, 16])).unwrap();
         refused(&a32, &half(&mut rng, &[16, 64]), "F16 operands");
-        let bt = half(&mut rng, &[64, 16]).transpose(0, 1).unwrap();
-        refused(&half(&mut rng, &[64, 16]), &bt, "inner axis dense");
+        // Rows 20 halves apart: not 16-byte aligned.
+        let narrowed = half(&mut rng, &[64, 20]).narrow(1, 4, 20).unwrap();
+        refused(&narrowed, &half(&mut rng, &[16, 64]), "one axis dense");
     });
 }
 

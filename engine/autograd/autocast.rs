@@ -2,8 +2,8 @@
 //! inside [`autocast`]`(dtype, f)` (`matmul`, `linear`, `linear_gelu`, `linear_residual`)
 //! read both operands in `dtype` (F16 or BF16, converted at the op), accumulate in f32 and
 //! return f32; their backward products take the output gradient in the same dtype. Ops built
-//! from these products follow them (`Var::attention`'s two products); every other op (layer
-//! norm, softmax, cross-entropy, the fused head, the optimiser) stays f32, and so do the
+//! from these products follow them (`Var::attention`'s two products, `Var::head_cross_entropy`'s
+//! three); every other op (layer norm, softmax, cross-entropy, the optimiser) stays f32, and so do the
 //! parameters: the master weights an optimiser updates. With F16 gradients can
 //! underflow, so a step scales the loss first (`train::LossScaler`); BF16 has f32's range and
 //! needs no scaling.

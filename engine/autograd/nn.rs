@@ -5,16 +5,23 @@
 //! (its backward the gradient `ops::cross_entropy` computes with the loss), and a tied
 //! output head fused with the cross-entropy in row blocks (`head_cross_entropy`).
 
+use super::autocast::{operand, product_dtype};
 use super::var::{rule, when, Var};
 use crate::error::{Error, Result};
 use crate::expr::Binary;
 use crate::ops::{self, Ids};
 use crate::shape::attention_shapes;
+use crate::shape::DType;
 use crate::tensor::Tensor;
 
 /// About the bytes of one block's logits in [`Var::head_cross_entropy`] (64 MiB: a few
 /// hundred rows of GPT-2's 50257-token vocabulary).
 pub const HEAD_BLOCK_BYTES: usize = 64 << 20;
+
+/// How much larger [`Var::head_cross_entropy`] makes the logits' gradient for its backward
+/// products inside `autocast(F16)`: 2^15, so |softmax - onehot| <= 1 stays finite in F16 and
+/// the gradient of a mean over thousands of rows stays above F16's smallest normal value.
+const HEAD_F16_GRADIENT_SCALE: f32 = 32768.0;
 
 /// dL/d wpe (P, C) of `batch` rows of `t` positions each from g = dL/d out (batch t, C):
 /// position j's row sums g's rows j, t + j, 2 t + j, ... in that order (the order of
@@ -214,10 +221,21 @@ impl Var {
             // block's few tiles over a K of Vp, can split K (`ops::matmul`'s split-K).
             let wt = Tensor::zeros(ctx, &[c, vp])?;
             ops::copy_into(&wt.narrow(1, 0, v)?, &w.transpose(0, 1)?)?;
+            // Inside `autocast` the three products read their operands in its dtype. The
+            // logits' gradient, (softmax - onehot) / R, is mostly below F16's normal range, so
+            // it is made H times larger for them and dx, dw are scaled back by 1 / H below
+            // (H = 2^15 keeps |softmax - onehot| <= 1 finite in F16).
+            let dtype = product_dtype();
+            let h = if dtype == Some(DType::F16) {
+                HEAD_F16_GRADIENT_SCALE
+            } else {
+                1.0
+            };
+            let wt = operand(&wt, dtype)?;
             let (mut total, mut dx_blocks, mut dwt) = (None::<Tensor>, vec![], None::<Tensor>);
             for start in (0..rows).step_by(block) {
                 let end = (start + block).min(rows);
-                let xb = x.narrow(0, start, end)?; // (rb, C)
+                let xb = operand(&x.narrow(0, start, end)?, dtype)?; // (rb, C)
                 let logits = ops::matmul(&xb, &wt)?; // (rb, Vp), the padding's columns 0
                 let block_ids;
                 let block_targets = match targets {
@@ -229,9 +247,9 @@ impl Var {
                 };
                 // The losses (rb,) and d(mean over all rows)/d logits (rb, Vp), its padding
                 // columns 0 like wt's: one launch over the padded tile, no copy of either.
-                let (losses, g) =
-                    ops::cross_entropy::cross_entropy_padded(&logits, v, block_targets, 1.0 / rows as f32)?;
+                let (losses, g) = ops::cross_entropy::cross_entropy_padded(&logits, v, block_targets, h / rows as f32)?;
                 drop(logits);
+                let g = operand(&g, dtype)?; // (rb, Vp), H times d(mean)/d logits
                 let sum = ops::sum_last(&losses)?; // ()
                 total = Some(match total {
                     Some(t) => ops::add(&t, &sum)?,
@@ -267,6 +285,12 @@ impl Var {
             Ok((
                 loss,
                 rule(move |g, need| {
+                    // dx and dw were taken H times larger (F16 products, above).
+                    let g = &if h == 1.0 {
+                        g.clone()
+                    } else {
+                        ops::binary_scalar(Binary::Mul, g, 1.0 / h)?
+                    };
                     let scale = |d: &Option<Tensor>, want: bool| -> Result<Option<Tensor>> {
                         match (d, want) {
                             (Some(d), true) => Ok(Some(ops::mul(d, g)?)),

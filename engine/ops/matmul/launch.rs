@@ -38,9 +38,9 @@ const COOPERATIVE_STAGED: KernelDef = KernelDef::new(
     "cooperative_staged",
 );
 
-/// Workgroup memory of `cooperative_staged.wgsl`'s tiles: (2 x 256 x 6 + 2 x 16 x 34) words of
-/// 8 bytes.
-const STAGED_WORKGROUP_BYTES: u32 = (2 * 256 * 6 + 2 * 16 * 34) * 8;
+/// Workgroup memory of `cooperative_staged.wgsl`'s tiles: (2 x 256 x 6 + 2 x 128 x 6) words of
+/// 8 bytes (the larger of each operand's two layouts).
+const STAGED_WORKGROUP_BYTES: u32 = (2 * 256 * 6 + 2 * 128 * 6) * 8;
 /// 256 x 128 tiles a product needs before the staged cooperative kernel takes it: fewer leave
 /// a large GPU's multiprocessors idle, where the direct kernel's 64 x 64 tiles are four times
 /// as many per output (an H200 has 132 multiprocessors).
@@ -203,6 +203,12 @@ pub(super) fn record(
     }
     let (vec_a, vec_b, batch) = (o.vec_a, o.vec_b, o.batch);
     let epilogue = ("EPILOGUE", ep.kind as u32 as f64);
+    // The cooperative kernels read a view dense along its other axis (a's M, b's K) as
+    // column-major blocks (`select::cooperative_refusal` lets only such views through).
+    let trans = (
+        ("TRANS_A", (a_cs != 1) as u32 as f64),
+        ("TRANS_B", (b_cs != 1) as u32 as f64),
+    );
     let slots = [("a", a.dtype()), ("b", b.dtype())];
     let (kernel, groups) = match path {
         MatmulPath::Tiled16 => (
@@ -230,12 +236,12 @@ pub(super) fn record(
                 && gpu.info.max_workgroup_memory >= STAGED_WORKGROUP_BYTES =>
         {
             (
-                gpu.kernel(&COOPERATIVE_STAGED, &[epilogue])?,
+                gpu.kernel(&COOPERATIVE_STAGED, &[epilogue, trans.0, trans.1])?,
                 [(s.n / 128) as u32, (s.m / 256) as u32, batch as u32],
             )
         }
         MatmulPath::Cooperative => (
-            gpu.kernel(&COOPERATIVE, &[epilogue])?,
+            gpu.kernel(&COOPERATIVE, &[epilogue, trans.0, trans.1])?,
             [(s.n / 64) as u32, (s.m / 64) as u32, batch as u32],
         ),
         MatmulPath::Matvec | MatmulPath::Auto => {

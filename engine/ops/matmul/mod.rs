@@ -235,6 +235,7 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
         return host_gemm(op, a, b, alpha, ep);
     };
     if path == MatmulPath::Auto {
+        // Its slices' batched product takes the matrix units where they can.
         if let Some(splits) = select::split_k(&s) {
             return launch::gemm_split_k(op, a, b, &s, splits, alpha, ep);
         }
@@ -246,8 +247,10 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
         return Ok(out);
     }
     let operands = launch::Operands::new(op, a, b, s.clone())?;
+    // The matrix units read transposes as they lie: no dense copies for them.
+    let cooperative = path == MatmulPath::Auto && select::refusal_of(gpu, (a, b), &operands).is_none();
     let (da, db) = match path {
-        MatmulPath::Auto => select::densify(&s, &operands, a, b),
+        MatmulPath::Auto if !cooperative => select::densify(&s, &operands, a, b),
         _ => (false, false),
     };
     let (a, b) = (

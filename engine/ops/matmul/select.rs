@@ -40,8 +40,10 @@ pub enum MatmulPath {
     /// many 256 x 128 blocks where subgroups are 32 wide),
     /// where the context has them ([`crate::context::DeviceInfo::cooperative_matrix`], on
     /// request: `ENGINE_EXPERIMENTAL=cooperative-matrix`). M and N multiples of 64, K of 16;
-    /// both inner axes dense; offsets, row and batch strides multiples of 8 elements. `Auto`
-    /// picks it for operands that qualify; forced on others: `Error::Fallback`.
+    /// each operand dense along one axis (a transpose is read as it lies); offsets, the other
+    /// strides and batch strides multiples of 8 elements. `Auto` picks it for operands that
+    /// qualify (split-K's slices too), without copying transposes; forced on others:
+    /// `Error::Fallback`.
     Cooperative,
 }
 
@@ -127,6 +129,18 @@ fn split_k_by(s: &MatmulShape, target: usize, min_slice: usize) -> Option<usize>
     (splits > 1).then_some(splits)
 }
 
+/// Why the cooperative-matrix kernel cannot take the product of `o`'s operands (`None`: it can).
+pub(super) fn refusal_of(gpu: &Gpu, (a, b): (&Tensor, &Tensor), o: &Operands) -> Option<String> {
+    cooperative_refusal(
+        gpu.info.cooperative_matrix,
+        a,
+        b,
+        &o.shape,
+        [o.a_strides, o.b_strides],
+        [&o.batch_strides[0], &o.batch_strides[1]],
+    )
+}
+
 /// Why the cooperative-matrix kernel cannot take this product (`None`: it can). `strides` are
 /// a's and b's (row, column) strides, `batch` their strides over the collapsed batch axes.
 fn cooperative_refusal(
@@ -159,13 +173,16 @@ fn cooperative_refusal(
     let offsets = [a.layout().offset, b.layout().offset];
     for (i, name) in ["a", "b"].into_iter().enumerate() {
         let (rs, cs) = strides[i];
-        if cs != 1
-            || !rs.is_multiple_of(8)
+        // Dense along one axis (either: the kernels load column-major blocks of a transposed
+        // view), the other stride, the offset and the batch strides 16-byte aligned.
+        let other = if cs == 1 { rs } else { cs };
+        if (cs != 1 && rs != 1)
+            || !other.is_multiple_of(8)
             || !offsets[i].is_multiple_of(8)
             || batch[i].iter().any(|v| !v.is_multiple_of(8))
         {
             return Some(format!(
-                "{name}: strides ({rs}, {cs}), offset {}, batch strides {:?}: the kernel loads 16-byte rows (inner axis dense, the rest multiples of 8 elements)",
+                "{name}: strides ({rs}, {cs}), offset {}, batch strides {:?}: the kernel loads 16-byte rows (one axis dense, the other stride, the offset and the batch strides multiples of 8 elements)",
                 offsets[i], batch[i]
             ));
         }
@@ -235,16 +252,7 @@ pub(super) fn choose(
     let s = &o.shape;
     let (vec_a, vec_b) = (o.vec_a, o.vec_b);
     let large_tiles = s.m.div_ceil(128) * s.n.div_ceil(128) * o.batch;
-    let coop_refusal = || {
-        cooperative_refusal(
-            gpu.info.cooperative_matrix,
-            a,
-            b,
-            s,
-            [o.a_strides, o.b_strides],
-            [&o.batch_strides[0], &o.batch_strides[1]],
-        )
-    };
+    let coop_refusal = || refusal_of(gpu, (a, b), o);
     let path = match requested {
         MatmulPath::Auto if s.m == 1 => MatmulPath::Matvec,
         MatmulPath::Auto if gpu.info.cooperative_matrix && coop_refusal().is_none() => MatmulPath::Cooperative,

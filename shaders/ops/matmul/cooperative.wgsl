@@ -13,9 +13,9 @@
 // too few tiles to fill the GPU, subgroups not 32 wide).
 // The epilogue (alpha, bias, GELU, residual) reads the stored block back, after a barrier,
 // one element per invocation a trip; a plain product skips it.
-// The host checks (engine/ops/matmul/select.rs): M and N multiples of 64, K of 16; both operands'
-// inner axes dense; their offsets, row strides and batch strides multiples of 8 elements
-// (16 bytes); out dense. Each store's offset is a `let`: naga 30's SPIR-V writer panics on a
+// The host checks (engine/ops/matmul/select.rs): M and N multiples of 64, K of 16; each
+// operand dense along one axis (K or M for a, N or K for b: TRANS_A / TRANS_B say which), its
+// offset, other stride and batch strides multiples of 8 elements (16 bytes); out dense. Each store's offset is a `let`: naga 30's SPIR-V writer panics on a
 // cooperative store whose pointer index is computed inline.
 // Grid: (N / 64, M / 64, batch).
 
@@ -24,9 +24,30 @@ alias TileB = coop_mat16x16<f16, B>;
 alias TileC = coop_mat16x16<f32, C>;
 
 // F16 tensors are packed two halves a u32 word, the same bytes as an array of f16.
-@group(0) @binding(1) var<storage, read> a: array<f16>;    // (..., M, K) view, K dense
-@group(0) @binding(2) var<storage, read> b: array<f16>;    // (..., K, N) view, N dense
+@group(0) @binding(1) var<storage, read> a: array<f16>;    // (..., M, K) view, K dense (M: TRANS_A)
+@group(0) @binding(2) var<storage, read> b: array<f16>;    // (..., K, N) view, N dense (K: TRANS_B)
 @group(0) @binding(6) var<storage, read> zero: array<f32>; // (256,) zeros: the accumulators' start
+
+// 1: a's view is transposed (its M axis dense: a_rs = 1), so its 16 x 16 blocks are
+// column-major; b's likewise with TRANS_B (its K axis dense: b_rs = 1).
+override TRANS_A: u32 = 0u;
+override TRANS_B: u32 = 0u;
+
+// The A block whose first element is a[i]: row-major along K, or column-major (TRANS_A).
+fn load_a(i: u32) -> TileA {
+    if TRANS_A != 0u {
+        return coopLoad<TileA>(&a[i], p.a_cs);
+    }
+    return coopLoadT<TileA>(&a[i], p.a_rs);
+}
+
+// The B block whose first element is b[i]: row-major along N, or column-major (TRANS_B).
+fn load_b(i: u32) -> TileB {
+    if TRANS_B != 0u {
+        return coopLoad<TileB>(&b[i], p.b_rs);
+    }
+    return coopLoadT<TileB>(&b[i], p.b_cs);
+}
 
 @compute @workgroup_size(32)
 fn cooperative(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -35,13 +56,19 @@ fn cooperative(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     let r = wid.y * 64u;
     let q = wid.x * 64u;
     let ar = p.a_rs;
+    let ac = p.a_cs;
     let br = p.b_rs;
-    // Rows r, r + 16, r + 32, r + 48 of a; columns q .. q + 48 of b.
+    let bc = p.b_cs;
+    // Rows r, r + 16, r + 32, r + 48 of a; columns q .. q + 48 of b (one of each pair of
+    // strides is 1: the operand's dense axis).
     let a0 = base.x + r * ar;
     let a1 = a0 + 16u * ar;
     let a2 = a0 + 32u * ar;
     let a3 = a0 + 48u * ar;
-    let b0 = base.y + q;
+    let b0 = base.y + q * bc;
+    let b1 = b0 + 16u * bc;
+    let b2 = b0 + 32u * bc;
+    let b3 = b0 + 48u * bc;
     var c00 = coopLoadT<TileC>(&zero[0], 16u);
     var c01 = c00;
     var c02 = c00;
@@ -59,15 +86,16 @@ fn cooperative(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     var c32 = c00;
     var c33 = c00;
     for (var k = 0u; k < p.k; k += 16u) {
-        let x0 = coopLoadT<TileA>(&a[a0 + k], ar);
-        let x1 = coopLoadT<TileA>(&a[a1 + k], ar);
-        let x2 = coopLoadT<TileA>(&a[a2 + k], ar);
-        let x3 = coopLoadT<TileA>(&a[a3 + k], ar);
-        let bk = b0 + k * br;
-        let y0 = coopLoadT<TileB>(&b[bk], br);
-        let y1 = coopLoadT<TileB>(&b[bk + 16u], br);
-        let y2 = coopLoadT<TileB>(&b[bk + 32u], br);
-        let y3 = coopLoadT<TileB>(&b[bk + 48u], br);
+        let ka = k * ac;
+        let kb = k * br;
+        let x0 = load_a(a0 + ka);
+        let x1 = load_a(a1 + ka);
+        let x2 = load_a(a2 + ka);
+        let x3 = load_a(a3 + ka);
+        let y0 = load_b(b0 + kb);
+        let y1 = load_b(b1 + kb);
+        let y2 = load_b(b2 + kb);
+        let y3 = load_b(b3 + kb);
         c00 = coopMultiplyAdd(x0, y0, c00);
         c01 = coopMultiplyAdd(x0, y1, c01);
         c02 = coopMultiplyAdd(x0, y2, c02);

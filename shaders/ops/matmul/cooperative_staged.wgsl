@@ -5,8 +5,9 @@
 // staged in workgroup memory. Eight subgroups of 32 (256 invocations) compute a 256 x 128
 // block of the output, each subgroup a 64 x 64 part of it as 4 x 4 accumulators of 16 x 16.
 // Per 16-wide K slice the workgroup loads the slice of a (256 x 16 halves) and of b
-// (16 x 128) once, with each invocation issuing the next slice's six 8-byte loads before the
-// multiply-adds of the current one (double-buffered tiles, one barrier a slice); the
+// (16 x 128) once, along whichever axis each operand is dense (TRANS_A, TRANS_B), with each
+// invocation issuing the next slice's six 8-byte loads before the multiply-adds of the current
+// one (double-buffered tiles, one barrier a slice); the
 // subgroups then read their fragments from workgroup memory, so each global element is read
 // once per workgroup, not once per subgroup.
 // Why the tiles are vec4<f16> words: NVIDIA's compiler (driver 580) rejects a cooperative load
@@ -15,9 +16,7 @@
 // rows of a fragment sit in the same memory banks (4096^3 on an H100: 64.6 TFLOP/s unpadded
 // against 116.4 padded, 120.7 for this 256 x 128 form; dev/src/bin/coop_probe.rs).
 // The host (engine/ops/matmul/launch.rs) takes this kernel for M a multiple of 256, N of 128,
-// K of 16, subgroups exactly 32 wide, enough tiles to fill the GPU and
-// ENGINE_EXPERIMENTAL naming cooperative-staged (its own opt-in until its test has run on
-// hardware), with cooperative.wgsl's
+// K of 16, subgroups exactly 32 wide and enough tiles to fill the GPU, with cooperative.wgsl's
 // alignment rules (offsets, row and batch strides multiples of 8 elements: every vec4 load
 // below is aligned). The epilogue is cooperative.wgsl's.
 // Grid: (N / 128, M / 256, batch).
@@ -27,13 +26,39 @@ alias TileB = coop_mat16x16<f16, B>;
 alias TileC = coop_mat16x16<f32, C>;
 
 // F16 tensors are packed two halves a u32 word: four halves are one vec4<f16>.
-@group(0) @binding(1) var<storage, read> a: array<vec4<f16>>; // (..., M, K / 4) view, K dense
-@group(0) @binding(2) var<storage, read> b: array<vec4<f16>>; // (..., K, N / 4) view, N dense
+@group(0) @binding(1) var<storage, read> a: array<vec4<f16>>; // (..., M, K / 4) view, K dense (M: TRANS_A)
+@group(0) @binding(2) var<storage, read> b: array<vec4<f16>>; // (..., K, N / 4) view, N dense (K: TRANS_B)
 @group(0) @binding(6) var<storage, read> zero: array<f32>;    // (256,) zeros: the accumulators' start
 
-// Two slices each: a's 256 rows of 4 words (+ 2 of padding), b's 16 rows of 32 (+ 2).
-var<workgroup> tile_a: array<vec4<f16>, 3072>; // (2, 256, 6)
-var<workgroup> tile_b: array<vec4<f16>, 1088>; // (2, 16, 34)
+// 1: a's view is transposed (M dense), b's (K dense): cooperative.wgsl's flags. A transposed
+// operand's slice is staged along its dense axis and its fragments load column-major.
+override TRANS_A: u32 = 0u;
+override TRANS_B: u32 = 0u;
+
+// Two slices each. a's: 256 rows of 4 words (+ 2 of padding), or with TRANS_A 16 rows (k) of
+// 64 words (+ 2). b's: 16 rows of 32 words (+ 2), or with TRANS_B 128 rows (n) of 4 (+ 2).
+var<workgroup> tile_a: array<vec4<f16>, 3072>; // (2, 256, 6) or (2, 16, 66)
+var<workgroup> tile_b: array<vec4<f16>, 1536>; // (2, 16, 34) or (2, 128, 6)
+
+// Rows r .. r + 16 of a's tile (r a multiple of 16) at slice word t.
+fn frag_a(t: u32, r: u32) -> TileA {
+    if TRANS_A != 0u {
+        let i = t + r / 4u;
+        return coopLoad<TileA>(&tile_a[i], 66u);
+    }
+    let i = t + r * 6u;
+    return coopLoadT<TileA>(&tile_a[i], 6u);
+}
+
+// Columns c .. c + 16 of b's tile (c a multiple of 16) at slice word t.
+fn frag_b(t: u32, c: u32) -> TileB {
+    if TRANS_B != 0u {
+        let i = t + c * 6u;
+        return coopLoad<TileB>(&tile_b[i], 6u);
+    }
+    let i = t + c / 4u;
+    return coopLoadT<TileB>(&tile_b[i], 34u);
+}
 
 @compute @workgroup_size(256)
 fn cooperative_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -41,21 +66,43 @@ fn cooperative_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invo
     let base = batch_offsets(z) / 4u;
     let r0 = wid.y * 256u;
     let q0 = wid.x * 128u;
-    let ar = p.a_rs / 4u;
-    let br = p.b_rs / 4u;
-    // This invocation's share of a slice: words lid + 256 i of a's (256, 4) and b's (16, 32),
-    // read from global word g* and written to tile word s*.
-    let ga = base.x + (r0 + lid / 4u) * ar + lid % 4u;
-    let sa = (lid / 4u) * 6u + lid % 4u;
-    let gb = base.y + (lid / 32u) * br + q0 / 4u + lid % 32u;
-    let sb = (lid / 32u) * 34u + lid % 32u;
-    // 64 rows of a are 256 words; 8 rows of b are 256 words.
+    // This invocation's share of a slice: its loads i = 0 .. 3 of a read global word
+    // ga + i ga_step and write tile word sa + i sa_step, the next slice ga_next words on;
+    // b's two likewise.
+    var ga = base.x + (r0 + lid / 4u) * (p.a_rs / 4u) + lid % 4u;
+    var ga_step = 64u * (p.a_rs / 4u);
+    var ga_next = 4u;
+    var sa = (lid / 4u) * 6u + lid % 4u;
+    var sa_step = 384u;
+    var slice_a = 1536u;
+    if TRANS_A != 0u {
+        ga = base.x + (lid / 64u) * (p.a_cs / 4u) + r0 / 4u + lid % 64u;
+        ga_step = 4u * (p.a_cs / 4u);
+        ga_next = 4u * p.a_cs;
+        sa = (lid / 64u) * 66u + lid % 64u;
+        sa_step = 264u;
+        slice_a = 1056u;
+    }
+    var gb = base.y + (lid / 32u) * (p.b_rs / 4u) + q0 / 4u + lid % 32u;
+    var gb_step = 8u * (p.b_rs / 4u);
+    var gb_next = 4u * p.b_rs;
+    var sb = (lid / 32u) * 34u + lid % 32u;
+    var sb_step = 272u;
+    var slice_b = 544u;
+    if TRANS_B != 0u {
+        gb = base.y + (q0 + lid / 4u) * (p.b_cs / 4u) + lid % 4u;
+        gb_step = 64u * (p.b_cs / 4u);
+        gb_next = 4u;
+        sb = (lid / 4u) * 6u + lid % 4u;
+        sb_step = 384u;
+        slice_b = 768u;
+    }
     var va0 = a[ga];
-    var va1 = a[ga + 64u * ar];
-    var va2 = a[ga + 128u * ar];
-    var va3 = a[ga + 192u * ar];
+    var va1 = a[ga + ga_step];
+    var va2 = a[ga + 2u * ga_step];
+    var va3 = a[ga + 3u * ga_step];
     var vb0 = b[gb];
-    var vb1 = b[gb + 8u * br];
+    var vb1 = b[gb + gb_step];
     // The subgroup's 64 x 64 part: rows r0 + sr, columns q0 + sq.
     let s = lid / 32u;
     let sr = (s / 2u) * 64u;
@@ -78,36 +125,34 @@ fn cooperative_staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invo
     var c33 = c00;
     for (var k = 0u; k < p.k; k += 16u) {
         let cur = (k / 16u) % 2u;
-        let ta = cur * 1536u;
-        let tb = cur * 544u;
+        let ta = cur * slice_a;
+        let tb = cur * slice_b;
         tile_a[ta + sa] = va0;
-        tile_a[ta + sa + 384u] = va1;
-        tile_a[ta + sa + 768u] = va2;
-        tile_a[ta + sa + 1152u] = va3;
+        tile_a[ta + sa + sa_step] = va1;
+        tile_a[ta + sa + 2u * sa_step] = va2;
+        tile_a[ta + sa + 3u * sa_step] = va3;
         tile_b[tb + sb] = vb0;
-        tile_b[tb + sb + 272u] = vb1;
+        tile_b[tb + sb + sb_step] = vb1;
         workgroupBarrier();
         // The next slice's loads are in flight during this slice's multiply-adds.
         if k + 16u < p.k {
-            let ka = (k + 16u) / 4u;
-            let kb = (k + 16u) * br;
-            va0 = a[ga + ka];
-            va1 = a[ga + 64u * ar + ka];
-            va2 = a[ga + 128u * ar + ka];
-            va3 = a[ga + 192u * ar + ka];
-            vb0 = b[gb + kb];
-            vb1 = b[gb + 8u * br + kb];
+            ga += ga_next;
+            gb += gb_next;
+            va0 = a[ga];
+            va1 = a[ga + ga_step];
+            va2 = a[ga + 2u * ga_step];
+            va3 = a[ga + 3u * ga_step];
+            vb0 = b[gb];
+            vb1 = b[gb + gb_step];
         }
-        let fa = ta + sr * 6u;
-        let fb = tb + sq / 4u;
-        let x0 = coopLoadT<TileA>(&tile_a[fa + 0u], 6u);
-        let x1 = coopLoadT<TileA>(&tile_a[fa + 96u], 6u);
-        let x2 = coopLoadT<TileA>(&tile_a[fa + 192u], 6u);
-        let x3 = coopLoadT<TileA>(&tile_a[fa + 288u], 6u);
-        let y0 = coopLoadT<TileB>(&tile_b[fb + 0u], 34u);
-        let y1 = coopLoadT<TileB>(&tile_b[fb + 4u], 34u);
-        let y2 = coopLoadT<TileB>(&tile_b[fb + 8u], 34u);
-        let y3 = coopLoadT<TileB>(&tile_b[fb + 12u], 34u);
+        let x0 = frag_a(ta, sr);
+        let x1 = frag_a(ta, sr + 16u);
+        let x2 = frag_a(ta, sr + 32u);
+        let x3 = frag_a(ta, sr + 48u);
+        let y0 = frag_b(tb, sq);
+        let y1 = frag_b(tb, sq + 16u);
+        let y2 = frag_b(tb, sq + 32u);
+        let y3 = frag_b(tb, sq + 48u);
         c00 = coopMultiplyAdd(x0, y0, c00);
         c01 = coopMultiplyAdd(x0, y1, c01);
         c02 = coopMultiplyAdd(x0, y2, c02);

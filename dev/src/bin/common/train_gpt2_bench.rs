@@ -163,7 +163,10 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
     let (device_ms, other_kernels) = match profile_of(None)? {
         Some((busy, matmul, kernels)) => (
             Some((busy, matmul)),
-            kernels.into_iter().filter(|k| !k.0.starts_with("ops/matmul/")).collect(),
+            kernels
+                .into_iter()
+                .filter(|k| !k.0.starts_with("ops/matmul/"))
+                .collect(),
         ),
         None => (None, vec![]),
     };
