@@ -8,7 +8,7 @@
 
 use wgsl_compute::autograd::{autocast, Tape, Var};
 use wgsl_compute::check::Rng;
-use wgsl_compute::train::{Adam, LossScaler, Optimizer};
+use wgsl_compute::train::{Adam, CompiledStep, LossScaler, Optimizer};
 use wgsl_compute::{Context, DType, Error, Tensor};
 
 use crate::common::each_adapter;
@@ -407,6 +407,111 @@ fn the_fused_head_inside_autocast_matches_f32_and_keeps_its_small_gradients() {
                     ctx.info().name
                 );
             }
+        }
+    });
+}
+
+/// The MLP of `mse_bf16` with its products in F16.
+fn mse_f16(v: &[Var], x: &Tensor, y: &Tensor) -> wgsl_compute::Result<Var> {
+    autocast(DType::F16, || {
+        let h = Var::constant(x).linear(&v[0], Some(&v[1]))?.tanh()?; // (32, 16)
+        let d = (h.linear(&v[2], Some(&v[3]))? - Var::constant(y))?; // (32, 4)
+        (&d * &d)?.mean_all() // ()
+    })
+}
+
+#[test]
+fn a_captured_loss_scaled_step_matches_eager_steps_and_skips_on_the_device() {
+    each_adapter(|ctx| {
+        let init = |ctx: &Context| -> Vec<Tensor> {
+            [(vec![8, 16], 21), (vec![16], 22), (vec![16, 4], 23), (vec![4], 24)]
+                .iter()
+                .map(|(s, seed)| tensor(ctx, s, *seed).mul_scalar(0.5).unwrap())
+                .collect()
+        };
+        let batches: Vec<(Tensor, Tensor)> = (0..4)
+            .map(|i| (tensor(ctx, &[32, 8], 30 + i), tensor(ctx, &[32, 4], 40 + i)))
+            .collect();
+        // Eager, S = 1024 doubling after two finite steps.
+        let params = init(ctx);
+        let mut adam = Adam::new(&params.iter().collect::<Vec<_>>(), 1e-2).unwrap();
+        let mut scaler = LossScaler::with(1024.0, 2).unwrap();
+        let mut eager = vec![];
+        for (x, y) in &batches {
+            let tape = Tape::new(ctx);
+            let v: Vec<Var> = params.iter().map(|p| tape.var(p).unwrap()).collect();
+            let loss = mse_f16(&v, x, y).unwrap();
+            eager.push(loss.item().unwrap());
+            let mut grads = scaler.scale_loss(&loss).unwrap().backward().unwrap();
+            assert!(scaler.step(&mut adam, &v, &mut grads).unwrap());
+        }
+        assert_eq!(scaler.scale(), 4096.0, "two doublings in four finite steps");
+        // Captured once, replayed over the same batches.
+        let capture = |scaler: &mut LossScaler| {
+            let params = init(ctx);
+            let refs: Vec<&Tensor> = params.iter().collect();
+            let mut adam = Adam::new(&refs, 1e-2).unwrap();
+            let (x, y) = (
+                Tensor::zeros(ctx, &[32, 8]).unwrap(),
+                Tensor::zeros(ctx, &[32, 4]).unwrap(),
+            );
+            let step =
+                CompiledStep::capture_scaled(ctx, &refs, &[&x, &y], &mut adam, scaler, |v| mse_f16(v, &x, &y)).unwrap();
+            (params, step, x, y)
+        };
+        let mut planned_scaler = LossScaler::with(1024.0, 2).unwrap();
+        let (planned_params, step, x, y) = capture(&mut planned_scaler);
+        let mut planned = vec![];
+        for (xb, yb) in &batches {
+            x.write(&xb.to_vec().unwrap()).unwrap();
+            y.write(&yb.to_vec().unwrap()).unwrap();
+            planned.push(step.step().unwrap().to_vec().unwrap()[0]);
+        }
+        let name = ctx.info().name.clone();
+        for (i, (p, e)) in planned.iter().zip(&eager).enumerate() {
+            assert!(
+                (p - e).abs() <= 1e-5 * e.abs().max(1.0),
+                "step {i} on {name}: planned {p}, eager {e}"
+            );
+        }
+        for (p, e) in planned_params.iter().zip(&params) {
+            let (p, e) = (p.to_vec().unwrap(), e.to_vec().unwrap());
+            let err = p.iter().zip(&e).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+            assert!(err <= 1e-5, "parameters on {name}: {err}");
+        }
+        planned_scaler.sync().unwrap();
+        assert_eq!(
+            (planned_scaler.scale(), planned_scaler.skipped()),
+            (4096.0, 0),
+            "on {name}"
+        );
+        // A scale that overflows: the replay changes no parameter and halves S on the device.
+        let mut scaler = LossScaler::with(f32::MAX, 2).unwrap();
+        let (params, step, x, y) = capture(&mut scaler);
+        let before: Vec<Vec<f32>> = params.iter().map(|p| p.to_vec().unwrap()).collect();
+        x.write(&batches[0].0.to_vec().unwrap()).unwrap();
+        y.write(&batches[0].1.to_vec().unwrap()).unwrap();
+        step.step().unwrap();
+        let after: Vec<Vec<f32>> = params.iter().map(|p| p.to_vec().unwrap()).collect();
+        assert_eq!(before, after, "a skipped replay moves nothing on {name}");
+        scaler.sync().unwrap();
+        assert_eq!((scaler.scale(), scaler.skipped()), (f32::MAX * 0.5, 1), "on {name}");
+    });
+}
+
+#[test]
+fn a_loss_scaled_capture_needs_an_optimiser_that_skips_on_the_device() {
+    each_adapter(|ctx| {
+        let w = tensor(ctx, &[8, 4], 3);
+        let x = tensor(ctx, &[32, 8], 4);
+        let mut sgd = wgsl_compute::train::Sgd::new(&[&w], 0.1, 0.0).unwrap();
+        let mut scaler = LossScaler::new();
+        let got = CompiledStep::capture_scaled(ctx, &[&w], &[&x], &mut sgd, &mut scaler, |v| {
+            autocast(DType::F16, || Var::constant(&x).matmul(&v[0]))?.mean_all()
+        });
+        match got {
+            Err(Error::Unsupported { message, .. }) => assert!(message.contains("Adam"), "{message}"),
+            other => panic!("expected Unsupported, got {:?}", other.err()),
         }
     });
 }

@@ -11,8 +11,9 @@
 //! `x.rsub_scalar(1.0)` carry their scalar in the kernel). Ops that take host ids
 //! (`Var::embedding`, `Var::cross_entropy`) upload them and so belong to eager steps.
 //! A forward inside `autograd::autocast` is captured like any other (its conversions are
-//! kernels); `LossScaler` reads a number back, so a loss-scaled F16 step stays eager, and a
-//! captured mixed-precision step uses BF16.
+//! kernels). A loss-scaled F16 step is captured with [`CompiledStep::capture_scaled`]: the
+//! scaler's S, its overflow test and its update stay on the device, and the optimiser skips
+//! an overflowed update there (PyTorch's capturable `GradScaler`).
 //! A parameter that the loss does not use, or a frozen one, is skipped by the step. Plans need a GPU: on the CPU context
 //! [`CompiledStep::capture`] is an `Error::Unsupported`.
 //!
@@ -38,7 +39,8 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
-use super::optim::Optimizer;
+use super::loss_scale::{unscale, update, LossScaler};
+use super::optim::{gather, Optimizer};
 use crate::autograd::{Tape, Var};
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -69,21 +71,43 @@ impl CompiledStep {
         loss_of: impl FnOnce(&[Var]) -> Result<Var>,
     ) -> Result<CompiledStep> {
         let op = "CompiledStep::capture";
-        if !ctx.is_gpu() {
-            return Err(Error::Unsupported {
-                op,
-                message:
-                    "a compiled step is a plan, and plans need a GPU context; on the CPU context run the step eagerly"
-                        .into(),
-            });
-        }
+        require_gpu(ctx, op)?;
         // The backward's seed, dL/dL = 1: made before the capture (an upload inside it is an
         // error), held by the plan.
         let seed = Tensor::full(ctx, &[], 1.0)?;
+        Self::capture_with(
+            ctx,
+            op,
+            params,
+            inputs,
+            optimizer,
+            &[&seed],
+            loss_of,
+            |vars, loss, opt| {
+                let grads = loss.backward_with(&seed)?;
+                opt.step_vars(vars, &grads)
+            },
+        )
+    }
+
+    /// The capture both forms share: the forward over `params` as variables of a fresh tape,
+    /// then `backward_and_step` (its backward and the optimiser's update), as one plan that
+    /// holds the parameters, `inputs`, the optimiser's state and `held`.
+    #[allow(clippy::too_many_arguments)]
+    fn capture_with<O: Optimizer + ?Sized>(
+        ctx: &Context,
+        op: &'static str,
+        params: &[&Tensor],
+        inputs: &[&Tensor],
+        optimizer: &mut O,
+        held: &[&Tensor],
+        loss_of: impl FnOnce(&[Var]) -> Result<Var>,
+        backward_and_step: impl FnOnce(&[Var], &Var, &mut O) -> Result<()>,
+    ) -> Result<CompiledStep> {
         let state: Vec<Tensor> = optimizer.state().into_iter().cloned().collect();
         let mut hold: Vec<&Tensor> = params.iter().chain(inputs).copied().collect();
         hold.extend(&state);
-        hold.push(&seed);
+        hold.extend(held);
         let unknown = "neither a parameter, nor one of `inputs`, nor the optimiser's state: \
                        pass every tensor the forward reads (the batch, constants made before the capture) in `inputs`";
         let (plan, loss) = Plan::capture_as(ctx, op, unknown, &hold, || {
@@ -93,8 +117,7 @@ impl CompiledStep {
             if !loss.shape().is_empty() {
                 return Err(Error::shape(op, "loss", "a scalar () loss", loss.shape()));
             }
-            let grads = loss.backward_with(&seed)?;
-            optimizer.step_vars(&vars, &grads)?;
+            backward_and_step(&vars, &loss, optimizer)?;
             Ok(loss.tensor().clone())
         })?;
         Ok(CompiledStep {
@@ -102,6 +125,49 @@ impl CompiledStep {
             plan,
             loss,
         })
+    }
+
+    /// [`CompiledStep::capture`] for a loss-scaled step (products inside `autocast(F16)`):
+    /// the backward starts from the scale S instead of 1 (the gradients of S L), each
+    /// gradient is divided by S, and `optimizer`'s update changes nothing at a replay whose
+    /// gradients held an inf or a NaN; then S and its counts move as `scaler`'s rule says
+    /// ([`LossScaler`]). All of it on the device, read back by nobody: `scaler` (its S and
+    /// counts as they are now) hands its state to the plan, and [`LossScaler::sync`] reads it
+    /// back after replays. The optimiser must be able to skip on the device (Adam).
+    pub fn capture_scaled<O: Optimizer + ?Sized>(
+        ctx: &Context,
+        params: &[&Tensor],
+        inputs: &[&Tensor],
+        optimizer: &mut O,
+        scaler: &mut LossScaler,
+        loss_of: impl FnOnce(&[Var]) -> Result<Var>,
+    ) -> Result<CompiledStep> {
+        let op = "CompiledStep::capture_scaled";
+        require_gpu(ctx, op)?;
+        let state = scaler.device_state(ctx)?; // (5,): S first, the overflow flag third
+        let growth = scaler.growth_interval();
+        let seed = state.narrow(0, 0, 1)?.reshape(&[])?; // (), S
+        let found = state.narrow(0, 2, 3)?; // (1,)
+        Self::capture_with(
+            ctx,
+            op,
+            params,
+            inputs,
+            optimizer,
+            &[&state],
+            loss_of,
+            |vars, loss, opt| {
+                let mut grads = loss.backward_with(&seed)?;
+                for v in vars {
+                    if let Some(g) = grads.get_mut(v) {
+                        *g = unscale(op, g, &state)?;
+                    }
+                }
+                let params: Vec<&Tensor> = vars.iter().map(Var::tensor).collect();
+                opt.step_some_gated(&params, &gather(op, vars, &grads)?, &found)?;
+                update(op, &state, growth)
+            },
+        )
     }
 
     /// Replays the step (forward, backward, update) on the inputs as they are now written;
@@ -115,4 +181,16 @@ impl CompiledStep {
     pub fn plan(&self) -> &Plan {
         &self.plan
     }
+}
+
+/// Plans need a GPU: on the CPU context a compiled step is an `Error::Unsupported`.
+fn require_gpu(ctx: &Context, op: &'static str) -> Result<()> {
+    if ctx.is_gpu() {
+        return Ok(());
+    }
+    Err(Error::Unsupported {
+        op,
+        message: "a compiled step is a plan, and plans need a GPU context; on the CPU context run the step eagerly"
+            .into(),
+    })
 }

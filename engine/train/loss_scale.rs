@@ -34,6 +34,14 @@ use crate::tensor::Tensor;
 use crate::train::Optimizer;
 
 const UNSCALE: KernelDef = KernelDef::new("train/unscale", shader!("train/unscale.wgsl"), "unscale");
+const UPDATE: KernelDef = KernelDef::new(
+    "train/loss_scale_update",
+    shader!("train/loss_scale_update.wgsl"),
+    "loss_scale_update",
+);
+/// Elements of the state the kernels keep: (S, finite steps in a row, found, steps skipped,
+/// last found).
+const STATE_LEN: usize = 5;
 
 /// The scale, its growth and the steps it skipped (see the module).
 #[derive(Clone, Debug)]
@@ -42,6 +50,8 @@ pub struct LossScaler {
     growth_interval: u32,
     finite_steps: u32,
     skipped: u32,
+    /// The state of the captured step this scaler was given to, if any (`device_state`).
+    device: Option<Tensor>,
 }
 
 impl Default for LossScaler {
@@ -58,6 +68,7 @@ impl LossScaler {
             growth_interval: 2000,
             finite_steps: 0,
             skipped: 0,
+            device: None,
         }
     }
 
@@ -82,6 +93,11 @@ impl LossScaler {
         self.scale
     }
 
+    /// Finite steps before S doubles.
+    pub fn growth_interval(&self) -> u32 {
+        self.growth_interval
+    }
+
     /// The steps skipped so far for gradients that were not finite.
     pub fn skipped(&self) -> u32 {
         self.skipped
@@ -101,20 +117,56 @@ impl LossScaler {
         let Some(ctx) = vars.first().map(|v| v.tensor().context().clone()) else {
             return Ok(true);
         };
-        let flag = Tensor::zeros(&ctx, &[1])?; // (1,) 1 once a gradient is not finite
-        let inv = 1.0 / self.scale;
+        // The state the kernels read and update, (5,): see `state`.
+        let state = Tensor::from_slice(&ctx, &[STATE_LEN], &self.state())?;
         let unscaled: Vec<Option<Tensor>> = found
             .into_iter()
-            .map(|g| g.map(|g| unscale(op, g, inv, &flag)).transpose())
+            .map(|g| g.map(|g| unscale(op, g, &state)).transpose())
             .collect::<Result<_>>()?;
         for (v, g) in vars.iter().zip(unscaled) {
             if let (Some(slot), Some(g)) = (grads.get_mut(v), g) {
                 *slot = g;
             }
         }
-        let finite = flag.to_vec_async().await?[0] == 0.0;
-        self.update(finite);
-        Ok(finite)
+        update(op, &state, self.growth_interval)?;
+        let state = state.to_vec_async().await?;
+        self.set_state(&state);
+        Ok(state[4] == 0.0)
+    }
+
+    /// What the kernels keep, (S, finite steps in a row, found, steps skipped, last found).
+    fn state(&self) -> [f32; STATE_LEN] {
+        [self.scale, self.finite_steps as f32, 0.0, self.skipped as f32, 0.0]
+    }
+
+    fn set_state(&mut self, s: &[f32]) {
+        (self.scale, self.finite_steps, self.skipped) = (s[0], s[1] as u32, s[3] as u32);
+    }
+
+    /// The scaler's state as a device tensor (5,) a captured step reads and updates at each
+    /// replay (`CompiledStep::capture_scaled`), made from this scaler's S and counts at the
+    /// capture; [`LossScaler::sync_async`] reads it back into the scaler.
+    pub(crate) fn device_state(&mut self, ctx: &crate::context::Context) -> Result<Tensor> {
+        let t = Tensor::from_slice(ctx, &[STATE_LEN], &self.state())?;
+        self.device = Some(t.clone());
+        Ok(t)
+    }
+
+    /// Reads the state of the captured step this scaler was given to
+    /// (`CompiledStep::capture_scaled`) back into it: S and the skipped steps after its
+    /// replays. Nothing to read without one.
+    pub async fn sync_async(&mut self) -> Result<()> {
+        if let Some(t) = &self.device {
+            let s = t.to_vec_async().await?;
+            self.set_state(&s);
+        }
+        Ok(())
+    }
+
+    /// [`LossScaler::sync_async`], blocking (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn sync(&mut self) -> Result<()> {
+        pollster::block_on(self.sync_async())
     }
 
     /// [`LossScaler::unscale_async`], blocking (native only).
@@ -143,47 +195,63 @@ impl LossScaler {
     pub fn step(&mut self, optimizer: &mut impl Optimizer, vars: &[Var], grads: &mut Grads) -> Result<bool> {
         pollster::block_on(self.step_async(optimizer, vars, grads))
     }
-
-    /// S after a step whose gradients were `finite` or not.
-    fn update(&mut self, finite: bool) {
-        if finite {
-            self.finite_steps += 1;
-            if self.finite_steps >= self.growth_interval {
-                self.finite_steps = 0;
-                // Doubling stops short of inf: S stays a finite power of two times the first.
-                if (self.scale * 2.0).is_finite() {
-                    self.scale *= 2.0;
-                }
-            }
-        } else {
-            self.finite_steps = 0;
-            self.skipped += 1;
-            // Halving stops at the smallest normal f32, so S never reaches 0.
-            self.scale = (self.scale * 0.5).max(f32::MIN_POSITIVE);
-        }
-    }
 }
 
-/// `g / S` (any shape, f32) as a new dense tensor, `inv` = 1 / S, setting `flag` (1,) to 1
+/// `g / S` (any shape, f32) as a new dense tensor, S = state[0], setting state[2] (found) to 1
 /// when an element of g or of the result is not finite (`shaders/train/unscale.wgsl`).
-fn unscale(op: &'static str, g: &Tensor, inv: f32, flag: &Tensor) -> Result<Tensor> {
+pub(crate) fn unscale(op: &'static str, g: &Tensor, state: &Tensor) -> Result<Tensor> {
     g.expect_dtype(op, "grads", &[DType::F32])?;
     let g = g.contiguous()?;
     let out = Tensor::zeros(g.context(), g.shape())?;
     match g.context().gpu() {
         Some(gpu) => {
-            let params = Params::new().usize(g.len()).f32(inv);
-            let buffers = [g.gpu_buffer(op)?, out.gpu_buffer(op)?, flag.gpu_buffer(op)?];
+            let params = Params::new().usize(g.len());
+            let buffers = [g.gpu_buffer(op)?, out.gpu_buffer(op)?, state.gpu_buffer(op)?];
             gpu.dispatch_items(&gpu.kernel(&UNSCALE, &[])?, &params, &buffers, g.len())?;
         }
         None => {
+            let mut st = state.host(op)?;
             let host = g.host(op)?;
+            let inv = 1.0 / st[[0]];
             let scaled = host.mapv(|v| v * inv);
             out.host_write(&scaled.view(), op)?;
             if host.iter().chain(scaled.iter()).any(|v| !v.is_finite()) {
-                flag.host_write(&ndarray::arr1(&[1.0f32]).into_dyn().view(), op)?;
+                st[[2]] = 1.0;
+                state.host_write(&st.view(), op)?;
             }
         }
     }
     Ok(out)
+}
+
+/// The scaler's step over its state (5,) after a step's unscale: `shaders/train/
+/// loss_scale_update.wgsl`, whose rule the CPU context's branch repeats.
+pub(crate) fn update(op: &'static str, state: &Tensor, growth_interval: u32) -> Result<()> {
+    match state.context().gpu() {
+        Some(gpu) => {
+            let params = Params::new().u32(growth_interval);
+            gpu.dispatch(&gpu.kernel(&UPDATE, &[])?, &params, &[state.gpu_buffer(op)?], [1, 1, 1])
+        }
+        None => {
+            let mut s = state.host(op)?;
+            let found = s[[2]];
+            if found != 0.0 {
+                // Halving stops at the smallest normal f32, so S never reaches 0.
+                s[[0]] = (s[[0]] * 0.5).max(f32::MIN_POSITIVE);
+                s[[1]] = 0.0;
+                s[[3]] += 1.0;
+            } else if s[[1]] + 1.0 >= growth_interval as f32 {
+                s[[1]] = 0.0;
+                // Doubling stops short of inf: S stays a finite power of two times the first.
+                if (s[[0]] * 2.0).is_finite() {
+                    s[[0]] *= 2.0;
+                }
+            } else {
+                s[[1]] += 1.0;
+            }
+            s[[4]] = found;
+            s[[2]] = 0.0;
+            state.host_write(&s.view(), op)
+        }
+    }
 }

@@ -811,6 +811,10 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
         "mixed precision with F16 products and loss scaling (autocast(F16), train::LossScaler): {:.2} ms a step",
         f.mixed_f16_step_ms
     );
+    println!(
+        "the same F16 step captured as a plan (train::CompiledStep::capture_scaled, the loss scale on the device): {:.2} ms a step",
+        f.mixed_f16_planned_step_ms
+    );
     if !f.mixed_f16_kernels.is_empty() {
         println!("\n| the F16 step's kernels (profiled) | dispatches per step | ms per step |");
         println!("|---|---|---|");
@@ -827,6 +831,7 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
     figure("gpt2_train_step_ms", f.step_ms);
     figure("gpt2_train_mixed_step_ms", f.mixed_step_ms);
     figure("gpt2_train_mixed_f16_step_ms", f.mixed_f16_step_ms);
+    figure("gpt2_train_mixed_f16_planned_step_ms", f.mixed_f16_planned_step_ms);
     figure("gpt2_train_planned_step_ms", f.planned_step_ms);
     figure("gpt2_train_planned_resident_mb", mb(f.planned_resident_bytes));
     figure("gpt2_train_forward_ms", f.forward_ms);

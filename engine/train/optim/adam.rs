@@ -45,6 +45,8 @@ pub struct Adam {
     /// come from them, so a training step captured in a plan steps on at every replay. On the
     /// parameters' context (None without parameters).
     device_powers: Option<Tensor>,
+    /// (1,) zero: the gate of an ungated step on the device (the kernels read one always).
+    no_gate: Option<Tensor>,
 }
 
 /// Adam's settings: lr and weight_decay finite and >= 0, beta1 and beta2 in [0, 1), eps
@@ -89,6 +91,7 @@ impl Adam {
             moments: vec![],
             powers: (1.0, 1.0),
             device_powers: None,
+            no_gate: None,
         };
         check_settings(&adam)?;
         let m = zero_state("adam", params)?;
@@ -97,9 +100,11 @@ impl Adam {
             .first()
             .map(|p| Tensor::full(p.context(), &[2], 1.0))
             .transpose()?;
+        let no_gate = params.first().map(|p| Tensor::zeros(p.context(), &[1])).transpose()?;
         Ok(Adam {
             moments: m.into_iter().zip(v).collect(),
             device_powers,
+            no_gate,
             ..adam
         })
     }
@@ -115,6 +120,7 @@ impl Adam {
     pub fn state(&self) -> Vec<&Tensor> {
         let mut s: Vec<&Tensor> = self.moments.iter().flat_map(|(m, v)| [m, v]).collect();
         s.extend(&self.device_powers);
+        s.extend(&self.no_gate);
         s
     }
 
@@ -126,12 +132,37 @@ impl Adam {
     /// [`Optimizer::step_some`]: the parameters whose gradient is None keep their values and
     /// moments; the bias corrections advance once for the step.
     pub fn step_some(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>]) -> Result<()> {
+        self.step_gated(params, grads, None)
+    }
+
+    /// [`Adam::step_some`] on the device, changing nothing (parameters, moments, powers) where
+    /// `gate` (a one-element view) holds a value other than 0 when the step runs: how a
+    /// captured loss-scaled step skips an overflowed update (`train::CompiledStep::capture_scaled`).
+    /// GPU contexts only with a gate.
+    fn step_gated(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>], gate: Option<&Tensor>) -> Result<()> {
         let op = "adam";
         // The settings are public fields: checked again, with every pair, before anything
         // moves, so an error leaves the model as it was.
         check_settings(self)?;
         let states: Vec<&Tensor> = self.moments.iter().map(|(m, _)| m).collect();
         check_step(op, &states, params, grads)?;
+        let powers = self.device_powers.as_ref().filter(|t| t.context().is_gpu());
+        if gate.is_some() && powers.is_none() {
+            return Err(Error::Unsupported {
+                op,
+                message: "a gated step runs on a GPU context's parameters".into(),
+            });
+        }
+        let gate = gate.or(self.no_gate.as_ref());
+        if let Some(g) = gate.filter(|g| g.len() != 1) {
+            return Err(Error::shape(op, "gate", "one element", g.shape()));
+        }
+        let gate_buffer = || {
+            gate.map_or(Err(Error::value(op, "params", "parameters", "none")), |g| {
+                g.gpu_buffer(op)
+            })
+        };
+        let gate_at = gate.map_or(0, |g| g.layout().offset);
         self.steps += 1;
         // 1 - beta^t from running products (not powi), the multiplications the device makes.
         self.powers = (self.powers.0 * self.beta1, self.powers.1 * self.beta2);
@@ -141,11 +172,11 @@ impl Adam {
             false => (self.weight_decay, 0.0),
         };
         let (lr, b1, b2, eps) = (self.lr, self.beta1, self.beta2, self.eps);
-        let powers = self.device_powers.as_ref().filter(|t| t.context().is_gpu());
         if let Some(t) = powers {
             let gpu = t.context().require_gpu(op)?;
-            let params = Params::new().f32(self.beta1).f32(self.beta2);
-            gpu.dispatch(&gpu.kernel(&ADAM_TICK, &[])?, &params, &[t.gpu_buffer(op)?], [1, 1, 1])?;
+            let params = Params::new().f32(self.beta1).f32(self.beta2).usize(gate_at);
+            let buffers = [t.gpu_buffer(op)?, gate_buffer()?];
+            gpu.dispatch(&gpu.kernel(&ADAM_TICK, &[])?, &params, &buffers, [1, 1, 1])?;
         }
         for ((p, g), (m, v)) in params.iter().zip(grads).zip(&self.moments) {
             let Some(g) = g else { continue };
@@ -153,7 +184,15 @@ impl Adam {
                 Some(gpu) => {
                     let g = g.contiguous()?;
                     let n = p.len();
-                    let params = Params::new().usize(n).f32(lr).f32(b1).f32(b2).f32(eps).f32(l2).f32(wd);
+                    let params = Params::new()
+                        .usize(n)
+                        .f32(lr)
+                        .f32(b1)
+                        .f32(b2)
+                        .f32(eps)
+                        .f32(l2)
+                        .f32(wd)
+                        .usize(gate_at);
                     gpu.dispatch_items(
                         &gpu.kernel(&ADAM, &[])?,
                         &params,
@@ -165,6 +204,7 @@ impl Adam {
                             powers.map_or(Err(Error::value(op, "params", "parameters", "none")), |t| {
                                 t.gpu_buffer(op)
                             })?,
+                            gate_buffer()?,
                         ],
                         n,
                     )?;
@@ -203,6 +243,10 @@ impl Optimizer for Adam {
 
     fn step_some(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>]) -> Result<()> {
         Adam::step_some(self, params, grads)
+    }
+
+    fn step_some_gated(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>], gate: &Tensor) -> Result<()> {
+        Adam::step_gated(self, params, grads, Some(gate))
     }
 
     fn state(&self) -> Vec<&Tensor> {

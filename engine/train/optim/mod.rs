@@ -44,6 +44,19 @@ pub trait Optimizer {
     /// (Adam's bias corrections) advances once per call.
     fn step_some(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>]) -> Result<()>;
 
+    /// [`Optimizer::step_some`] on the device, changing nothing (parameters, state, step
+    /// count on the device) where `gate`, a one-element tensor, is not 0 when the step runs:
+    /// how a captured loss-scaled step skips an update whose gradients overflowed
+    /// ([`crate::train::CompiledStep::capture_scaled`]). Adam has it; the default is an
+    /// `Error::Unsupported`.
+    fn step_some_gated(&mut self, params: &[&Tensor], grads: &[Option<&Tensor>], gate: &Tensor) -> Result<()> {
+        let _ = (params, grads, gate);
+        Err(Error::Unsupported {
+            op: "optimizer step",
+            message: "this optimiser cannot skip a step on the device (a loss-scaled compiled step needs Adam)".into(),
+        })
+    }
+
     /// One step: each parameter (dense, as at creation) moves against its gradient (same
     /// order and shapes).
     fn step_tensors(&mut self, params: &[&Tensor], grads: &[&Tensor]) -> Result<()> {

@@ -7,6 +7,8 @@
 //     adam_tick.wgsl before the step, so that a replayed plan steps on; wd = lr * decay for
 //     AdamW, else 0)
 // With l2 = wd = 0 this is plain Adam exactly (x + 0 w = x, x (1 - 0) = x for finite w).
+// A step whose gate[gate_at] is not 0 changes nothing (a loss-scaled step whose gradients
+// overflowed, train/loss_scale.rs; ungated steps bind a zero).
 
 struct Params {
     n: u32,
@@ -16,6 +18,7 @@ struct Params {
     eps: f32,
     l2: f32,
     wd: f32,
+    gate_at: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -24,6 +27,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;  // (n,) first moment
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;  // (n,) second moment
 @group(0) @binding(5) var<storage, read> powers: array<f32>;   // (2,) b1^t, b2^t, this step's
+@group(0) @binding(6) var<storage, read> gate: array<f32>;     // (gate_at + 1,) 0: step
 
 // One invocation per element (kernel/grid.wgsl).
 const WG: u32 = 64u;
@@ -31,7 +35,7 @@ const WG: u32 = 64u;
 @compute @workgroup_size(WG)
 fn adam(grid: Grid) {
     let i = grid_index(grid, WG);
-    if i >= p.n {
+    if i >= p.n || gate[p.gate_at] != 0.0 {
         return;
     }
     let c1 = 1.0 - powers[0];

@@ -43,6 +43,9 @@ pub struct TrainFigures {
     /// that step's profiled kernels, products included, largest first (empty under `--profile`).
     pub mixed_f16_step_ms: f64,
     pub mixed_f16_kernels: Vec<(String, f64, f64)>,
+    /// Median wall ms of that F16 step captured as a plan (`CompiledStep::capture_scaled`:
+    /// the loss scale on the device).
+    pub mixed_f16_planned_step_ms: f64,
     /// Median wall ms of the same fp32 step captured once as a plan (`train::CompiledStep`,
     /// the batch's ids written to device tensors before each replay), its loss read back;
     /// and the bytes in use once it is captured (the plan holds its intermediates).
@@ -213,7 +216,31 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
         repeat,
     )?;
     eprintln!("gpt2_train planned losses of the timed steps: {planned_losses:?}");
+    drop(step);
+    // The F16 mixed step as a plan: its loss scale, overflow test and skip on the device.
+    let mut planned_scaler = LossScaler::new();
+    let step = CompiledStep::capture_scaled(ctx, &params, &[&ids, &targets], &mut adam, &mut planned_scaler, |v| {
+        autocast(DType::F16, || model.loss_var(v, &ids, &targets, batch))
+    })?;
+    let mut f16_planned_losses = vec![];
+    let mixed_f16_planned_step_ms = median(
+        Box::new(|| {
+            ids.write_ids(&x, config.vocab_size)?;
+            targets.write_ids(&y, config.vocab_size)?;
+            f16_planned_losses.push(step.step()?.to_vec()?[0]);
+            Ok(())
+        }),
+        warmup,
+        repeat,
+    )?;
+    planned_scaler.sync()?;
+    eprintln!(
+        "gpt2_train planned F16 losses of the timed steps: {f16_planned_losses:?}; loss scale {} after them, {} skipped",
+        planned_scaler.scale(),
+        planned_scaler.skipped()
+    );
     Ok(TrainFigures {
+        mixed_f16_planned_step_ms,
         planned_step_ms,
         planned_resident_bytes,
         mixed_step_ms,
