@@ -234,9 +234,15 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     let Some(gpu) = ctx.gpu() else {
         return host_gemm(op, a, b, alpha, ep);
     };
+    let operands = launch::Operands::new(op, a, b, s.clone())?;
+    let cooperative = path == MatmulPath::Auto && select::refusal_of(gpu, (a, b), &operands).is_none();
     if path == MatmulPath::Auto {
-        // Its slices' batched product takes the matrix units where they can.
-        if let Some(splits) = select::split_k(&s) {
+        // The slices' batched product takes the matrix units where the whole would have.
+        let splits = match cooperative {
+            true => select::split_k_cooperative(&s),
+            false => select::split_k(&s),
+        };
+        if let Some(splits) = splits {
             return launch::gemm_split_k(op, a, b, &s, splits, alpha, ep);
         }
     }
@@ -246,9 +252,7 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     if out.is_empty() {
         return Ok(out);
     }
-    let operands = launch::Operands::new(op, a, b, s.clone())?;
     // The matrix units read transposes as they lie: no dense copies for them.
-    let cooperative = path == MatmulPath::Auto && select::refusal_of(gpu, (a, b), &operands).is_none();
     let (da, db) = match path {
         MatmulPath::Auto if !cooperative => select::densify(&s, &operands, a, b),
         _ => (false, false),

@@ -85,7 +85,19 @@ impl MatmulPath {
 /// `off`, `TARGET` or `TARGET/MIN_SLICE`.
 pub(super) fn split_k(s: &MatmulShape) -> Option<usize> {
     let (target, min_slice) = split_k_rule();
-    split_k_by(s, target, min_slice)
+    split_k_by(s, target, min_slice, 4)
+}
+
+/// Split-K for a product the matrix units take ([`MatmulPath::Cooperative`]): each 64 x 64
+/// block is one subgroup there, so a product of a few hundred blocks (GPT-2's 2048 x 768)
+/// leaves most of a large GPU's subgroup slots empty. Its K slices (multiples of 16, the
+/// blocks' depth, at least 128 long) go out as a batch until blocks times slices reach 2048.
+/// `ENGINE_SPLIT_K=off` turns it off too.
+pub(super) fn split_k_cooperative(s: &MatmulShape) -> Option<usize> {
+    if split_k_rule().0 == 0 {
+        return None;
+    }
+    split_k_by(s, 2048, 128, 16)
 }
 
 /// The rule's (TARGET, MIN_SLICE), or what `ENGINE_SPLIT_K` forces (`off`: TARGET 0).
@@ -112,7 +124,9 @@ fn parse_split_k(v: &str) -> Option<(usize, usize)> {
     (s >= 4 && s <= 1 << 20 && t <= 1 << 30).then_some((t, s))
 }
 
-fn split_k_by(s: &MatmulShape, target: usize, min_slice: usize) -> Option<usize> {
+/// The splits of K (a power of two) that bring 64 x 64 tiles times slices nearest `target`
+/// from below, each slice at least `min_slice` long and a multiple of `align`.
+fn split_k_by(s: &MatmulShape, target: usize, min_slice: usize, align: usize) -> Option<usize> {
     let tiles = s.m.div_ceil(64) * s.n.div_ceil(64);
     // An empty output (m or n = 0) has no tiles and nothing to split.
     if !s.batch.is_empty() || s.m < 16 || s.n == 0 || tiles >= target / 2 || s.k < 2 * min_slice {
@@ -122,7 +136,7 @@ fn split_k_by(s: &MatmulShape, target: usize, min_slice: usize) -> Option<usize>
     while splits * 2 * tiles <= target
         && s.k.is_multiple_of(splits * 2)
         && s.k / (splits * 2) >= min_slice
-        && (s.k / (splits * 2)).is_multiple_of(4)
+        && (s.k / (splits * 2)).is_multiple_of(align)
     {
         splits *= 2;
     }
@@ -322,10 +336,16 @@ mod tests {
     fn the_split_k_rule_splits_few_tiles_into_even_slices() {
         let shape = |m, n, k| MatmulShape { batch: vec![], m, n, k };
         // GPT-2 124M's prefill: 36 tiles over K = 768 -> 8 slices of 96; 12 over 3072 -> 32.
-        assert_eq!(split_k_by(&shape(64, 2304, 768), 512, 64), Some(8));
-        assert_eq!(split_k_by(&shape(64, 768, 3072), 512, 64), Some(32));
-        assert_eq!(split_k_by(&shape(64, 768, 3072), 128, 64), Some(8));
-        assert_eq!(split_k_by(&shape(64, 768, 3072), 0, 64), None);
-        assert_eq!(split_k_by(&shape(1024, 1024, 1024), 512, 64), None);
+        assert_eq!(split_k_by(&shape(64, 2304, 768), 512, 64, 4), Some(8));
+        assert_eq!(split_k_by(&shape(64, 768, 3072), 512, 64, 4), Some(32));
+        assert_eq!(split_k_by(&shape(64, 768, 3072), 128, 64, 4), Some(8));
+        assert_eq!(split_k_by(&shape(64, 768, 3072), 0, 64, 4), None);
+        assert_eq!(split_k_by(&shape(1024, 1024, 1024), 512, 64, 4), None);
+        // The matrix units' rule: GPT-2's training products, 2048 x 768 over K = 768 -> 4
+        // slices of 192; a dW of 768 x 768 over K = 2048 -> 8 slices of 256; slices stay
+        // multiples of 16 (K = 784 = 16 x 49 cannot halve).
+        assert_eq!(split_k_by(&shape(2048, 768, 768), 2048, 128, 16), Some(4));
+        assert_eq!(split_k_by(&shape(768, 768, 2048), 2048, 128, 16), Some(8));
+        assert_eq!(split_k_by(&shape(2048, 768, 784), 2048, 128, 16), None);
     }
 }

@@ -33,7 +33,8 @@ alias TileC = coop_mat16x16<f32, C>;
 override TRANS_A: u32 = 0u;
 override TRANS_B: u32 = 0u;
 
-// The A block whose first element is a[i]: row-major along K, or column-major (TRANS_A).
+// The A block whose first element is a[i]: row-major along K (rows a_rs apart), or
+// column-major (TRANS_A: columns a_cs apart).
 fn load_a(i: u32) -> TileA {
     if TRANS_A != 0u {
         return coopLoad<TileA>(&a[i], p.a_cs);
@@ -41,12 +42,13 @@ fn load_a(i: u32) -> TileA {
     return coopLoadT<TileA>(&a[i], p.a_rs);
 }
 
-// The B block whose first element is b[i]: row-major along N, or column-major (TRANS_B).
+// The B block whose first element is b[i]: row-major along N (rows b_rs apart), or
+// column-major (TRANS_B: columns b_cs apart).
 fn load_b(i: u32) -> TileB {
     if TRANS_B != 0u {
-        return coopLoad<TileB>(&b[i], p.b_rs);
+        return coopLoad<TileB>(&b[i], p.b_cs);
     }
-    return coopLoadT<TileB>(&b[i], p.b_cs);
+    return coopLoadT<TileB>(&b[i], p.b_rs);
 }
 
 @compute @workgroup_size(32)
