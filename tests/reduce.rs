@@ -46,3 +46,41 @@ fn sum_last_of_a_scalar_is_an_error() {
         assert!(e.contains("sum_last") && e.contains("rank >= 1"), "{e}");
     });
 }
+
+/// A bias's gradient over a batch is the column sums of the output's gradient
+/// (`reduce_to`'s column-sum kernel on a GPU: 64-row chunks, then the chunk sums), at sizes
+/// that leave a short last chunk and a second pass.
+#[test]
+fn a_bias_gradient_sums_the_columns_of_a_batch() {
+    use wgsl_compute::autograd::{Tape, Var};
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(22);
+        for (batch, rows, n) in [(1, 1, 5), (3, 130, 70), (2, 4097, 3)] {
+            let m = batch * rows;
+            let tape = Tape::new(ctx);
+            let x =
+                Var::constant(&Tensor::from_slice(ctx, &[batch, rows, 4], &rng.vec_range(m * 4, -1.0, 1.0)).unwrap());
+            let w = tape
+                .var(&Tensor::from_slice(ctx, &[4, n], &rng.vec_range(4 * n, -1.0, 1.0)).unwrap())
+                .unwrap();
+            let b = tape.var(&Tensor::zeros(ctx, &[n]).unwrap()).unwrap();
+            let c = rng.vec_range(m * n, -1.0, 1.0);
+            let weights = Var::constant(&Tensor::from_slice(ctx, &[batch, rows, n], &c).unwrap());
+            let loss = (&x.linear(&w, Some(&b)).unwrap() * &weights)
+                .unwrap()
+                .sum_all()
+                .unwrap();
+            let got = loss.backward().unwrap().get(&b).unwrap().to_vec().unwrap();
+            let want: Vec<f32> = (0..n)
+                .map(|j| (0..m).map(|r| c[r * n + j] as f64).sum::<f64>() as f32)
+                .collect();
+            assert_close(
+                ctx,
+                &format!("dbias ({batch}, {rows}, {n})"),
+                &got,
+                &want,
+                Gate::new(1e-4, 1e-5),
+            );
+        }
+    });
+}

@@ -211,7 +211,11 @@ impl Var {
         let block = match block {
             Some(0) => return Err(Error::value(op, "block", "at least 1 row", 0)),
             Some(b) => b,
-            None => ((HEAD_BLOCK_BYTES / (4 * v.max(1))) / 64 * 64).clamp(64, rows.max(64)),
+            // F16 products go to the matrix units, whose staged kernel takes 256-row tiles.
+            None => {
+                let unit = if product_dtype() == Some(DType::F16) { 256 } else { 64 };
+                ((HEAD_BLOCK_BYTES / (4 * v.max(1))) / unit * unit).clamp(unit.min(64), rows.max(64))
+            }
         };
         Var::record(op, &[x, w], |t| {
             let (x, w) = (t[0], t[1]);

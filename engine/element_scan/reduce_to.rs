@@ -1,7 +1,8 @@
 //! Broadcasting a tensor to a shape, and its adjoint: summing back over the broadcast axes.
 //!
 //! `broadcast_to` is a view with stride 0 on the GPU (no copy; the scan kernel reads it in
-//! place) and a copy on the CPU context. `reduce_to` permutes the summed axes last (a view),
+//! place) and a copy on the CPU context. `reduce_to` sums leading axes as column sums
+//! (`ops::reduce::sum_columns`); otherwise it permutes the summed axes last (a view),
 //! makes it dense and sums rows: short rows one invocation each
 //! (`shaders/element_scan/sum_short_rows.wgsl`), long rows with `ops::sum_last` (one
 //! workgroup each).
@@ -69,6 +70,12 @@ pub(crate) fn reduce_to(x: &Tensor, target: &[usize]) -> Result<Tensor> {
     };
     let rows: usize = kept.iter().map(|&d| shape[d]).product();
     let cols: usize = gone.iter().map(|&d| shape[d]).product();
+    // Only leading axes summed (a bias's or a norm weight's gradient over a batch): column
+    // sums of x as it lies, with no transposed copy.
+    if gone.iter().enumerate().all(|(i, &d)| i == d) && x.context().is_gpu() {
+        let flat = x.contiguous()?.reshape(&[cols, rows])?;
+        return ops::reduce::sum_columns(&flat)?.reshape(target);
+    }
     let dense = x.with_layout(permuted).contiguous()?.reshape(&[rows, cols])?;
     let ctx = x.context();
     match ctx.gpu() {

@@ -10,6 +10,49 @@ use crate::reference;
 use crate::tensor::Tensor;
 
 const SUM_ROWS: KernelDef = KernelDef::new("ops/reduce/sum_rows", shader!("ops/reduce/sum_rows.wgsl"), "sum_rows");
+const SUM_COLUMNS: KernelDef = KernelDef::new(
+    "ops/reduce/sum_columns",
+    shader!("ops/reduce/sum_columns.wgsl"),
+    "sum_columns",
+);
+
+/// Rows each invocation of `sum_columns.wgsl` adds up in one pass.
+const COLUMN_CHUNK: usize = 64;
+
+/// The sums of x's columns (f32 accumulation on the GPU): x (rows, cols) -> (cols,). On a
+/// GPU in passes of 64-row chunks, each column's chunk summed in row order, then the chunk
+/// sums the same way, with no transposed copy of x.
+pub(crate) fn sum_columns(x: &Tensor) -> Result<Tensor> {
+    let op = "sum_columns";
+    let &[rows, cols] = x.shape() else {
+        return Err(Error::shape(op, "x", "(rows, cols)", x.shape()));
+    };
+    let ctx = x.context();
+    let grid_fits = rows.div_ceil(COLUMN_CHUNK) <= 65535 && cols.div_ceil(64) <= 65535;
+    let Some(gpu) = ctx.gpu().filter(|_| grid_fits) else {
+        return sum_last(&x.transpose(0, 1)?);
+    };
+    let mut x = x.contiguous()?;
+    let mut rows = rows;
+    loop {
+        let parts = rows.div_ceil(COLUMN_CHUNK).max(1);
+        let out = Tensor::uninit(ctx, &[parts, cols], op)?;
+        if cols > 0 {
+            let params = Params::new().usize(rows).usize(cols).usize(COLUMN_CHUNK);
+            let groups = [cols.div_ceil(64) as u32, parts as u32, 1];
+            gpu.dispatch(
+                &gpu.kernel(&SUM_COLUMNS, &[])?,
+                &params,
+                &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
+                groups,
+            )?;
+        }
+        if parts == 1 {
+            return out.reshape(&[cols]);
+        }
+        (x, rows) = (out, parts);
+    }
+}
 
 /// Sum along the last axis (f32 accumulation on the GPU). x (..., n) -> (...).
 pub fn sum_last(x: &Tensor) -> Result<Tensor> {
