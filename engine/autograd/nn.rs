@@ -219,17 +219,20 @@ impl Var {
         };
         Var::record(op, &[x, w], |t| {
             let (x, w) = (t[0], t[1]);
-            let (ctx, c, vp) = (x.context(), w.shape()[1], v.next_multiple_of(64));
-            // w^T with zero columns up to Vp, a multiple of 64 (C, Vp): every product below
-            // then loads vec4s (GPT-2's V = 50257 is odd), and dx's, whose output is one
-            // block's few tiles over a K of Vp, can split K (`ops::matmul`'s split-K).
-            let wt = Tensor::zeros(ctx, &[c, vp])?;
-            ops::copy_into(&wt.narrow(1, 0, v)?, &w.transpose(0, 1)?)?;
             // Inside `autocast` the three products read their operands in its dtype. The
             // logits' gradient, (softmax - onehot) / R, is mostly below F16's normal range, so
             // it is made H times larger for them and dx, dw are scaled back by 1 / H below
             // (H = 2^15 keeps |softmax - onehot| <= 1 finite in F16).
             let dtype = product_dtype();
+            // w^T with zero columns up to Vp, a multiple of 64 (C, Vp): every product below
+            // then loads vec4s (GPT-2's V = 50257 is odd), and dx's, whose output is one
+            // block's few tiles over a K of Vp, can split K (`ops::matmul`'s split-K). For
+            // F16 products (the matrix units) a multiple of 512, so that K splits into 32
+            // slices of a multiple of 16.
+            let unit = if dtype == Some(DType::F16) { 512 } else { 64 };
+            let (ctx, c, vp) = (x.context(), w.shape()[1], v.next_multiple_of(unit));
+            let wt = Tensor::zeros(ctx, &[c, vp])?;
+            ops::copy_into(&wt.narrow(1, 0, v)?, &w.transpose(0, 1)?)?;
             let h = if dtype == Some(DType::F16) {
                 HEAD_F16_GRADIENT_SCALE
             } else {
