@@ -302,9 +302,9 @@ fn mixed_precision_trains_a_small_mlp_as_far_as_f32() {
     });
 }
 
-/// A tanh MLP's mean squared error with its products in BF16: x (32, 8) -> (32, 4) against y.
-fn mse_bf16(v: &[Var], x: &Tensor, y: &Tensor) -> wgsl_compute::Result<Var> {
-    autocast(DType::BF16, || {
+/// A tanh MLP's mean squared error with its products in `dtype`: x (32, 8) -> (32, 4) against y.
+fn mlp_mse(dtype: DType, v: &[Var], x: &Tensor, y: &Tensor) -> wgsl_compute::Result<Var> {
+    autocast(dtype, || {
         let h = Var::constant(x).linear(&v[0], Some(&v[1]))?.tanh()?; // (32, 16)
         let d = (h.linear(&v[2], Some(&v[3]))? - Var::constant(y))?; // (32, 4)
         (&d * &d)?.mean_all() // ()
@@ -314,15 +314,8 @@ fn mse_bf16(v: &[Var], x: &Tensor, y: &Tensor) -> wgsl_compute::Result<Var> {
 #[test]
 fn a_compiled_step_captures_autocast_products_like_eager_steps() {
     each_adapter(|ctx| {
-        let init = |ctx: &Context| -> Vec<Tensor> {
-            [(vec![8, 16], 21), (vec![16], 22), (vec![16, 4], 23), (vec![4], 24)]
-                .iter()
-                .map(|(s, seed)| tensor(ctx, s, *seed).mul_scalar(0.5).unwrap())
-                .collect()
-        };
-        let batches: Vec<(Tensor, Tensor)> = (0..4)
-            .map(|i| (tensor(ctx, &[32, 8], 30 + i), tensor(ctx, &[32, 4], 40 + i)))
-            .collect();
+        let init = |ctx: &Context| mlp_setup(ctx).0;
+        let batches = mlp_setup(ctx).1;
         // Eager.
         let params = init(ctx);
         let mut adam = Adam::new(&params.iter().collect::<Vec<_>>(), 1e-2).unwrap();
@@ -330,7 +323,7 @@ fn a_compiled_step_captures_autocast_products_like_eager_steps() {
         for (x, y) in &batches {
             let tape = Tape::new(ctx);
             let v: Vec<Var> = params.iter().map(|p| tape.var(p).unwrap()).collect();
-            let loss = mse_bf16(&v, x, y).unwrap();
+            let loss = mlp_mse(DType::BF16, &v, x, y).unwrap();
             eager.push(loss.item().unwrap());
             adam.step_vars(&v, &loss.backward().unwrap()).unwrap();
         }
@@ -342,9 +335,10 @@ fn a_compiled_step_captures_autocast_products_like_eager_steps() {
             Tensor::zeros(ctx, &[32, 8]).unwrap(),
             Tensor::zeros(ctx, &[32, 4]).unwrap(),
         );
-        let step =
-            wgsl_compute::train::CompiledStep::capture(ctx, &refs, &[&x, &y], &mut adam, |v| mse_bf16(v, &x, &y))
-                .unwrap();
+        let step = wgsl_compute::train::CompiledStep::capture(ctx, &refs, &[&x, &y], &mut adam, |v| {
+            mlp_mse(DType::BF16, v, &x, &y)
+        })
+        .unwrap();
         let mut planned = vec![];
         for (xb, yb) in &batches {
             x.write(&xb.to_vec().unwrap()).unwrap();
@@ -411,27 +405,23 @@ fn the_fused_head_inside_autocast_matches_f32_and_keeps_its_small_gradients() {
     });
 }
 
-/// The MLP of `mse_bf16` with its products in F16.
-fn mse_f16(v: &[Var], x: &Tensor, y: &Tensor) -> wgsl_compute::Result<Var> {
-    autocast(DType::F16, || {
-        let h = Var::constant(x).linear(&v[0], Some(&v[1]))?.tanh()?; // (32, 16)
-        let d = (h.linear(&v[2], Some(&v[3]))? - Var::constant(y))?; // (32, 4)
-        (&d * &d)?.mean_all() // ()
-    })
+/// `mlp_mse`'s parameters, scaled to 0.5, and four batches (x (32, 8), y (32, 4)).
+fn mlp_setup(ctx: &Context) -> (Vec<Tensor>, Vec<(Tensor, Tensor)>) {
+    let params = [(vec![8, 16], 21), (vec![16], 22), (vec![16, 4], 23), (vec![4], 24)]
+        .iter()
+        .map(|(s, seed)| tensor(ctx, s, *seed).mul_scalar(0.5).unwrap())
+        .collect();
+    let batches = (0..4)
+        .map(|i| (tensor(ctx, &[32, 8], 30 + i), tensor(ctx, &[32, 4], 40 + i)))
+        .collect();
+    (params, batches)
 }
 
 #[test]
 fn a_captured_loss_scaled_step_matches_eager_steps_and_skips_on_the_device() {
     each_adapter(|ctx| {
-        let init = |ctx: &Context| -> Vec<Tensor> {
-            [(vec![8, 16], 21), (vec![16], 22), (vec![16, 4], 23), (vec![4], 24)]
-                .iter()
-                .map(|(s, seed)| tensor(ctx, s, *seed).mul_scalar(0.5).unwrap())
-                .collect()
-        };
-        let batches: Vec<(Tensor, Tensor)> = (0..4)
-            .map(|i| (tensor(ctx, &[32, 8], 30 + i), tensor(ctx, &[32, 4], 40 + i)))
-            .collect();
+        let init = |ctx: &Context| mlp_setup(ctx).0;
+        let batches = mlp_setup(ctx).1;
         // Eager, S = 1024 doubling after two finite steps.
         let params = init(ctx);
         let mut adam = Adam::new(&params.iter().collect::<Vec<_>>(), 1e-2).unwrap();
@@ -440,7 +430,7 @@ fn a_captured_loss_scaled_step_matches_eager_steps_and_skips_on_the_device() {
         for (x, y) in &batches {
             let tape = Tape::new(ctx);
             let v: Vec<Var> = params.iter().map(|p| tape.var(p).unwrap()).collect();
-            let loss = mse_f16(&v, x, y).unwrap();
+            let loss = mlp_mse(DType::F16, &v, x, y).unwrap();
             eager.push(loss.item().unwrap());
             let mut grads = scaler.scale_loss(&loss).unwrap().backward().unwrap();
             assert!(scaler.step(&mut adam, &v, &mut grads).unwrap());
@@ -455,8 +445,10 @@ fn a_captured_loss_scaled_step_matches_eager_steps_and_skips_on_the_device() {
                 Tensor::zeros(ctx, &[32, 8]).unwrap(),
                 Tensor::zeros(ctx, &[32, 4]).unwrap(),
             );
-            let step =
-                CompiledStep::capture_scaled(ctx, &refs, &[&x, &y], &mut adam, scaler, |v| mse_f16(v, &x, &y)).unwrap();
+            let step = CompiledStep::capture_scaled(ctx, &refs, &[&x, &y], &mut adam, scaler, |v| {
+                mlp_mse(DType::F16, v, &x, &y)
+            })
+            .unwrap();
             (params, step, x, y)
         };
         let mut planned_scaler = LossScaler::with(1024.0, 2).unwrap();

@@ -65,7 +65,9 @@ impl Attention {
         // as column slices of it.
         let qkv = a.linear(w, Some(b))?; // (B T, 3C)
         let heads = |j: usize| -> Result<Var> {
-            qkv.narrow(1, j * c, (j + 1) * c)?.reshape(&[batch, t, h, d])?.transpose(1, 2)
+            qkv.narrow(1, j * c, (j + 1) * c)?
+                .reshape(&[batch, t, h, d])?
+                .transpose(1, 2)
             // (B, H, T, D)
         };
         let (q, k, v) = (heads(0)?, heads(1)?, heads(2)?);
