@@ -5,6 +5,13 @@
 //! too large) is skipped and S halves; after `growth_interval` finite steps in a row S
 //! doubles. BF16 has f32's range and needs none of this.
 //!
+//! The rule runs on the device over a state of five numbers (S, finite steps in a row, found,
+//! skipped steps, last found): `unscale.wgsl` divides each gradient by S and sets found,
+//! `loss_scale_update.wgsl` moves S and the counts. An eager step uploads the state, runs them
+//! and reads it back (one small readback a step); a step captured with
+//! `train::CompiledStep::capture_scaled` keeps it on the device, where Adam skips an
+//! overflowed update itself, and [`LossScaler::sync`] reads it back when asked.
+//!
 //! ```
 //! use wgsl_compute::autograd::{autocast, Tape, Var};
 //! use wgsl_compute::train::{Adam, LossScaler, Optimizer};
