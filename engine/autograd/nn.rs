@@ -207,23 +207,23 @@ impl Var {
             ));
         }
         let wants = (x.is_variable(), w.is_variable());
+        // Inside `autocast` the three products read their operands in its dtype (below).
+        let dtype = product_dtype();
         // Rows per block: a multiple of 64 with its (block, V) logits near the byte bound.
         let block = match block {
             Some(0) => return Err(Error::value(op, "block", "at least 1 row", 0)),
             Some(b) => b,
             // F16 products go to the matrix units, whose staged kernel takes 256-row tiles.
             None => {
-                let unit = if product_dtype() == Some(DType::F16) { 256 } else { 64 };
+                let unit = if dtype == Some(DType::F16) { 256 } else { 64 };
                 ((HEAD_BLOCK_BYTES / (4 * v.max(1))) / unit * unit).clamp(unit.min(64), rows.max(64))
             }
         };
         Var::record(op, &[x, w], |t| {
             let (x, w) = (t[0], t[1]);
-            // Inside `autocast` the three products read their operands in its dtype. The
-            // logits' gradient, (softmax - onehot) / R, is mostly below F16's normal range, so
-            // it is made H times larger for them and dx, dw are scaled back by 1 / H below
-            // (H = 2^15 keeps |softmax - onehot| <= 1 finite in F16).
-            let dtype = product_dtype();
+            // The logits' gradient, (softmax - onehot) / R, is mostly below F16's normal
+            // range, so for F16 products it is made H times larger and dx, dw are scaled back
+            // by 1 / H below (H = 2^15 keeps |softmax - onehot| <= 1 finite in F16).
             // w^T with zero columns up to Vp, a multiple of 64 (C, Vp): every product below
             // then loads vec4s (GPT-2's V = 50257 is odd), and dx's, whose output is one
             // block's few tiles over a K of Vp, can split K (`ops::matmul`'s split-K). For

@@ -266,7 +266,11 @@ fn gemm(op: &'static str, a: &Tensor, b: &Tensor, alpha: f32, ep: Ep, path: Matm
     } else {
         operands
     };
-    let chosen = select::choose(op, gpu, (a, b), alpha, ep, path, &operands)?;
+    // `choose` would take the matrix units for these operands too: its check is made once.
+    let chosen = match cooperative {
+        true => MatmulPath::Cooperative,
+        false => select::choose(op, gpu, (a, b), alpha, ep, path, &operands)?,
+    };
     launch::record(op, (a, b), alpha, ep, chosen, &operands, &out)?;
     Ok(out)
 }

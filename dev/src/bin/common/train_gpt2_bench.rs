@@ -204,17 +204,23 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
     })?;
     ctx.synchronize()?;
     let planned_resident_bytes = ctx.pool_stats().in_use;
-    let mut planned_losses = vec![];
-    let planned_step_ms = median(
-        Box::new(|| {
-            ids.write_ids(&x, config.vocab_size)?;
-            targets.write_ids(&y, config.vocab_size)?;
-            planned_losses.push(step.step()?.to_vec()?[0]);
-            Ok(())
-        }),
-        warmup,
-        repeat,
-    )?;
+    // A plan's replays timed as a loop runs them: the batch's ids written, the replay, its
+    // loss read back; (median ms, the losses).
+    let time_replays = |step: &CompiledStep| -> Result<(f64, Vec<f32>)> {
+        let mut losses = vec![];
+        let ms = median(
+            Box::new(|| {
+                ids.write_ids(&x, config.vocab_size)?;
+                targets.write_ids(&y, config.vocab_size)?;
+                losses.push(step.step()?.to_vec()?[0]);
+                Ok(())
+            }),
+            warmup,
+            repeat,
+        )?;
+        Ok((ms, losses))
+    };
+    let (planned_step_ms, planned_losses) = time_replays(&step)?;
     eprintln!("gpt2_train planned losses of the timed steps: {planned_losses:?}");
     drop(step);
     // The F16 mixed step as a plan: its loss scale, overflow test and skip on the device.
@@ -222,17 +228,7 @@ pub fn bench(ctx: &Context, quick: bool) -> Result<TrainFigures> {
     let step = CompiledStep::capture_scaled(ctx, &params, &[&ids, &targets], &mut adam, &mut planned_scaler, |v| {
         autocast(DType::F16, || model.loss_var(v, &ids, &targets, batch))
     })?;
-    let mut f16_planned_losses = vec![];
-    let mixed_f16_planned_step_ms = median(
-        Box::new(|| {
-            ids.write_ids(&x, config.vocab_size)?;
-            targets.write_ids(&y, config.vocab_size)?;
-            f16_planned_losses.push(step.step()?.to_vec()?[0]);
-            Ok(())
-        }),
-        warmup,
-        repeat,
-    )?;
+    let (mixed_f16_planned_step_ms, f16_planned_losses) = time_replays(&step)?;
     planned_scaler.sync()?;
     eprintln!(
         "gpt2_train planned F16 losses of the timed steps: {f16_planned_losses:?}; loss scale {} after them, {} skipped",
