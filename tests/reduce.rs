@@ -84,3 +84,33 @@ fn a_bias_gradient_sums_the_columns_of_a_batch() {
         }
     });
 }
+
+/// The column sums keep NaN, the infinities and f32::MAX's overflow as the CPU context does:
+/// a column of NaN, one of +inf and finite values, one of -inf, one of two f32::MAX (inf).
+#[test]
+fn a_bias_gradient_keeps_non_finite_values_as_the_cpu_context_does() {
+    use wgsl_compute::autograd::{Tape, Var};
+    use wgsl_compute::Context;
+    let rows = 130;
+    let mut c = vec![1.0f32; rows * 4];
+    c[5 * 4] = f32::NAN;
+    c[7 * 4 + 1] = f32::INFINITY;
+    c[100 * 4 + 2] = f32::NEG_INFINITY;
+    c[3 * 4 + 3] = f32::MAX;
+    c[90 * 4 + 3] = f32::MAX;
+    let dbias = |ctx: &Context| -> Vec<f32> {
+        let tape = Tape::new(ctx);
+        let b = tape.var(&Tensor::zeros(ctx, &[4]).unwrap()).unwrap();
+        let x = Var::constant(&Tensor::zeros(ctx, &[rows, 4]).unwrap());
+        let weights = Var::constant(&Tensor::from_slice(ctx, &[rows, 4], &c).unwrap());
+        let loss = (&(&x + &b).unwrap() * &weights).unwrap().sum_all().unwrap();
+        loss.backward().unwrap().get(&b).unwrap().to_vec().unwrap()
+    };
+    let want = dbias(&Context::cpu());
+    assert!(want[0].is_nan() && want[1] == f32::INFINITY && want[2] == f32::NEG_INFINITY && want[3] == f32::INFINITY);
+    each_adapter(|ctx| {
+        let got = dbias(ctx);
+        assert!(got[0].is_nan(), "NaN column on {}: {got:?}", ctx.info().name);
+        assert_eq!(&got[1..], &want[1..], "on {}", ctx.info().name);
+    });
+}
