@@ -39,7 +39,7 @@
 //! # Ok::<(), wgsl_compute::Error>(())
 //! ```
 
-use super::loss_scale::{unscale, update, LossScaler};
+use super::loss_scale::{unscale_all, update, LossScaler};
 use super::optim::{gather, Optimizer};
 use crate::autograd::{Tape, Var};
 use crate::context::Context;
@@ -158,11 +158,7 @@ impl CompiledStep {
             loss_of,
             |vars, loss, opt| {
                 let mut grads = loss.backward_with(&seed)?;
-                for v in vars {
-                    if let Some(g) = grads.get_mut(v) {
-                        *g = unscale(op, g, &state)?;
-                    }
-                }
+                unscale_all(op, vars, &mut grads, &state)?;
                 let params: Vec<&Tensor> = vars.iter().map(Var::tensor).collect();
                 opt.step_some_gated(&params, &gather(op, vars, &grads)?, &found)?;
                 update(op, &state, growth)

@@ -120,21 +120,13 @@ impl LossScaler {
     /// (`LossScaler::step` does).
     pub async fn unscale_async(&mut self, vars: &[Var], grads: &mut Grads) -> Result<bool> {
         let op = "LossScaler::unscale";
-        let found = super::optim::gather(op, vars, grads)?;
+        super::optim::gather(op, vars, grads)?; // refuses the grads of another tape
         let Some(ctx) = vars.first().map(|v| v.tensor().context().clone()) else {
             return Ok(true);
         };
         // The state the kernels read and update, (5,): see `state`.
         let state = Tensor::from_slice(&ctx, &[STATE_LEN], &self.state())?;
-        let unscaled: Vec<Option<Tensor>> = found
-            .into_iter()
-            .map(|g| g.map(|g| unscale(op, g, &state)).transpose())
-            .collect::<Result<_>>()?;
-        for (v, g) in vars.iter().zip(unscaled) {
-            if let (Some(slot), Some(g)) = (grads.get_mut(v), g) {
-                *slot = g;
-            }
-        }
+        unscale_all(op, vars, grads, &state)?;
         update(op, &state, self.growth_interval)?;
         let state = state.to_vec_async().await?;
         self.set_state(&state);
@@ -204,9 +196,24 @@ impl LossScaler {
     }
 }
 
+/// Replaces the gradient of each of `vars` in `grads` by [`unscale`]'s, each taken from the
+/// scaled gradient (a variable listed twice is divided once).
+pub(crate) fn unscale_all(op: &'static str, vars: &[Var], grads: &mut Grads, state: &Tensor) -> Result<()> {
+    let unscaled: Vec<Option<Tensor>> = vars
+        .iter()
+        .map(|v| grads.get(v).map(|g| unscale(op, g, state)).transpose())
+        .collect::<Result<_>>()?;
+    for (v, g) in vars.iter().zip(unscaled) {
+        if let (Some(slot), Some(g)) = (grads.get_mut(v), g) {
+            *slot = g;
+        }
+    }
+    Ok(())
+}
+
 /// `g / S` (any shape, f32) as a new dense tensor, S = state[0], setting state[2] (found) to 1
 /// when an element of g or of the result is not finite (`shaders/train/unscale.wgsl`).
-pub(crate) fn unscale(op: &'static str, g: &Tensor, state: &Tensor) -> Result<Tensor> {
+fn unscale(op: &'static str, g: &Tensor, state: &Tensor) -> Result<Tensor> {
     g.expect_dtype(op, "grads", &[DType::F32])?;
     let g = g.contiguous()?;
     let out = Tensor::zeros(g.context(), g.shape())?;
