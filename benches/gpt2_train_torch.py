@@ -1,7 +1,8 @@
 """PyTorch's peers of the bench's gpt2_train suite: one GPT-2 training step (forward,
 backward, Adam) in fp32 on the same shapes, eager and under torch.compile, and eager with the
 forward under torch.autocast(bfloat16) (the mixed-precision peer, keys torch_autocast_*) and
-under torch.autocast(float16) with a GradScaler (keys torch_autocast_f16_*).
+under torch.autocast(float16) with a GradScaler (keys torch_autocast_f16_*), and torch.compile
+under torch.autocast(bfloat16) (keys torch_compile_autocast_*).
 
 The model is written out the way a PyTorch user writes GPT-2 (nanoGPT's layout): one fused
 q/k/v projection, causal attention through F.scaled_dot_product_attention, GELU (tanh form),
@@ -174,6 +175,10 @@ def main():
     # And under torch.autocast(float16) with a GradScaler: the peer of the engine's F16 mixed
     # step (gpt2_train_mixed_f16_step_ms), keys torch_autocast_f16_*.
     modes.append(("autocast_f16", False, torch.float16))
+    # The strongest mixed-precision peer: torch.compile under autocast(bfloat16) (the eager
+    # autocast step is bound by the host), keys torch_compile_autocast_*.
+    if not a.no_compile:
+        modes.append(("compile_autocast_bf16", True, torch.bfloat16))
     for name, compiled, amp in modes:
         torch.manual_seed(1)
         model = Gpt2(layers, c, h, vocab, positions).to(dev)
@@ -196,6 +201,7 @@ def main():
             "compile": "torch_compile_gpt2_train",
             "autocast_bf16": "torch_autocast_gpt2_train",
             "autocast_f16": "torch_autocast_f16_gpt2_train",
+            "compile_autocast_bf16": "torch_compile_autocast_gpt2_train",
         }[name]
         for k in ("step_ms", "forward_ms", "forward_backward_ms", "peak_mb", "resident_mb", "device_ms", "matmul_device_ms"):
             figures[f"{key}_{k}"] = r[k]
