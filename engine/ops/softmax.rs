@@ -1,13 +1,29 @@
-//! Softmax over the last axis, one workgroup per row (`shaders/ops/softmax.wgsl`), with
-//! an optional causal mask.
+//! Softmax over the last axis, one workgroup per row (`shaders/ops/softmax.wgsl`), or one
+//! subgroup per row where the adapter's subgroups have one fixed size
+//! (`shaders/ops/softmax_subgroup.wgsl`), with an optional causal mask.
 
 use crate::error::{Error, Result};
 use crate::kernel::{shader, KernelDef, Params};
+use crate::kernel::groups_1d;
 use crate::ops::reduce::dispatch_rows;
 use crate::reference;
 use crate::tensor::Tensor;
 
 const SOFTMAX: KernelDef = KernelDef::new("ops/softmax", shader!("ops/softmax.wgsl"), "softmax");
+// No `enable subgroups;`: naga 30 rejects the directive and exposes the subgroup builtins
+// wherever the device has the feature.
+const SOFTMAX_SUBGROUP: KernelDef = KernelDef::new(
+    "ops/softmax_subgroup",
+    shader!("ops/softmax_subgroup.wgsl"),
+    "softmax_subgroup",
+);
+
+/// The subgroup kernel's lanes a row: the adapter's subgroup size where it is one fixed power
+/// of two from 4 to 256 (None: the workgroup-per-row kernel).
+fn subgroup_lanes(info: &crate::context::DeviceInfo) -> Option<u32> {
+    let (lo, hi) = info.subgroup_size;
+    (info.subgroups && lo == hi && lo.is_power_of_two() && (4..=256).contains(&lo)).then_some(lo)
+}
 
 /// (rows, cols) of `x` seen as rows along its last axis; fails on rank 0 or empty rows.
 pub(crate) fn rows_cols(op: &'static str, x: &Tensor) -> Result<(usize, usize)> {
@@ -42,6 +58,18 @@ pub fn softmax_last(x: &Tensor, causal: Option<usize>) -> Result<Tensor> {
         .usize(per_matrix.max(1))
         .u32(causal.is_some() as u32)
         .usize(past);
-    dispatch_rows(gpu, op, &SOFTMAX, &params, &x, &out, rows)?;
+    match subgroup_lanes(&gpu.info) {
+        Some(lanes) => {
+            let kernel = gpu.kernel(&SOFTMAX_SUBGROUP, &[("LANES", f64::from(lanes))])?;
+            let groups = rows.div_ceil(256 / lanes as usize);
+            gpu.dispatch(
+                &kernel,
+                &params,
+                &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
+                groups_1d(groups as u32),
+            )?;
+        }
+        None => dispatch_rows(gpu, op, &SOFTMAX, &params, &x, &out, rows)?,
+    }
     Ok(out)
 }

@@ -1,0 +1,55 @@
+// ops/softmax.wgsl's softmax (same Params, same mask, same sentinel) with one subgroup per
+// row instead of one workgroup: each row's max and sum are one subgroup reduction each, no
+// barrier, where the workgroup's shared-memory trees take eight barriers apiece. Why: GPT-2's
+// training attention softmaxes rows of 256 columns, and at one row a workgroup the barriers,
+// not the bytes, set the time. The host uses it where the adapter's subgroups have one fixed
+// size LANES (a power of two, 4 to 256) and are runs of consecutive invocation indices of the
+// 1-D workgroup, so subgroup i of a workgroup is invocations LANES i .. LANES (i + 1).
+// Grid: ceil(rows / (256 / LANES)) workgroups (x + y * nwg.x); row = group * 256 / LANES + lid / LANES.
+
+override LANES: u32 = 32u;
+
+struct Params {
+    rows: u32,
+    cols: u32,
+    per_matrix: u32, // rows per matrix (the last-but-one axis)
+    causal: u32,     // 1: apply the mask
+    past: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
+@group(0) @binding(2) var<storage, read_write> out: array<f32>; // (rows, cols)
+
+@compute @workgroup_size(256)
+fn softmax_subgroup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) lid: u32) {
+    let row = (wid.x + wid.y * nwg.x) * (256u / LANES) + lid / LANES;
+    let lane = lid % LANES;
+    // No early return: a row past the end walks no columns, and the reductions stay in the
+    // subgroup's uniform control flow.
+    let live = row < p.rows;
+    var visible = select(0u, p.cols, live);
+    if live && p.causal != 0u {
+        visible = min(p.cols, p.past + row % p.per_matrix + 1u);
+    }
+    let base = row * p.cols;
+    var m = -3.0e38;
+    for (var c = lane; c < visible; c += LANES) {
+        m = max(m, x[base + c]);
+    }
+    let mx = subgroupMax(m);
+    var s = 0.0;
+    for (var c = lane; c < visible; c += LANES) {
+        s += exp(x[base + c] - mx);
+    }
+    let inv = 1.0 / subgroupAdd(s);
+    let cols = select(0u, p.cols, live);
+    for (var c = lane; c < cols; c += LANES) {
+        var v = 0.0;
+        if c < visible {
+            v = exp(x[base + c] - mx) * inv;
+        }
+        out[base + c] = v;
+    }
+}
