@@ -10,10 +10,11 @@
 // - GPUs (WHOLE_ROWS false): 8 groups of 32 lanes, each group ROWS / 8 rows (1, 2, 4 or 8),
 //   each lane a vec4 stride of every row. Why rows in pairs and loads in named
 //   registers: one lane's loads of a row, issued one dependent round trip at a time, kept too
-//   few bytes in flight (f16 weights took as long as f32), so each trip issues four vec4s of
-//   two rows, eight loads, before any is used, and the first trip's loads go out before the
-//   moments' barriers (GPT-2's head on an H100: 86.7 -> 74.5 us in f32, 75.2 -> 55.5 us in
-//   f16). The partial sums meet in one shared-memory reduction at the end.
+//   few bytes in flight (f16 weights took as long as f32), so each trip loads four vec4s of
+//   two rows, eight loads, and issues them a trip ahead, before the trip in hand is used; the
+//   first trip's loads go out before the moments' barriers (GPT-2's head on an H100, eight
+//   loads a trip used at once: 86.7 -> 74.5 us in f32, 75.2 -> 55.5 us in f16). The partial
+//   sums meet in one shared-memory reduction at the end.
 // - CPU adapters (WHOLE_ROWS true, ROWS 2048): each invocation owns whole rows and no
 //   reduction follows. llvmpipe pays for every workgroup and every barrier a pass over all
 //   256 invocations; the GPU shape made the head 48% of a lavapipe step.

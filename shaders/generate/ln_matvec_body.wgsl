@@ -16,8 +16,8 @@
 // 256 / C4, ... so a warp's loads of one row are one contiguous run. Why the loads come
 // first: a decode projection is a few MB, far too little to reach bandwidth one dependent
 // round trip at a time, so each invocation issues the loads of its first four rows before
-// the layer norm's moments are reduced (the barriers do not wait for them) and the whole
-// matrix is in flight at once. Small C4 gives many workgroups (N / 4 at C4 = 1: 192 at
+// the layer norm's moments are reduced (the barriers do not wait for them), and each trip of
+// four rows issues the next trip's loads before it uses its own. Small C4 gives many workgroups (N / 4 at C4 = 1: 192 at
 // N = 768), large C4 longer runs per row; the host picks C4 (measured). The slices'
 // partial sums are then folded by `fold_slices` (a shared-memory tree or subgroup shuffles).
 // Each workgroup recomputes the moments (2K reads from cache) instead of a dispatch of its own.
