@@ -54,7 +54,14 @@ fn translate_source(src: &str, path: &Path) -> Result<(), String> {
 
     // Subgroup operations need SPIR-V 1.3 (Vulkan 1.1), which wgpu targets when it has them.
     let mut spv_options = naga::back::spv::Options::default();
-    if src.contains("@builtin(subgroup_") {
+    // (A builtin, or a subgroup function called without one: `subgroupAdd(`, `subgroupMax(`.)
+    let calls_subgroup = src.match_indices("subgroup").any(|(i, _)| {
+        src[i + "subgroup".len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase())
+    });
+    if src.contains("@builtin(subgroup_") || calls_subgroup {
         spv_options.lang_version = (1, 3);
     }
     let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None).map_err(|e| format!("SPIR-V: {e}"))?;

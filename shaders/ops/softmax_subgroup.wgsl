@@ -1,5 +1,6 @@
-// ops/softmax.wgsl's softmax (same Params, same mask, same sentinel) with one subgroup per
-// row instead of one workgroup: each row's max and sum are one subgroup reduction each, no
+// prelude: ops/softmax_rows.wgsl
+// ops/softmax.wgsl's softmax with one subgroup per row instead of one workgroup: each row's
+// max and sum are one subgroup reduction each, no
 // barrier, where the workgroup's shared-memory trees take eight barriers apiece. Why: GPT-2's
 // training attention softmaxes rows of 256 columns, and at one row a workgroup the barriers,
 // not the bytes, set the time. The host uses it where the adapter's subgroups have one fixed
@@ -9,18 +10,6 @@
 
 override LANES: u32 = 32u;
 
-struct Params {
-    rows: u32,
-    cols: u32,
-    per_matrix: u32, // rows per matrix (the last-but-one axis)
-    causal: u32,     // 1: apply the mask
-    past: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<f32>;         // (rows, cols)
-@group(0) @binding(2) var<storage, read_write> out: array<f32>; // (rows, cols)
-
 @compute @workgroup_size(256)
 fn softmax_subgroup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) lid: u32) {
@@ -29,12 +18,9 @@ fn softmax_subgroup(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     // No early return: a row past the end walks no columns, and the reductions stay in the
     // subgroup's uniform control flow.
     let live = row < p.rows;
-    var visible = select(0u, p.cols, live);
-    if live && p.causal != 0u {
-        visible = min(p.cols, p.past + row % p.per_matrix + 1u);
-    }
+    let visible = select(0u, visible_of(row), live);
     let base = row * p.cols;
-    var m = -3.0e38;
+    var m = MAX_SENTINEL;
     for (var c = lane; c < visible; c += LANES) {
         m = max(m, x[base + c]);
     }
