@@ -3,8 +3,7 @@
 //! (`shaders/ops/softmax_subgroup.wgsl`), with an optional causal mask.
 
 use crate::error::{Error, Result};
-use crate::kernel::{shader, KernelDef, Params};
-use crate::kernel::groups_1d;
+use crate::kernel::{groups_1d, shader, KernelDef, Params};
 use crate::ops::reduce::dispatch_rows;
 use crate::reference;
 use crate::tensor::Tensor;
