@@ -121,6 +121,60 @@ fn softmax_last_with_and_without_causal_mask() {
     });
 }
 
+/// `ops::softmax_backward` against y (g - sum(g y)) in f64 on the host, at rows that are not
+/// a multiple of a workgroup's rows, a masked (zero) upper triangle, and a transposed g.
+#[test]
+fn softmax_backward_matches_the_host_formula() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(73);
+        for shape in [&[1usize][..], &[3, 15], &[33, 40], &[2, 17, 17], &[5, 300]] {
+            let x = random(&mut rng, shape, -4.0, 4.0);
+            let g = random(&mut rng, shape, -1.0, 1.0);
+            let y = ops::softmax_last(&Tensor::from_array(ctx, &x).unwrap(), Some(0)).unwrap();
+            let yv = y.to_vec().unwrap();
+            let gv = flat(&g);
+            let cols = shape[shape.len() - 1];
+            let mut want = vec![0.0f32; yv.len()];
+            for (r, (yr, gr)) in yv.chunks(cols).zip(gv.chunks(cols)).enumerate() {
+                let s: f64 = yr.iter().zip(gr).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum();
+                for c in 0..cols {
+                    want[r * cols + c] = (f64::from(yr[c]) * (f64::from(gr[c]) - s)) as f32;
+                }
+            }
+            let got = ops::softmax_backward(&y, &Tensor::from_array(ctx, &g).unwrap()).unwrap();
+            assert_close(
+                ctx,
+                &format!("softmax_backward {shape:?}"),
+                &got.to_vec().unwrap(),
+                &want,
+                GATE,
+            );
+        }
+        // g as a transposed view: copied first, the same result.
+        let y = ops::softmax_last(
+            &Tensor::from_array(ctx, &random(&mut rng, &[9, 9], -2.0, 2.0)).unwrap(),
+            None,
+        )
+        .unwrap();
+        let gt = Tensor::from_array(ctx, &random(&mut rng, &[9, 9], -1.0, 1.0)).unwrap();
+        let dense = gt.transpose(0, 1).unwrap().contiguous().unwrap();
+        assert_close(
+            ctx,
+            "softmax_backward of a view",
+            &ops::softmax_backward(&y, &gt.transpose(0, 1).unwrap())
+                .unwrap()
+                .to_vec()
+                .unwrap(),
+            &ops::softmax_backward(&y, &dense).unwrap().to_vec().unwrap(),
+            GATE,
+        );
+        let e = ops::softmax_backward(&y, &Tensor::zeros(ctx, &[9, 8]).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("softmax_backward") && e.contains("[9, 9]"), "{e}");
+    });
+}
+
 #[test]
 fn layer_norm_over_awkward_rows() {
     each_adapter(|ctx| {

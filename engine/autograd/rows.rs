@@ -49,12 +49,7 @@ impl Var {
             let saved = y.clone();
             Ok((
                 y,
-                rule(move |g, need| {
-                    Ok(vec![when(need[0], || {
-                        let s = keep_last(&ops::sum_last(&ops::mul(g, &saved)?)?, saved.shape())?; // (..., 1)
-                        ops::mul(&saved, &ops::sub(g, &s)?)
-                    })?])
-                }),
+                rule(move |g, need| Ok(vec![when(need[0], || ops::softmax_backward(&saved, g))?])),
             ))
         })
     }

@@ -52,4 +52,4 @@ pub use matmul::{linear, linear_gelu, linear_residual, matmul, matmul_with, tune
 pub use reduce::{mean_all, mean_last, sum_all, sum_last};
 pub use rms_norm::{rms_norm, rms_norm_backward};
 pub use rope::{rope, rope_adjoint, swiglu};
-pub use softmax::softmax_last;
+pub use softmax::{softmax_backward, softmax_last};

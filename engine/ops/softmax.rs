@@ -1,6 +1,7 @@
 //! Softmax over the last axis, one workgroup per row (`shaders/ops/softmax.wgsl`), or one
 //! subgroup per row where the adapter's subgroups have one fixed size
-//! (`shaders/ops/softmax_subgroup.wgsl`), with an optional causal mask.
+//! (`shaders/ops/softmax_subgroup.wgsl`), with an optional causal mask; and its backward from
+//! the output (`softmax_backward`).
 
 use crate::error::{Error, Result};
 use crate::kernel::{groups_1d, shader, KernelDef, Params};
@@ -17,7 +18,13 @@ const SOFTMAX_SUBGROUP: KernelDef = KernelDef::new(
     "softmax_subgroup",
 );
 
-/// The subgroup kernel's lanes a row: the adapter's subgroup size where it is one fixed power
+const SOFTMAX_BACKWARD: KernelDef = KernelDef::new(
+    "ops/softmax_backward",
+    shader!("ops/softmax_backward.wgsl"),
+    "softmax_backward",
+);
+
+/// The subgroup kernels' lanes a row: the adapter's subgroup size where it is one fixed power
 /// of two from 4 to 256 (None: the workgroup-per-row kernel).
 fn subgroup_lanes(info: &crate::context::DeviceInfo) -> Option<u32> {
     let (lo, hi) = info.subgroup_size;
@@ -60,15 +67,54 @@ pub fn softmax_last(x: &Tensor, causal: Option<usize>) -> Result<Tensor> {
     match subgroup_lanes(&gpu.info) {
         Some(lanes) => {
             let kernel = gpu.kernel(&SOFTMAX_SUBGROUP, &[("LANES", f64::from(lanes))])?;
-            let groups = rows.div_ceil(256 / lanes as usize);
             gpu.dispatch(
                 &kernel,
                 &params,
                 &[x.gpu_buffer(op)?, out.gpu_buffer(op)?],
-                groups_1d(groups as u32),
+                groups_1d(rows.div_ceil(256 / lanes as usize) as u32),
             )?;
         }
         None => dispatch_rows(gpu, op, &SOFTMAX, &params, &x, &out, rows)?,
     }
     Ok(out)
+}
+
+/// The gradient of the softmax's input from its output `y` and the gradient `g` of `y`:
+/// `dx = y (g - sum_last(g y))` per row (masked entries, where y is 0, get 0). y, g (..., n)
+/// -> (..., n). One launch where the adapter's subgroups have one fixed size
+/// (`shaders/ops/softmax_backward.wgsl`), else the same formula in four tensor ops (and on
+/// the CPU context); the row sum's order differs between the two, so their last bits may.
+pub fn softmax_backward(y: &Tensor, g: &Tensor) -> Result<Tensor> {
+    let op = "softmax_backward";
+    if g.shape() != y.shape() {
+        return Err(Error::shape(
+            op,
+            "g",
+            &format!("{:?} (y's shape)", y.shape()),
+            g.shape(),
+        ));
+    }
+    let (rows, cols) = rows_cols(op, y)?;
+    let lanes = y.context().gpu().and_then(|gpu| subgroup_lanes(&gpu.info));
+    let (Some(gpu), Some(lanes)) = (y.context().gpu(), lanes) else {
+        let mut row = y.shape().to_vec();
+        if let Some(last) = row.last_mut() {
+            *last = 1;
+        }
+        let s = crate::ops::sum_last(&crate::ops::mul(g, y)?)?.reshape(&row)?; // (..., 1)
+        return crate::ops::mul(y, &crate::ops::sub(g, &s)?);
+    };
+    let (y, g) = (y.contiguous()?, g.contiguous()?);
+    let dx = Tensor::uninit(y.context(), y.shape(), op)?;
+    if rows == 0 {
+        return Ok(dx);
+    }
+    let kernel = gpu.kernel(&SOFTMAX_BACKWARD, &[("LANES", f64::from(lanes))])?;
+    gpu.dispatch(
+        &kernel,
+        &Params::new().usize(rows).usize(cols),
+        &[y.gpu_buffer(op)?, g.gpu_buffer(op)?, dx.gpu_buffer(op)?],
+        groups_1d(rows.div_ceil(256 / lanes as usize) as u32),
+    )?;
+    Ok(dx)
 }
