@@ -1,4 +1,5 @@
-//! Network ops on variables: causal attention (composed of recorded ops), a table's rows by
+//! Network ops on variables: causal attention (composed of recorded ops, or from a packed
+//! q | k | v projection with its backward written by hand), a table's rows by
 //! id (`gather_rows`) and the token + position embedding of one sequence or of a batch of
 //! rows (their backward a scatter-add, `ops::embedding_backward`, or over ids on the device
 //! the linked-list kernels of `ops::embedding`; a batch's positions by adds), softmax cross-entropy
@@ -11,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::expr::Binary;
 use crate::ops::{self, Ids};
 use crate::shape::attention_shapes;
-use crate::shape::DType;
+use crate::shape::{DType, Layout};
 use crate::tensor::Tensor;
 
 /// About the bytes of one block's logits in [`Var::head_cross_entropy`] (64 MiB: a few
@@ -48,6 +49,72 @@ impl Var {
         Var::composite("attention", || {
             let scores = q.matmul(&k.transpose(1, 2)?)?.scale(1.0 / (d as f32).sqrt())?; // (H, Tq, Tk)
             scores.softmax_last(Some(past))?.matmul(v) // (H, Tq, D)
+        })
+    }
+
+    /// Causal self-attention from a packed projection: qkv (B T, 3C) holds each position's
+    /// q, k and v side by side (GPT-2's `c_attn` output), `batch` rows of T positions, C =
+    /// `heads` D -> (B T, C): `softmax(q k^T / sqrt(D), causal) v` per row and head, the
+    /// heads side by side. The products, scale and softmax of [`Var::attention`], with the
+    /// backward written out so that q, k and v are strided views of qkv going in and dq, dk
+    /// and dv are written into one (B T, 3C) gradient: the tape's views copied q, k and v
+    /// forward and, backward, copied each gradient twice into a zero-filled (B T, 3C) tensor
+    /// and added the three. Inside [`super::autocast`] the products read half operands, as
+    /// `matmul`'s do.
+    pub fn packed_attention(qkv: &Var, batch: usize, heads: usize) -> Result<Var> {
+        let op = "packed_attention";
+        let &[rows, c3] = qkv.shape() else {
+            return Err(Error::shape(op, "qkv", "(B T, 3C)", qkv.shape()));
+        };
+        if c3 == 0 || c3 % 3 != 0 || heads == 0 || (c3 / 3) % heads != 0 {
+            return Err(Error::shape(
+                op,
+                "qkv",
+                format!("(B T, 3C) with C a multiple of heads = {heads}"),
+                qkv.shape(),
+            ));
+        }
+        if batch == 0 || rows == 0 || rows % batch != 0 {
+            return Err(Error::shape(
+                op,
+                "qkv",
+                format!("(B T, 3C) with B = batch = {batch} rows of T > 0"),
+                qkv.shape(),
+            ));
+        }
+        let c = c3 / 3;
+        let dims = (batch, rows / batch, heads, c / heads);
+        let scale = 1.0 / (dims.3 as f32).sqrt();
+        Var::record(op, &[qkv], |t| {
+            let x = t[0].contiguous()?; // (B T, 3C)
+            let dtype = product_dtype();
+            let [q, k, v] = [0, 1, 2].map(|j| head_view(&x, j, dims)); // (B, H, T, D) views
+            let (q, k, v) = (operand(&q, dtype)?, operand(&k, dtype)?, operand(&v, dtype)?);
+            let s = ops::binary_scalar(Binary::Mul, &ops::matmul(&q, &k.transpose(2, 3)?)?, scale)?; // (B, H, T, T)
+            let p = ops::softmax_last(&s, Some(0))?;
+            let pp = operand(&p, dtype)?;
+            let y = ops::matmul(&pp, &v)?.transpose(1, 2)?.reshape(&[rows, c])?; // (B T, C)
+            let ctx = x.context().clone();
+            Ok((
+                y,
+                rule(move |g, need| {
+                    Ok(vec![when(need[0], || {
+                        let (b, t, h, d) = dims;
+                        let gy = operand(&g.contiguous()?.reshape(&[b, t, h, d])?.transpose(1, 2)?, dtype)?; // (B, H, T, D)
+                        let dv = ops::matmul(&pp.transpose(2, 3)?, &gy)?;
+                        let dp = ops::matmul(&gy, &v.transpose(2, 3)?)?; // (B, H, T, T)
+                        let ds = ops::binary_scalar(Binary::Mul, &ops::softmax_backward(&p, &dp)?, scale)?;
+                        let ds = operand(&ds, dtype)?;
+                        let dq = ops::matmul(&ds, &k)?;
+                        let dk = ops::matmul(&ds.transpose(2, 3)?, &q)?;
+                        let out = Tensor::uninit(&ctx, &[b * t, 3 * c], op)?; // (B T, 3C), every element written
+                        for (j, dj) in [dq, dk, dv].iter().enumerate() {
+                            ops::copy_into(&head_view(&out, j, dims), dj)?;
+                        }
+                        Ok(out)
+                    })?])
+                }),
+            ))
         })
     }
 
@@ -325,4 +392,14 @@ impl Var {
             ))
         })
     }
+}
+
+/// Part j (0: q, 1: k, 2: v) of a dense (B T, 3C) tensor as (B, H, T, D), a view (no copy).
+fn head_view(x: &Tensor, j: usize, (b, t, h, d): (usize, usize, usize, usize)) -> Tensor {
+    let c = h * d;
+    x.with_layout(Layout {
+        shape: vec![b, h, t, d],
+        strides: vec![t * 3 * c, d, 3 * c, 1],
+        offset: x.layout().offset + j * c,
+    })
 }

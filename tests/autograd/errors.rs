@@ -199,3 +199,33 @@ fn autograd_item_and_operators_refuse_bad_shapes() {
     check(&Context::cpu());
     crate::common::each_adapter(check);
 }
+
+#[test]
+fn autograd_packed_attention_names_its_argument_and_the_expected_shape() {
+    let ctx = Context::cpu();
+    let tape = Tape::new(&ctx);
+    for (shape, batch, heads, says) in [
+        (&[6, 12, 1][..], 2, 2, "(B T, 3C)"),
+        (&[6, 13][..], 2, 2, "multiple of heads = 2"),
+        (&[6, 12][..], 2, 3, "multiple of heads = 3"),
+        (&[6, 12][..], 4, 2, "B = batch = 4"),
+        (&[6, 12][..], 0, 2, "B = batch = 0"),
+    ] {
+        let qkv = tape.var(&tensor(&ctx, shape)).unwrap();
+        let err = Var::packed_attention(&qkv, batch, heads).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Shape {
+                    op: "packed_attention",
+                    arg: "qkv",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains(says), "{shape:?} {batch} {heads}: {err}");
+    }
+    let qkv = tape.var(&tensor(&ctx, &[6, 12])).unwrap();
+    assert_eq!(Var::packed_attention(&qkv, 2, 2).unwrap().shape(), &[6, 4]);
+}

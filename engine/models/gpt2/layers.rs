@@ -53,27 +53,26 @@ impl Attention {
     }
 
     /// `residual + c_proj(attention(a))` for `a` (B T, C) the normed input of `batch` rows of
-    /// `t` positions: q, k and v are column slices of `c_attn`'s output (strided views, no copy),
-    /// causal softmax per (row, head) as batched products, `c_proj` with the residual fused.
+    /// `t` positions: q, k and v are column slices of `c_attn`'s output (strided views, no copy,
+    /// `Var::packed_attention`), causal softmax per (row, head) as batched products, `c_proj`
+    /// with the residual fused.
     pub fn forward(&self, pass: &Pass, a: &Var, residual: &Var, batch: usize, t: usize) -> Result<Var> {
         self.c_attn.check("gpt2::Attention", a)?;
-        let (c, h) = (self.c_proj.widths().0, self.n_head);
-        let d = c / h;
+        if a.shape().first() != Some(&(batch * t)) {
+            return Err(Error::shape(
+                "gpt2::Attention",
+                "a",
+                format!("(batch t, C) with batch t = {batch} x {t}"),
+                a.shape(),
+            ));
+        }
+        let h = self.n_head;
         let (w, b) = self.c_attn.vars(pass)?;
         let b = b.ok_or_else(|| missing_bias("attn.c_attn"))?;
-        // One (C, 3C) product (wider products run faster than three of C), then q, k and v
-        // as column slices of it.
+        // One (C, 3C) product (wider products run faster than three of C), and the attention
+        // reads q, k and v from it as views.
         let qkv = a.linear(w, Some(b))?; // (B T, 3C)
-        let heads = |j: usize| -> Result<Var> {
-            qkv.narrow(1, j * c, (j + 1) * c)?
-                .reshape(&[batch, t, h, d])?
-                .transpose(1, 2)
-            // (B, H, T, D)
-        };
-        let (q, k, v) = (heads(0)?, heads(1)?, heads(2)?);
-        let scores = q.matmul(&k.transpose(2, 3)?)?.scale(1.0 / (d as f32).sqrt())?; // (B, H, T, T)
-        let y = scores.softmax_last(Some(0))?.matmul(&v)?; // (B, H, T, D)
-        let y = y.transpose(1, 2)?.reshape(&[batch * t, c])?; // (B T, C)
+        let y = Var::packed_attention(&qkv, batch, h)?; // (B T, C)
         let (pw, pb) = self.c_proj.vars(pass)?;
         y.linear_residual(pw, pb.ok_or_else(|| missing_bias("attn.c_proj"))?, residual)
     }

@@ -216,6 +216,10 @@ pub fn row_cases() -> Vec<GradCase> {
         input(&[2, 4, 5], -1.0, 1.0),
     ];
     l.op("attention", 700, &qkv, |v| Var::attention(&v[0], &v[1], &v[2], 1));
+    // q | k | v packed as GPT-2's c_attn writes them: 2 rows of 3 positions, 2 heads of 2.
+    l.op("packed_attention", 701, &[input(&[6, 12], -1.0, 1.0)], |v| {
+        Var::packed_attention(&v[0], 2, 2)
+    });
     // Token 3 twice: its row sums two gradients; rows 2, 4, 5, 6 get none.
     let tables = [input(&[7, 5], -1.0, 1.0), input(&[6, 5], -1.0, 1.0)];
     l.op("embedding", 800, &tables, |v| {
