@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use wgsl_compute::kernel::{dtype_prelude, has_dtype_slots, Shader, SHADERS};
+use wgsl_compute::kernel::{dtype_prelude, has_dtype_slots, uses_subgroups, Shader, SHADERS};
 use wgsl_compute::DType;
 
 /// Every `.wgsl` file below `dir` (the shader tests and the layering test's model check).
@@ -54,14 +54,7 @@ fn translate_source(src: &str, path: &Path) -> Result<(), String> {
 
     // Subgroup operations need SPIR-V 1.3 (Vulkan 1.1), which wgpu targets when it has them.
     let mut spv_options = naga::back::spv::Options::default();
-    // (A builtin, or a subgroup function called without one: `subgroupAdd(`, `subgroupMax(`.)
-    let calls_subgroup = src.match_indices("subgroup").any(|(i, _)| {
-        src[i + "subgroup".len()..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_uppercase())
-    });
-    if src.contains("@builtin(subgroup_") || calls_subgroup {
+    if uses_subgroups(&src) {
         spv_options.lang_version = (1, 3);
     }
     let spv = naga::back::spv::write_vec(&module, &info, &spv_options, None).map_err(|e| format!("SPIR-V: {e}"))?;

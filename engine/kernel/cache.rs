@@ -291,7 +291,7 @@ fn build(device: &wgpu::Device, key: &KernelKey, src: &KernelSource, zero_workgr
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(&name),
-        source: wgpu::ShaderSource::Wgsl(src.wgsl.clone()),
+        source: wgpu::ShaderSource::Wgsl(super::for_the_adapter(device, &src.wgsl)),
     });
     let entries: Vec<_> = bindings
         .iter()

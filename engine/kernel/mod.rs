@@ -10,6 +10,7 @@ pub(crate) mod cache;
 mod dtype;
 mod launch;
 mod shaders;
+mod subgroups;
 
 use std::borrow::Cow;
 
@@ -18,6 +19,8 @@ pub use dtype::{dtype_prelude, has_dtype_slots};
 pub(crate) use launch::{groups_1d, push_dims, Params};
 pub(crate) use shaders::shader;
 pub use shaders::{Shader, SHADERS};
+pub(crate) use subgroups::for_the_adapter;
+pub use subgroups::uses_subgroups;
 
 /// How a kernel sees one of its bindings (all in `@group(0)`, binding index = position).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
