@@ -95,8 +95,11 @@ pub fn softmax_backward(y: &Tensor, g: &Tensor) -> Result<Tensor> {
         ));
     }
     let (rows, cols) = rows_cols(op, y)?;
-    let lanes = y.context().gpu().and_then(|gpu| subgroup_lanes(&gpu.info));
-    let (Some(gpu), Some(lanes)) = (y.context().gpu(), lanes) else {
+    let kernel_lanes = y
+        .context()
+        .gpu()
+        .and_then(|gpu| Some((gpu, subgroup_lanes(&gpu.info)?)));
+    let Some((gpu, lanes)) = kernel_lanes else {
         let mut row = y.shape().to_vec();
         if let Some(last) = row.last_mut() {
             *last = 1;
