@@ -175,6 +175,47 @@ fn softmax_backward_matches_the_host_formula() {
     });
 }
 
+/// `ops::softmax_backward` with NaN, +-inf and f32::MAX in g gives every adapter the CPU
+/// context's answer: NaN where it has NaN, the same infinity, finite values within a gate
+/// relative to the row's largest |g| (the row sum's order differs, and g - sum(g y) cancels).
+#[test]
+fn softmax_backward_keeps_nan_inf_and_max_as_the_cpu_does() {
+    let (rows, cols) = (5, 37);
+    let mut rng = Rng::new(74);
+    let x = rng.vec_range(rows * cols, -3.0, 3.0);
+    let mut g = rng.vec_range(rows * cols, -1.0, 1.0);
+    g[3] = f32::NAN; // row 0
+    g[cols + 1] = f32::INFINITY; // row 1
+    g[2 * cols + 5] = f32::NEG_INFINITY; // row 2
+    g[3 * cols] = f32::MAX; // row 3: sum(g y) finite, g - sum near MAX
+    g[3 * cols + 1] = f32::MAX;
+    for (j, v) in g[4 * cols..].iter_mut().enumerate() {
+        // Row 4: +-MAX alternating, so g - sum(g y) overflows to +-inf away from any boundary.
+        *v = if j % 2 == 0 { f32::MAX } else { -f32::MAX };
+    }
+    let run = |ctx: &Context| -> Vec<f32> {
+        let y = ops::softmax_last(&Tensor::from_slice(ctx, &[rows, cols], &x).unwrap(), None).unwrap();
+        let gt = Tensor::from_slice(ctx, &[rows, cols], &g).unwrap();
+        ops::softmax_backward(&y, &gt).unwrap().to_vec().unwrap()
+    };
+    let want = run(&Context::cpu());
+    each_adapter(|ctx| {
+        let got = run(ctx);
+        for (i, (&a, &b)) in got.iter().zip(&want).enumerate() {
+            let row = &g[i / cols * cols..][..cols];
+            let scale = row.iter().filter(|v| v.is_finite()).fold(1.0f32, |m, v| m.max(v.abs()));
+            let same = (a.is_nan() && b.is_nan())
+                || (a.is_infinite() && a == b)
+                || (a.is_finite() && b.is_finite() && (a - b).abs() <= 1e-5 * (b.abs() + scale));
+            assert!(
+                same,
+                "softmax_backward element {i} on {}: {a} against the CPU's {b}",
+                ctx.info().name
+            );
+        }
+    });
+}
+
 #[test]
 fn layer_norm_over_awkward_rows() {
     each_adapter(|ctx| {
