@@ -10,6 +10,7 @@ use super::autocast::{operand, product_dtype};
 use super::var::{rule, when, Var};
 use crate::error::{Error, Result};
 use crate::expr::Binary;
+use crate::ops::matmul::matmul_scaled;
 use crate::ops::{self, Ids};
 use crate::shape::attention_shapes;
 use crate::shape::{DType, Layout};
@@ -90,7 +91,8 @@ impl Var {
             let dtype = product_dtype();
             let [q, k, v] = [0, 1, 2].map(|j| head_view(&x, j, dims)); // (B, H, T, D) views
             let (q, k, v) = (operand(&q, dtype)?, operand(&k, dtype)?, operand(&v, dtype)?);
-            let s = ops::binary_scalar(Binary::Mul, &ops::matmul(&q, &k.transpose(2, 3)?)?, scale)?; // (B, H, T, T)
+            // The scale rides in the products' epilogue (no pass over the (B, H, T, T) scores).
+            let s = matmul_scaled(&q, &k.transpose(2, 3)?, scale)?; // (B, H, T, T)
             let p = ops::softmax_last(&s, Some(0))?;
             let pp = operand(&p, dtype)?;
             let y = ops::matmul(&pp, &v)?.transpose(1, 2)?.reshape(&[rows, c])?; // (B T, C)
@@ -103,10 +105,9 @@ impl Var {
                         let gy = operand(&g.contiguous()?.reshape(&[b, t, h, d])?.transpose(1, 2)?, dtype)?; // (B, H, T, D)
                         let dv = ops::matmul(&pp.transpose(2, 3)?, &gy)?;
                         let dp = ops::matmul(&gy, &v.transpose(2, 3)?)?; // (B, H, T, T)
-                        let ds = ops::binary_scalar(Binary::Mul, &ops::softmax_backward(&p, &dp)?, scale)?;
-                        let ds = operand(&ds, dtype)?;
-                        let dq = ops::matmul(&ds, &k)?;
-                        let dk = ops::matmul(&ds.transpose(2, 3)?, &q)?;
+                        let ds = operand(&ops::softmax_backward(&p, &dp)?, dtype)?; // dL/ds / scale
+                        let dq = matmul_scaled(&ds, &k, scale)?;
+                        let dk = matmul_scaled(&ds.transpose(2, 3)?, &q, scale)?;
                         let out = Tensor::uninit(&ctx, &[b * t, 3 * c], op)?; // (B T, 3C), every element written
                         for (j, dj) in [dq, dk, dv].iter().enumerate() {
                             ops::copy_into(&head_view(&out, j, dims), dj)?;
