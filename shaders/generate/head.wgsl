@@ -78,8 +78,8 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let first = base + group * group_rows;
     // The first trip's loads (rows first and first + 1, vec4s lane + 32 t, t < 4), before the
     // moments (unused with WHOLE_ROWS).
-    let r0 = min(first, p.vocab - 1u);
-    let r1 = min(first + 1u, p.vocab - 1u);
+    var r0 = min(first, p.vocab - 1u);
+    var r1 = min(first + 1u, p.vocab - 1u);
     var a0 = w_row4(r0, lane);
     var a1 = w_row4(r0, lane + 32u);
     var a2 = w_row4(r0, lane + 64u);
@@ -129,50 +129,34 @@ fn head(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     // Rows r, r + 1 of the group a pass (with one row a group the second is the first again,
-    // its sum unwritten); four vec4s of each a trip, the passes' trips walked as one sequence
-    // so that each trip issues the next one's eight loads before it uses its own (two trips
-    // in flight, across the passes too).
-    let per_pass = (c4 + 127u) / 128u;
-    let trips = (group_rows + 1u) / 2u * per_pass;
-    var s0 = 0.0;
-    var s1 = 0.0;
-    for (var t = 0u; t < trips; t++) {
-        let r = t / per_pass * 2u;
-        let i = lane + t % per_pass * 128u;
-        let n = t + 1u;
-        let n0 = min(first + n / per_pass * 2u, p.vocab - 1u);
-        let n1 = min(first + n / per_pass * 2u + 1u, p.vocab - 1u);
-        let ni = select(c4, lane + n % per_pass * 128u, n < trips);
-        let na0 = w_row4(n0, ni);
-        let na1 = w_row4(n0, ni + 32u);
-        let na2 = w_row4(n0, ni + 64u);
-        let na3 = w_row4(n0, ni + 96u);
-        let nb0 = w_row4(n1, ni);
-        let nb1 = w_row4(n1, ni + 32u);
-        let nb2 = w_row4(n1, ni + 64u);
-        let nb3 = w_row4(n1, ni + 96u);
-        let x0 = xn4_or_0(i);
-        let x1 = xn4_or_0(i + 32u);
-        let x2 = xn4_or_0(i + 64u);
-        let x3 = xn4_or_0(i + 96u);
-        s0 += (dot(x0, a0) + dot(x1, a1)) + (dot(x2, a2) + dot(x3, a3));
-        s1 += (dot(x0, b0) + dot(x1, b1)) + (dot(x2, b2) + dot(x3, b3));
-        if n % per_pass == 0u {
-            part[(group * group_rows + r) * 32u + lane] = s0;
-            if r + 1u < group_rows {
-                part[(group * group_rows + r + 1u) * 32u + lane] = s1;
+    // its sum unwritten); four vec4s of each a trip.
+    for (var r = 0u; r < group_rows; r += 2u) {
+        r0 = min(first + r, p.vocab - 1u);
+        r1 = min(first + r + 1u, p.vocab - 1u);
+        var s0 = 0.0;
+        var s1 = 0.0;
+        for (var i = lane; i < c4; i += 128u) {
+            if r != 0u || i != lane {
+                a0 = w_row4(r0, i);
+                a1 = w_row4(r0, i + 32u);
+                a2 = w_row4(r0, i + 64u);
+                a3 = w_row4(r0, i + 96u);
+                b0 = w_row4(r1, i);
+                b1 = w_row4(r1, i + 32u);
+                b2 = w_row4(r1, i + 64u);
+                b3 = w_row4(r1, i + 96u);
             }
-            s0 = 0.0;
-            s1 = 0.0;
+            let x0 = xn4_or_0(i);
+            let x1 = xn4_or_0(i + 32u);
+            let x2 = xn4_or_0(i + 64u);
+            let x3 = xn4_or_0(i + 96u);
+            s0 += (dot(x0, a0) + dot(x1, a1)) + (dot(x2, a2) + dot(x3, a3));
+            s1 += (dot(x0, b0) + dot(x1, b1)) + (dot(x2, b2) + dot(x3, b3));
         }
-        a0 = na0;
-        a1 = na1;
-        a2 = na2;
-        a3 = na3;
-        b0 = nb0;
-        b1 = nb1;
-        b2 = nb2;
-        b3 = nb3;
+        part[(group * group_rows + r) * 32u + lane] = s0;
+        if r + 1u < group_rows {
+            part[(group * group_rows + r + 1u) * 32u + lane] = s1;
+        }
     }
     workgroupBarrier();
     if lid < ROWS {

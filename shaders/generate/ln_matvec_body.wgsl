@@ -184,32 +184,21 @@ fn project(group: u32, lid: u32) {
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
-    // Two trips in flight: each trip issues the next trip's loads into named registers before
-    // its fused multiply-adds wait on its own, so a trip costs one round trip of memory shared
-    // with its neighbour instead of one of its own (the scans' lesson: a load used at once
-    // keeps the memory system idle between trips).
     for (var k = slice; k < K; k += 4u * s) {
-        let next = k + 4u * s;
-        let v0 = row(next, col4, live);
-        let v1 = row(next + s, col4, live);
-        let v2 = row(next + 2u * s, col4, live);
-        let v3 = row(next + 3u * s, col4, live);
-        let q0 = raw(next);
-        let q1 = raw(next + s);
-        let q2 = raw(next + 2u * s);
-        let q3 = raw(next + 3u * s);
+        if k != slice {
+            w0 = row(k, col4, live);
+            w1 = row(k + s, col4, live);
+            w2 = row(k + 2u * s, col4, live);
+            w3 = row(k + 3u * s, col4, live);
+            r0 = raw(k);
+            r1 = raw(k + s);
+            r2 = raw(k + 2u * s);
+            r3 = raw(k + 3u * s);
+        }
         acc0 = fma(vec4<f32>(prologue(r0, scale, mean, rstd)), w0, acc0);
         acc1 = fma(vec4<f32>(prologue(r1, scale, mean, rstd)), w1, acc1);
         acc2 = fma(vec4<f32>(prologue(r2, scale, mean, rstd)), w2, acc2);
         acc3 = fma(vec4<f32>(prologue(r3, scale, mean, rstd)), w3, acc3);
-        w0 = v0;
-        w1 = v1;
-        w2 = v2;
-        w3 = v3;
-        r0 = q0;
-        r1 = q1;
-        r2 = q2;
-        r3 = q3;
     }
     let y = fold_slices(lid, (acc0 + acc1) + (acc2 + acc3));
     if lid < C4 && live {
