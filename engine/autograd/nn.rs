@@ -10,7 +10,7 @@ use super::autocast::{operand, product_dtype};
 use super::var::{rule, when, Var};
 use crate::error::{Error, Result};
 use crate::expr::Binary;
-use crate::ops::matmul::matmul_scaled;
+use crate::ops::matmul::{matmul_accumulate, matmul_scaled};
 use crate::ops::{self, Ids};
 use crate::shape::attention_shapes;
 use crate::shape::{DType, Layout};
@@ -307,7 +307,7 @@ impl Var {
                 1.0
             };
             let wt = operand(&wt, dtype)?;
-            let (mut total, mut dx_blocks, mut dwt) = (None::<Tensor>, vec![], None::<Tensor>);
+            let (mut total, mut dx_blocks, mut dw) = (None::<Tensor>, vec![], None::<Tensor>);
             for start in (0..rows).step_by(block) {
                 let end = (start + block).min(rows);
                 let xb = operand(&x.narrow(0, start, end)?, dtype)?; // (rb, C)
@@ -337,17 +337,17 @@ impl Var {
                     dx_blocks.push(ops::matmul(&g, &wt.transpose(0, 1)?)?); // (rb, C)
                 }
                 if wants.1 {
-                    let d = ops::matmul(&xb.transpose(0, 1)?, &g)?; // (C, Vp)
-                    dwt = Some(match dwt {
-                        Some(acc) => ops::add(&acc, &d)?,
-                        None => d,
-                    });
+                    // dw in w's own (V, C) orientation, each block's product added to the
+                    // running sum in its epilogue: no (C, Vp) transpose copy and no adds.
+                    let gt = g.transpose(0, 1)?; // (Vp, rb) view
+                    dw = Some(match dw {
+                        Some(acc) => matmul_accumulate(&gt, &xb, &acc)?,
+                        None => ops::matmul(&gt, &xb)?,
+                    }); // (Vp, C)
                 }
             }
-            let dw = match dwt {
-                Some(d) => Some(d.narrow(1, 0, v)?.transpose(0, 1)?.contiguous()?), // (V, C)
-                None => None,
-            };
+            // The first V rows of (Vp, C): a dense view, no copy.
+            let dw = dw.map(|d| d.narrow(0, 0, v)).transpose()?; // (V, C)
             let loss = match total {
                 Some(t) => ops::binary_scalar(Binary::Mul, &t, 1.0 / rows as f32)?,
                 None => Tensor::zeros(x.context(), &[])?,

@@ -57,6 +57,8 @@ pub(crate) enum Epilogue {
     BiasGelu = 2,
     /// `+ bias[j] + residual[i, j]`, the residual a dense (M, N) view passed alongside.
     BiasResidual = 3,
+    /// `+ residual[i, j]`: a product accumulated into a running sum ([`matmul_accumulate`]).
+    Residual = 4,
 }
 
 /// The epilogue and the tensors it reads.
@@ -84,6 +86,28 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// [`matmul`] on a forced kernel (tests and benchmarks). `Matvec` needs M = 1.
 pub fn matmul_with(a: &Tensor, b: &Tensor, path: MatmulPath) -> Result<Tensor> {
     gemm("matmul", a, b, 1.0, Ep::NONE, path)
+}
+
+/// `acc + a @ b` for 2-d a (M, K), b (K, N) and a dense acc (M, N): a sum of products kept
+/// in one running tensor, the add in the product's epilogue (a separate add reads two (M, N)
+/// tensors and writes a third).
+pub(crate) fn matmul_accumulate(a: &Tensor, b: &Tensor, acc: &Tensor) -> Result<Tensor> {
+    let op = "matmul_accumulate";
+    let s = matmul_shapes(op, a.shape(), b.shape())?;
+    if a.rank() != 2 || b.rank() != 2 || acc.shape() != [s.m, s.n] || !acc.layout().is_dense() {
+        return Err(Error::shape(
+            op,
+            "acc",
+            format!("a dense [{}, {}] (a (M, K) @ b (K, N))", s.m, s.n),
+            acc.shape(),
+        ));
+    }
+    let ep = Ep {
+        kind: Epilogue::Residual,
+        bias: None,
+        residual: Some(acc),
+    };
+    gemm(op, a, b, 1.0, ep, MatmulPath::Auto)
 }
 
 /// `alpha * (a @ b)` (attention scores), the scale fused into the epilogue.

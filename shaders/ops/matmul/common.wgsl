@@ -7,7 +7,7 @@
 // and the batch index z walks the (collapsed, broadcast) batch shape row-major, with stride 0
 // on broadcast axes. out is dense (batch, M, N).
 
-override EPILOGUE: u32 = 0u; // 0 none, 1 + bias[j], 2 gelu_tanh(. + bias[j]), 3 + bias[j] + residual[z, i, j]
+override EPILOGUE: u32 = 0u; // 0 none, 1 + bias[j], 2 gelu_tanh(. + bias[j]), 3 + bias[j] + residual[z, i, j], 4 + residual[z, i, j]
 
 struct Params {
     m: u32,
@@ -24,7 +24,7 @@ struct Params {
     alpha: f32,         // scale applied before the epilogue
     bias_offset: u32,
     bias_stride: u32,
-    res_offset: u32,    // EPILOGUE 3: offset of the residual view
+    res_offset: u32,    // EPILOGUE 3 and 4: offset of the residual view
     _pad1: u32,
     batch_shape: vec4<u32>, // collapsed batch axes, axis d at [d]
     a_bs: vec4<u32>,        // a strides over the batch axes (0 where broadcast)
@@ -34,7 +34,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;      // (N,) view; unread when EPILOGUE = 0
 @group(0) @binding(4) var<storage, read_write> out: array<f32>; // (batch, M, N) dense
-@group(0) @binding(5) var<storage, read> residual: array<f32>;  // (batch, M, N) dense view; EPILOGUE 3
+@group(0) @binding(5) var<storage, read> residual: array<f32>;  // (batch, M, N) dense view; EPILOGUE 3 and 4
 
 // Element offsets of batch z in a and b.
 fn batch_offsets(z: u32) -> vec2<u32> {
@@ -61,7 +61,7 @@ fn epilogue(acc: f32, col: u32) -> f32 {
 fn store(z: u32, row: u32, col: u32, acc: f32) {
     let i = (z * p.m + row) * p.n + col;
     var v = epilogue(acc, col);
-    if EPILOGUE == 3u {
+    if EPILOGUE >= 3u {
         v += residual[p.res_offset + i];
     }
     out[i] = v;
