@@ -64,6 +64,21 @@ fn products(ctx: &Context, dtype: Option<DType>) -> Vec<(String, Vec<f32>)> {
             out.push((format!("{op} {name}"), g.to_vec().unwrap()));
         }
     }
+    // Attention from a packed q|k|v projection: 2 rows of 3 positions, 2 heads of 2.
+    let tape = Tape::new(ctx);
+    let qkv = tape.var(&tensor(ctx, &[6, 12], 5)).unwrap(); // (B T, 3C)
+    let run = || Var::packed_attention(&qkv, 2, 2);
+    let y = match dtype {
+        Some(d) => autocast(d, run),
+        None => run(),
+    }
+    .unwrap();
+    assert_eq!(y.tensor().dtype(), DType::F32, "packed_attention: the output stays f32");
+    let grads = (&y * &y).unwrap().sum_all().unwrap().backward().unwrap();
+    out.push(("packed_attention out".into(), y.tensor().to_vec().unwrap()));
+    let g = grads.get(&qkv).unwrap();
+    assert_eq!(g.dtype(), DType::F32, "packed_attention dqkv is f32");
+    out.push(("packed_attention dqkv".into(), g.to_vec().unwrap()));
     out
 }
 

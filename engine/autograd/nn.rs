@@ -87,10 +87,11 @@ impl Var {
         let dims = (batch, rows / batch, heads, c / heads);
         let scale = 1.0 / (dims.3 as f32).sqrt();
         Var::record(op, &[qkv], |t| {
-            let x = t[0].contiguous()?; // (B T, 3C)
             let dtype = product_dtype();
+            // In the products' dtype once (one conversion, not one per view), then q, k, v
+            // as views of it.
+            let x = operand(&t[0].contiguous()?, dtype)?; // (B T, 3C)
             let [q, k, v] = [0, 1, 2].map(|j| head_view(&x, j, dims)); // (B, H, T, D) views
-            let (q, k, v) = (operand(&q, dtype)?, operand(&k, dtype)?, operand(&v, dtype)?);
             // The scale rides in the products' epilogue (no pass over the (B, H, T, T) scores).
             let s = matmul_scaled(&q, &k.transpose(2, 3)?, scale)?; // (B, H, T, T)
             let p = ops::softmax_last(&s, Some(0))?;

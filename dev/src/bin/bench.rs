@@ -793,18 +793,20 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
     eprintln!("gpt2_train losses of the timed steps: {:?}", f.losses);
     if !quick {
         // Where the matmul time goes: each of the step's products alone.
-        println!("\n| the step's products, each alone | per step | ms each | TFLOP/s | ms per step |");
-        println!("|---|---|---|---|---|");
-        let mut total = 0.0;
-        for (name, count, ms, tflops) in train_gpt2_bench::products(ctx)? {
-            println!(
-                "| {name} | {count} | {ms:.3} | {tflops:.1} | {:.2} |",
-                ms * count as f64
-            );
-            total += ms * count as f64;
+        for (dtype, key) in [(DType::F32, "gpt2_train_products_ms"), (DType::F16, "gpt2_train_products_f16_ms")] {
+            println!("\n| the step's products, each alone, {dtype} operands | per step | ms each | TFLOP/s | ms per step |");
+            println!("|---|---|---|---|---|");
+            let mut total = 0.0;
+            for (name, count, ms, tflops) in train_gpt2_bench::products(ctx, dtype)? {
+                println!(
+                    "| {name} | {count} | {ms:.3} | {tflops:.1} | {:.2} |",
+                    ms * count as f64
+                );
+                total += ms * count as f64;
+            }
+            println!("| sum (without the head) | | | | {total:.2} |");
+            figure(key, total);
         }
-        println!("| sum (without the head) | | | | {total:.2} |");
-        figure("gpt2_train_products_ms", total);
     }
     println!("\nmixed precision (forward inside autocast(BF16): bf16 products, f32 sums, parameters and Adam): {:.2} ms a step", f.mixed_step_ms);
     println!(

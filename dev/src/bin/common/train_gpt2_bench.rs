@@ -266,15 +266,21 @@ struct Product {
 }
 
 /// The step's products at GPT-2 124M's shape (batch 8, T 256: rows 2048, C 768, 12 heads of
-/// 64), each timed alone with the views the tape gives it: ms and TFLOP/s each, and the sum
-/// over a step's counts.
-pub fn products(ctx: &Context) -> Result<Vec<(String, usize, f64, f64)>> {
+/// 64), each timed alone with the views the tape gives it, operands in `dtype` (F32, or F16
+/// as `autocast(F16)` hands them over): ms and TFLOP/s each, and the sum over a step's counts.
+pub fn products(ctx: &Context, dtype: wgsl_compute::DType) -> Result<Vec<(String, usize, f64, f64)>> {
     use wgsl_compute::{ops, Tensor};
     // Stored shapes; `true`: the product reads the transpose of the last two axes.
     let list = [
         Product {
-            name: "x @ W, C -> C (q, k, v, proj)",
-            per_step: 48,
+            name: "x @ W, C -> 3C (qkv)",
+            per_step: 12,
+            a: (&[2048, 768], false),
+            b: (&[768, 2304], false),
+        },
+        Product {
+            name: "x @ W, C -> C (attn proj)",
+            per_step: 12,
             a: (&[2048, 768], false),
             b: (&[768, 768], false),
         },
@@ -291,8 +297,14 @@ pub fn products(ctx: &Context) -> Result<Vec<(String, usize, f64, f64)>> {
             b: (&[3072, 768], false),
         },
         Product {
-            name: "g @ W^T, C -> C (dx)",
-            per_step: 48,
+            name: "g @ W^T, 3C -> C (qkv dx)",
+            per_step: 12,
+            a: (&[2048, 2304], false),
+            b: (&[768, 2304], true),
+        },
+        Product {
+            name: "g @ W^T, C -> C (attn proj dx)",
+            per_step: 12,
             a: (&[2048, 768], false),
             b: (&[768, 768], true),
         },
@@ -309,8 +321,14 @@ pub fn products(ctx: &Context) -> Result<Vec<(String, usize, f64, f64)>> {
             b: (&[3072, 768], true),
         },
         Product {
-            name: "x^T @ g, C x C (dW)",
-            per_step: 48,
+            name: "x^T @ g, C x 3C (qkv dW)",
+            per_step: 12,
+            a: (&[2048, 768], true),
+            b: (&[2048, 2304], false),
+        },
+        Product {
+            name: "x^T @ g, C x C (attn proj dW)",
+            per_step: 12,
             a: (&[2048, 768], true),
             b: (&[2048, 768], false),
         },
@@ -350,7 +368,7 @@ pub fn products(ctx: &Context) -> Result<Vec<(String, usize, f64, f64)>> {
     for p in &list {
         let make = |shape: &[usize], rng: &mut Rng| -> Result<Tensor> {
             let n = shape.iter().product();
-            Tensor::from_slice(ctx, shape, &rng.vec_range(n, -1.0, 1.0))
+            Tensor::from_slice(ctx, shape, &rng.vec_range(n, -1.0, 1.0))?.to_dtype(dtype)
         };
         let view = |t: Tensor, transposed: bool| -> Result<Tensor> {
             let r = t.rank();
