@@ -26,16 +26,14 @@ pub const HEAD_BLOCK_BYTES: usize = 64 << 20;
 const HEAD_F16_GRADIENT_SCALE: f32 = 32768.0;
 
 /// dL/d wpe (P, C) of `batch` rows of `t` positions each from g = dL/d out (batch t, C):
-/// position j's row sums g's rows j, t + j, 2 t + j, ... in that order (the order of
-/// `ops::embedding_backward` over the positions, whose sums start from +0: here the first row
-/// is taken as it is, so only the sign of a zero can differ), rows past t zero. Device ops
-/// only (adds of views, a fill, a copy): no upload, so a compiled step can hold it.
+/// position j's row sums g's rows j, t + j, 2 t + j, ... from +0 in that order (the order of
+/// `ops::embedding_backward` over the positions; past 64 rows, `sum_columns` sums chunks of 64
+/// first), rows past t zero. Device ops only (a column sum, a fill, a copy): no upload, so a
+/// compiled step can hold it.
 fn positions_backward(g: &Tensor, batch: usize, t: usize, p: usize) -> Result<Tensor> {
     let c = g.shape()[1];
-    let mut acc = g.narrow(0, 0, t)?;
-    for b in 1..batch {
-        acc = ops::add(&acc, &g.narrow(0, b * t, (b + 1) * t)?)?;
-    }
+    // The B rows' gradients summed position by position, in row order: one column sum.
+    let acc = ops::reduce::sum_columns(&g.contiguous()?.reshape(&[batch, t * c])?)?.reshape(&[t, c])?;
     let out = Tensor::zeros(g.context(), &[p, c])?;
     ops::copy_into(&out.narrow(0, 0, t)?, &acc)?;
     Ok(out)
@@ -203,19 +201,7 @@ impl Var {
         }
         let t = n / batch;
         Var::record(op, &[wte, wpe], |w| {
-            let rows = (0..n)
-                .step_by(t.max(1))
-                .map(|start| match ids {
-                    Ids::Host(v) => ops::embedding(w[0], w[1], &v[start..start + t], 0),
-                    Ids::Device(d) => {
-                        ops::embedding::embedding_of(w[0], w[1], &Ids::device_range(d, start, start + t)?, 0)
-                    }
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let y = match rows.as_slice() {
-                [one] => one.clone(),
-                _ => ops::cat(&rows.iter().collect::<Vec<_>>(), 0)?,
-            };
+            let y = ops::embedding::embedding_rows(w[0], w[1], &ids, t)?; // (B T, C), one launch
             let (v, p) = (w[0].shape()[0], w[1].shape()[0]);
             // The ids as the forward read them: the caller may write the next batch's into
             // the same tensor before this backward runs (a copy is a kernel: a plan holds it).

@@ -27,27 +27,66 @@ pub fn embedding(wte: &Tensor, wpe: &Tensor, ids: &[u32], pos_offset: usize) -> 
     let op = "embedding";
     let ctx = wte.context();
     let (v, _) = check_tables(op, wte, wpe, ids.len(), pos_offset)?;
-    if let Some(bad) = ids.iter().find(|&&id| id as usize >= v || id >= 1 << 24) {
-        return Err(Error::value(
-            op,
-            "ids",
-            format!("token ids below the vocabulary size {v}"),
-            bad,
-        ));
-    }
+    check_host_ids(op, ids, v)?;
     if !ctx.is_gpu() {
         let (e, p) = (wte.host_widened(op)?, wpe.host_widened(op)?);
         return Tensor::from_host(ctx, reference::nn::embedding(&e.view(), &p.view(), ids, pos_offset)?);
     }
-    // Ids travel as f32, exact below 2^24 (checked above); tensors are f32-only.
+    gather(op, wte, wpe, &upload_ids(wte, ids)?, pos_offset, ids.len())
+}
+
+/// [`embedding`] of `ids.len() / t` sequences of `t` ids laid row after row (a batch), the
+/// positions restarting at 0 in each: row r is `wte[ids[r]] + wpe[r % t]`. wte (V, C), wpe
+/// (P, C), t <= P -> (ids.len(), C) in one launch. ids on the host or the device.
+pub(crate) fn embedding_rows(wte: &Tensor, wpe: &Tensor, ids: &super::Ids, t: usize) -> Result<Tensor> {
+    let op = "embedding";
+    let n = ids.len();
+    if t == 0 || !n.is_multiple_of(t) {
+        return Err(Error::value(op, "t", format!("a positive divisor of the {n} ids"), t));
+    }
+    let (v, c) = check_tables(op, wte, wpe, t, 0)?;
+    crate::shape::numel(op, "output (rows, C)", &[n, c])?;
+    let ids = match ids {
+        super::Ids::Host(h) => {
+            check_host_ids(op, h, v)?;
+            if !wte.context().is_gpu() {
+                let (e, p) = (wte.host_widened(op)?, wpe.host_widened(op)?);
+                let mut out = Vec::with_capacity(n * c);
+                for row in h.chunks(t) {
+                    out.extend(reference::nn::embedding(&e.view(), &p.view(), row, 0)?.iter().copied());
+                }
+                return Tensor::from_slice(wte.context(), &[n, c], &out);
+            }
+            upload_ids(wte, h)?
+        }
+        super::Ids::Device(d) => {
+            super::Ids::check_device(d, wte.context(), op, "ids")?;
+            if !wte.context().is_gpu() {
+                return embedding_rows(wte, wpe, &super::Ids::Host(&super::Ids::read_back(d, op, "ids")?), t);
+            }
+            (*d).clone()
+        }
+    };
+    gather(op, wte, wpe, &ids, 0, t)
+}
+
+/// Every host id below the vocabulary size `v` (and below 2^24, exact as the kernels' f32).
+fn check_host_ids(op: &'static str, ids: &[u32], v: usize) -> Result<()> {
+    match ids.iter().find(|&&id| id as usize >= v || id >= 1 << 24) {
+        Some(bad) => Err(Error::value(
+            op,
+            "ids",
+            format!("token ids below the vocabulary size {v}"),
+            bad,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checked host ids as the (T,) f32 tensor the kernels read (exact below 2^24).
+fn upload_ids(wte: &Tensor, ids: &[u32]) -> Result<Tensor> {
     let id_values: Vec<f32> = ids.iter().map(|&i| i as f32).collect();
-    gather(
-        op,
-        wte,
-        wpe,
-        &Tensor::from_slice(ctx, &[ids.len()], &id_values)?,
-        pos_offset,
-    )
+    Tensor::from_slice(wte.context(), &[ids.len()], &id_values)
 }
 
 /// The tables' shapes and context against T ids from `pos_offset`: (V, C).
@@ -77,11 +116,12 @@ pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset:
     if !wte.context().is_gpu() {
         return embedding(wte, wpe, &super::Ids::read_back(ids, op, "ids")?, pos_offset);
     }
-    gather(op, wte, wpe, ids, pos_offset)
+    gather(op, wte, wpe, ids, pos_offset, ids.len())
 }
 
-/// The gather kernel over checked tables and ids (T,) on the device.
-fn gather(op: &'static str, wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset: usize) -> Result<Tensor> {
+/// The gather kernel over checked tables and ids (T,) on the device, positions
+/// `pos_offset + t % period` (`period` = T: one sequence).
+fn gather(op: &'static str, wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset: usize, period: usize) -> Result<Tensor> {
     let ctx = wte.context();
     let gpu = ctx.require_gpu(op)?;
     let (t, c) = (ids.len(), wte.shape()[1]);
@@ -100,7 +140,8 @@ fn gather(op: &'static str, wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset
     let params = Params::new()
         .usize(t * c)
         .usize(c)
-        .checked(op, "pos_offset", pos_offset)?;
+        .checked(op, "pos_offset", pos_offset)?
+        .usize(period.max(1));
     gpu.dispatch_items(&kernel, &params, &buffers, t * c)?;
     Ok(out)
 }
