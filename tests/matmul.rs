@@ -177,6 +177,34 @@ fn matmul_reads_transposed_and_narrowed_views_in_place() {
     });
 }
 
+/// The register-tiled kernel loads a transpose as it lies, as vec4s along its dense axis (a
+/// dense along M, b along K), alone, with the other operand in either orientation and over a
+/// batch, at sizes off the tile (M 68, K 36 and 20, N 70) and through `Auto` (which then
+/// copies nothing).
+#[test]
+fn matmul_loads_transposes_as_vec4s_at_tile_edges() {
+    each_adapter(|ctx| {
+        let mut rng = Rng::new(67);
+        let t = |rng: &mut Rng, stored: &[usize]| {
+            let x = Tensor::from_array(ctx, &random(rng, stored)).unwrap();
+            x.transpose(x.rank() - 2, x.rank() - 1).unwrap()
+        };
+        let dense = |rng: &mut Rng, shape: &[usize]| Tensor::from_array(ctx, &random(rng, shape)).unwrap();
+        let cases = [
+            ("a^T @ b", t(&mut rng, &[36, 68]), dense(&mut rng, &[36, 70])),
+            ("a^T @ b^T", t(&mut rng, &[20, 68]), t(&mut rng, &[72, 20])),
+            ("a @ b^T", dense(&mut rng, &[68, 36]), t(&mut rng, &[70, 36])),
+            ("a^T @ b, a's M not a multiple of 4", t(&mut rng, &[36, 70]), dense(&mut rng, &[36, 68])),
+            ("batched a^T @ b^T", t(&mut rng, &[3, 20, 68]), t(&mut rng, &[3, 72, 20])),
+        ];
+        for (case, a, b) in &cases {
+            for path in [MatmulPath::Auto, MatmulPath::RegisterTiled] {
+                check(ctx, case, a, b, path);
+            }
+        }
+    });
+}
+
 #[test]
 fn matmul_long_k_small_output_splits_k_and_matches_the_reference() {
     // A weight gradient: x^T (Dm, B T) @ dy (B T, N) with a transposed view for x^T, and a

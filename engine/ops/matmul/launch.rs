@@ -85,6 +85,11 @@ pub(super) struct Operands {
     pub(super) vec_a: bool,
     /// b loads as whole vec4s.
     pub(super) vec_b: bool,
+    /// a, dense along M instead (a transpose), loads as whole vec4s of four rows
+    /// (`register_tiled.wgsl`'s `VEC_A_T`).
+    pub(super) vec_at: bool,
+    /// b, dense along K instead, loads as whole vec4s of four K steps (`VEC_B_T`).
+    pub(super) vec_bt: bool,
 }
 
 impl Operands {
@@ -138,6 +143,9 @@ impl Operands {
         };
         let vec_a = aligned(a_rs, a_cs, al.offset, &strides[0], s.k, s.m);
         let vec_b = aligned(b_rs, b_cs, bl.offset, &strides[1], s.n, s.k);
+        // The other orientation: the axes' roles swapped (a dense along M, b along K).
+        let vec_at = !vec_a && aligned(a_cs, a_rs, al.offset, &strides[0], s.m, s.k);
+        let vec_bt = !vec_b && aligned(b_cs, b_rs, bl.offset, &strides[1], s.k, s.n);
         Ok(Operands {
             shape: s,
             batch,
@@ -147,6 +155,8 @@ impl Operands {
             b_strides: (b_rs, b_cs),
             vec_a,
             vec_b,
+            vec_at,
+            vec_bt,
         })
     }
 }
@@ -216,7 +226,13 @@ pub(super) fn record(
             [s.n.div_ceil(16) as u32, s.m.div_ceil(16) as u32, batch as u32],
         ),
         MatmulPath::RegisterTiled => {
-            let consts = [epilogue, ("VEC_A", vec_a as u32 as f64), ("VEC_B", vec_b as u32 as f64)];
+            let consts = [
+                epilogue,
+                ("VEC_A", vec_a as u32 as f64),
+                ("VEC_B", vec_b as u32 as f64),
+                ("VEC_A_T", o.vec_at as u32 as f64),
+                ("VEC_B_T", o.vec_bt as u32 as f64),
+            ];
             (
                 gpu.typed_kernel(&REGISTER_TILED, &slots, &consts)?,
                 [s.n.div_ceil(64) as u32, s.m.div_ceil(64) as u32, batch as u32],

@@ -227,7 +227,13 @@ pub(super) fn densify(s: &MatmulShape, o: &Operands, a: &Tensor, b: &Tensor) -> 
     // Only where the product does enough work per copied element: 2 N flops for each of a's,
     // 2 M for each of b's. (96 heads of (256, 256)^T @ (256, 64) ran 0.069 ms with a copied in
     // place and 0.106 ms after copying it: N = 64 is too few.)
-    let (da, db) = (!o.vec_a && s.n >= 256, !o.vec_b && s.m >= 256);
+    // A transpose the register-tiled kernel loads as vec4s as it lies (`vec_at`, `vec_bt`) is
+    // copied only where the copy may buy the large-tile kernel.
+    let large = large_tiles >= LARGE_TILE_MIN_TILES;
+    let (da, db) = (
+        !o.vec_a && s.n >= 256 && (large || !o.vec_at),
+        !o.vec_b && s.m >= 256 && (large || !o.vec_bt),
+    );
     if (da && !can(a, s.k)) || (db && !can(b, s.n)) {
         return (false, false);
     }
@@ -235,8 +241,9 @@ pub(super) fn densify(s: &MatmulShape, o: &Operands, a: &Tensor, b: &Tensor) -> 
 }
 
 /// The tuner's shape key of a product: batch, M, N, K bucketed with their classes mod 4, the
-/// dtypes, and which operands load as vec4s (which decides whether `LargeTile` may run).
-fn tune_key(s: &MatmulShape, batch: usize, dtypes: (DType, DType), vec: (bool, bool)) -> String {
+/// dtypes, and which operands load as vec4s (which decides whether `LargeTile` may run, and
+/// how fast the register-tiled kernel reads a transpose).
+fn tune_key(s: &MatmulShape, batch: usize, dtypes: (DType, DType), vec: (bool, bool), vec_t: (bool, bool)) -> String {
     let (a, b) = (dtypes.0.to_string(), dtypes.1.to_string());
     crate::tune::key::shape_key(
         &[("b", batch), ("m", s.m), ("n", s.n), ("k", s.k)],
@@ -246,6 +253,8 @@ fn tune_key(s: &MatmulShape, batch: usize, dtypes: (DType, DType), vec: (bool, b
             &b,
             if vec.0 { "vec_a" } else { "" },
             if vec.1 { "vec_b" } else { "" },
+            if vec_t.0 { "vec_at" } else { "" },
+            if vec_t.1 { "vec_bt" } else { "" },
         ],
     )
 }
@@ -306,7 +315,7 @@ pub(super) fn choose(
                 .collect();
             a.context().choose(
                 crate::tune::Family::Matmul,
-                || tune_key(s, o.batch, (a.dtype(), b.dtype()), (vec_a, vec_b)),
+                || tune_key(s, o.batch, (a.dtype(), b.dtype()), (vec_a, vec_b), (o.vec_at, o.vec_bt)),
                 p,
                 &others,
                 MatmulPath::name,

@@ -11,10 +11,24 @@
 // shared tiles as one vec4 each per k step.
 // VEC_A / VEC_B: the host proved the operand's K (resp. N) axis dense with every row and batch
 // start a multiple of 4 and K (resp. N) a multiple of 4, so whole vec4s load at once.
+// VEC_A_T / VEC_B_T: the same along the other axis (a dense along M, b along K: a transpose
+// read as it lies, such as a weight gradient's x^T or a backward's w^T), so a transpose
+// loads whole vec4s too, with no dense copy first. At most one of each pair is set.
 // Grid: (ceil(N/64), ceil(M/64), batch).
 
 override VEC_A: bool = false;
 override VEC_B: bool = false;
+override VEC_A_T: bool = false;
+override VEC_B_T: bool = false;
+
+// Whether a (resp. b) loads as whole vec4s, in either orientation.
+fn vec_a() -> bool {
+    return VEC_A || VEC_A_T;
+}
+
+fn vec_b() -> bool {
+    return VEC_B || VEC_B_T;
+}
 
 // a and b are F32, F16 or BF16 (dtype slots: a_at(i) reads element i, a_at4(q) elements
 // 4q .. 4q + 3, widened to f32), four elements per array element either way.
@@ -39,7 +53,7 @@ fn put_b(kk: u32, c: u32, v: f32) {
 }
 
 fn load_a_tile(base: u32, row0: u32, k0: u32, lid: u32) {
-    if VEC_A {
+    if vec_a() {
         put_a4(lid, fetch_a(base, row0, k0, lid));
         return;
     }
@@ -60,9 +74,18 @@ fn load_a_tile(base: u32, row0: u32, k0: u32, lid: u32) {
     }
 }
 
-// VEC_A and VEC_B: this invocation's vec4 of the A (resp. B) tile of the step at k0, zero past
-// the edges, and where it goes in the shared tile.
+// vec_a() and vec_b(): this invocation's vec4 of the A (resp. B) tile of the step at k0, zero
+// past the edges, and where it goes in the shared tile.
 fn fetch_a(base: u32, row0: u32, k0: u32, lid: u32) -> vec4<f32> {
+    if VEC_A_T {
+        // Rows rq .. rq + 3 at step kk: the shared tile's own vec4 (slot lid).
+        let kk = lid / 16u;
+        let rq = (lid % 16u) * 4u;
+        if k0 + kk < p.k && row0 + rq < p.m {
+            return a_at4((base + (k0 + kk) * p.a_cs + row0 + rq) >> 2u);
+        }
+        return vec4<f32>(0.0);
+    }
     let r = lid / 4u;
     let kq = (lid % 4u) * 4u;
     if row0 + r < p.m && k0 + kq < p.k {
@@ -72,6 +95,10 @@ fn fetch_a(base: u32, row0: u32, k0: u32, lid: u32) -> vec4<f32> {
 }
 
 fn put_a4(lid: u32, v: vec4<f32>) {
+    if VEC_A_T {
+        sa[lid] = v;
+        return;
+    }
     let r = lid / 4u;
     let kq = (lid % 4u) * 4u;
     put_a(kq, r, v.x);
@@ -81,6 +108,15 @@ fn put_a4(lid: u32, v: vec4<f32>) {
 }
 
 fn fetch_b(base: u32, col0: u32, k0: u32, lid: u32) -> vec4<f32> {
+    if VEC_B_T {
+        // Steps kq .. kq + 3 of column c.
+        let c = lid / 4u;
+        let kq = (lid % 4u) * 4u;
+        if k0 + kq < p.k && col0 + c < p.n {
+            return b_at4((base + (col0 + c) * p.b_cs + k0 + kq) >> 2u);
+        }
+        return vec4<f32>(0.0);
+    }
     let kk = lid / 16u;
     let cq = (lid % 16u) * 4u;
     if k0 + kk < p.k && col0 + cq < p.n {
@@ -89,9 +125,22 @@ fn fetch_b(base: u32, col0: u32, k0: u32, lid: u32) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
+fn put_b4(lid: u32, v: vec4<f32>) {
+    if VEC_B_T {
+        let c = lid / 4u;
+        let kq = (lid % 4u) * 4u;
+        put_b(kq, c, v.x);
+        put_b(kq + 1u, c, v.y);
+        put_b(kq + 2u, c, v.z);
+        put_b(kq + 3u, c, v.w);
+        return;
+    }
+    sb[lid] = v; // (kk, cq) = (lid / 16, 4 (lid % 16)): slot lid
+}
+
 fn load_b_tile(base: u32, col0: u32, k0: u32, lid: u32) {
-    if VEC_B {
-        sb[lid] = fetch_b(base, col0, k0, lid); // (kk, cq) = (lid / 16, 4 (lid % 16)): slot lid
+    if vec_b() {
+        put_b4(lid, fetch_b(base, col0, k0, lid));
         return;
     }
     for (var t = 0u; t < 4u; t++) {
@@ -129,20 +178,20 @@ fn register_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocati
     // (short K walks, such as split-K slices of 96, were bound by that latency).
     var next_a = vec4<f32>(0.0);
     var next_b = vec4<f32>(0.0);
-    if VEC_A && VEC_B {
+    if vec_a() && vec_b() {
         next_a = fetch_a(base.x, row0, 0u, lid);
         next_b = fetch_b(base.y, col0, 0u, lid);
     }
     for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        if VEC_A && VEC_B {
+        if vec_a() && vec_b() {
             put_a4(lid, next_a);
-            sb[lid] = next_b;
+            put_b4(lid, next_b);
         } else {
             load_a_tile(base.x, row0, k0, lid);
             load_b_tile(base.y, col0, k0, lid);
         }
         workgroupBarrier();
-        if VEC_A && VEC_B {
+        if vec_a() && vec_b() {
             next_a = fetch_a(base.x, row0, k0 + BK, lid);
             next_b = fetch_b(base.y, col0, k0 + BK, lid);
         }
