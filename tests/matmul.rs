@@ -194,8 +194,16 @@ fn matmul_loads_transposes_as_vec4s_at_tile_edges() {
             ("a^T @ b", t(&mut rng, &[36, 68]), dense(&mut rng, &[36, 70])),
             ("a^T @ b^T", t(&mut rng, &[20, 68]), t(&mut rng, &[72, 20])),
             ("a @ b^T", dense(&mut rng, &[68, 36]), t(&mut rng, &[70, 36])),
-            ("a^T @ b, a's M not a multiple of 4", t(&mut rng, &[36, 70]), dense(&mut rng, &[36, 68])),
-            ("batched a^T @ b^T", t(&mut rng, &[3, 20, 68]), t(&mut rng, &[3, 72, 20])),
+            (
+                "a^T @ b, a's M not a multiple of 4",
+                t(&mut rng, &[36, 70]),
+                dense(&mut rng, &[36, 68]),
+            ),
+            (
+                "batched a^T @ b^T",
+                t(&mut rng, &[3, 20, 68]),
+                t(&mut rng, &[3, 72, 20]),
+            ),
         ];
         for (case, a, b) in &cases {
             for path in [MatmulPath::Auto, MatmulPath::RegisterTiled] {

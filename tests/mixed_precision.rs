@@ -39,11 +39,7 @@ fn products(ctx: &Context, dtype: Option<DType>) -> Vec<(String, Vec<f32>)> {
             "linear_gelu" => x.linear_gelu(&w, &b),
             _ => x.linear_residual(&w, &b, &r),
         };
-        let y = match dtype {
-            Some(d) => autocast(d, run),
-            None => run(),
-        }
-        .unwrap();
+        let y = autocast(dtype.unwrap_or(DType::F32), run).unwrap();
         assert_eq!(y.tensor().dtype(), DType::F32, "{op}: the output stays f32");
         let grads = (&y * &y).unwrap().sum_all().unwrap().backward().unwrap();
         out.push((format!("{op} out"), y.tensor().to_vec().unwrap()));
@@ -68,11 +64,7 @@ fn products(ctx: &Context, dtype: Option<DType>) -> Vec<(String, Vec<f32>)> {
     let tape = Tape::new(ctx);
     let qkv = tape.var(&tensor(ctx, &[6, 12], 5)).unwrap(); // (B T, 3C)
     let run = || Var::packed_attention(&qkv, 2, 2);
-    let y = match dtype {
-        Some(d) => autocast(d, run),
-        None => run(),
-    }
-    .unwrap();
+    let y = autocast(dtype.unwrap_or(DType::F32), run).unwrap();
     assert_eq!(y.tensor().dtype(), DType::F32, "packed_attention: the output stays f32");
     let grads = (&y * &y).unwrap().sum_all().unwrap().backward().unwrap();
     out.push(("packed_attention out".into(), y.tensor().to_vec().unwrap()));
@@ -286,11 +278,7 @@ fn train_mlp(ctx: &Context, dtype: Option<DType>) -> f32 {
             let d = (h.linear(&v[2], Some(&v[3]))? - Var::constant(&y))?;
             (&d * &d)?.mean_all()
         };
-        let loss = match dtype {
-            Some(d) => autocast(d, forward),
-            None => forward(),
-        }
-        .unwrap();
+        let loss = autocast(dtype.unwrap_or(DType::F32), forward).unwrap();
         last = loss.item().unwrap();
         if dtype == Some(DType::F16) {
             let mut grads = scaler.scale_loss(&loss).unwrap().backward().unwrap();
@@ -383,11 +371,7 @@ fn head(ctx: &Context, dtype: Option<DType>, rows: usize, c: usize, v: usize) ->
     let targets: Vec<u32> = (0..rows).map(|r| ((r * 7919) % v) as u32).collect();
     // Blocks of 64 rows: several of them, the last one short.
     let run = || Var::head_cross_entropy(&x, &w, targets.as_slice(), Some(64));
-    let loss = match dtype {
-        Some(d) => autocast(d, run),
-        None => run(),
-    }
-    .unwrap();
+    let loss = autocast(dtype.unwrap_or(DType::F32), run).unwrap();
     let grads = loss.backward().unwrap();
     let g = |v: &Var| grads.get(v).unwrap().to_vec().unwrap();
     (loss.item().unwrap(), g(&x), g(&w))

@@ -90,7 +90,7 @@ impl Var {
             // as views of it.
             let x = operand(&t[0].contiguous()?, dtype)?; // (B T, 3C)
             let [q, k, v] = [0, 1, 2].map(|j| head_view(&x, j, dims)); // (B, H, T, D) views
-            // The scale rides in the products' epilogue (no pass over the (B, H, T, T) scores).
+                                                                       // The scale rides in the products' epilogue (no pass over the (B, H, T, T) scores).
             let s = matmul_scaled(&q, &k.transpose(2, 3)?, scale)?; // (B, H, T, T)
             let p = ops::softmax_last(&s, Some(0))?;
             let pp = operand(&p, dtype)?;

@@ -121,7 +121,14 @@ pub(crate) fn embedding_of(wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset:
 
 /// The gather kernel over checked tables and ids (T,) on the device, positions
 /// `pos_offset + t % period` (`period` = T: one sequence).
-fn gather(op: &'static str, wte: &Tensor, wpe: &Tensor, ids: &Tensor, pos_offset: usize, period: usize) -> Result<Tensor> {
+fn gather(
+    op: &'static str,
+    wte: &Tensor,
+    wpe: &Tensor,
+    ids: &Tensor,
+    pos_offset: usize,
+    period: usize,
+) -> Result<Tensor> {
     let ctx = wte.context();
     let gpu = ctx.require_gpu(op)?;
     let (t, c) = (ids.len(), wte.shape()[1]);

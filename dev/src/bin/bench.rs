@@ -793,8 +793,13 @@ fn bench_gpt2_train(ctx: &Context, quick: bool) -> Result<()> {
     eprintln!("gpt2_train losses of the timed steps: {:?}", f.losses);
     if !quick {
         // Where the matmul time goes: each of the step's products alone.
-        for (dtype, key) in [(DType::F32, "gpt2_train_products_ms"), (DType::F16, "gpt2_train_products_f16_ms")] {
-            println!("\n| the step's products, each alone, {dtype} operands | per step | ms each | TFLOP/s | ms per step |");
+        for (dtype, key) in [
+            (DType::F32, "gpt2_train_products_ms"),
+            (DType::F16, "gpt2_train_products_f16_ms"),
+        ] {
+            println!(
+                "\n| the step's products, each alone, {dtype} operands | per step | ms each | TFLOP/s | ms per step |"
+            );
             println!("|---|---|---|---|---|");
             let mut total = 0.0;
             for (name, count, ms, tflops) in train_gpt2_bench::products(ctx, dtype)? {
