@@ -1,6 +1,7 @@
 //! Matrix products over strided, batched views: `matmul`, `linear` (bias fused),
 //! `linear_residual` (bias + residual add fused) and `linear_gelu` (bias + GELU fused into the
-//! epilogue). The epilogue is this op's own fusion and lives here with it ([`crate::fused`]
+//! epilogue); for the crate, `matmul_scaled` (a scale, attention's scores) and
+//! `matmul_accumulate` (a running sum added in the epilogue). The epilogue is this op's own fusion and lives here with it ([`crate::fused`]
 //! says where the other fused kernels go).
 //!
 //! Six kernels and the split-K sum share one uniform (`shaders/ops/matmul/common.wgsl`): the
@@ -94,7 +95,12 @@ pub fn matmul_with(a: &Tensor, b: &Tensor, path: MatmulPath) -> Result<Tensor> {
 pub(crate) fn matmul_accumulate(a: &Tensor, b: &Tensor, acc: &Tensor) -> Result<Tensor> {
     let op = "matmul_accumulate";
     let s = matmul_shapes(op, a.shape(), b.shape())?;
-    if a.rank() != 2 || b.rank() != 2 || acc.shape() != [s.m, s.n] || !acc.layout().is_dense() {
+    for (arg, t) in [("a", a), ("b", b)] {
+        if t.rank() != 2 {
+            return Err(Error::shape(op, arg, "a matrix (2-d)", t.shape()));
+        }
+    }
+    if acc.shape() != [s.m, s.n] || !acc.layout().is_dense() {
         return Err(Error::shape(
             op,
             "acc",

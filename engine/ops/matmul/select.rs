@@ -206,7 +206,8 @@ fn cooperative_refusal(
 
 /// Which operands `Auto` should copy dense before the product (a, b): those whose view
 /// (a transpose, a narrow) loads without vec4s, in a product a tile kernel takes (64 x 64 or
-/// 128 x 128 tiles), which then loads vec4s and may be [`MatmulPath::LargeTile`]. The copy
+/// 128 x 128 tiles), which then loads vec4s and may be [`MatmulPath::LargeTile`]; a transpose
+/// the register-tiled kernel reads as vec4s as it lies only where the copy buys the large tile. The copy
 /// moves O(K N) elements where the product does O(M N K) work, and the kernels give the same
 /// bits (`MatmulPath::TILES`). A broadcast view (a zero stride) is never copied: that would
 /// materialise the broadcast. On the H200, GPT-2 124M's backward products with a transposed
@@ -228,11 +229,13 @@ pub(super) fn densify(s: &MatmulShape, o: &Operands, a: &Tensor, b: &Tensor) -> 
     // 2 M for each of b's. (96 heads of (256, 256)^T @ (256, 64) ran 0.069 ms with a copied in
     // place and 0.106 ms after copying it: N = 64 is too few.)
     // A transpose the register-tiled kernel loads as vec4s as it lies (`vec_at`, `vec_bt`) is
-    // copied only where the copy may buy the large-tile kernel.
+    // copied only where the copy buys the large-tile kernel: a large product whose other
+    // operand is, or becomes, vec4 too.
     let large = large_tiles >= LARGE_TILE_MIN_TILES;
+    let (wa, wb) = (!o.vec_a && s.n >= 256, !o.vec_b && s.m >= 256);
     let (da, db) = (
-        !o.vec_a && s.n >= 256 && (large || !o.vec_at),
-        !o.vec_b && s.m >= 256 && (large || !o.vec_bt),
+        wa && (!o.vec_at || (large && (o.vec_b || wb))),
+        wb && (!o.vec_bt || (large && (o.vec_a || wa))),
     );
     if (da && !can(a, s.k)) || (db && !can(b, s.n)) {
         return (false, false);

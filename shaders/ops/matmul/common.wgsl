@@ -61,7 +61,7 @@ fn epilogue(acc: f32, col: u32) -> f32 {
 fn store(z: u32, row: u32, col: u32, acc: f32) {
     let i = (z * p.m + row) * p.n + col;
     var v = epilogue(acc, col);
-    if EPILOGUE >= 3u {
+    if EPILOGUE == 3u || EPILOGUE == 4u {
         v += residual[p.res_offset + i];
     }
     out[i] = v;

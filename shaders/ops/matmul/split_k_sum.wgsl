@@ -3,7 +3,7 @@
 // prelude: ops/matmul/slice_sum.wgsl
 // The second half of a split-K product: the S partial products over K-slices, (S, M, N) dense,
 // summed per element in slice order and passed through the product's epilogue (scale, bias,
-// GELU), so a split product gives what the unsplit kernel's epilogue would:
+// GELU, residual), so a split product gives what the unsplit kernel's epilogue would:
 //   out[i, j] = epilogue(sum_s parts[s, i, j], j)
 // p.k holds S here; p.m, p.n, alpha and the bias view are the product's. One invocation per
 // output element. Grid: ceil(M N / 256) workgroups (x + y * nwg.x).
