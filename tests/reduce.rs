@@ -85,6 +85,26 @@ fn a_bias_gradient_sums_the_columns_of_a_batch() {
     });
 }
 
+/// Column sums past 65,535 blocks of 64 columns (more than one grid dimension holds: the
+/// blocks fold into two), as a broadcast bias's gradient over 2 rows.
+#[test]
+fn a_bias_gradient_of_more_columns_than_one_grid_dimension_holds() {
+    use wgsl_compute::autograd::{Tape, Var};
+    each_adapter(|ctx| {
+        let n = 65_535 * 64 + 100;
+        let mut rng = Rng::new(23);
+        let c = rng.vec_range(2 * n, -1.0, 1.0);
+        let tape = Tape::new(ctx);
+        let b = tape.var(&Tensor::zeros(ctx, &[n]).unwrap()).unwrap();
+        let weights = Var::constant(&Tensor::from_slice(ctx, &[2, n], &c).unwrap());
+        let x = Var::constant(&Tensor::zeros(ctx, &[2, n]).unwrap());
+        let loss = (&(&x + &b).unwrap() * &weights).unwrap().sum_all().unwrap();
+        let got = loss.backward().unwrap().get(&b).unwrap().to_vec().unwrap();
+        let want: Vec<f32> = (0..n).map(|j| c[j] + c[n + j]).collect();
+        assert_close(ctx, "dbias (2, 4194340)", &got, &want, Gate::new(1e-6, 1e-7));
+    });
+}
+
 /// The column sums keep NaN, the infinities and f32::MAX's overflow as the CPU context does:
 /// a column of NaN, one of +inf and finite values, one of -inf, one of two f32::MAX (inf).
 #[test]

@@ -28,7 +28,7 @@ const HEAD_F16_GRADIENT_SCALE: f32 = 32768.0;
 /// dL/d wpe (P, C) of `batch` rows of `t` positions each from g = dL/d out (batch t, C):
 /// position j's row sums g's rows j, t + j, 2 t + j, ... from +0 in that order (the order of
 /// `ops::embedding_backward` over the positions; past 64 rows, `sum_columns` sums chunks of 64
-/// first, and past t C = 4,194,240 it falls back to a tree sum), rows past t zero. Device ops only (a column sum, a fill, a copy): no upload, so a
+/// first), rows past t zero. Device ops only (a column sum, a fill, a copy): no upload, so a
 /// compiled step can hold it.
 fn positions_backward(g: &Tensor, batch: usize, t: usize, p: usize) -> Result<Tensor> {
     let c = g.shape()[1];

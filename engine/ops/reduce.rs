@@ -28,7 +28,8 @@ pub(crate) fn sum_columns(x: &Tensor) -> Result<Tensor> {
         return Err(Error::shape(op, "x", "(rows, cols)", x.shape()));
     };
     let ctx = x.context();
-    let grid_fits = rows.div_ceil(COLUMN_CHUNK) <= 65535 && cols.div_ceil(64) <= 65535;
+    // The column blocks fold into x and y; the parts run along z.
+    let grid_fits = rows.div_ceil(COLUMN_CHUNK) <= 65535 && cols.div_ceil(64) <= 65535 * 65535;
     let Some(gpu) = ctx.gpu().filter(|_| grid_fits) else {
         return sum_last(&x.transpose(0, 1)?);
     };
@@ -39,7 +40,8 @@ pub(crate) fn sum_columns(x: &Tensor) -> Result<Tensor> {
         let out = Tensor::uninit(ctx, &[parts, cols], op)?;
         if cols > 0 {
             let params = Params::new().usize(rows).usize(cols).usize(COLUMN_CHUNK);
-            let groups = [cols.div_ceil(64) as u32, parts as u32, 1];
+            let [gx, gy, _] = groups_1d(cols.div_ceil(64) as u32);
+            let groups = [gx, gy, parts as u32];
             gpu.dispatch(
                 &gpu.kernel(&SUM_COLUMNS, &[])?,
                 &params,
