@@ -2,7 +2,7 @@
 //! q | k | v projection with its backward written by hand), a table's rows by
 //! id (`gather_rows`) and the token + position embedding of one sequence or of a batch of
 //! rows (their backward a scatter-add, `ops::embedding_backward`, or over ids on the device
-//! the linked-list kernels of `ops::embedding`; a batch's positions by adds), softmax cross-entropy
+//! the linked-list kernels of `ops::embedding`; a batch's positions by a column sum), softmax cross-entropy
 //! (its backward the gradient `ops::cross_entropy` computes with the loss), and a tied
 //! output head fused with the cross-entropy in row blocks (`head_cross_entropy`).
 
@@ -90,7 +90,8 @@ impl Var {
             // as views of it.
             let x = operand(&t[0].contiguous()?, dtype)?; // (B T, 3C)
             let [q, k, v] = [0, 1, 2].map(|j| head_view(&x, j, dims)); // (B, H, T, D) views
-                                                                       // The scale rides in the products' epilogue (no pass over the (B, H, T, T) scores).
+
+            // The scale rides in the products' epilogue: no pass over the (B, H, T, T) scores.
             let s = matmul_scaled(&q, &k.transpose(2, 3)?, scale)?; // (B, H, T, T)
             let p = ops::softmax_last(&s, Some(0))?;
             let pp = operand(&p, dtype)?;

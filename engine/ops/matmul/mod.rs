@@ -1,8 +1,8 @@
 //! Matrix products over strided, batched views: `matmul`, `linear` (bias fused),
 //! `linear_residual` (bias + residual add fused) and `linear_gelu` (bias + GELU fused into the
 //! epilogue); for the crate, `matmul_scaled` (a scale, attention's scores) and
-//! `matmul_accumulate` (a running sum added in the epilogue). The epilogue is this op's own fusion and lives here with it ([`crate::fused`]
-//! says where the other fused kernels go).
+//! `matmul_accumulate` (a running sum added in the epilogue). The epilogue is this op's own
+//! fusion and lives here with it ([`crate::fused`] says where the other fused kernels go).
 //!
 //! Six kernels and the split-K sum share one uniform (`shaders/ops/matmul/common.wgsl`): the
 //! readable 16x16 shared-memory tile (`tiled16.wgsl`), a 64x64 block with 4x4 register tiles

@@ -206,11 +206,11 @@ fn cooperative_refusal(
 
 /// Which operands `Auto` should copy dense before the product (a, b): those whose view
 /// (a transpose, a narrow) loads without vec4s, in a product a tile kernel takes (64 x 64 or
-/// 128 x 128 tiles), which then loads vec4s and may be [`MatmulPath::LargeTile`]; a transpose
-/// the register-tiled kernel reads as vec4s as it lies only where the copy buys the large tile. The copy
-/// moves O(K N) elements where the product does O(M N K) work, and the kernels give the same
-/// bits (`MatmulPath::TILES`). A broadcast view (a zero stride) is never copied: that would
-/// materialise the broadcast. On the H200, GPT-2 124M's backward products with a transposed
+/// 128 x 128 tiles), which then loads vec4s and may be [`MatmulPath::LargeTile`]; a
+/// transpose the register-tiled kernel reads as vec4s as it lies only where the copy buys the
+/// large tile. The copy moves O(K N) elements where the product does O(M N K) work, and the
+/// kernels give the same bits (`MatmulPath::TILES`). A broadcast view (a zero stride) is never
+/// copied: that would materialise the broadcast. On the H200, GPT-2 124M's backward products with a transposed
 /// weight ran at 13.4 TFLOP/s where the same product of dense operands ran at 19.0
 /// (`bench --only gpt2_train`, the products table).
 pub(super) fn densify(s: &MatmulShape, o: &Operands, a: &Tensor, b: &Tensor) -> (bool, bool) {
