@@ -172,6 +172,10 @@ fn softmax_backward_matches_the_host_formula() {
             .unwrap_err()
             .to_string();
         assert!(e.contains("softmax_backward") && e.contains("[9, 9]"), "{e}");
+        // g from another context is an error, not a binding of a foreign buffer.
+        let other = Tensor::zeros(&Context::cpu(), &[9, 9]).unwrap();
+        let e = ops::softmax_backward(&y, &other).unwrap_err().to_string();
+        assert!(e.contains("softmax_backward") && e.contains('g'), "{e}");
     });
 }
 

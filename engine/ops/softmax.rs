@@ -86,6 +86,7 @@ pub fn softmax_last(x: &Tensor, causal: Option<usize>) -> Result<Tensor> {
 /// the CPU context); the row sum's order differs between the two, so their last bits may.
 pub fn softmax_backward(y: &Tensor, g: &Tensor) -> Result<Tensor> {
     let op = "softmax_backward";
+    g.expect_context(y.context(), op, "g")?;
     if g.shape() != y.shape() {
         return Err(Error::shape(
             op,
